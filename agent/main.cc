@@ -1,0 +1,45 @@
+// det-agent: runs on each compute host, offers its slots to the master.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "agent/agent.h"
+#include "common/process.h"
+#include "common/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"det-agent: offers this host's slots to the det-master and runs its workloads"};
+  std::string config_path, log_level, log_format, master_host, agent_id, pool;
+  int master_port = -1, artificial_slots = -1;
+  bool plaintext = false;
+  app.set_version_flag("--version", std::string("det-agent ") + det::kVersion);
+  app.add_option("-c,--config", config_path, "agent.yaml to load");
+  app.add_option("--master-host", master_host, "master host (overrides master_host)");
+  app.add_option("--master-port", master_port, "master agent port (overrides master_port)");
+  app.add_option("--agent-id", agent_id, "agent id (default: hostname)");
+  app.add_option("--resource-pool", pool, "resource pool to join");
+  app.add_option("--artificial-slots", artificial_slots, "report N fake CPU slots (testing)");
+  app.add_option("--log-level", log_level, "trace|debug|info|warn|error");
+  app.add_option("--log-format", log_format, "text|json");
+  app.add_flag("--plaintext", plaintext, "allow TCP without CURVE (bus.security.plaintext)");
+  CLI11_PARSE(app, argc, argv);
+
+  auto config = config_path.empty() ? det::agent::ParseAgentConfig(YAML::Node())
+                                    : det::agent::LoadAgentConfig(config_path);
+  if (!config.ok()) {
+    std::cerr << "error: " << config.status().message() << "\n";
+    return 2;
+  }
+  if (!master_host.empty()) config->master_host = master_host;
+  if (master_port >= 0) config->master_port = master_port;
+  if (!agent_id.empty()) config->agent_id = agent_id;
+  if (!pool.empty()) config->resource_pool = pool;
+  if (artificial_slots >= 0) config->artificial_slots = artificial_slots;
+  if (plaintext) config->security.plaintext = true;
+  if (int rc = det::SetUpLogging(config->log, log_level, log_format); rc != 0) return rc;
+
+  std::atomic<bool>& stop = det::InstallStopSignals();
+  det::agent::Agent agent(*config, det::RealClock::Instance());
+  return agent.Run(stop);
+}

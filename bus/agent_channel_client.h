@@ -1,0 +1,106 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "bus/agent_channel.h"
+#include "bus/backoff.h"
+#include "bus/drop_log.h"
+#include "bus/envelope.h"
+#include "bus/reliable.h"
+#include "bus/security.h"
+#include "bus/socket.h"
+
+namespace det::bus {
+
+// The agent's end of the agent channel: a DEALER whose identity is the agent id.
+//
+// Desired state: joined to the master (hello answered by welcome), heartbeating, with every
+// reliable message delivered once. Actual state: what the socket and the clock say. When the
+// master has been silent for `silence_limit` the client drops the socket, waits a jittered
+// exponential backoff and joins again with a fresh socket; after a welcome it replays every
+// reliable message the master has not acknowledged. After `max_attempts` failed joins in a row
+// (0: never give up) it reports GaveUp and stops.
+//
+// Threading: owned by one actor; all methods on that actor's thread. The owner polls socket()
+// (null while waiting to reconnect), calls Receive() when readable and Tick() at least every
+// heartbeat interval (NextWakeup() says when the next timer is due).
+class AgentChannelClient {
+ public:
+  struct Event {
+    enum class Kind { kConnected, kDisconnected, kMessage, kGaveUp };
+    Kind kind;
+    bool master_restarted = false;  // kConnected: the master is a new incarnation
+    Envelope message;               // kMessage only
+  };
+  enum class State { kJoining, kConnected, kWaitingToReconnect, kGaveUp };
+
+  AgentChannelClient(zmq::context_t& context, std::string agent_id, std::string endpoint,
+                     SocketSecurity security, const Clock& clock, AgentChannelConfig config = {},
+                     BackoffPolicy backoff = {}, int max_attempts = 0, SocketLimits limits = {});
+
+  // Opens the socket and says hello.
+  Status Start();
+  zmq::socket_t* socket() { return socket_.get(); }
+  State state() const { return state_; }
+
+  void Receive(std::vector<Event>* events);
+  void Tick(std::vector<Event>* events);
+  MonoTime NextWakeup() const;
+
+  // Reliable: numbered, retained until the master acknowledges it, replayed after reconnects.
+  template <Message M>
+  void SendReliable(const M& message) {
+    QueueReliable(std::string(M::kType), Encode(message));
+  }
+  // Best effort: Unavailable unless connected.
+  template <Message M>
+  Status SendBestEffort(const M& message) {
+    if (state_ != State::kConnected) return Unavailable("not connected to the master");
+    return Send(M::kType, 0, Encode(message));
+  }
+
+  size_t unacknowledged() const { return outbox_.size(); }
+  int reconnects() const { return reconnects_; }
+  const DropLog& drops() const { return drops_; }
+
+ private:
+  Status OpenAndHello();
+  void Disconnect(std::vector<Event>* events);
+  void Handle(Envelope envelope, std::vector<Event>* events);
+  void HandleWelcome(const Envelope& envelope, std::vector<Event>* events);
+  void QueueReliable(std::string type, std::string body);
+  void Replay(bool only_due);
+  Status Send(std::string_view type, uint64_t seq, std::string_view body);
+
+  zmq::context_t& context_;
+  std::string agent_id_;
+  std::string endpoint_;
+  SocketSecurity security_;
+  const Clock& clock_;
+  AgentChannelConfig config_;
+  Backoff backoff_;
+  int max_attempts_;
+  SocketLimits limits_;
+  uint64_t epoch_;
+  DropLog drops_;
+
+  std::unique_ptr<zmq::socket_t> socket_;
+  State state_ = State::kJoining;
+  std::optional<uint64_t> master_epoch_;
+  MonoTime last_heard_{};
+  MonoTime last_sent_{};
+  MonoTime joining_since_{};
+  MonoTime reconnect_at_{};
+  int failed_joins_ = 0;
+  int reconnects_ = 0;
+  Outbox outbox_;
+  DedupWindow inbound_;
+  std::vector<zmq::message_t> frames_;
+};
+
+}  // namespace det::bus

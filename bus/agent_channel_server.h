@@ -1,0 +1,104 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "bus/agent_channel.h"
+#include "bus/drop_log.h"
+#include "bus/envelope.h"
+#include "bus/reliable.h"
+#include "bus/security.h"
+#include "bus/socket.h"
+
+namespace det::bus {
+
+// The master's end of the agent channel: one ROUTER socket, one session per agent id.
+//
+// Desired state: every agent that said hello has a session; its reliable commands reach it exactly
+// once, in order of sending; silence is noticed. Actual state: what arrives on the socket and what
+// the clock says. On a difference it acts: an agent silent for `silence_limit` is reported Lost and
+// keeps its session (and its unacknowledged commands) for `reconnect_window`; a hello within the
+// window reports Reconnected and replays the commands; after the window the session is reported
+// Expired and dropped.
+//
+// Threading: owned by one actor; all methods on that actor's thread. The owner polls socket() and
+// calls Receive() when readable and Tick() at least every heartbeat interval.
+class AgentChannelServer {
+ public:
+  struct Event {
+    enum class Kind { kConnected, kReconnected, kMessage, kLost, kExpired };
+    Kind kind;
+    std::string agent_id;
+    bool agent_restarted = false;  // kReconnected: the agent process is a new incarnation
+    Envelope message;              // kMessage only (channel.* messages are never surfaced)
+  };
+  enum class SessionState { kConnected, kLost };
+  struct SessionInfo {
+    std::string agent_id;
+    SessionState state;
+    MonoTime last_heard;
+    size_t unacknowledged;
+  };
+
+  AgentChannelServer(zmq::context_t& context, std::string name, const Clock& clock,
+                     AgentChannelConfig config = {}, SocketLimits limits = {});
+
+  // Binds the ROUTER; returns the bound endpoint.
+  Result<std::string> Bind(const std::string& endpoint, const SocketSecurity& security);
+  zmq::socket_t& socket() { return socket_; }
+
+  // Handles every message waiting on the socket (never blocks) and appends the results.
+  void Receive(std::vector<Event>* events);
+  // Liveness, expiry and resends.
+  void Tick(std::vector<Event>* events);
+
+  // Reliable: retained until acknowledged, resent and replayed after reconnects. NotFound if no
+  // session exists for agent_id.
+  template <Message M>
+  Status SendCommand(const std::string& agent_id, const M& message) {
+    return SendReliable(agent_id, std::string(M::kType), Encode(message));
+  }
+  // Best effort: dropped if the agent is not connected.
+  template <Message M>
+  Status SendBestEffort(const std::string& agent_id, const M& message) {
+    return Send(agent_id, M::kType, MakeHeader(name_, epoch_, 0, clock_), Encode(message));
+  }
+
+  std::vector<SessionInfo> Sessions() const;
+  const DropLog& drops() const { return drops_; }
+  uint64_t epoch() const { return epoch_; }
+
+ private:
+  struct Session {
+    SessionState state = SessionState::kConnected;
+    uint64_t agent_epoch = 0;
+    MonoTime last_heard;
+    MonoTime lost_at;
+    Outbox outbox;
+    DedupWindow inbound;
+  };
+
+  Status SendReliable(const std::string& agent_id, std::string type, std::string body);
+  Status Send(const std::string& agent_id, std::string_view type, const Header& header,
+              std::string_view body);
+  void Handle(const std::string& identity, Envelope envelope, std::vector<Event>* events);
+  void HandleHello(const std::string& identity, const Envelope& envelope,
+                   std::vector<Event>* events);
+  void HandleReliable(const std::string& identity, Session& session, Envelope envelope,
+                      std::vector<Event>* events);
+  void Replay(const std::string& agent_id, Session& session, bool only_due);
+
+  zmq::socket_t socket_;
+  std::string name_;
+  const Clock& clock_;
+  AgentChannelConfig config_;
+  uint64_t epoch_;
+  DropLog drops_;
+  std::map<std::string, Session> sessions_;
+  std::vector<zmq::message_t> frames_;
+};
+
+}  // namespace det::bus

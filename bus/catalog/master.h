@@ -1,0 +1,77 @@
+#pragma once
+
+// Gateway methods of the master's api service (params and reply bodies of rpc.request/rpc.reply).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bus/catalog/agent.h"
+#include "bus/codec.h"
+
+namespace det::bus {
+
+// Method "master.info".
+struct MasterInfoRequest {
+  static constexpr std::string_view kType = "master.info";
+  bool operator==(const MasterInfoRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self&, V&) {}
+};
+
+struct MasterInfo {
+  static constexpr std::string_view kType = "master.info.reply";
+  std::string version;
+  std::string cluster_id;
+  std::string master_id;
+  int64_t started_at = 0;  // Unix nanoseconds
+  bool operator==(const MasterInfo&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("version", s.version, kRequired);
+    v("cluster_id", s.cluster_id);
+    v("master_id", s.master_id);
+    v("started_at", s.started_at);
+  }
+};
+
+// Method "agent.list".
+struct AgentListRequest {
+  static constexpr std::string_view kType = "agent.list";
+  bool operator==(const AgentListRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self&, V&) {}
+};
+
+struct AgentSummary {
+  std::string id;
+  std::string state;
+  std::string resource_pool;
+  std::string hostname;
+  std::string version;
+  std::vector<SlotInfo> slots;
+  int64_t last_heard_ms_ago = 0;
+  bool operator==(const AgentSummary&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("id", s.id, kRequired);
+    v("state", s.state);
+    v("resource_pool", s.resource_pool);
+    v("hostname", s.hostname);
+    v("version", s.version);
+    v("slots", s.slots);
+    v("last_heard_ms_ago", s.last_heard_ms_ago);
+  }
+};
+
+struct AgentList {
+  static constexpr std::string_view kType = "agent.list.reply";
+  std::vector<AgentSummary> agents;
+  bool operator==(const AgentList&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("agents", s.agents);
+  }
+};
+
+}  // namespace det::bus

@@ -1,0 +1,72 @@
+#include "bus/rpc_client.h"
+
+#include <random>
+
+#include "bus/agent_channel.h"
+
+namespace det::bus {
+
+std::string RandomId() {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
+                static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+RpcClient::RpcClient(zmq::context_t& context, std::string endpoint, SocketSecurity security,
+                     RpcClientConfig config, SocketLimits limits)
+    : context_(context),
+      endpoint_(std::move(endpoint)),
+      security_(std::move(security)),
+      config_(config),
+      limits_(limits) {}
+
+Result<Bytes> RpcClient::CallRaw(const std::string& method, const Bytes& params,
+                                 const std::string& token) {
+  RpcRequest request{RandomId(), token, method, params};
+  for (int attempt = 1; attempt <= config_.attempts; ++attempt) {
+    ++attempts_made_;
+    Result<RpcReply> reply = Attempt(request);
+    if (!reply.ok()) {
+      if (reply.status().code() == StatusCode::kDeadlineExceeded) continue;
+      return reply.status();
+    }
+    if (reply->code != 0) return Status(static_cast<StatusCode>(reply->code), reply->error);
+    return std::move(reply->body);
+  }
+  return Unavailable("no reply from " + endpoint_ + " after " + std::to_string(config_.attempts) +
+                     " attempts of " +
+                     std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        config_.timeout).count()) +
+                     " ms; is det-master running and reachable?");
+}
+
+Result<RpcReply> RpcClient::Attempt(const RpcRequest& request) {
+  if (!socket_) {
+    socket_ = std::make_unique<zmq::socket_t>(MakeSocket(context_, zmq::socket_type::req, limits_));
+    DET_RETURN_IF_ERROR(Connect(*socket_, endpoint_, security_));
+  }
+  Header header;
+  header.sender = "det";
+  DET_RETURN_IF_ERROR(Send(*socket_, {}, header, request));
+  const auto deadline = std::chrono::steady_clock::now() + config_.timeout;
+  std::vector<zmq::message_t> frames;
+  while (std::chrono::steady_clock::now() < deadline) {
+    zmq::pollitem_t item{socket_->handle(), 0, ZMQ_POLLIN, 0};
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    Poll(&item, 1, std::max(left, std::chrono::milliseconds(1)));
+    if (!(item.revents & ZMQ_POLLIN) || !ReceiveFrames(*socket_, &frames)) continue;
+    auto envelope = ParseEnvelope(frames, 0);
+    if (!envelope.ok()) return envelope.status().WithContext("malformed reply from the master");
+    auto reply = envelope->Decode<RpcReply>();
+    if (!reply.ok()) return reply.status().WithContext("malformed reply from the master");
+    if (reply->request_id != request.request_id && !reply->request_id.empty()) continue;
+    return reply;
+  }
+  socket_.reset();  // a REQ socket with an unanswered request cannot be reused
+  return DeadlineExceeded("no reply within the timeout");
+}
+
+}  // namespace det::bus

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "bus/catalog/rpc.h"
+#include "bus/envelope.h"
+#include "bus/security.h"
+#include "bus/socket.h"
+
+namespace det::bus {
+
+struct RpcClientConfig {
+  Duration timeout = std::chrono::seconds(3);  // per attempt
+  int attempts = 3;
+};
+
+// The request/reply gateway's client (the ZeroMQ guide's Lazy Pirate): a REQ socket that waits
+// `timeout` for each reply and, on silence, discards the socket (a REQ cannot send twice in a row)
+// and retries on a fresh one with the same request id, so the server can answer a retry from its
+// memory instead of running the method again.
+//
+// Threading: one thread at a time. Blocking: Call waits up to attempts x timeout of real time.
+class RpcClient {
+ public:
+  RpcClient(zmq::context_t& context, std::string endpoint, SocketSecurity security,
+            RpcClientConfig config = {}, SocketLimits limits = {});
+
+  // Returns the reply body, the server's error as a Status, or Unavailable after the last attempt.
+  Result<Bytes> CallRaw(const std::string& method, const Bytes& params, const std::string& token);
+
+  template <Message Req, Message Rep>
+  Result<Rep> Call(const Req& request, const std::string& token = "") {
+    DET_ASSIGN_OR_RETURN(Bytes body, CallRaw(std::string(Req::kType), Bytes{Encode(request)}, token));
+    return Decode<Rep>(body.data);
+  }
+
+  int attempts_made() const { return attempts_made_; }
+
+ private:
+  Result<RpcReply> Attempt(const RpcRequest& request);
+
+  zmq::context_t& context_;
+  std::string endpoint_;
+  SocketSecurity security_;
+  RpcClientConfig config_;
+  SocketLimits limits_;
+  std::unique_ptr<zmq::socket_t> socket_;
+  int attempts_made_ = 0;
+};
+
+// A random 128-bit id as 32 hex characters.
+std::string RandomId();
+
+}  // namespace det::bus

@@ -1,0 +1,87 @@
+#include "bus/rpc_server.h"
+
+#include "bus/agent_channel.h"
+
+namespace det::bus {
+
+RpcServer::RpcServer(zmq::context_t& context, std::string name, const Clock& clock,
+                     SocketLimits limits)
+    : socket_(MakeSocket(context, zmq::socket_type::router, limits)),
+      name_(std::move(name)),
+      clock_(clock),
+      drops_(name_ + " gateway", clock) {}
+
+Result<std::string> RpcServer::Bind(const std::string& endpoint, const SocketSecurity& security) {
+  return bus::Bind(socket_, endpoint, security);
+}
+
+void RpcServer::HandleRaw(std::string method, Handler handler) {
+  handlers_[std::move(method)] = std::move(handler);
+}
+
+void RpcServer::Receive() {
+  while (ReceiveFrames(socket_, &frames_)) {
+    const std::string identity = frames_[0].to_string();
+    // A REQ peer sends [identity][""][type][header][body]; without the delimiter it cannot be
+    // answered at all.
+    if (frames_.size() < 2 || frames_[1].size() != 0) {
+      drops_.Record(identity, InvalidArgument("not a REQ envelope (no empty delimiter frame)"));
+      continue;
+    }
+    auto envelope = ParseEnvelope(frames_, 2);
+    Result<RpcRequest> request =
+        envelope.ok() ? envelope->Decode<RpcRequest>() : Result<RpcRequest>(envelope.status());
+    if (!request.ok()) {
+      drops_.Record(identity, request.status());
+      RpcReply error;
+      error.code = static_cast<int32_t>(StatusCode::kInvalidArgument);
+      error.error = "malformed request: " + request.status().message();
+      Reply(identity, error);
+      continue;
+    }
+    if (auto cached = replies_.find(request->request_id); cached != replies_.end()) {
+      Reply(identity, cached->second);  // a retry: same answer, no second execution
+      continue;
+    }
+    RpcReply reply = Dispatch(*request);
+    Remember(request->request_id, reply);
+    Reply(identity, reply);
+  }
+}
+
+RpcReply RpcServer::Dispatch(const RpcRequest& request) {
+  ++handled_;
+  RpcReply reply;
+  reply.request_id = request.request_id;
+  auto it = handlers_.find(request.method);
+  if (it == handlers_.end()) {
+    reply.code = static_cast<int32_t>(StatusCode::kNotFound);
+    reply.error = "unknown method \"" + Printable(request.method) + "\"";
+    return reply;
+  }
+  Result<std::string> result = it->second(RpcContext{request.request_id, request.token},
+                                          request.params);
+  if (result.ok()) {
+    reply.body.data = std::move(result.value());
+  } else {
+    reply.code = static_cast<int32_t>(result.status().code());
+    reply.error = result.status().message();
+  }
+  return reply;
+}
+
+void RpcServer::Reply(const std::string& identity, const RpcReply& reply) {
+  (void)Send(socket_, {identity, ""}, MakeHeader(name_, 0, 0, clock_), reply);
+}
+
+void RpcServer::Remember(const std::string& request_id, const RpcReply& reply) {
+  if (request_id.empty()) return;
+  replies_[request_id] = reply;
+  reply_order_.push_back(request_id);
+  if (reply_order_.size() > kRememberedReplies) {
+    replies_.erase(reply_order_.front());
+    reply_order_.pop_front();
+  }
+}
+
+}  // namespace det::bus

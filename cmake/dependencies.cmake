@@ -1,0 +1,25 @@
+# Every third-party library comes from a Debian 12 package (scripts/install-deps.sh installs them).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(ZMQ REQUIRED IMPORTED_TARGET libzmq)
+find_package(spdlog REQUIRED CONFIG)
+find_package(yaml-cpp REQUIRED CONFIG)
+find_package(CLI11 REQUIRED CONFIG)
+find_package(cppzmq REQUIRED CONFIG)
+find_package(Threads REQUIRED)
+find_package(GTest REQUIRED)
+include(GoogleTest)
+if(NOT DET_UNIT_ONLY)
+  find_package(benchmark REQUIRED CONFIG)
+endif()
+
+# msgpack-cxx is header-only; its CMake package drags in Boost, which the codec does not need, so
+# the headers are used directly with Boost switched off.
+include(CheckIncludeFileCXX)
+set(CMAKE_REQUIRED_DEFINITIONS -DMSGPACK_NO_BOOST)
+check_include_file_cxx(msgpack.hpp DET_HAVE_MSGPACK)
+unset(CMAKE_REQUIRED_DEFINITIONS)
+if(NOT DET_HAVE_MSGPACK)
+  message(FATAL_ERROR "msgpack.hpp not found: install libmsgpack-cxx-dev")
+endif()
+add_library(det_msgpack INTERFACE)
+target_compile_definitions(det_msgpack INTERFACE MSGPACK_NO_BOOST MSGPACK_DEFAULT_API_VERSION=3)

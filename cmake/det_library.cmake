@@ -1,0 +1,40 @@
+# det_cc_library(NAME <name> [SRCS ...] [DEPS ...])
+#
+# One library target per top-level folder (STYLE.md). Targets are named det_<name>, include paths
+# are rooted at the repository (`#include "bus/envelope.h"`), and a folder without sources yet
+# becomes an INTERFACE target so dependents can already name it.
+function(det_cc_library)
+  cmake_parse_arguments(DET "" "NAME" "SRCS;DEPS" ${ARGN})
+  set(target det_${DET_NAME})
+  if(DET_SRCS)
+    add_library(${target} STATIC ${DET_SRCS})
+    target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
+    target_link_libraries(${target} PUBLIC ${DET_DEPS})
+  else()
+    add_library(${target} INTERFACE)
+    target_include_directories(${target} INTERFACE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/generated)
+    target_link_libraries(${target} INTERFACE ${DET_DEPS})
+  endif()
+endfunction()
+
+# det_cc_binary(NAME <name> SRCS ... DEPS ...): a thin main linked against folder libraries.
+function(det_cc_binary)
+  cmake_parse_arguments(DET "" "NAME" "SRCS;DEPS" ${ARGN})
+  add_executable(${DET_NAME} ${DET_SRCS})
+  target_link_libraries(${DET_NAME} PRIVATE ${DET_DEPS})
+endfunction()
+
+# det_cc_test(NAME <name> LABEL unit|integration|e2e SRCS ... DEPS ...): a GoogleTest binary whose
+# tests are registered with ctest under LABEL.
+function(det_cc_test)
+  cmake_parse_arguments(DET "" "NAME;LABEL;TIMEOUT" "SRCS;DEPS" ${ARGN})
+  if(NOT DET_TIMEOUT)
+    set(DET_TIMEOUT 120)
+  endif()
+  add_executable(${DET_NAME} ${DET_SRCS})
+  target_link_libraries(${DET_NAME} PRIVATE ${DET_DEPS} GTest::gmock GTest::gtest_main)
+  gtest_discover_tests(${DET_NAME}
+    PROPERTIES LABELS ${DET_LABEL} TIMEOUT ${DET_TIMEOUT}
+    ENVIRONMENT "DET_BUILD_DIR=${PROJECT_BINARY_DIR};DET_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+    DISCOVERY_TIMEOUT 30)
+endfunction()

@@ -1,0 +1,275 @@
+#include "common/config.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace det {
+namespace {
+
+std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string JoinAllowed(std::span<const char* const> allowed) {
+  std::string out;
+  for (const char* a : allowed) {
+    if (!out.empty()) out += ", ";
+    out += a;
+  }
+  return out;
+}
+
+struct Unit {
+  std::string_view name;
+  Duration size;
+};
+// Longest names first so "ms" is not read as "m" followed by garbage.
+constexpr Unit kUnits[] = {
+    {"ns", std::chrono::nanoseconds(1)}, {"us", std::chrono::microseconds(1)},
+    {"µs", std::chrono::microseconds(1)}, {"ms", std::chrono::milliseconds(1)},
+    {"s", std::chrono::seconds(1)},      {"m", std::chrono::minutes(1)},
+    {"h", std::chrono::hours(1)},
+};
+
+}  // namespace
+
+Result<Duration> ParseDuration(std::string_view text) {
+  const std::string original(text);
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument(Quote(original) + " is not a duration (" + why +
+                           "); use a number with a unit: ns, us, ms, s, m, h, e.g. 30s or 5m");
+  };
+  if (text.empty()) return bad("empty");
+  if (text == "0") return Duration(0);
+  double total_ns = 0;
+  while (!text.empty()) {
+    size_t n = 0;
+    while (n < text.size() && (std::isdigit(static_cast<unsigned char>(text[n])) || text[n] == '.'))
+      ++n;
+    if (n == 0) return bad("expected a number at " + Quote(text));
+    double value = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + n, value);
+    if (ec != std::errc() || ptr != text.data() + n) return bad("bad number");
+    text.remove_prefix(n);
+    const Unit* unit = nullptr;
+    for (const Unit& u : kUnits) {
+      if (text.starts_with(u.name) && (!unit || u.name.size() > unit->name.size())) unit = &u;
+    }
+    if (!unit) return bad(text.empty() ? "missing unit" : "unknown unit at " + Quote(text));
+    text.remove_prefix(unit->name.size());
+    total_ns += value * static_cast<double>(unit->size.count());
+  }
+  if (total_ns > 9.2e18) return bad("too long");
+  return Duration(static_cast<int64_t>(std::llround(total_ns)));
+}
+
+std::string FormatDuration(Duration d) {
+  using namespace std::chrono;
+  auto ns = d.count();
+  if (ns == 0) return "0s";
+  auto whole = [&](Duration unit) { return ns % unit.count() == 0; };
+  if (whole(hours(1))) return std::to_string(ns / hours(1).count()) + "h";
+  if (whole(minutes(1))) return std::to_string(ns / minutes(1).count()) + "m";
+  if (whole(seconds(1))) return std::to_string(ns / seconds(1).count()) + "s";
+  if (whole(milliseconds(1)) && ns >= seconds(1).count()) {
+    std::ostringstream out;
+    out << static_cast<double>(ns) / 1e9 << "s";
+    return out.str();
+  }
+  if (whole(milliseconds(1))) return std::to_string(ns / milliseconds(1).count()) + "ms";
+  if (whole(microseconds(1))) return std::to_string(ns / microseconds(1).count()) + "us";
+  return std::to_string(ns) + "ns";
+}
+
+Status CheckOneOf(std::string_view field, std::string_view value,
+                  std::span<const char* const> allowed) {
+  for (const char* a : allowed) {
+    if (value == a) return Status::Ok();
+  }
+  return InvalidArgument(std::string(field) + ": " + Quote(value) + " is not allowed; allowed: " +
+                         JoinAllowed(allowed));
+}
+
+Result<YAML::Node> ParseYaml(const std::string& text, const std::string& origin) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    return InvalidArgument(origin + ": YAML syntax error at line " + std::to_string(e.mark.line + 1) +
+                           ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+}
+
+Result<YAML::Node> LoadYamlFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgument(path + ": cannot read the file: " + std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseYaml(text.str(), path);
+}
+
+ConfigReader::ConfigReader(YAML::Node node, std::string path)
+    : ConfigReader(std::move(node), std::move(path), std::make_shared<Shared>()) {}
+
+ConfigReader::ConfigReader(YAML::Node node, std::string path, std::shared_ptr<Shared> shared)
+    : node_(std::move(node)), path_(std::move(path)), shared_(std::move(shared)) {
+  if (node_.IsDefined() && !node_.IsNull() && !node_.IsMap()) {
+    shared_->errors.push_back((path_.empty() ? std::string("the document") : path_) +
+                              ": expected a mapping of fields");
+    node_ = YAML::Node();
+  }
+}
+
+std::string ConfigReader::FieldPath(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+bool ConfigReader::Has(std::string_view key) const {
+  return node_.IsMap() && node_[std::string(key)].IsDefined();
+}
+
+void ConfigReader::Fail(std::string_view key, std::string message) {
+  shared_->errors.push_back(FieldPath(key) + ": " + message);
+}
+
+bool ConfigReader::Scalar(std::string_view key, std::string* text) {
+  known_.emplace_back(key);
+  if (!node_.IsMap()) return false;
+  YAML::Node value = node_[std::string(key)];
+  if (!value.IsDefined() || value.IsNull()) return false;
+  if (!value.IsScalar()) {
+    Fail(key, "expected a single value, got a " +
+                  std::string(value.IsMap() ? "mapping" : "list"));
+    return false;
+  }
+  *text = value.Scalar();
+  return true;
+}
+
+void ConfigReader::Read(std::string_view key, std::string* out) {
+  std::string text;
+  if (Scalar(key, &text)) *out = text;
+}
+
+void ConfigReader::Read(std::string_view key, bool* out) {
+  std::string text;
+  if (!Scalar(key, &text)) return;
+  if (text == "true" || text == "True" || text == "yes" || text == "on") {
+    *out = true;
+  } else if (text == "false" || text == "False" || text == "no" || text == "off") {
+    *out = false;
+  } else {
+    Fail(key, Quote(text) + " is not a boolean; allowed: true, false");
+  }
+}
+
+void ConfigReader::Read(std::string_view key, double* out) {
+  std::string text;
+  if (!Scalar(key, &text)) return;
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(value)) {
+    Fail(key, Quote(text) + " is not a number");
+    return;
+  }
+  *out = value;
+}
+
+void ConfigReader::Read(std::string_view key, Duration* out) {
+  std::string text;
+  if (!Scalar(key, &text)) return;
+  auto parsed = ParseDuration(text);
+  if (!parsed.ok()) {
+    Fail(key, parsed.status().message());
+    return;
+  }
+  *out = *parsed;
+}
+
+void ConfigReader::Read(std::string_view key, std::vector<std::string>* out) {
+  known_.emplace_back(key);
+  if (!node_.IsMap()) return;
+  YAML::Node value = node_[std::string(key)];
+  if (!value.IsDefined() || value.IsNull()) return;
+  if (!value.IsSequence()) {
+    Fail(key, "expected a list of strings");
+    return;
+  }
+  std::vector<std::string> items;
+  for (const auto& item : value) {
+    if (!item.IsScalar()) {
+      Fail(key, "expected a list of strings, found a nested item");
+      return;
+    }
+    items.push_back(item.Scalar());
+  }
+  *out = std::move(items);
+}
+
+void ConfigReader::ReadInt(std::string_view key, int64_t* out, int64_t min, int64_t max) {
+  std::string text;
+  if (!Scalar(key, &text)) return;
+  int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) {
+    Fail(key, Quote(text) + " is not an integer; allowed: " + std::to_string(min) + ".." +
+                  std::to_string(max));
+    return;
+  }
+  if (value < min || value > max) {
+    Fail(key, Quote(text) + " is out of range; allowed: " + std::to_string(min) + ".." +
+                  std::to_string(max));
+    return;
+  }
+  *out = value;
+}
+
+void ConfigReader::ReadInt(std::string_view key, int* out, int min, int max) {
+  int64_t value = *out;
+  ReadInt(key, &value, min, max);
+  *out = static_cast<int>(value);
+}
+
+void ConfigReader::ReadOneOf(std::string_view key, std::string* out,
+                             std::span<const char* const> allowed) {
+  std::string text;
+  if (!Scalar(key, &text)) return;
+  Status s = CheckOneOf(FieldPath(key), text, allowed);
+  if (!s.ok()) {
+    shared_->errors.push_back(s.message());
+    return;
+  }
+  *out = text;
+}
+
+ConfigReader& ConfigReader::Child(std::string_view key) {
+  known_.emplace_back(key);
+  YAML::Node child = node_.IsMap() ? node_[std::string(key)] : YAML::Node();
+  children_.push_back(
+      std::unique_ptr<ConfigReader>(new ConfigReader(child, FieldPath(key), shared_)));
+  return *children_.back();
+}
+
+void ConfigReader::CheckUnknownKeys() {
+  for (auto& child : children_) child->CheckUnknownKeys();
+  if (!node_.IsMap()) return;
+  for (const auto& entry : node_) {
+    std::string key = entry.first.Scalar();
+    if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
+    std::string known;
+    for (const auto& k : known_) known += (known.empty() ? "" : ", ") + k;
+    shared_->errors.push_back(FieldPath(key) + ": unknown field; known fields here: " + known);
+  }
+}
+
+Status ConfigReader::Finish() {
+  CheckUnknownKeys();
+  if (shared_->errors.empty()) return Status::Ok();
+  std::string message;
+  for (const auto& e : shared_->errors) message += (message.empty() ? "" : "; ") + e;
+  return InvalidArgument(message);
+}
+
+}  // namespace det

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace det {
+
+// Parses a Go-style duration as Determined's configs write them: "500ms", "25s", "5m", "1h30m",
+// "1.5s". A bare number is refused (the unit is required).
+Result<Duration> ParseDuration(std::string_view text);
+// The inverse, shortest form: 1500ms -> "1.5s", 300s -> "5m".
+std::string FormatDuration(Duration d);
+
+// Returns InvalidArgument "<field>: \"<value>\" is not allowed; allowed: a, b, c" unless value is
+// one of allowed.
+Status CheckOneOf(std::string_view field, std::string_view value,
+                  std::span<const char* const> allowed);
+
+// Loads a YAML file; an unreadable file or a syntax error is InvalidArgument naming the file, line
+// and column.
+Result<YAML::Node> LoadYamlFile(const std::string& path);
+Result<YAML::Node> ParseYaml(const std::string& text, const std::string& origin);
+
+// Reads one YAML mapping into a config struct, field by field. Every Read* leaves the target
+// untouched when the key is absent (so struct defaults stand) and records an error naming the field
+// path, the value and what is allowed when the value is wrong. Finish() also reports keys that no
+// Read* asked for, so a misspelt option is an error rather than silently ignored.
+//
+// Not thread-safe; a reader and its children share one error list.
+class ConfigReader {
+ public:
+  // `path` is the dotted prefix for error messages ("" at the top).
+  explicit ConfigReader(YAML::Node node, std::string path = "");
+
+  void Read(std::string_view key, std::string* out);
+  void Read(std::string_view key, bool* out);
+  void Read(std::string_view key, double* out);
+  void Read(std::string_view key, Duration* out);
+  void Read(std::string_view key, std::vector<std::string>* out);
+  // Integers within [min, max].
+  void ReadInt(std::string_view key, int64_t* out, int64_t min, int64_t max);
+  void ReadInt(std::string_view key, int* out, int min, int max);
+  // A TCP port; 0 means "any free port".
+  void ReadPort(std::string_view key, int* out) { ReadInt(key, out, 0, 65535); }
+  void ReadOneOf(std::string_view key, std::string* out, std::span<const char* const> allowed);
+
+  // A nested mapping. If the key is absent the child reads nothing and records nothing. The child
+  // is owned by this reader and lives as long as it does.
+  ConfigReader& Child(std::string_view key);
+  bool Has(std::string_view key) const;
+
+  // Records an error found by the caller's own validation, under this reader's path.
+  void Fail(std::string_view key, std::string message);
+
+  // OK, or InvalidArgument listing every problem found by this reader and its children.
+  Status Finish();
+
+ private:
+  struct Shared {
+    std::vector<std::string> errors;
+  };
+  ConfigReader(YAML::Node node, std::string path, std::shared_ptr<Shared> shared);
+  std::string FieldPath(std::string_view key) const;
+  // The scalar at key, or nullptr-equivalent if absent; records a type error for non-scalars.
+  bool Scalar(std::string_view key, std::string* text);
+  void CheckUnknownKeys();
+
+  YAML::Node node_;
+  std::string path_;
+  std::shared_ptr<Shared> shared_;
+  std::vector<std::string> known_;
+  std::vector<std::unique_ptr<ConfigReader>> children_;
+};
+
+}  // namespace det

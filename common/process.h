@@ -1,0 +1,21 @@
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "common/logging.h"
+
+namespace det {
+
+// Installs SIGINT/SIGTERM handlers that set the returned flag (and nothing else), so a main loop
+// can stop cleanly. Idempotent.
+std::atomic<bool>& InstallStopSignals();
+
+// Applies the --log-level/--log-format flags (empty: keep the config's value) and installs logging.
+// Returns the exit code to use on failure (2) after printing the error, or 0.
+int SetUpLogging(LogConfig config, const std::string& level_flag, const std::string& format_flag);
+
+// This host's name, for default agent ids.
+std::string HostName();
+
+}  // namespace det

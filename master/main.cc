@@ -1,0 +1,45 @@
+// det-master: the cluster's master. Flags override master.yaml; see README.md for the fields.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <thread>
+
+#include "common/process.h"
+#include "master/master.h"
+#include "common/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"det-master: schedules experiments onto agents and keeps the cluster's state"};
+  std::string config_path, log_level, log_format, endpoints_file;
+  bool plaintext = false;
+  app.set_version_flag("--version", std::string("det-master ") + det::kVersion);
+  app.add_option("-c,--config", config_path, "master.yaml to load (default: built-in defaults)");
+  app.add_option("--log-level", log_level, "trace|debug|info|warn|error (overrides log.level)");
+  app.add_option("--log-format", log_format, "text|json (overrides log.format)");
+  app.add_option("--endpoints-file", endpoints_file, "write the bound endpoints here (YAML)");
+  app.add_flag("--plaintext", plaintext, "allow TCP without CURVE (bus.security.plaintext)");
+  CLI11_PARSE(app, argc, argv);
+
+  auto config = config_path.empty() ? det::master::ParseMasterConfig(YAML::Node())
+                                    : det::master::LoadMasterConfig(config_path);
+  if (!config.ok()) {
+    std::cerr << "error: " << config.status().message() << "\n";
+    return 2;
+  }
+  if (!endpoints_file.empty()) config->endpoints_file = endpoints_file;
+  if (plaintext) config->bus.security.plaintext = true;
+  if (int rc = det::SetUpLogging(config->log, log_level, log_format); rc != 0) return rc;
+
+  std::atomic<bool>& stop = det::InstallStopSignals();
+  det::master::Master master(*config, det::RealClock::Instance());
+  auto started = master.Start();
+  if (!started.ok()) {
+    spdlog::critical("cannot start: {}", started.status().message());
+    return 1;
+  }
+  while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  spdlog::info("det-master stopping");
+  master.Stop();
+  return 0;
+}

@@ -1,0 +1,90 @@
+#include "master/master.h"
+
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+
+#include "bus/rpc_client.h"
+#include "common/version.h"
+
+namespace det::master {
+namespace {
+
+constexpr const char* kInprocPublish = "inproc://master/events-publish";
+
+}  // namespace
+
+Master::Master(MasterConfig config, const Clock& clock)
+    : config_(std::move(config)), clock_(clock) {}
+
+Master::~Master() { Stop(); }
+
+Result<MasterEndpoints> Master::Start() {
+  const MasterBusConfig& bus_config = config_.bus;
+  DET_ASSIGN_OR_RETURN(bus::SocketSecurity security,
+                       bus::ResolveServerSecurity(bus_config.security));
+  if (security.mode == bus::SocketSecurity::Mode::kCurveServer) {
+    zap_ = std::make_unique<bus::ZapHandler>(context_, security.allowed_clients);
+  } else {
+    spdlog::warn("bus: plaintext TCP (bus.security.plaintext: true); anyone who can reach the "
+                 "master's ports can join the cluster");
+  }
+  const bus::SocketLimits limits{.max_message_bytes = bus_config.max_message_bytes};
+  auto tcp = [&](int port) { return bus::TcpEndpoint(bus_config.host, port); };
+
+  MasterEndpoints endpoints;
+  broker_ = std::make_unique<bus::EventBroker>(context_, clock_, limits);
+  DET_ASSIGN_OR_RETURN(endpoints.events,
+                       broker_->Bind({tcp(bus_config.event_publish_port),
+                                      tcp(bus_config.event_subscribe_port),
+                                      tcp(bus_config.snapshot_port)},
+                                     security));
+  // In-process publishers reach the broker over inproc: a second XSUB endpoint on the same socket.
+  DET_ASSIGN_OR_RETURN(std::string unused, broker_->BindPublish(kInprocPublish));
+  (void)unused;
+  broker_->Start();
+
+  registry_ = std::make_unique<AgentRegistry>(context_, clock_, bus_config);
+  DET_ASSIGN_OR_RETURN(endpoints.agent,
+                       registry_->Bind(tcp(bus_config.agent_port), security, kInprocPublish));
+  registry_->Start();
+
+  bus::MasterInfo info{kVersion, config_.cluster_name, bus::RandomId(), UnixNanos(clock_.WallNow())};
+  gateway_ = std::make_unique<CliGateway>(context_, clock_, info, bus_config.max_message_bytes);
+  DET_ASSIGN_OR_RETURN(endpoints.gateway, gateway_->Bind(tcp(bus_config.gateway_port), security));
+  gateway_->Start();
+
+  spdlog::info("det-master {} listening: gateway {}, agents {}, events {} (publish {}, snapshot {})",
+               kVersion, endpoints.gateway, endpoints.agent, endpoints.events.subscribe,
+               endpoints.events.publish, endpoints.events.snapshot);
+  DET_RETURN_IF_ERROR(WriteEndpointsFile(endpoints));
+  return endpoints;
+}
+
+void Master::Stop() {
+  if (gateway_) gateway_->Stop();
+  if (registry_) registry_->Stop();
+  if (broker_) broker_->Stop();
+  gateway_.reset();
+  registry_.reset();
+  broker_.reset();
+  zap_.reset();
+}
+
+Status Master::WriteEndpointsFile(const MasterEndpoints& e) const {
+  if (config_.endpoints_file.empty()) return Status::Ok();
+  const std::string tmp = config_.endpoints_file + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return InvalidArgument("endpoints_file: cannot write " + tmp);
+    out << "gateway: " << e.gateway << "\nagent: " << e.agent
+        << "\nevent_subscribe: " << e.events.subscribe << "\nevent_publish: " << e.events.publish
+        << "\nsnapshot: " << e.events.snapshot << "\n";
+  }
+  if (std::rename(tmp.c_str(), config_.endpoints_file.c_str()) != 0) {
+    return Internal("endpoints_file: cannot rename " + tmp);
+  }
+  return Status::Ok();
+}
+
+}  // namespace det::master

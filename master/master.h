@@ -1,0 +1,46 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "bus/event_broker.h"
+#include "bus/security.h"
+#include "master/agent_registry.h"
+#include "master/cli_gateway.h"
+#include "master/master_config.h"
+
+namespace det::master {
+
+// The endpoints the master actually bound (ports resolved when configured as 0).
+struct MasterEndpoints {
+  std::string gateway;
+  std::string agent;
+  bus::EventBrokerEndpoints events;
+};
+
+// det-master: wires the event broker, the agent registry and the CLI gateway, each an actor on its
+// own thread, over one ZeroMQ context. Start() binds everything (and writes the endpoints file);
+// Stop() (or destruction) stops the actors in reverse order.
+class Master {
+ public:
+  Master(MasterConfig config, const Clock& clock);
+  ~Master();
+
+  Result<MasterEndpoints> Start();
+  void Stop();
+
+ private:
+  Status WriteEndpointsFile(const MasterEndpoints& endpoints) const;
+
+  MasterConfig config_;
+  const Clock& clock_;
+  zmq::context_t context_;
+  std::unique_ptr<bus::ZapHandler> zap_;
+  std::unique_ptr<bus::EventBroker> broker_;
+  std::unique_ptr<AgentRegistry> registry_;
+  std::unique_ptr<CliGateway> gateway_;
+};
+
+}  // namespace det::master

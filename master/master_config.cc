@@ -1,0 +1,50 @@
+#include "master/master_config.h"
+
+namespace det::master {
+namespace {
+
+void ReadLog(ConfigReader& reader, LogConfig* log) {
+  reader.ReadOneOf("level", &log->level, kLogLevels);
+  reader.ReadOneOf("format", &log->format, kLogFormats);
+}
+
+void ReadBus(ConfigReader& reader, MasterBusConfig* bus) {
+  reader.Read("host", &bus->host);
+  reader.ReadPort("gateway_port", &bus->gateway_port);
+  reader.ReadPort("agent_port", &bus->agent_port);
+  reader.ReadPort("event_subscribe_port", &bus->event_subscribe_port);
+  reader.ReadPort("event_publish_port", &bus->event_publish_port);
+  reader.ReadPort("snapshot_port", &bus->snapshot_port);
+  reader.Read("heartbeat_interval", &bus->channel.heartbeat_interval);
+  reader.Read("agent_silence_limit", &bus->channel.silence_limit);
+  reader.Read("agent_reconnect_wait", &bus->channel.reconnect_window);
+  reader.Read("resend_after", &bus->channel.resend_after);
+  reader.ReadInt("max_message_bytes", &bus->max_message_bytes, 1024, int64_t{1} << 31);
+  bus->security.Read(reader.Child("security"));
+  if (bus->channel.silence_limit <= bus->channel.heartbeat_interval) {
+    reader.Fail("agent_silence_limit", "must be longer than heartbeat_interval (" +
+                                           FormatDuration(bus->channel.heartbeat_interval) + ")");
+  }
+}
+
+}  // namespace
+
+Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc) {
+  MasterConfig config;
+  ConfigReader reader(doc);
+  reader.Read("cluster_name", &config.cluster_name);
+  reader.Read("endpoints_file", &config.endpoints_file);
+  ReadLog(reader.Child("log"), &config.log);
+  ReadBus(reader.Child("bus"), &config.bus);
+  DET_RETURN_IF_ERROR(reader.Finish());
+  return config;
+}
+
+Result<MasterConfig> LoadMasterConfig(const std::string& path) {
+  DET_ASSIGN_OR_RETURN(YAML::Node doc, LoadYamlFile(path));
+  auto config = ParseMasterConfig(doc);
+  if (!config.ok()) return config.status().WithContext(path);
+  return config;
+}
+
+}  // namespace det::master

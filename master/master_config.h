@@ -1,0 +1,38 @@
+#pragma once
+
+#include <string>
+
+#include "bus/agent_channel.h"
+#include "bus/security.h"
+#include "common/config.h"
+#include "common/logging.h"
+
+namespace det::master {
+
+// `bus:` in master.yaml: where the master's bus sockets listen. Port 0 picks a free port (the
+// actual endpoints are written to `endpoints_file` when set).
+struct MasterBusConfig {
+  std::string host = "0.0.0.0";
+  int gateway_port = 8090;           // det CLI (REQ/REP)
+  int agent_port = 8091;             // agents (ROUTER/DEALER); agents' `master_port`
+  int event_subscribe_port = 8092;   // event bus subscribers (XPUB)
+  int event_publish_port = 8093;     // event bus publishers (XSUB)
+  int snapshot_port = 8094;          // event bus snapshots (ROUTER)
+  bus::AgentChannelConfig channel;   // heartbeat_interval (1s), agent_silence_limit (5s),
+                                     // agent_reconnect_wait (25s), resend_after (5s)
+  bus::SecurityConfig security;
+  int64_t max_message_bytes = 128 << 20;  // largest frame accepted (ZMQ_MAXMSGSIZE)
+};
+
+struct MasterConfig {
+  std::string cluster_name = "default";
+  MasterBusConfig bus;
+  LogConfig log;
+  std::string endpoints_file;  // where to write the bound endpoints (YAML); empty: nowhere
+};
+
+// Reads master.yaml's text. Unknown fields and bad values are errors naming the field.
+Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc);
+Result<MasterConfig> LoadMasterConfig(const std::string& path);
+
+}  // namespace det::master
