@@ -66,9 +66,13 @@ void Agent::OnEvent(bus::AgentChannelClient::Event& event) {
                    event.master_restarted ? " (master restarted)" : "");
       channel_->SendReliable(Registration());
       return;
-    case Kind::kDisconnected: spdlog::warn("lost the master; reconnecting"); return;
-    case Kind::kGaveUp: return;
-    case Kind::kMessage: break;
+    case Kind::kDisconnected:
+      spdlog::warn("lost the master; reconnecting");
+      return;
+    case Kind::kGaveUp:
+      return;
+    case Kind::kMessage:
+      break;
   }
   if (event.message.is(bus::AgentPing::kType)) {
     auto ping = event.message.Decode<bus::AgentPing>();

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <atomic>
-
 #include <zmq.hpp>
 
 #include "agent/agent_config.h"

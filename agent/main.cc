@@ -1,7 +1,7 @@
 // det-agent: runs on each compute host, offers its slots to the master.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "agent/agent.h"

@@ -1,7 +1,7 @@
 // det-autoscaler: follows the master's event bus (snapshot, then every event).
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "autoscaler/autoscaler_config.h"
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   while (!stop.load()) {
     std::vector<zmq::pollitem_t> items;
     for (zmq::socket_t* s : subscriber.sockets()) items.push_back({s->handle(), 0, ZMQ_POLLIN, 0});
-    bus::Poll(items.data(), items.size(), std::chrono::milliseconds(200));
+    det::bus::Poll(items.data(), items.size(), std::chrono::milliseconds(200));
     updates.clear();
     subscriber.Receive(&updates);
     subscriber.Tick(&updates);

@@ -9,8 +9,7 @@ namespace det::bus {
 AgentChannelClient::AgentChannelClient(zmq::context_t& context, std::string agent_id,
                                        std::string endpoint, SocketSecurity security,
                                        const Clock& clock, AgentChannelConfig config,
-                                       BackoffPolicy backoff, int max_attempts,
-                                       SocketLimits limits)
+                                       BackoffPolicy backoff, int max_attempts, SocketLimits limits)
     : context_(context),
       agent_id_(std::move(agent_id)),
       endpoint_(std::move(endpoint)),
@@ -26,7 +25,8 @@ AgentChannelClient::AgentChannelClient(zmq::context_t& context, std::string agen
 Status AgentChannelClient::Start() { return OpenAndHello(); }
 
 Status AgentChannelClient::OpenAndHello() {
-  socket_ = std::make_unique<zmq::socket_t>(MakeSocket(context_, zmq::socket_type::dealer, limits_));
+  socket_ =
+      std::make_unique<zmq::socket_t>(MakeSocket(context_, zmq::socket_type::dealer, limits_));
   socket_->set(zmq::sockopt::routing_id, agent_id_);
   DET_RETURN_IF_ERROR(Connect(*socket_, endpoint_, security_));
   state_ = State::kJoining;
@@ -94,7 +94,8 @@ void AgentChannelClient::HandleWelcome(const Envelope& envelope, std::vector<Eve
 void AgentChannelClient::Tick(std::vector<Event>* events) {
   const MonoTime now = clock_.Now();
   switch (state_) {
-    case State::kGaveUp: return;
+    case State::kGaveUp:
+      return;
     case State::kWaitingToReconnect:
       if (now >= reconnect_at_) {
         Status opened = OpenAndHello();
@@ -109,8 +110,9 @@ void AgentChannelClient::Tick(std::vector<Event>* events) {
       return;
     case State::kConnected:
       if (now - last_heard_ >= config_.silence_limit) {
-        spdlog::warn("agent channel: master at {} silent for {} ms; reconnecting", endpoint_,
-                     std::chrono::duration_cast<std::chrono::milliseconds>(now - last_heard_).count());
+        spdlog::warn(
+            "agent channel: master at {} silent for {} ms; reconnecting", endpoint_,
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - last_heard_).count());
         events->push_back({Event::Kind::kDisconnected});
         Disconnect(events);
         return;
@@ -125,12 +127,14 @@ void AgentChannelClient::Tick(std::vector<Event>* events) {
 
 MonoTime AgentChannelClient::NextWakeup() const {
   switch (state_) {
-    case State::kWaitingToReconnect: return reconnect_at_;
-    case State::kJoining: return joining_since_ + config_.silence_limit;
+    case State::kWaitingToReconnect:
+      return reconnect_at_;
+    case State::kJoining:
+      return joining_since_ + config_.silence_limit;
     case State::kConnected:
-      return std::min(last_sent_ + config_.heartbeat_interval,
-                      last_heard_ + config_.silence_limit);
-    case State::kGaveUp: break;
+      return std::min(last_sent_ + config_.heartbeat_interval, last_heard_ + config_.silence_limit);
+    case State::kGaveUp:
+      break;
   }
   return clock_.Now() + std::chrono::hours(1);
 }

@@ -4,7 +4,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "bus/agent_channel.h"

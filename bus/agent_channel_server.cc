@@ -79,9 +79,9 @@ void AgentChannelServer::HandleHello(const std::string& identity, const Envelope
   auto hello = envelope.Decode<ChannelHello>();
   if (!hello.ok()) return drops_.Record(identity, hello.status());
   if (hello->agent_id != identity) {
-    return drops_.Record(identity, InvalidArgument("hello from socket identity " +
-                                                   Printable(identity) + " claims agent id " +
-                                                   Printable(hello->agent_id)));
+    return drops_.Record(identity,
+                         InvalidArgument("hello from socket identity " + Printable(identity) +
+                                         " claims agent id " + Printable(hello->agent_id)));
   }
   auto [it, created] = sessions_.try_emplace(identity);
   Session& session = it->second;
@@ -89,8 +89,8 @@ void AgentChannelServer::HandleHello(const std::string& identity, const Envelope
   session.agent_epoch = envelope.header.epoch;
   session.state = SessionState::kConnected;
   session.last_heard = clock_.Now();
-  ChannelWelcome welcome{std::chrono::duration_cast<std::chrono::milliseconds>(
-                             config_.heartbeat_interval).count()};
+  ChannelWelcome welcome{
+      std::chrono::duration_cast<std::chrono::milliseconds>(config_.heartbeat_interval).count()};
   (void)Send(identity, ChannelWelcome::kType, MakeHeader(name_, epoch_, 0, clock_),
              Encode(welcome));
   events->push_back(
@@ -135,8 +135,8 @@ Status AgentChannelServer::SendReliable(const std::string& agent_id, std::string
   Session& session = it->second;
   Outbox::Pending& pending = session.outbox.Add(std::move(type), std::move(body));
   if (session.state != SessionState::kConnected) return Status::Ok();  // replayed on reconnect
-  Status sent = Send(agent_id, pending.type, MakeHeader(name_, epoch_, pending.seq, clock_),
-                     pending.body);
+  Status sent =
+      Send(agent_id, pending.type, MakeHeader(name_, epoch_, pending.seq, clock_), pending.body);
   if (sent.ok()) session.outbox.MarkSent(pending.seq, clock_.Now());
   return Status::Ok();
 }

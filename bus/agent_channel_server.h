@@ -3,7 +3,6 @@
 #include <map>
 #include <string>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "bus/agent_channel.h"

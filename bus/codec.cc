@@ -16,17 +16,27 @@ bool ReferenceAll(msgpack::type::object_type, std::size_t, void*) { return true;
 
 std::string_view TypeName(const msgpack::object& o) {
   switch (o.type) {
-    case msgpack::type::NIL: return "nil";
-    case msgpack::type::BOOLEAN: return "a boolean";
-    case msgpack::type::POSITIVE_INTEGER: return "an unsigned integer";
-    case msgpack::type::NEGATIVE_INTEGER: return "a negative integer";
+    case msgpack::type::NIL:
+      return "nil";
+    case msgpack::type::BOOLEAN:
+      return "a boolean";
+    case msgpack::type::POSITIVE_INTEGER:
+      return "an unsigned integer";
+    case msgpack::type::NEGATIVE_INTEGER:
+      return "a negative integer";
     case msgpack::type::FLOAT32:
-    case msgpack::type::FLOAT64: return "a float";
-    case msgpack::type::STR: return "a string";
-    case msgpack::type::BIN: return "binary data";
-    case msgpack::type::ARRAY: return "a list";
-    case msgpack::type::MAP: return "a mapping";
-    case msgpack::type::EXT: return "an extension value";
+    case msgpack::type::FLOAT64:
+      return "a float";
+    case msgpack::type::STR:
+      return "a string";
+    case msgpack::type::BIN:
+      return "binary data";
+    case msgpack::type::ARRAY:
+      return "a list";
+    case msgpack::type::MAP:
+      return "a mapping";
+    case msgpack::type::EXT:
+      return "an extension value";
   }
   return "an unknown type";
 }
@@ -39,7 +49,8 @@ bool Mismatch(const msgpack::object& o, std::string_view what, std::string* erro
 const msgpack::object* FindKey(const msgpack::object_map& map, std::string_view name) {
   for (uint32_t i = 0; i < map.size; ++i) {
     const msgpack::object& key = map.ptr[i].key;
-    if (key.type == msgpack::type::STR && std::string_view(key.via.str.ptr, key.via.str.size) == name) {
+    if (key.type == msgpack::type::STR &&
+        std::string_view(key.via.str.ptr, key.via.str.size) == name) {
       return &map.ptr[i].val;
     }
   }
@@ -49,21 +60,22 @@ const msgpack::object* FindKey(const msgpack::object_map& map, std::string_view 
 Result<msgpack::object> ParseMsgpack(std::string_view bytes) {
   thread_local msgpack::zone zone;
   zone.clear();
-  static const msgpack::unpack_limit kLimits(kMaxArray, kMaxMap, 0xffffffff, 0xffffffff,
-                                             0xffffffff, kMaxDepth);
+  static const msgpack::unpack_limit kLimits(kMaxArray, kMaxMap, 0xffffffff, 0xffffffff, 0xffffffff,
+                                             kMaxDepth);
   if (bytes.empty()) return InvalidArgument("empty message body");
   size_t offset = 0;
   msgpack::object object;
   try {
-    object = msgpack::unpack(zone, bytes.data(), bytes.size(), offset, ReferenceAll, nullptr,
-                             kLimits);
+    object =
+        msgpack::unpack(zone, bytes.data(), bytes.size(), offset, ReferenceAll, nullptr, kLimits);
   } catch (const msgpack::insufficient_bytes&) {
     return InvalidArgument("truncated msgpack");
   } catch (const std::exception& e) {
     return InvalidArgument(std::string("malformed msgpack: ") + e.what());
   }
   if (offset != bytes.size()) {
-    return InvalidArgument(std::to_string(bytes.size() - offset) + " unexpected bytes after the msgpack value");
+    return InvalidArgument(std::to_string(bytes.size() - offset) +
+                           " unexpected bytes after the msgpack value");
   }
   return object;
 }

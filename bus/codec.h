@@ -21,18 +21,17 @@
 //
 // Decode never throws and never crashes on hostile bytes: truncated input, garbage, wrong value
 // types, out-of-range integers and oversized containers all come back as InvalidArgument naming the
-// field ("agent.register: field devices[1].memory_mb: expected an unsigned integer, got a string").
+// field ("agent.register: field slots[1].id: expected a string, got an unsigned integer").
 
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <msgpack.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
-
-#include <msgpack.hpp>
 
 #include "common/status.h"
 
@@ -60,10 +59,14 @@ struct FieldProbe {
 }  // namespace codec_detail
 
 template <class T>
-concept FieldStruct = requires(T& t, codec_detail::FieldProbe& probe) { T::Fields(t, probe); };
+concept FieldStruct = requires(T& t, codec_detail::FieldProbe& probe) {
+  T::Fields(t, probe);
+};
 
 template <class T>
-concept Message = FieldStruct<T> && requires { std::string_view(T::kType); };
+concept Message = FieldStruct<T> && requires {
+  std::string_view(T::kType);
+};
 
 namespace codec_detail {
 
@@ -85,8 +88,7 @@ struct ValueCodec<bool> {
 };
 
 template <class T>
-  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
-struct ValueCodec<T> {
+requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) struct ValueCodec<T> {
   static void Pack(Packer& p, T v) { p.pack(v); }
   static bool Unpack(const msgpack::object& o, T* out, std::string* error) {
     if (o.type == msgpack::type::POSITIVE_INTEGER) {
@@ -117,10 +119,17 @@ struct ValueCodec<double> {
   static bool Unpack(const msgpack::object& o, double* out, std::string* error) {
     switch (o.type) {
       case msgpack::type::FLOAT32:
-      case msgpack::type::FLOAT64: *out = o.via.f64; return true;
-      case msgpack::type::POSITIVE_INTEGER: *out = static_cast<double>(o.via.u64); return true;
-      case msgpack::type::NEGATIVE_INTEGER: *out = static_cast<double>(o.via.i64); return true;
-      default: return Mismatch(o, "a number", error);
+      case msgpack::type::FLOAT64:
+        *out = o.via.f64;
+        return true;
+      case msgpack::type::POSITIVE_INTEGER:
+        *out = static_cast<double>(o.via.u64);
+        return true;
+      case msgpack::type::NEGATIVE_INTEGER:
+        *out = static_cast<double>(o.via.i64);
+        return true;
+      default:
+        return Mismatch(o, "a number", error);
     }
   }
 };
@@ -168,7 +177,8 @@ struct ValueCodec<std::vector<T>> {
     out->resize(o.via.array.size);
     for (uint32_t i = 0; i < o.via.array.size; ++i) {
       if (!ValueCodec<T>::Unpack(o.via.array.ptr[i], &(*out)[i], error)) {
-        *error = "[" + std::to_string(i) + "]" + (error->starts_with(".") ? "" : ": ") + *error;
+        const bool path_continues = error->starts_with("[") || error->starts_with(".");
+        *error = "[" + std::to_string(i) + "]" + (path_continues ? "" : ": ") + *error;
         return false;
       }
     }
@@ -196,7 +206,8 @@ struct ValueCodec<std::map<std::string, T>> {
         return false;
       }
       if (!ValueCodec<T>::Unpack(kv.val, &(*out)[key], error)) {
-        *error = "[\"" + key + "\"]: " + *error;
+        const bool path_continues = error->starts_with("[") || error->starts_with(".");
+        *error = "[\"" + key + "\"]" + (path_continues ? "" : ": ") + *error;
         return false;
       }
     }
@@ -266,12 +277,13 @@ struct FieldUnpacker {
     if (!error.empty()) return;
     const msgpack::object* value = FindKey(map, name);
     if (value == nullptr) {
-      if (presence == Presence::kRequired) error = "missing required field " + std::string(name);
+      if (presence == Presence::kRequired) error = std::string(name) + ": required but missing";
       return;
     }
     std::string why;
     if (!ValueCodec<T>::Unpack(*value, &field, &why)) {
-      error = "field " + std::string(name) + (why.starts_with("[") ? "" : ": ") + why;
+      const bool path_continues = why.starts_with("[") || why.starts_with(".");
+      error = std::string(name) + (path_continues ? "" : ": ") + why;
     }
   }
 };
@@ -340,9 +352,13 @@ template <FieldStruct T>
 Status DecodeInto(std::string_view bytes, T* out, std::string_view what) {
   auto parsed = codec_detail::ParseMsgpack(bytes);
   if (!parsed.ok()) return parsed.status().WithContext(what);
+  if (parsed->type != msgpack::type::MAP) {
+    return InvalidArgument(std::string(what) + ": expected a mapping of fields, got " +
+                           std::string(codec_detail::TypeName(*parsed)));
+  }
   std::string error;
   if (!codec_detail::UnpackStruct(*parsed, out, &error)) {
-    return InvalidArgument(std::string(what) + ": " + error);
+    return InvalidArgument(std::string(what) + ": field " + error);
   }
   return Status::Ok();
 }

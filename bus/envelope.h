@@ -14,7 +14,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "bus/codec.h"
@@ -28,11 +27,11 @@ inline constexpr size_t kMaxTypeLength = 64;
 
 struct Header {
   uint32_t version = kProtocolVersion;
-  std::string sender;  // component or agent id
-  uint64_t epoch = 0;  // the sender's incarnation: random per process start
-  uint64_t seq = 0;    // sender's sequence number; meaning depends on the pattern (see each)
-  int64_t sent_at = 0;  // Unix time in nanoseconds, from the sender's Clock
-  std::string key;      // events: the state slot this event sets (empty: not retained)
+  std::string sender;      // component or agent id
+  uint64_t epoch = 0;      // the sender's incarnation: random per process start
+  uint64_t seq = 0;        // sender's sequence number; meaning depends on the pattern (see each)
+  int64_t sent_at = 0;     // Unix time in nanoseconds, from the sender's Clock
+  std::string key;         // events: the state slot this event sets (empty: not retained)
   bool tombstone = false;  // events: this event removes `key` from the retained state
 
   bool operator==(const Header&) const = default;

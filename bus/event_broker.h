@@ -6,7 +6,6 @@
 #include <thread>
 #include <tuple>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "bus/catalog/snapshot.h"

@@ -3,7 +3,6 @@
 #include <deque>
 #include <map>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "bus/agent_channel.h"

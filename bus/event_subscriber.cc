@@ -108,7 +108,8 @@ void EventSubscriber::LoadSnapshot(const SnapshotReply& reply, std::vector<Updat
   for (const auto& p : reply.positions) applied_[{p.sender, p.epoch, p.type}] = p.seq;
   updates->push_back({Update::Kind::kReset, {}});
   for (const auto& retained : reply.events) {
-    updates->push_back({Update::Kind::kEvent, {retained.type, retained.header, retained.body.data}});
+    updates->push_back(
+        {Update::Kind::kEvent, {retained.type, retained.header, retained.body.data}});
   }
   syncing_ = false;
   last_beacon_ = clock_.Now();
@@ -134,8 +135,8 @@ bool EventSubscriber::Apply(BusEvent event, std::vector<Update>* updates) {
   const uint64_t last = it == applied_.end() ? 0 : it->second;
   if (h.seq <= last) return true;  // the snapshot already reflects it
   if (h.seq != last + 1) {
-    Resync("gap in " + event.type + " from " + h.sender + ": expected " +
-           std::to_string(last + 1) + ", got " + std::to_string(h.seq));
+    Resync("gap in " + event.type + " from " + h.sender + ": expected " + std::to_string(last + 1) +
+           ", got " + std::to_string(h.seq));
     return false;
   }
   applied_[key] = h.seq;
@@ -147,8 +148,10 @@ void EventSubscriber::Tick(std::vector<Update>* updates) {
   const MonoTime now = clock_.Now();
   if (syncing_ && now - requested_at_ >= config_.snapshot_timeout) {
     Resync("no snapshot reply within " +
-           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                              config_.snapshot_timeout).count()) + " ms");
+           std::to_string(
+               std::chrono::duration_cast<std::chrono::milliseconds>(config_.snapshot_timeout)
+                   .count()) +
+           " ms");
   } else if (!syncing_ && now - last_beacon_ >= config_.broker_silence) {
     Resync("no beacon from the event broker");
   }

@@ -5,7 +5,6 @@
 #include <string>
 #include <tuple>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "bus/catalog/snapshot.h"
@@ -25,7 +24,8 @@ struct BusEvent {
 
   template <Message M>
   Result<M> Decode() const {
-    if (type != M::kType) return InvalidArgument("expected " + std::string(M::kType) + ", got " + type);
+    if (type != M::kType)
+      return InvalidArgument("expected " + std::string(M::kType) + ", got " + type);
     return bus::Decode<M>(body);
   }
 };

@@ -35,11 +35,12 @@ Result<Bytes> RpcClient::CallRaw(const std::string& method, const Bytes& params,
     if (reply->code != 0) return Status(static_cast<StatusCode>(reply->code), reply->error);
     return std::move(reply->body);
   }
-  return Unavailable("no reply from " + endpoint_ + " after " + std::to_string(config_.attempts) +
-                     " attempts of " +
-                     std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        config_.timeout).count()) +
-                     " ms; is det-master running and reachable?");
+  return Unavailable(
+      "no reply from " + endpoint_ + " after " + std::to_string(config_.attempts) +
+      " attempts of " +
+      std::to_string(
+          std::chrono::duration_cast<std::chrono::milliseconds>(config_.timeout).count()) +
+      " ms; is det-master running and reachable?");
 }
 
 Result<RpcReply> RpcClient::Attempt(const RpcRequest& request) {

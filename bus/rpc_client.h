@@ -2,7 +2,6 @@
 
 #include <memory>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "bus/catalog/rpc.h"
@@ -33,7 +32,8 @@ class RpcClient {
 
   template <Message Req, Message Rep>
   Result<Rep> Call(const Req& request, const std::string& token = "") {
-    DET_ASSIGN_OR_RETURN(Bytes body, CallRaw(std::string(Req::kType), Bytes{Encode(request)}, token));
+    DET_ASSIGN_OR_RETURN(Bytes body,
+                         CallRaw(std::string(Req::kType), Bytes{Encode(request)}, token));
     return Decode<Rep>(body.data);
   }
 

@@ -59,8 +59,8 @@ RpcReply RpcServer::Dispatch(const RpcRequest& request) {
     reply.error = "unknown method \"" + Printable(request.method) + "\"";
     return reply;
   }
-  Result<std::string> result = it->second(RpcContext{request.request_id, request.token},
-                                          request.params);
+  Result<std::string> result =
+      it->second(RpcContext{request.request_id, request.token}, request.params);
   if (result.ok()) {
     reply.body.data = std::move(result.value());
   } else {

@@ -6,7 +6,6 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "bus/catalog/rpc.h"

@@ -1,8 +1,5 @@
 #include "bus/security.h"
 
-#include "bus/drop_log.h"
-#include "bus/socket.h"
-
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
@@ -10,6 +7,9 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "bus/drop_log.h"
+#include "bus/socket.h"
 
 namespace det::bus {
 namespace {
@@ -51,11 +51,17 @@ Result<CurveKeyPair> GenerateCurveKeyPair() {
 }
 
 Status WriteKeyPairFiles(const CurveKeyPair& keys, const std::string& base) {
-  const std::string pub = "# det CURVE public key: give this to the master's allow-list\n"
-                          "public_key: \"" + keys.public_key + "\"\n";
-  const std::string secret = "# det CURVE key pair: keep this file private\n"
-                             "public_key: \"" + keys.public_key + "\"\n"
-                             "secret_key: \"" + keys.secret_key + "\"\n";
+  const std::string pub =
+      "# det CURVE public key: give this to the master's allow-list\n"
+      "public_key: \"" +
+      keys.public_key + "\"\n";
+  const std::string secret =
+      "# det CURVE key pair: keep this file private\n"
+      "public_key: \"" +
+      keys.public_key +
+      "\"\n"
+      "secret_key: \"" +
+      keys.secret_key + "\"\n";
   DET_RETURN_IF_ERROR(WriteFile(base + ".key", secret, 0600));
   return WriteFile(base + ".pub", pub, 0644);
 }
@@ -119,8 +125,9 @@ Result<SocketSecurity> ResolveServerSecurity(const SecurityConfig& config) {
                            " has no secret_key (use the .key file, not the .pub)");
   }
   if (config.allowed_clients_file.empty()) {
-    return InvalidArgument("bus.security.allowed_clients_file: required with CURVE: list the "
-                           "public keys of the agents and tools allowed to connect");
+    return InvalidArgument(
+        "bus.security.allowed_clients_file: required with CURVE: list the "
+        "public keys of the agents and tools allowed to connect");
   }
   DET_ASSIGN_OR_RETURN(security.allowed_clients, ReadAllowList(config.allowed_clients_file));
   security.mode = SocketSecurity::Mode::kCurveServer;
@@ -150,7 +157,8 @@ void ApplySecurity(zmq::socket_t& socket, const SocketSecurity& security,
                    const std::string& endpoint) {
   if (IsInproc(endpoint)) return;
   switch (security.mode) {
-    case SocketSecurity::Mode::kPlaintext: return;
+    case SocketSecurity::Mode::kPlaintext:
+      return;
     case SocketSecurity::Mode::kCurveServer:
       socket.set(zmq::sockopt::zap_domain, kZapDomain);
       socket.set(zmq::sockopt::curve_server, 1);
@@ -165,7 +173,8 @@ void ApplySecurity(zmq::socket_t& socket, const SocketSecurity& security,
 }
 
 ZapHandler::ZapHandler(zmq::context_t& context, std::vector<std::string> allowed_public_keys)
-    : context_(context), socket_(context, zmq::socket_type::rep),
+    : context_(context),
+      socket_(context, zmq::socket_type::rep),
       allowed_(allowed_public_keys.begin(), allowed_public_keys.end()) {
   socket_.set(zmq::sockopt::linger, 0);
   socket_.bind(kZapEndpoint);
@@ -209,9 +218,11 @@ void ZapHandler::Run() {
       std::array<char, 41> z85{};
       zmq_z85_encode(z85.data(), frames[6].data<uint8_t>(), 32);
       ok = IsAllowed(z85.data());
-      if (!ok) refusals.Record(address, PermissionDenied(std::string("unknown CURVE key ") + z85.data()));
+      if (!ok)
+        refusals.Record(address, PermissionDenied(std::string("unknown CURVE key ") + z85.data()));
     } else {
-      refusals.Record(address, PermissionDenied("mechanism " + mechanism + " refused: CURVE required"));
+      refusals.Record(address,
+                      PermissionDenied("mechanism " + mechanism + " refused: CURVE required"));
     }
     (ok ? admitted_ : denied_)++;
     socket_.send(zmq::str_buffer("1.0"), zmq::send_flags::sndmore);

@@ -15,7 +15,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
 #include <zmq.hpp>
 
 #include "common/config.h"
@@ -42,8 +41,8 @@ Result<std::vector<std::string>> ReadAllowList(const std::string& path);
 
 // `bus.security` in every component's config.
 struct SecurityConfig {
-  bool plaintext = false;          // allow TCP without CURVE (default false: CURVE required)
-  std::string key_file;            // this component's key pair (`det keygen` writes one)
+  bool plaintext = false;              // allow TCP without CURVE (default false: CURVE required)
+  std::string key_file;                // this component's key pair (`det keygen` writes one)
   std::string server_public_key_file;  // clients: the master's `.pub` file
   std::string allowed_clients_file;    // master: client public keys admitted (one per line)
 
@@ -55,7 +54,7 @@ struct SecurityConfig {
 struct SocketSecurity {
   enum class Mode { kPlaintext, kCurveServer, kCurveClient } mode = Mode::kPlaintext;
   CurveKeyPair own;
-  std::string server_public_key;  // clients only
+  std::string server_public_key;             // clients only
   std::vector<std::string> allowed_clients;  // servers only
 };
 

@@ -27,8 +27,7 @@ Result<std::string> Bind(zmq::socket_t& socket, const std::string& endpoint,
   return socket.get(zmq::sockopt::last_endpoint);
 }
 
-Status Connect(zmq::socket_t& socket, const std::string& endpoint,
-               const SocketSecurity& security) {
+Status Connect(zmq::socket_t& socket, const std::string& endpoint, const SocketSecurity& security) {
   ApplySecurity(socket, security, endpoint);
   try {
     socket.connect(endpoint);

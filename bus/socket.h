@@ -1,7 +1,6 @@
 #pragma once
 
 #include <string>
-
 #include <zmq.hpp>
 
 #include "bus/security.h"
@@ -25,8 +24,7 @@ zmq::socket_t MakeSocket(zmq::context_t& context, zmq::socket_type type,
 // bound (with the real port), or InvalidArgument/Unavailable naming the endpoint and the reason.
 Result<std::string> Bind(zmq::socket_t& socket, const std::string& endpoint,
                          const SocketSecurity& security);
-Status Connect(zmq::socket_t& socket, const std::string& endpoint,
-               const SocketSecurity& security);
+Status Connect(zmq::socket_t& socket, const std::string& endpoint, const SocketSecurity& security);
 
 // zmq::poll that treats an interrupted wait (a signal arrived) as "nothing ready" instead of
 // throwing, so signal handlers can stop a loop cleanly.

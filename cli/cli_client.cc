@@ -74,8 +74,8 @@ int KeyGen(const std::string& base) {
   auto keys = bus::GenerateCurveKeyPair();
   if (!keys.ok()) return Fail(keys.status());
   if (Status written = bus::WriteKeyPairFiles(*keys, base); !written.ok()) return Fail(written);
-  std::cout << "wrote " << base << ".key (private) and " << base << ".pub\npublic key: "
-            << keys->public_key << "\n";
+  std::cout << "wrote " << base << ".key (private) and " << base
+            << ".pub\npublic key: " << keys->public_key << "\n";
   return 0;
 }
 

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <string>
-
 #include <zmq.hpp>
 
 #include "bus/rpc_client.h"

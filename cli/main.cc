@@ -1,6 +1,5 @@
 // det: the command-line client. Talks to the master's CLI gateway (REQ/REP over ZeroMQ).
 #include <CLI/CLI.hpp>
-
 #include <cstdlib>
 
 #include "cli/cli_client.h"
@@ -28,16 +27,19 @@ int main(int argc, char** argv) {
   app.add_option("--key-file", options.security.key_file, "your CURVE key pair (env DET_KEY_FILE)");
   app.add_option("--master-key-file", options.security.server_public_key_file,
                  "the master's public key file (env DET_MASTER_KEY_FILE)");
-  app.add_flag("--plaintext", options.security.plaintext, "talk without CURVE (env DET_PLAINTEXT=1)");
+  app.add_flag("--plaintext", options.security.plaintext,
+               "talk without CURVE (env DET_PLAINTEXT=1)");
   app.add_flag("--json", options.json, "print machine-readable JSON");
 
   int rc = 0;
   auto* master = app.add_subcommand("master", "the master")->require_subcommand(1);
-  master->add_subcommand("info", "version and identity of the master")
-      ->callback([&] { rc = det::cli::MasterInfo(options); });
+  master->add_subcommand("info", "version and identity of the master")->callback([&] {
+    rc = det::cli::MasterInfo(options);
+  });
   auto* agent = app.add_subcommand("agent", "agents")->require_subcommand(1);
-  agent->add_subcommand("list", "agents and their slots")
-      ->callback([&] { rc = det::cli::AgentList(options); });
+  agent->add_subcommand("list", "agents and their slots")->callback([&] {
+    rc = det::cli::AgentList(options);
+  });
   std::string base;
   auto* keygen = app.add_subcommand("keygen", "create a CURVE key pair: NAME.key and NAME.pub");
   keygen->add_option("name", base, "path prefix of the key files")->required();

@@ -8,8 +8,7 @@ RealClock& RealClock::Instance() {
 }
 
 SimulatedClock::SimulatedClock()
-    : mono_(MonoTime(std::chrono::hours(1))),
-      wall_(WallTime(std::chrono::seconds(1767225600))) {}
+    : mono_(MonoTime(std::chrono::hours(1))), wall_(WallTime(std::chrono::seconds(1767225600))) {}
 
 MonoTime SimulatedClock::Now() const {
   std::lock_guard lock(mu_);

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -28,9 +28,9 @@ struct Unit {
 };
 // Longest names first so "ms" is not read as "m" followed by garbage.
 constexpr Unit kUnits[] = {
-    {"ns", std::chrono::nanoseconds(1)}, {"us", std::chrono::microseconds(1)},
+    {"ns", std::chrono::nanoseconds(1)},  {"us", std::chrono::microseconds(1)},
     {"µs", std::chrono::microseconds(1)}, {"ms", std::chrono::milliseconds(1)},
-    {"s", std::chrono::seconds(1)},      {"m", std::chrono::minutes(1)},
+    {"s", std::chrono::seconds(1)},       {"m", std::chrono::minutes(1)},
     {"h", std::chrono::hours(1)},
 };
 
@@ -68,19 +68,16 @@ Result<Duration> ParseDuration(std::string_view text) {
 
 std::string FormatDuration(Duration d) {
   using namespace std::chrono;
-  auto ns = d.count();
+  const int64_t ns = d.count();
   if (ns == 0) return "0s";
-  auto whole = [&](Duration unit) { return ns % unit.count() == 0; };
-  if (whole(hours(1))) return std::to_string(ns / hours(1).count()) + "h";
-  if (whole(minutes(1))) return std::to_string(ns / minutes(1).count()) + "m";
-  if (whole(seconds(1))) return std::to_string(ns / seconds(1).count()) + "s";
-  if (whole(milliseconds(1)) && ns >= seconds(1).count()) {
-    std::ostringstream out;
-    out << static_cast<double>(ns) / 1e9 << "s";
-    return out.str();
+  const std::pair<Duration, const char*> units[] = {{hours(1), "h"},
+                                                    {minutes(1), "m"},
+                                                    {seconds(1), "s"},
+                                                    {milliseconds(1), "ms"},
+                                                    {microseconds(1), "us"}};
+  for (const auto& [unit, name] : units) {
+    if (ns % unit.count() == 0) return std::to_string(ns / unit.count()) + name;
   }
-  if (whole(milliseconds(1))) return std::to_string(ns / milliseconds(1).count()) + "ms";
-  if (whole(microseconds(1))) return std::to_string(ns / microseconds(1).count()) + "us";
   return std::to_string(ns) + "ns";
 }
 
@@ -89,16 +86,17 @@ Status CheckOneOf(std::string_view field, std::string_view value,
   for (const char* a : allowed) {
     if (value == a) return Status::Ok();
   }
-  return InvalidArgument(std::string(field) + ": " + Quote(value) + " is not allowed; allowed: " +
-                         JoinAllowed(allowed));
+  return InvalidArgument(std::string(field) + ": " + Quote(value) +
+                         " is not allowed; allowed: " + JoinAllowed(allowed));
 }
 
 Result<YAML::Node> ParseYaml(const std::string& text, const std::string& origin) {
   try {
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    return InvalidArgument(origin + ": YAML syntax error at line " + std::to_string(e.mark.line + 1) +
-                           ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
+    return InvalidArgument(origin + ": YAML syntax error at line " +
+                           std::to_string(e.mark.line + 1) + ", column " +
+                           std::to_string(e.mark.column + 1) + ": " + e.msg);
   }
 }
 
@@ -140,8 +138,7 @@ bool ConfigReader::Scalar(std::string_view key, std::string* text) {
   YAML::Node value = node_[std::string(key)];
   if (!value.IsDefined() || value.IsNull()) return false;
   if (!value.IsScalar()) {
-    Fail(key, "expected a single value, got a " +
-                  std::string(value.IsMap() ? "mapping" : "list"));
+    Fail(key, "expected a single value, got a " + std::string(value.IsMap() ? "mapping" : "list"));
     return false;
   }
   *text = value.Scalar();

@@ -32,11 +32,21 @@ std::string JsonEscape(std::string_view in) {
   out.reserve(in.size() + 8);
   for (unsigned char c : in) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           char buf[8];
@@ -53,8 +63,8 @@ std::string JsonEscape(std::string_view in) {
 Status InitLogging(const LogConfig& config) {
   DET_RETURN_IF_ERROR(CheckOneOf("log.level", config.level, kLogLevels));
   DET_RETURN_IF_ERROR(CheckOneOf("log.format", config.format, kLogFormats));
-  auto logger = std::make_shared<spdlog::logger>(
-      "det", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto logger =
+      std::make_shared<spdlog::logger>("det", std::make_shared<spdlog::sinks::stderr_sink_mt>());
   auto formatter = std::make_unique<spdlog::pattern_formatter>(
       config.format == "json" ? spdlog::pattern_time_type::utc : spdlog::pattern_time_type::local);
   if (config.format == "json") {

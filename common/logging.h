@@ -14,7 +14,7 @@ struct LogConfig {
   std::string format = "text";
 };
 
-inline constexpr const char* kLogLevels[] = {"trace", "debug", "info",    "warn",
+inline constexpr const char* kLogLevels[] = {"trace", "debug",    "info", "warn",
                                              "error", "critical", "off"};
 inline constexpr const char* kLogFormats[] = {"text", "json"};
 

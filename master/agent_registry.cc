@@ -77,7 +77,8 @@ void AgentRegistry::OnChannelEvent(ChannelEvent& event) {
         agents_.erase(it);
       }
       return;
-    case ChannelEvent::Kind::kMessage: break;
+    case ChannelEvent::Kind::kMessage:
+      break;
   }
   if (event.message.is(bus::AgentRegister::kType)) {
     auto info = event.message.Decode<bus::AgentRegister>();
@@ -93,8 +94,8 @@ void AgentRegistry::OnRegister(const std::string& agent_id, const bus::AgentRegi
   AgentEntry& entry = agents_[agent_id];
   entry.info = info;
   entry.state = "connected";
-  spdlog::info("agent {} registered: {} slots in pool {}, version {}", agent_id,
-               info.slots.size(), info.resource_pool, info.version);
+  spdlog::info("agent {} registered: {} slots in pool {}, version {}", agent_id, info.slots.size(),
+               info.resource_pool, info.version);
   PublishState(agent_id, entry, /*tombstone=*/false);
 }
 
@@ -118,11 +119,15 @@ bus::AgentList AgentRegistry::List() const {
   std::map<std::string, MonoTime> heard;
   for (const auto& s : channel_.Sessions()) heard[s.agent_id] = s.last_heard;
   for (const auto& [id, entry] : agents_) {
-    bus::AgentSummary summary{id, entry.state, entry.info.resource_pool, entry.info.hostname,
-                              entry.info.version, entry.info.slots};
+    bus::AgentSummary summary{id,
+                              entry.state,
+                              entry.info.resource_pool,
+                              entry.info.hostname,
+                              entry.info.version,
+                              entry.info.slots};
     if (auto it = heard.find(id); it != heard.end()) {
-      summary.last_heard_ms_ago = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                      clock_.Now() - it->second).count();
+      summary.last_heard_ms_ago =
+          std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - it->second).count();
     }
     list.agents.push_back(std::move(summary));
   }

@@ -4,7 +4,6 @@
 #include <map>
 #include <string>
 #include <thread>
-
 #include <zmq.hpp>
 
 #include "bus/agent_channel_server.h"

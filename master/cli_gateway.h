@@ -3,7 +3,6 @@
 #include <atomic>
 #include <string>
 #include <thread>
-
 #include <zmq.hpp>
 
 #include "bus/catalog/master.h"

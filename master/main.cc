@@ -1,13 +1,13 @@
 // det-master: the cluster's master. Flags override master.yaml; see README.md for the fields.
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <thread>
 
 #include "common/process.h"
-#include "master/master.h"
 #include "common/version.h"
+#include "master/master.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"det-master: schedules experiments onto agents and keeps the cluster's state"};

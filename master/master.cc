@@ -26,19 +26,19 @@ Result<MasterEndpoints> Master::Start() {
   if (security.mode == bus::SocketSecurity::Mode::kCurveServer) {
     zap_ = std::make_unique<bus::ZapHandler>(context_, security.allowed_clients);
   } else {
-    spdlog::warn("bus: plaintext TCP (bus.security.plaintext: true); anyone who can reach the "
-                 "master's ports can join the cluster");
+    spdlog::warn(
+        "bus: plaintext TCP (bus.security.plaintext: true); anyone who can reach the "
+        "master's ports can join the cluster");
   }
   const bus::SocketLimits limits{.max_message_bytes = bus_config.max_message_bytes};
   auto tcp = [&](int port) { return bus::TcpEndpoint(bus_config.host, port); };
 
   MasterEndpoints endpoints;
   broker_ = std::make_unique<bus::EventBroker>(context_, clock_, limits);
-  DET_ASSIGN_OR_RETURN(endpoints.events,
-                       broker_->Bind({tcp(bus_config.event_publish_port),
-                                      tcp(bus_config.event_subscribe_port),
-                                      tcp(bus_config.snapshot_port)},
-                                     security));
+  DET_ASSIGN_OR_RETURN(endpoints.events, broker_->Bind({tcp(bus_config.event_publish_port),
+                                                        tcp(bus_config.event_subscribe_port),
+                                                        tcp(bus_config.snapshot_port)},
+                                                       security));
   // In-process publishers reach the broker over inproc: a second XSUB endpoint on the same socket.
   DET_ASSIGN_OR_RETURN(std::string unused, broker_->BindPublish(kInprocPublish));
   (void)unused;
@@ -49,14 +49,16 @@ Result<MasterEndpoints> Master::Start() {
                        registry_->Bind(tcp(bus_config.agent_port), security, kInprocPublish));
   registry_->Start();
 
-  bus::MasterInfo info{kVersion, config_.cluster_name, bus::RandomId(), UnixNanos(clock_.WallNow())};
+  bus::MasterInfo info{kVersion, config_.cluster_name, bus::RandomId(),
+                       UnixNanos(clock_.WallNow())};
   gateway_ = std::make_unique<CliGateway>(context_, clock_, info, bus_config.max_message_bytes);
   DET_ASSIGN_OR_RETURN(endpoints.gateway, gateway_->Bind(tcp(bus_config.gateway_port), security));
   gateway_->Start();
 
-  spdlog::info("det-master {} listening: gateway {}, agents {}, events {} (publish {}, snapshot {})",
-               kVersion, endpoints.gateway, endpoints.agent, endpoints.events.subscribe,
-               endpoints.events.publish, endpoints.events.snapshot);
+  spdlog::info(
+      "det-master {} listening: gateway {}, agents {}, events {} (publish {}, snapshot {})",
+      kVersion, endpoints.gateway, endpoints.agent, endpoints.events.subscribe,
+      endpoints.events.publish, endpoints.events.snapshot);
   DET_RETURN_IF_ERROR(WriteEndpointsFile(endpoints));
   return endpoints;
 }

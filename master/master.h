@@ -2,7 +2,6 @@
 
 #include <memory>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "bus/event_broker.h"

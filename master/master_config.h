@@ -13,13 +13,13 @@ namespace det::master {
 // actual endpoints are written to `endpoints_file` when set).
 struct MasterBusConfig {
   std::string host = "0.0.0.0";
-  int gateway_port = 8090;           // det CLI (REQ/REP)
-  int agent_port = 8091;             // agents (ROUTER/DEALER); agents' `master_port`
-  int event_subscribe_port = 8092;   // event bus subscribers (XPUB)
-  int event_publish_port = 8093;     // event bus publishers (XSUB)
-  int snapshot_port = 8094;          // event bus snapshots (ROUTER)
-  bus::AgentChannelConfig channel;   // heartbeat_interval (1s), agent_silence_limit (5s),
-                                     // agent_reconnect_wait (25s), resend_after (5s)
+  int gateway_port = 8090;          // det CLI (REQ/REP)
+  int agent_port = 8091;            // agents (ROUTER/DEALER); agents' `master_port`
+  int event_subscribe_port = 8092;  // event bus subscribers (XPUB)
+  int event_publish_port = 8093;    // event bus publishers (XSUB)
+  int snapshot_port = 8094;         // event bus snapshots (ROUTER)
+  bus::AgentChannelConfig channel;  // heartbeat_interval (1s), agent_silence_limit (5s),
+                                    // agent_reconnect_wait (25s), resend_after (5s)
   bus::SecurityConfig security;
   int64_t max_message_bytes = 128 << 20;  // largest frame accepted (ZMQ_MAXMSGSIZE)
 };

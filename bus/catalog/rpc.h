@@ -28,9 +28,9 @@ struct RpcRequest {
 struct RpcReply {
   static constexpr std::string_view kType = "rpc.reply";
   std::string request_id;
-  int32_t code = 0;     // det::StatusCode
-  std::string error;    // message when code != 0
-  Bytes body;           // the method's reply message, encoded
+  int32_t code = 0;   // det::StatusCode
+  std::string error;  // message when code != 0
+  Bytes body;         // the method's reply message, encoded
   bool operator==(const RpcReply&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {

@@ -66,8 +66,8 @@ struct SnapshotReply {
   }
 };
 
-// Broker -> subscribers, every beacon interval: proves the broker is alive and names its epoch, so a
-// subscriber notices a restarted broker (whose retained state starts over) and resyncs.
+// Broker -> subscribers, every beacon interval: proves the broker is alive and names its epoch, so
+// a subscriber notices a restarted broker (whose retained state starts over) and resyncs.
 struct BrokerBeacon {
   static constexpr std::string_view kType = "bus.beacon";
   bool operator==(const BrokerBeacon&) const = default;

@@ -1,0 +1,173 @@
+// The real binaries on loopback: det-master, det-agent and the det CLI, as separate processes.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "bus/rpc_client.h"
+#include "common/config.h"
+
+namespace det {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+std::string BuildDir() {
+  const char* dir = std::getenv("DET_BUILD_DIR");
+  return dir ? dir : ".";
+}
+
+// A child process, killed (SIGKILL) if still running when destroyed.
+class Process {
+ public:
+  Process(std::vector<std::string> argv, const fs::path& log) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      std::vector<char*> args;
+      for (auto& a : argv) args.push_back(a.data());
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+  }
+  ~Process() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  int Stop(int signal = SIGTERM) {
+    kill(pid_, signal);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+std::string Shell(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  pclose(pipe);
+  return out;
+}
+
+class ClusterProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("det-cluster-" + bus::RandomId());
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "master.yaml")
+        << "bus:\n  host: 127.0.0.1\n  gateway_port: 0\n  agent_port: 0\n"
+           "  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
+           "  agent_silence_limit: 2s\n  security: {plaintext: true}\n";
+    master_ = std::make_unique<Process>(
+        std::vector<std::string>{BuildDir() + "/master/det-master", "-c",
+                                 (dir_ / "master.yaml").string(), "--endpoints-file",
+                                 (dir_ / "endpoints.yaml").string()},
+        dir_ / "master.log");
+    for (int i = 0; i < 100 && !fs::exists(dir_ / "endpoints.yaml"); ++i)
+      std::this_thread::sleep_for(50ms);
+    auto endpoints = LoadYamlFile((dir_ / "endpoints.yaml").string());
+    ASSERT_TRUE(endpoints.ok()) << "master did not start: " << Log("master.log");
+    gateway_ = (*endpoints)["gateway"].as<std::string>();
+    agent_port_ = gateway_port_of((*endpoints)["agent"].as<std::string>());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static std::string gateway_port_of(const std::string& e) { return e.substr(e.rfind(':') + 1); }
+  std::string Log(const std::string& name) {
+    std::ifstream in(dir_ / name);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  std::unique_ptr<Process> StartAgent(const std::string& id) {
+    return std::make_unique<Process>(
+        std::vector<std::string>{BuildDir() + "/agent/det-agent", "--master-port", agent_port_,
+                                 "--agent-id", id, "--artificial-slots", "2", "--plaintext"},
+        dir_ / (id + ".log"));
+  }
+  std::string Det(const std::string& args) {
+    return Shell(BuildDir() + "/cli/det --plaintext -m " + gateway_ + " " + args + " 2>&1");
+  }
+  bool WaitFor(const std::string& args, const std::string& needle) {
+    for (int i = 0; i < 100; ++i) {
+      if (Det(args).find(needle) != std::string::npos) return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    return false;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<Process> master_;
+  std::string gateway_, agent_port_;
+};
+
+TEST_F(ClusterProcessTest, AgentJoinsAndTheCliSeesIt) {
+  auto agent = StartAgent("agent-a");
+  ASSERT_TRUE(WaitFor("--json agent list", R"({"id":"agent-a","state":"connected")"))
+      << Det("agent list") << Log("agent-a.log");
+  EXPECT_NE(Det("master info").find("version:"), std::string::npos);
+}
+
+TEST_F(ClusterProcessTest, KilledAgentIsReportedLost) {
+  auto agent = StartAgent("agent-b");
+  ASSERT_TRUE(WaitFor("--json agent list", R"("state":"connected")"));
+  agent->Stop(SIGKILL);
+  EXPECT_TRUE(WaitFor("--json agent list", R"({"id":"agent-b","state":"lost")"))
+      << Det("agent list");
+}
+
+TEST_F(ClusterProcessTest, AgentSurvivesAMasterRestart) {
+  auto agent = StartAgent("agent-c");
+  ASSERT_TRUE(WaitFor("--json agent list", R"("state":"connected")"));
+  // Restart the master on the same ports.
+  std::string endpoints = Log("endpoints.yaml");
+  master_->Stop(SIGKILL);
+  std::ofstream(dir_ / "master2.yaml")
+      << "bus:\n  host: 127.0.0.1\n  gateway_port: " << gateway_port_of(gateway_)
+      << "\n  agent_port: " << agent_port_
+      << "\n  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
+         "  security: {plaintext: true}\n";
+  master_ =
+      std::make_unique<Process>(std::vector<std::string>{BuildDir() + "/master/det-master", "-c",
+                                                         (dir_ / "master2.yaml").string()},
+                                dir_ / "master2.log");
+  EXPECT_TRUE(WaitFor("--json agent list", R"({"id":"agent-c","state":"connected")"))
+      << Det("agent list") << Log("master2.log") << Log("agent-c.log");
+}
+
+TEST_F(ClusterProcessTest, CliWithoutMasterFailsClearly) {
+  std::string out =
+      Shell(BuildDir() + "/cli/det --plaintext -m 127.0.0.1:1 master info 2>&1; echo rc=$?");
+  EXPECT_NE(out.find("no reply from tcp://127.0.0.1:1"), std::string::npos) << out;
+  EXPECT_NE(out.find("rc=3"), std::string::npos) << out;
+}
+
+TEST_F(ClusterProcessTest, BadConfigIsRefusedNamingTheField) {
+  std::ofstream(dir_ / "bad.yaml") << "bus:\n  agent_port: seventy\n";
+  std::string out = Shell(BuildDir() + "/master/det-master -c " + (dir_ / "bad.yaml").string() +
+                          " 2>&1; echo rc=$?");
+  EXPECT_NE(out.find("bus.agent_port: \"seventy\" is not an integer"), std::string::npos) << out;
+  EXPECT_NE(out.find("rc=2"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace det

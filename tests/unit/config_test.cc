@@ -1,0 +1,120 @@
+#include "common/config.h"
+
+#include <gtest/gtest.h>
+
+#include "agent/agent_config.h"
+#include "master/master_config.h"
+
+namespace det {
+namespace {
+
+YAML::Node Yaml(const std::string& text) { return *ParseYaml(text, "test.yaml"); }
+
+TEST(DurationTest, ParsesGoStyleDurations) {
+  EXPECT_EQ(*ParseDuration("500ms"), std::chrono::milliseconds(500));
+  EXPECT_EQ(*ParseDuration("25s"), std::chrono::seconds(25));
+  EXPECT_EQ(*ParseDuration("5m"), std::chrono::minutes(5));
+  EXPECT_EQ(*ParseDuration("1h30m"), std::chrono::minutes(90));
+  EXPECT_EQ(*ParseDuration("1.5s"), std::chrono::milliseconds(1500));
+  EXPECT_EQ(*ParseDuration("0"), Duration(0));
+}
+
+TEST(DurationTest, RefusesMissingOrUnknownUnits) {
+  EXPECT_FALSE(ParseDuration("30").ok());
+  EXPECT_FALSE(ParseDuration("5 minutes").ok());
+  EXPECT_FALSE(ParseDuration("").ok());
+  EXPECT_NE(ParseDuration("30").status().message().find("use a number with a unit"),
+            std::string::npos);
+}
+
+TEST(DurationTest, FormatsShortestForm) {
+  EXPECT_EQ(FormatDuration(std::chrono::minutes(5)), "5m");
+  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(1500)), "1500ms");
+  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(250)), "250ms");
+}
+
+TEST(ConfigReaderTest, KeepsDefaultsForAbsentFields) {
+  ConfigReader reader(Yaml("{}"));
+  int port = 8090;
+  reader.ReadPort("port", &port);
+  EXPECT_TRUE(reader.Finish().ok());
+  EXPECT_EQ(port, 8090);
+}
+
+TEST(ConfigReaderTest, ErrorNamesFieldValueAndAllowedValues) {
+  ConfigReader reader(Yaml("log: {level: verbose}"));
+  std::string level = "info";
+  reader.Child("log").ReadOneOf("level", &level, kLogLevels);
+  Status status = reader.Finish();
+  EXPECT_EQ(status.message(),
+            "log.level: \"verbose\" is not allowed; allowed: trace, debug, info, warn, error, "
+            "critical, off");
+}
+
+TEST(ConfigReaderTest, OutOfRangeAndWrongTypeAreNamed) {
+  ConfigReader reader(Yaml("bus: {agent_port: 70000, gateway_port: abc}"));
+  int a = 0, g = 0;
+  ConfigReader& bus = reader.Child("bus");
+  bus.ReadPort("agent_port", &a);
+  bus.ReadPort("gateway_port", &g);
+  Status status = reader.Finish();
+  EXPECT_NE(status.message().find("bus.agent_port: \"70000\" is out of range; allowed: 0..65535"),
+            std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("bus.gateway_port: \"abc\" is not an integer"), std::string::npos)
+      << status.message();
+}
+
+TEST(ConfigReaderTest, UnknownFieldIsAnErrorNotIgnored) {
+  ConfigReader reader(Yaml("bus: {agnet_port: 1}"));
+  int a = 0;
+  reader.Child("bus").ReadPort("agent_port", &a);
+  Status status = reader.Finish();
+  EXPECT_NE(status.message().find("bus.agnet_port: unknown field"), std::string::npos)
+      << status.message();
+}
+
+TEST(ConfigReaderTest, SyntaxErrorNamesLine) {
+  auto parsed = ParseYaml("a: 1\nb: [\n", "master.yaml");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("master.yaml: YAML syntax error at line"),
+            std::string::npos);
+}
+
+TEST(MasterConfigTest, DefaultsFollowDetermined) {
+  auto config = master::ParseMasterConfig(YAML::Node());
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->bus.channel.reconnect_window, std::chrono::seconds(25));
+  EXPECT_EQ(config->bus.channel.heartbeat_interval, std::chrono::seconds(1));
+  EXPECT_FALSE(config->bus.security.plaintext);
+}
+
+TEST(MasterConfigTest, SilenceLimitMustExceedHeartbeat) {
+  auto config =
+      master::ParseMasterConfig(Yaml("bus: {heartbeat_interval: 2s, agent_silence_limit: 1s}"));
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("bus.agent_silence_limit: must be longer"),
+            std::string::npos);
+}
+
+TEST(AgentConfigTest, ReadsDeterminedNames) {
+  auto config = agent::ParseAgentConfig(
+      Yaml("master_host: m\nmaster_port: 9\nagent_id: a\nagent_reconnect_attempts: 3\n"
+           "agent_reconnect_backoff: 2s\nresource_pool: gpu\n"));
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->master_host, "m");
+  EXPECT_EQ(config->agent_reconnect_backoff, std::chrono::seconds(2));
+  EXPECT_EQ(config->resource_pool, "gpu");
+}
+
+TEST(SecurityConfigTest, CurveIsRequiredUnlessPlaintextIsExplicit) {
+  bus::SecurityConfig config;
+  auto resolved = bus::ResolveServerSecurity(config);
+  ASSERT_FALSE(resolved.ok());
+  EXPECT_NE(resolved.status().message().find("det keygen"), std::string::npos);
+  config.plaintext = true;
+  EXPECT_TRUE(bus::ResolveServerSecurity(config).ok());
+}
+
+}  // namespace
+}  // namespace det

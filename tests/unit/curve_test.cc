@@ -1,0 +1,109 @@
+// CURVE on TCP sockets: allow-listed clients talk, unknown keys cannot exchange one message.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "bus/catalog/agent.h"
+#include "bus/rpc_client.h"
+#include "bus/rpc_server.h"
+#include "bus/security.h"
+#include "tests/testing/test_util.h"
+
+namespace det::bus {
+namespace {
+
+using namespace std::chrono_literals;
+
+class CurveTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_keys_ = *GenerateCurveKeyPair();
+    client_keys_ = *GenerateCurveKeyPair();
+    zap_ =
+        std::make_unique<ZapHandler>(context_, std::vector<std::string>{client_keys_.public_key});
+    server_ = std::make_unique<RpcServer>(context_, "test", RealClock::Instance());
+    server_->Handle<AgentPing, AgentEcho>(
+        [](const RpcContext&, const AgentPing& p) -> Result<AgentEcho> {
+          return AgentEcho{p.nonce};
+        });
+    SocketSecurity security{SocketSecurity::Mode::kCurveServer, server_keys_, "", {}};
+    endpoint_ = *server_->Bind("tcp://127.0.0.1:0", security);
+  }
+
+  // Pumps the server while `call` runs on another thread.
+  Result<AgentEcho> CallWith(const SocketSecurity& security) {
+    Result<AgentEcho> result = Internal("not called");
+    std::thread caller([&] {
+      RpcClient client(context_, endpoint_, security, RpcClientConfig{300ms, 1});
+      result = client.Call<AgentPing, AgentEcho>(AgentPing{"secret"});
+    });
+    const auto deadline = std::chrono::steady_clock::now() + 2s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      zmq::pollitem_t item{server_->socket().handle(), 0, ZMQ_POLLIN, 0};
+      Poll(&item, 1, 10ms);
+      if (item.revents & ZMQ_POLLIN) server_->Receive();
+    }
+    caller.join();
+    return result;
+  }
+
+  SocketSecurity ClientSecurity(const CurveKeyPair& own) {
+    return {SocketSecurity::Mode::kCurveClient, own, server_keys_.public_key, {}};
+  }
+
+  zmq::context_t context_;
+  CurveKeyPair server_keys_, client_keys_;
+  std::unique_ptr<ZapHandler> zap_;
+  std::unique_ptr<RpcServer> server_;
+  std::string endpoint_;
+};
+
+TEST_F(CurveTest, AllowListedClientExchangesMessages) {
+  auto echo = CallWith(ClientSecurity(client_keys_));
+  ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+  EXPECT_EQ(echo->nonce, "secret");
+  EXPECT_EQ(zap_->admitted(), 1u);
+}
+
+TEST_F(CurveTest, UnknownKeyCannotExchangeASingleMessage) {
+  auto echo = CallWith(ClientSecurity(*GenerateCurveKeyPair()));
+  EXPECT_FALSE(echo.ok());
+  EXPECT_EQ(server_->handled(), 0u);
+  EXPECT_GE(zap_->denied(), 1u);
+}
+
+TEST_F(CurveTest, PlaintextClientIsRefused) {
+  auto echo = CallWith(SocketSecurity{});
+  EXPECT_FALSE(echo.ok());
+  EXPECT_EQ(server_->handled(), 0u);
+}
+
+TEST_F(CurveTest, ClientWithWrongServerKeyCannotTalk) {
+  SocketSecurity wrong = ClientSecurity(client_keys_);
+  wrong.server_public_key = GenerateCurveKeyPair()->public_key;
+  EXPECT_FALSE(CallWith(wrong).ok());
+  EXPECT_EQ(server_->handled(), 0u);
+}
+
+TEST(KeyFilesTest, WrittenKeysReadBackAndSecretFileIsPrivate) {
+  auto dir = std::filesystem::temp_directory_path() / ("det-keys-" + RandomId());
+  std::filesystem::create_directories(dir);
+  auto keys = *GenerateCurveKeyPair();
+  ASSERT_TRUE(WriteKeyPairFiles(keys, (dir / "agent").string()).ok());
+  auto back = ReadKeyFile((dir / "agent.key").string());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->secret_key, keys.secret_key);
+  auto pub = ReadKeyFile((dir / "agent.pub").string());
+  EXPECT_EQ(pub->public_key, keys.public_key);
+  EXPECT_TRUE(pub->secret_key.empty());
+  auto perms = std::filesystem::status(dir / "agent.key").permissions();
+  EXPECT_EQ(perms & std::filesystem::perms::others_read, std::filesystem::perms::none);
+  auto allow = ReadAllowList((dir / "agent.pub").string());
+  ASSERT_TRUE(allow.ok()) << allow.status().ToString();
+  EXPECT_EQ(*allow, std::vector<std::string>{keys.public_key});
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace det::bus

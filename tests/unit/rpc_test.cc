@@ -1,0 +1,120 @@
+// The request/reply gateway: ROUTER server, Lazy Pirate REQ client.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "bus/catalog/agent.h"
+#include "bus/catalog/master.h"
+#include "bus/rpc_client.h"
+#include "bus/rpc_server.h"
+#include "tests/testing/test_util.h"
+
+namespace det::bus {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Runs an RpcServer on its own thread; `ignore_first` requests are read and left unanswered (a
+// lost reply, as the client sees it).
+class ServerThread {
+ public:
+  ServerThread(zmq::context_t& context, const std::string& endpoint, int ignore_first = 0)
+      : server_(context, "test", RealClock::Instance()), ignore_(ignore_first) {
+    server_.Handle<AgentPing, AgentEcho>([this](const RpcContext& ctx, const AgentPing& ping) {
+      ++executions;
+      last_token = ctx.token;
+      return AgentEcho{ping.nonce};
+    });
+    server_.Handle<MasterInfoRequest, MasterInfo>(
+        [](const RpcContext&, const MasterInfoRequest&) -> Result<MasterInfo> {
+          return NotFound("no such thing");
+        });
+    bound = *server_.Bind(endpoint, {});
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~ServerThread() {
+    stop_ = true;
+    thread_.join();
+  }
+  std::string bound;
+  std::atomic<int> executions{0};
+  std::string last_token;
+
+ private:
+  void Run() {
+    while (!stop_) {
+      zmq::pollitem_t item{server_.socket().handle(), 0, ZMQ_POLLIN, 0};
+      Poll(&item, 1, 10ms);
+      if (!(item.revents & ZMQ_POLLIN)) continue;
+      if (ignore_ > 0) {
+        std::vector<zmq::message_t> frames;
+        ReceiveFrames(server_.socket(), &frames);
+        --ignore_;
+        continue;
+      }
+      server_.Receive();
+    }
+  }
+  RpcServer server_;
+  int ignore_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+class RpcTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::string Endpoint() {
+    return GetParam() == "tcp" ? "tcp://127.0.0.1:0" : det::testing::InprocEndpoint("rpc");
+  }
+  zmq::context_t context_;
+};
+
+TEST_P(RpcTest, TypedCallRoundTrips) {
+  ServerThread server(context_, Endpoint());
+  RpcClient client(context_, server.bound, {});
+  auto echo = client.Call<AgentPing, AgentEcho>(AgentPing{"hi"}, "tok");
+  ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+  EXPECT_EQ(echo->nonce, "hi");
+  EXPECT_EQ(server.last_token, "tok");
+}
+
+TEST_P(RpcTest, HandlerErrorComesBackAsStatus) {
+  ServerThread server(context_, Endpoint());
+  RpcClient client(context_, server.bound, {});
+  auto info = client.Call<MasterInfoRequest, MasterInfo>({});
+  ASSERT_FALSE(info.ok());
+  EXPECT_EQ(info.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(info.status().message(), "no such thing");
+}
+
+TEST_P(RpcTest, UnknownMethodIsNamed) {
+  ServerThread server(context_, Endpoint());
+  RpcClient client(context_, server.bound, {});
+  auto reply = client.CallRaw("no.such.method", {}, "");
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.status().message(), "unknown method \"no.such.method\"");
+}
+
+TEST_P(RpcTest, LostReplyIsRetriedOnAFreshSocketAndExecutedOnce) {
+  ServerThread server(context_, Endpoint(), /*ignore_first=*/1);
+  RpcClient client(context_, server.bound, {}, RpcClientConfig{200ms, 3});
+  auto echo = client.Call<AgentPing, AgentEcho>(AgentPing{"retry"});
+  ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+  EXPECT_EQ(client.attempts_made(), 2);
+  EXPECT_EQ(server.executions.load(), 1);
+}
+
+TEST_P(RpcTest, NoServerGivesUnavailableAfterAllAttempts) {
+  RpcClient client(context_, GetParam() == "tcp" ? "tcp://127.0.0.1:1" : "inproc://nobody", {},
+                   RpcClientConfig{50ms, 3});
+  auto reply = client.CallRaw("master.info", {}, "");
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(client.attempts_made(), 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, RpcTest, ::testing::Values("inproc", "tcp"));
+
+}  // namespace
+}  // namespace det::bus
