@@ -46,11 +46,14 @@ bool Mismatch(const msgpack::object& o, std::string_view what, std::string* erro
   return false;
 }
 
-const msgpack::object* FindKey(const msgpack::object_map& map, std::string_view name) {
-  for (uint32_t i = 0; i < map.size; ++i) {
+const msgpack::object* FindKey(const msgpack::object_map& map, std::string_view name,
+                               uint32_t* hint) {
+  for (uint32_t n = 0; n < map.size; ++n) {
+    const uint32_t i = (*hint + n) % map.size;
     const msgpack::object& key = map.ptr[i].key;
     if (key.type == msgpack::type::STR &&
         std::string_view(key.via.str.ptr, key.via.str.size) == name) {
+      *hint = i + 1;
       return &map.ptr[i].val;
     }
   }

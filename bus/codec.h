@@ -43,8 +43,11 @@ struct Bytes {
   bool operator==(const Bytes&) const = default;
 };
 
-enum class Presence { kOptional, kRequired };
+// kOmitDefault: optional, and left out of the encoding while it equals its type's default value
+// (saves bytes on hot messages whose optional fields are usually empty).
+enum class Presence { kOptional, kRequired, kOmitDefault };
 inline constexpr Presence kRequired = Presence::kRequired;
+inline constexpr Presence kOmitDefault = Presence::kOmitDefault;
 
 namespace codec_detail {
 
@@ -242,40 +245,50 @@ template <class T>
 inline constexpr bool kIsOptional<std::optional<T>> = true;
 
 // Counts the map entries a struct will encode to (empty optionals are left out).
+template <class T>
+bool Omitted(const T& field, Presence presence) {
+  if constexpr (kIsOptional<T>) {
+    if (!field) return true;
+  }
+  if constexpr (std::equality_comparable<T> && std::default_initializable<T>) {
+    if (presence == Presence::kOmitDefault && field == T{}) return true;
+  }
+  return false;
+}
+
 struct FieldCounter {
   uint32_t count = 0;
   template <class T>
-  void operator()(std::string_view, const T& field, Presence = Presence::kOptional) {
-    if constexpr (kIsOptional<T>) {
-      if (!field) return;
-    }
-    ++count;
+  void operator()(std::string_view, const T& field, Presence presence = Presence::kOptional) {
+    if (!Omitted(field, presence)) ++count;
   }
 };
 
 struct FieldPacker {
   Packer& packer;
   template <class T>
-  void operator()(std::string_view name, const T& field, Presence = Presence::kOptional) {
-    if constexpr (kIsOptional<T>) {
-      if (!field) return;
-    }
+  void operator()(std::string_view name, const T& field, Presence presence = Presence::kOptional) {
+    if (Omitted(field, presence)) return;
     packer.pack_str(static_cast<uint32_t>(name.size()));
     packer.pack_str_body(name.data(), static_cast<uint32_t>(name.size()));
     ValueCodec<std::remove_cv_t<T>>::Pack(packer, field);
   }
 };
 
-const msgpack::object* FindKey(const msgpack::object_map& map, std::string_view name);
+// Finds `name` among the map's keys, starting at *hint (encoders write fields in the order
+// decoders ask for them, so this is usually the first key tried) and updating it.
+const msgpack::object* FindKey(const msgpack::object_map& map, std::string_view name,
+                               uint32_t* hint);
 
 // Reads fields out of a decoded map; stops at the first error.
 struct FieldUnpacker {
   const msgpack::object_map& map;
   std::string error;
+  uint32_t hint = 0;
   template <class T>
   void operator()(std::string_view name, T& field, Presence presence = Presence::kOptional) {
     if (!error.empty()) return;
-    const msgpack::object* value = FindKey(map, name);
+    const msgpack::object* value = FindKey(map, name, &hint);
     if (value == nullptr) {
       if (presence == Presence::kRequired) error = std::string(name) + ": required but missing";
       return;
@@ -300,7 +313,7 @@ void PackStruct(Packer& p, const T& value) {
 template <FieldStruct T>
 bool UnpackStruct(const msgpack::object& o, T* out, std::string* error) {
   if (o.type != msgpack::type::MAP) return Mismatch(o, "a mapping of fields", error);
-  FieldUnpacker unpacker{o.via.map, {}};
+  FieldUnpacker unpacker{o.via.map, {}, 0};
   T::Fields(*out, unpacker);
   if (!unpacker.error.empty()) {
     *error = std::move(unpacker.error);

@@ -7,8 +7,10 @@ namespace {
 
 bool IsValidType(std::string_view type) {
   if (type.empty() || type.size() > kMaxTypeLength) return false;
-  for (unsigned char c : type) {
-    if (!std::isalnum(c) && c != '.' && c != '_' && c != '-') return false;
+  for (char c : type) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
   }
   return true;
 }
@@ -42,7 +44,9 @@ Result<Envelope> ParseEnvelope(std::vector<zmq::message_t>& frames, size_t first
     return InvalidArgument("bad message type \"" + Printable(envelope.type) + "\"");
   }
   std::string_view header_bytes(frames[first + 1].data<char>(), frames[first + 1].size());
-  DET_RETURN_IF_ERROR(DecodeInto(header_bytes, &envelope.header, envelope.type + " header"));
+  if (Status header = DecodeInto(header_bytes, &envelope.header, "header"); !header.ok()) {
+    return header.WithContext(envelope.type);
+  }
   if (envelope.header.version != kProtocolVersion) {
     return InvalidArgument(envelope.type + ": protocol version " +
                            std::to_string(envelope.header.version) + ", this build speaks " +

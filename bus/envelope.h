@@ -42,8 +42,8 @@ struct Header {
     v("epoch", s.epoch);
     v("seq", s.seq);
     v("sent_at", s.sent_at);
-    v("key", s.key);
-    v("tombstone", s.tombstone);
+    v("key", s.key, kOmitDefault);
+    v("tombstone", s.tombstone, kOmitDefault);
   }
 };
 

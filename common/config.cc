@@ -109,10 +109,10 @@ Result<YAML::Node> LoadYamlFile(const std::string& path) {
 }
 
 ConfigReader::ConfigReader(YAML::Node node, std::string path)
-    : ConfigReader(std::move(node), std::move(path), std::make_shared<Shared>()) {}
+    : ConfigReader(node, std::move(path), std::make_shared<Shared>()) {}  // Node has no move
 
 ConfigReader::ConfigReader(YAML::Node node, std::string path, std::shared_ptr<Shared> shared)
-    : node_(std::move(node)), path_(std::move(path)), shared_(std::move(shared)) {
+    : node_(node), path_(std::move(path)), shared_(std::move(shared)) {
   if (node_.IsDefined() && !node_.IsNull() && !node_.IsMap()) {
     shared_->errors.push_back((path_.empty() ? std::string("the document") : path_) +
                               ": expected a mapping of fields");

@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 mapfile -t files < <(git ls-files '*.cc' '*.h' 2>/dev/null || find . -name '*.cc' -o -name '*.h')
 clang-format --dry-run -Werror "${files[@]}"
 mapfile -t sources < <(printf '%s\n' "${files[@]}" | grep '\.cc$' | grep -v '^tests/fuzz/')
-printf '%s\n' "${sources[@]}" | xargs -P 2 -n 8 clang-tidy -p build --quiet 2>/dev/null | \
+# clang-tidy exits non-zero on findings; the findings themselves decide below.
+{ printf '%s\n' "${sources[@]}" | xargs -P 2 -n 8 clang-tidy -p build --quiet 2>/dev/null || true; } | \
   { grep -E "(warning|error):" || true; } > build/clang-tidy.log
 if [ -s build/clang-tidy.log ]; then cat build/clang-tidy.log; exit 1; fi
 echo "format and lint clean (${#files[@]} files)"

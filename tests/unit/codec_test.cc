@@ -54,6 +54,15 @@ TEST(CodecTest, HeaderRoundTrips) {
   EXPECT_EQ(*decoded, SampleHeader());
 }
 
+TEST(CodecTest, DefaultValuedOmitDefaultFieldsAreLeftOutAndReadBack) {
+  Header plain{kProtocolVersion, "a1", 1, 2, 3, "", false};
+  std::string bytes = Encode(plain);
+  EXPECT_EQ(bytes.find("tombstone"), std::string::npos);
+  EXPECT_EQ(bytes.find("key"), std::string::npos);
+  EXPECT_EQ(*Decode<Header>(bytes), plain);
+  EXPECT_NE(Encode(SampleHeader()).find("tombstone"), std::string::npos);
+}
+
 // A newer sender's message with a field this build does not know.
 struct AgentEchoV2 {
   static constexpr std::string_view kType = "agent.echo";

@@ -42,7 +42,7 @@ TEST(EnvelopeTest, GarbageHeaderIsRefused) {
   auto frames = Frames({"agent.echo", "\xc1\xc1", Encode(AgentEcho{"x"})});
   auto envelope = ParseEnvelope(frames, 0);
   ASSERT_FALSE(envelope.ok());
-  EXPECT_NE(envelope.status().message().find("agent.echo header"), std::string::npos);
+  EXPECT_NE(envelope.status().message().find("agent.echo: header"), std::string::npos);
 }
 
 TEST(EnvelopeTest, OtherProtocolVersionIsRefusedWithBothVersions) {
