@@ -174,7 +174,8 @@ TEST_P(AgentChannelTcpTest, AgentRejoinsAndReplaysItsUnackedMessagesAfterMasterR
   server_.reset();  // the master dies
   client_->SendReliable(AgentEcho{"while-down"});
   server_ = std::make_unique<AgentChannelServer>(context_, "master", clock_, TestTiming());
-  ASSERT_TRUE(server_->Bind(endpoint, {}).ok());  // and comes back on the same port
+  // ... and comes back on the same port, once libzmq's I/O thread has closed the old listener.
+  ASSERT_TRUE(det::testing::PumpUntil([] {}, [&] { return server_->Bind(endpoint, {}).ok(); }));
   server_events_.clear();
   client_events_.clear();
   bool echoed = det::testing::PumpUntil(
