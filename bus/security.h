@@ -85,7 +85,6 @@ class ZapHandler {
   void Run();
   bool IsAllowed(const std::string& z85) const;
 
-  zmq::context_t& context_;
   zmq::socket_t socket_;
   mutable std::mutex mu_;
   std::set<std::string> allowed_;
