@@ -173,8 +173,7 @@ void ApplySecurity(zmq::socket_t& socket, const SocketSecurity& security,
 }
 
 ZapHandler::ZapHandler(zmq::context_t& context, std::vector<std::string> allowed_public_keys)
-    : context_(context),
-      socket_(context, zmq::socket_type::rep),
+    : socket_(context, zmq::socket_type::rep),
       allowed_(allowed_public_keys.begin(), allowed_public_keys.end()) {
   socket_.set(zmq::sockopt::linger, 0);
   socket_.bind(kZapEndpoint);
