@@ -65,7 +65,6 @@ TEST(CodecTest, DefaultValuedOmitDefaultFieldsAreLeftOutAndReadBack) {
 
 // A newer sender's message with a field this build does not know.
 struct AgentEchoV2 {
-  static constexpr std::string_view kType = "agent.echo";
   std::string nonce;
   int64_t added_later = 0;
   template <class Self, class V>
@@ -77,7 +76,6 @@ struct AgentEchoV2 {
 
 // Older and odd senders, for compatibility and error tests.
 struct Old {
-  static constexpr std::string_view kType = "agent.register";
   std::string version;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
