@@ -17,18 +17,9 @@ Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc) {
   reader.Read("heartbeat_interval", &config.channel.heartbeat_interval);
   reader.Read("master_silence_limit", &config.channel.silence_limit);
   config.security.Read(reader.Child("security"));
-  ConfigReader& log = reader.Child("log");
-  log.ReadOneOf("level", &config.log.level, kLogLevels);
-  log.ReadOneOf("format", &config.log.format, kLogFormats);
+  ReadLogConfig(reader.Child("log"), &config.log);
   DET_RETURN_IF_ERROR(reader.Finish());
   if (config.agent_id.empty()) config.agent_id = HostName();
-  return config;
-}
-
-Result<AgentConfig> LoadAgentConfig(const std::string& path) {
-  DET_ASSIGN_OR_RETURN(YAML::Node doc, LoadYamlFile(path));
-  auto config = ParseAgentConfig(doc);
-  if (!config.ok()) return config.status().WithContext(path);
   return config;
 }
 

@@ -25,6 +25,5 @@ struct AgentConfig {
 };
 
 Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc);
-Result<AgentConfig> LoadAgentConfig(const std::string& path);
 
 }  // namespace det::agent

@@ -25,8 +25,7 @@ int main(int argc, char** argv) {
   app.add_flag("--plaintext", plaintext, "allow TCP without CURVE (bus.security.plaintext)");
   CLI11_PARSE(app, argc, argv);
 
-  auto config = config_path.empty() ? det::agent::ParseAgentConfig(YAML::Node())
-                                    : det::agent::LoadAgentConfig(config_path);
+  auto config = det::LoadConfig(config_path, &det::agent::ParseAgentConfig);
   if (!config.ok()) {
     std::cerr << "error: " << config.status().message() << "\n";
     return 2;

@@ -9,17 +9,8 @@ Result<AutoscalerConfig> ParseAutoscalerConfig(const YAML::Node& doc) {
   reader.ReadPort("event_subscribe_port", &config.event_subscribe_port);
   reader.ReadPort("snapshot_port", &config.snapshot_port);
   config.security.Read(reader.Child("security"));
-  ConfigReader& log = reader.Child("log");
-  log.ReadOneOf("level", &config.log.level, kLogLevels);
-  log.ReadOneOf("format", &config.log.format, kLogFormats);
+  ReadLogConfig(reader.Child("log"), &config.log);
   DET_RETURN_IF_ERROR(reader.Finish());
-  return config;
-}
-
-Result<AutoscalerConfig> LoadAutoscalerConfig(const std::string& path) {
-  DET_ASSIGN_OR_RETURN(YAML::Node doc, LoadYamlFile(path));
-  auto config = ParseAutoscalerConfig(doc);
-  if (!config.ok()) return config.status().WithContext(path);
   return config;
 }
 

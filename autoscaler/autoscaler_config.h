@@ -19,6 +19,5 @@ struct AutoscalerConfig {
 };
 
 Result<AutoscalerConfig> ParseAutoscalerConfig(const YAML::Node& doc);
-Result<AutoscalerConfig> LoadAutoscalerConfig(const std::string& path);
 
 }  // namespace det::autoscaler

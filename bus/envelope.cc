@@ -56,7 +56,7 @@ Result<Envelope> ParseEnvelope(std::vector<zmq::message_t>& frames, size_t first
   return envelope;
 }
 
-Status SendEnvelope(zmq::socket_t& socket, std::vector<std::string_view> prefix,
+Status SendEnvelope(zmq::socket_t& socket, std::initializer_list<std::string_view> prefix,
                     std::string_view type, const Header& header, std::string_view body) {
   thread_local msgpack::sbuffer header_buffer(256);
   header_buffer.clear();

@@ -11,6 +11,7 @@
 // same on every transport (tcp://, ipc://, inproc://).
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,15 +80,15 @@ Result<Envelope> ParseEnvelope(std::vector<zmq::message_t>& frames, size_t first
 // Sends [prefix...][type][header][body] without blocking. `prefix` holds routing frames (a ROUTER
 // identity, a REQ/REP empty delimiter). Returns Unavailable if the message could not be queued
 // (high-water mark reached, or a ROUTER peer that is not connected).
-Status SendEnvelope(zmq::socket_t& socket, std::vector<std::string_view> prefix,
+Status SendEnvelope(zmq::socket_t& socket, std::initializer_list<std::string_view> prefix,
                     std::string_view type, const Header& header, std::string_view body);
 
 template <Message M>
-Status Send(zmq::socket_t& socket, std::vector<std::string_view> prefix, const Header& header,
-            const M& message) {
+Status Send(zmq::socket_t& socket, std::initializer_list<std::string_view> prefix,
+            const Header& header, const M& message) {
   msgpack::sbuffer& buffer = codec_detail::ScratchBuffer();
   EncodeTo(buffer, message);
-  return SendEnvelope(socket, std::move(prefix), M::kType, header,
+  return SendEnvelope(socket, prefix, M::kType, header,
                       std::string_view(buffer.data(), buffer.size()));
 }
 

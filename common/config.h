@@ -81,4 +81,15 @@ class ConfigReader {
   std::vector<std::unique_ptr<ConfigReader>> children_;
 };
 
+// Loads a component's config file with its parser: an empty `path` means no file (all defaults).
+// Errors from the parser are prefixed with the path.
+template <class T>
+Result<T> LoadConfig(const std::string& path, Result<T> (*parse)(const YAML::Node&)) {
+  if (path.empty()) return parse(YAML::Node());
+  DET_ASSIGN_OR_RETURN(YAML::Node doc, LoadYamlFile(path));
+  Result<T> config = parse(doc);
+  if (!config.ok()) return config.status().WithContext(path);
+  return config;
+}
+
 }  // namespace det

@@ -60,6 +60,11 @@ std::string JsonEscape(std::string_view in) {
   return out;
 }
 
+void ReadLogConfig(ConfigReader& reader, LogConfig* config) {
+  reader.ReadOneOf("level", &config->level, kLogLevels);
+  reader.ReadOneOf("format", &config->format, kLogFormats);
+}
+
 Status InitLogging(const LogConfig& config) {
   DET_RETURN_IF_ERROR(CheckOneOf("log.level", config.level, kLogLevels));
   DET_RETURN_IF_ERROR(CheckOneOf("log.format", config.format, kLogFormats));

@@ -22,6 +22,10 @@ inline constexpr const char* kLogFormats[] = {"text", "json"};
 // one. Thread-safe with respect to concurrent logging. Returns InvalidArgument naming the field.
 Status InitLogging(const LogConfig& config);
 
+class ConfigReader;
+// Reads a `log:` section (level, format) into *config.
+void ReadLogConfig(ConfigReader& reader, LogConfig* config);
+
 // Escapes a string for inclusion in a JSON string literal (without the quotes).
 std::string JsonEscape(std::string_view in);
 

@@ -3,11 +3,6 @@
 namespace det::master {
 namespace {
 
-void ReadLog(ConfigReader& reader, LogConfig* log) {
-  reader.ReadOneOf("level", &log->level, kLogLevels);
-  reader.ReadOneOf("format", &log->format, kLogFormats);
-}
-
 void ReadBus(ConfigReader& reader, MasterBusConfig* bus) {
   reader.Read("host", &bus->host);
   reader.ReadPort("gateway_port", &bus->gateway_port);
@@ -34,16 +29,9 @@ Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc) {
   ConfigReader reader(doc);
   reader.Read("cluster_name", &config.cluster_name);
   reader.Read("endpoints_file", &config.endpoints_file);
-  ReadLog(reader.Child("log"), &config.log);
+  ReadLogConfig(reader.Child("log"), &config.log);
   ReadBus(reader.Child("bus"), &config.bus);
   DET_RETURN_IF_ERROR(reader.Finish());
-  return config;
-}
-
-Result<MasterConfig> LoadMasterConfig(const std::string& path) {
-  DET_ASSIGN_OR_RETURN(YAML::Node doc, LoadYamlFile(path));
-  auto config = ParseMasterConfig(doc);
-  if (!config.ok()) return config.status().WithContext(path);
   return config;
 }
 

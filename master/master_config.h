@@ -33,6 +33,5 @@ struct MasterConfig {
 
 // Reads master.yaml's text. Unknown fields and bad values are errors naming the field.
 Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc);
-Result<MasterConfig> LoadMasterConfig(const std::string& path);
 
 }  // namespace det::master
