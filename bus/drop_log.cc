@@ -18,6 +18,7 @@ void DropLog::Record(std::string_view sender, const Status& why) {
     if (senders_.size() >= kMaxTrackedSenders) senders_.clear();
     senders_[key] = SenderState{now, 0};
     spdlog::warn("{}: dropped a message from {}: {}", endpoint_name_, key, why.message());
+    ++logged_;
     return;
   }
   SenderState& state = it->second;
@@ -27,6 +28,7 @@ void DropLog::Record(std::string_view sender, const Status& why) {
   }
   spdlog::warn("{}: dropped a message from {}: {} ({} more dropped since the last report)",
                endpoint_name_, key, why.message(), state.suppressed);
+  ++logged_;
   state.last_logged = now;
   state.suppressed = 0;
 }

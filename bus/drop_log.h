@@ -22,6 +22,8 @@ class DropLog {
 
   void Record(std::string_view sender, const Status& why);
   uint64_t total() const { return total_.load(std::memory_order_relaxed); }
+  // Log lines written (the rest were suppressed by the rate limit).
+  uint64_t logged() const { return logged_; }
 
  private:
   struct SenderState {
@@ -36,6 +38,7 @@ class DropLog {
   Duration interval_;
   std::unordered_map<std::string, SenderState> senders_;
   std::atomic<uint64_t> total_{0};
+  uint64_t logged_ = 0;
 };
 
 }  // namespace det::bus
