@@ -62,25 +62,31 @@ const msgpack::object* FindKey(const msgpack::object_map& map, std::string_view 
 
 Result<msgpack::object> ParseMsgpack(std::string_view bytes) {
   thread_local msgpack::zone zone;
-  zone.clear();
+  // One parser context per thread, reset for each message. msgpack::unpack builds a new one per
+  // call, whose stack is a heap allocation: twice per bus message (header and body). This is what
+  // msgpack-c's own unpack_imp does, minus that construction.
   static const msgpack::unpack_limit kLimits(kMaxArray, kMaxMap, 0xffffffff, 0xffffffff, 0xffffffff,
                                              kMaxDepth);
+  thread_local msgpack::v1::detail::context context(ReferenceAll, nullptr, kLimits);
   if (bytes.empty()) return InvalidArgument("empty message body");
+  zone.clear();
+  context.init();
+  context.user().set_zone(zone);
+  context.user().set_referenced(false);
   size_t offset = 0;
-  msgpack::object object;
+  int state = 0;
   try {
-    object =
-        msgpack::unpack(zone, bytes.data(), bytes.size(), offset, ReferenceAll, nullptr, kLimits);
-  } catch (const msgpack::insufficient_bytes&) {
-    return InvalidArgument("truncated msgpack");
+    state = context.execute(bytes.data(), bytes.size(), offset);
   } catch (const std::exception& e) {
     return InvalidArgument(std::string("malformed msgpack: ") + e.what());
   }
+  if (state < 0) return InvalidArgument("malformed msgpack: parse error");
+  if (state == 0) return InvalidArgument("truncated msgpack");
   if (offset != bytes.size()) {
     return InvalidArgument(std::to_string(bytes.size() - offset) +
                            " unexpected bytes after the msgpack value");
   }
-  return object;
+  return context.data();
 }
 
 msgpack::sbuffer& ScratchBuffer() {
