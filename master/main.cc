@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-format", log_format, "text|json (overrides log.format)");
   app.add_option("--endpoints-file", endpoints_file, "write the bound endpoints here (YAML)");
   app.add_flag("--plaintext", plaintext, "allow TCP without CURVE (bus.security.plaintext)");
+  auto* migrate = app.add_subcommand("migrate", "apply database migrations, then exit");
   CLI11_PARSE(app, argc, argv);
 
   auto config = det::LoadConfig(config_path, &det::master::ParseMasterConfig);
@@ -30,6 +31,15 @@ int main(int argc, char** argv) {
   if (plaintext) config->bus.security.plaintext = true;
   if (int rc = det::SetUpLogging(config->log, log_level, log_format); rc != 0) return rc;
 
+  if (*migrate) {
+    auto database = det::master::MasterDatabase::Open(config->database);
+    if (!database.ok()) {
+      spdlog::critical("migration failed: {}", database.status().message());
+      return 1;
+    }
+    spdlog::info("schema at version {}", (*database)->schema_version());
+    return 0;
+  }
   std::atomic<bool>& stop = det::InstallStopSignals();
   det::master::Master master(*config, det::RealClock::Instance());
   auto started = master.Start();

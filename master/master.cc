@@ -21,6 +21,7 @@ Master::~Master() { Stop(); }
 
 Result<MasterEndpoints> Master::Start() {
   const MasterBusConfig& bus_config = config_.bus;
+  DET_ASSIGN_OR_RETURN(database_, MasterDatabase::Open(config_.database));
   DET_ASSIGN_OR_RETURN(bus::SocketSecurity security,
                        bus::ResolveServerSecurity(bus_config.security));
   if (security.mode == bus::SocketSecurity::Mode::kCurveServer) {
@@ -71,6 +72,7 @@ void Master::Stop() {
   registry_.reset();
   broker_.reset();
   zap_.reset();
+  database_.reset();
 }
 
 Status Master::WriteEndpointsFile(const MasterEndpoints& e) const {

@@ -9,6 +9,7 @@
 #include "master/agent_registry.h"
 #include "master/cli_gateway.h"
 #include "master/master_config.h"
+#include "master/master_database.h"
 
 namespace det::master {
 
@@ -36,6 +37,7 @@ class Master {
   MasterConfig config_;
   const Clock& clock_;
   zmq::context_t context_;
+  std::unique_ptr<MasterDatabase> database_;
   std::unique_ptr<bus::ZapHandler> zap_;
   std::unique_ptr<bus::EventBroker> broker_;
   std::unique_ptr<AgentRegistry> registry_;

@@ -1,5 +1,9 @@
 #include "master/master_config.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+
 namespace det::master {
 namespace {
 
@@ -24,9 +28,24 @@ void ReadBus(ConfigReader& reader, MasterBusConfig* bus) {
 
 }  // namespace
 
+std::string DefaultLocalDataDir() {
+  if (::geteuid() == 0) return "/var/lib/det/postgres";
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) {
+    return std::string(xdg) + "/det/postgres";
+  }
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : ".") + "/.local/share/det/postgres";
+}
+
 Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc) {
   MasterConfig config;
   ConfigReader reader(doc);
+  if (reader.Has("db")) {
+    config.database.db.emplace();
+    config.database.db->Read(reader.Child("db"));
+  }
+  config.database.local_data_dir = DefaultLocalDataDir();
+  reader.Child("local_db").Read("data_dir", &config.database.local_data_dir);
   reader.Read("cluster_name", &config.cluster_name);
   reader.Read("endpoints_file", &config.endpoints_file);
   ReadLogConfig(reader.Child("log"), &config.log);

@@ -1,11 +1,13 @@
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "bus/agent_channel.h"
 #include "bus/security.h"
 #include "common/config.h"
 #include "common/logging.h"
+#include "storage/db_config.h"
 
 namespace det::master {
 
@@ -24,8 +26,20 @@ struct MasterBusConfig {
   int64_t max_message_bytes = 128 << 20;  // largest frame accepted (ZMQ_MAXMSGSIZE)
 };
 
+// Where the master's data lives: `db:` names a PostgreSQL server; without it the master runs a
+// private one (storage::LocalPostgres) in `local_db.data_dir`.
+struct MasterDbConfig {
+  std::optional<storage::DbConfig> db;  // `db:`; unset: use the local server
+  std::string local_data_dir;           // `local_db.data_dir`; default DefaultLocalDataDir()
+};
+
+// /var/lib/det/postgres as root (the server then runs as `postgres`, which must reach it),
+// else $XDG_DATA_HOME/det/postgres or ~/.local/share/det/postgres.
+std::string DefaultLocalDataDir();
+
 struct MasterConfig {
   std::string cluster_name = "default";
+  MasterDbConfig database;
   MasterBusConfig bus;
   LogConfig log;
   std::string endpoints_file;  // where to write the bound endpoints (YAML); empty: nowhere

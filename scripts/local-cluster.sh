@@ -12,6 +12,7 @@ BUILD="${DET_BUILD_DIR:-$ROOT/build}"
 CHECK=0
 [ "${1:-}" = "--check" ] && CHECK=1
 RUN="$(mktemp -d "${TMPDIR:-/tmp}/det-local.XXXXXX")"
+chmod 711 "$RUN"  # as root, the local PostgreSQL runs as `postgres` and must reach $RUN/postgres
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -36,10 +37,12 @@ bus:
     key_file: $RUN/master.key
     allowed_clients_file: $RUN/allowed_clients
 endpoints_file: $RUN/endpoints.yaml
+local_db:
+  data_dir: $RUN/postgres
 YAML
 "$BUILD/master/det-master" -c "$RUN/master.yaml" >"$RUN/master.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do [ -f "$RUN/endpoints.yaml" ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ -f "$RUN/endpoints.yaml" ] && break; sleep 0.1; done
 [ -f "$RUN/endpoints.yaml" ] || { cat "$RUN/master.log"; echo "det-master did not start"; exit 1; }
 port() { grep "^$1:" "$RUN/endpoints.yaml" | sed 's/.*://'; }
 

@@ -13,6 +13,7 @@
 
 #include "bus/rpc_client.h"
 #include "common/config.h"
+#include "tests/testing/postgres_fixture.h"
 
 namespace det {
 namespace {
@@ -73,7 +74,9 @@ class ClusterProcessTest : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("det-cluster-" + bus::RandomId());
     fs::create_directories(dir_);
+    db_ = det::testing::PostgresEnvironment::Get()->FreshDatabase();
     std::ofstream(dir_ / "master.yaml")
+        << DbSection()
         << "bus:\n  host: 127.0.0.1\n  gateway_port: 0\n  agent_port: 0\n"
            "  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
            "  agent_silence_limit: 2s\n  security: {plaintext: true}\n";
@@ -91,6 +94,11 @@ class ClusterProcessTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  std::string DbSection() const {
+    return "db:\n  host: " + db_.host + "\n  port: " + std::to_string(db_.port) +
+           "\n  name: " + db_.name + "\n  user: " + db_.user + "\n  password: " + db_.password +
+           "\n";
+  }
   static std::string gateway_port_of(const std::string& e) { return e.substr(e.rfind(':') + 1); }
   std::string Log(const std::string& name) {
     std::ifstream in(dir_ / name);
@@ -116,6 +124,7 @@ class ClusterProcessTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  storage::DbConfig db_;
   std::unique_ptr<Process> master_;
   std::string gateway_, agent_port_;
 };
@@ -142,7 +151,7 @@ TEST_F(ClusterProcessTest, AgentSurvivesAMasterRestart) {
   std::string endpoints = Log("endpoints.yaml");
   master_->Stop(SIGKILL);
   std::ofstream(dir_ / "master2.yaml")
-      << "bus:\n  host: 127.0.0.1\n  gateway_port: " << gateway_port_of(gateway_)
+      << DbSection() << "bus:\n  host: 127.0.0.1\n  gateway_port: " << gateway_port_of(gateway_)
       << "\n  agent_port: " << agent_port_
       << "\n  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
          "  security: {plaintext: true}\n";

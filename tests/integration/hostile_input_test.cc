@@ -10,6 +10,7 @@
 #include "bus/catalog/master.h"
 #include "bus/rpc_client.h"
 #include "master/master.h"
+#include "tests/testing/postgres_fixture.h"
 
 namespace det {
 namespace {
@@ -23,6 +24,7 @@ master::MasterConfig LocalConfig() {
       config.bus.event_publish_port = config.bus.snapshot_port = 0;
   config.bus.security.plaintext = true;
   config.bus.max_message_bytes = 64 << 10;
+  config.database.db = det::testing::PostgresEnvironment::Get()->FreshDatabase();
   return config;
 }
 

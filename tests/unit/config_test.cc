@@ -97,6 +97,27 @@ TEST(MasterConfigTest, SilenceLimitMustExceedHeartbeat) {
             std::string::npos);
 }
 
+TEST(MasterConfigTest, DbSectionNamesAServerOtherwiseALocalOneIsUsed) {
+  auto local = master::ParseMasterConfig(Yaml("local_db: {data_dir: /data/pg}"));
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  EXPECT_FALSE(local->database.db.has_value());
+  EXPECT_EQ(local->database.local_data_dir, "/data/pg");
+  auto remote = master::ParseMasterConfig(
+      Yaml("db: {host: db.internal, port: 6543, name: det, user: u, password: p}"));
+  ASSERT_TRUE(remote.ok()) << remote.status().ToString();
+  ASSERT_TRUE(remote->database.db.has_value());
+  EXPECT_EQ(remote->database.db->Describe(), "postgres://u@db.internal:6543/det");
+}
+
+TEST(MasterConfigTest, BadDbFieldsAreNamed) {
+  auto config = master::ParseMasterConfig(Yaml("db: {host: '', ssl_mode: sometimes}"));
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("db.host: must not be empty"), std::string::npos);
+  EXPECT_NE(config.status().message().find("db.ssl_mode: \"sometimes\" is not allowed"),
+            std::string::npos)
+      << config.status().message();
+}
+
 TEST(AgentConfigTest, ReadsDeterminedNames) {
   auto config = agent::ParseAgentConfig(
       Yaml("master_host: m\nmaster_port: 9\nagent_id: a\nagent_reconnect_attempts: 3\n"

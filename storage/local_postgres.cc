@@ -1,0 +1,259 @@
+#include "storage/local_postgres.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "storage/database.h"
+
+namespace det::storage {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+Status WriteFile(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  if (!out) return Internal("cannot write " + path.string());
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+  return Status::Ok();
+}
+
+std::string RandomPassword() {
+  std::random_device device;
+  std::string out;
+  const char* hex = "0123456789abcdef";
+  for (int i = 0; i < 32; ++i) out += hex[device() % 16];
+  return out;
+}
+
+Result<int> FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(fd);
+    return Unavailable("cannot find a free port on 127.0.0.1");
+  }
+  ::close(fd);
+  return static_cast<int>(ntohs(addr.sin_port));
+}
+
+// The account the server runs as: `postgres` when we are root (PostgreSQL refuses root).
+struct RunAs {
+  bool switch_user = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+Result<RunAs> ServerAccount() {
+  if (::geteuid() != 0) return RunAs{};
+  const passwd* pw = ::getpwnam("postgres");
+  if (pw == nullptr) {
+    return FailedPrecondition(
+        "running as root, and there is no `postgres` user to run the local "
+        "PostgreSQL as (install the postgresql package)");
+  }
+  return RunAs{true, pw->pw_uid, pw->pw_gid};
+}
+
+// Runs argv (absolute path first), as `account`, with output appended to `log`. Returns the
+// output's tail in the error when the command fails.
+Status RunCommand(const std::vector<std::string>& argv, const RunAs& account, const fs::path& log) {
+  pid_t pid = ::fork();
+  if (pid < 0) return Internal("fork failed");
+  if (pid == 0) {
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    if (account.switch_user) {
+      if (::setgroups(0, nullptr) != 0 || ::setgid(account.gid) != 0 ||
+          ::setuid(account.uid) != 0) {
+        _exit(126);
+      }
+    }
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::Ok();
+  std::string output = ReadFile(log);
+  if (output.size() > 2000) output = "..." + output.substr(output.size() - 2000);
+  return Internal(fs::path(argv[0]).filename().string() + " failed (exit " +
+                  std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + "): " + output);
+}
+
+Status GiveTo(const fs::path& path, const RunAs& account) {
+  if (!account.switch_user) return Status::Ok();
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(path, ec)) {
+    if (::lchown(entry.path().c_str(), account.uid, account.gid) != 0) {
+      return Internal("cannot chown " + entry.path().string());
+    }
+  }
+  if (::chown(path.c_str(), account.uid, account.gid) != 0) {
+    return Internal("cannot chown " + path.string());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::string> FindPostgresBinaries() {
+  std::string best;
+  int best_version = -1;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/usr/lib/postgresql", ec)) {
+    const fs::path bin = entry.path() / "bin";
+    if (!fs::exists(bin / "initdb") || !fs::exists(bin / "pg_ctl")) continue;
+    int version = std::atoi(entry.path().filename().c_str());
+    if (version > best_version) {
+      best_version = version;
+      best = bin.string();
+    }
+  }
+  if (best.empty()) {
+    return FailedPrecondition(
+        "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin "
+        "(install the postgresql package, or set db: to a server)");
+  }
+  return best;
+}
+
+LocalPostgres::LocalPostgres(LocalPostgresOptions options, std::string bin_dir)
+    : options_(std::move(options)), bin_dir_(std::move(bin_dir)) {}
+
+LocalPostgres::~LocalPostgres() { (void)Stop(); }
+
+Result<std::unique_ptr<LocalPostgres>> LocalPostgres::Start(LocalPostgresOptions options) {
+  if (options.data_dir.empty()) return InvalidArgument("local PostgreSQL: data_dir is required");
+  DET_ASSIGN_OR_RETURN(std::string bin_dir, FindPostgresBinaries());
+  std::error_code ec;
+  fs::create_directories(options.data_dir, ec);
+  if (ec) return InvalidArgument("cannot create " + options.data_dir + ": " + ec.message());
+  options.data_dir = fs::absolute(options.data_dir).string();
+  std::unique_ptr<LocalPostgres> pg(new LocalPostgres(std::move(options), std::move(bin_dir)));
+  DET_RETURN_IF_ERROR(pg->Initialize());
+  DET_RETURN_IF_ERROR(pg->StartServer());
+  DET_RETURN_IF_ERROR(pg->EnsureDatabase());
+  return pg;
+}
+
+Status LocalPostgres::Initialize() {
+  const fs::path dir = options_.data_dir;
+  db_.host = "127.0.0.1";
+  db_.user = options_.user;
+  db_.name = options_.database;
+  if (!fs::exists(dir / "password"))
+    DET_RETURN_IF_ERROR(WriteFile(dir / "password", RandomPassword()));
+  db_.password = ReadFile(dir / "password");
+  if (options_.port == 0 && fs::exists(dir / "port"))
+    options_.port = std::atoi(ReadFile(dir / "port").c_str());
+  if (options_.port == 0) {
+    DET_ASSIGN_OR_RETURN(options_.port, FreePort());
+  }
+  DET_RETURN_IF_ERROR(WriteFile(dir / "port", std::to_string(options_.port)));
+  db_.port = options_.port;
+  if (fs::exists(dir / "pgdata" / "PG_VERSION")) return Status::Ok();  // reuse the cluster
+
+  DET_ASSIGN_OR_RETURN(RunAs account, ServerAccount());
+  fs::create_directories(dir / "pgdata");
+  fs::create_directories(dir / "run");
+  DET_RETURN_IF_ERROR(WriteFile(dir / "pwfile", db_.password));
+  DET_RETURN_IF_ERROR(GiveTo(dir, account));
+  Status init = RunCommand(
+      {bin_dir_ + "/initdb", "-D", (dir / "pgdata").string(), "-U", options_.user,
+       "--pwfile=" + (dir / "pwfile").string(), "--auth=scram-sha-256", "-E", "UTF8", "--locale=C"},
+      account, dir / "initdb.log");
+  fs::remove(dir / "pwfile");
+  if (!init.ok() && account.switch_user) {
+    return init.WithContext("local PostgreSQL in " + dir.string() +
+                            " (the postgres user must be able to reach this folder)");
+  }
+  return init.WithContext("local PostgreSQL in " + dir.string());
+}
+
+Status LocalPostgres::StartServer() {
+  const fs::path dir = options_.data_dir;
+  DET_ASSIGN_OR_RETURN(RunAs account, ServerAccount());
+  const std::string server_options = "-p " + std::to_string(options_.port) +
+                                     " -c listen_addresses=127.0.0.1 -k " + (dir / "run").string();
+  // A server already running on this folder is reused, and left running by Stop(): it is not
+  // ours.
+  if (RunCommand({bin_dir_ + "/pg_ctl", "-D", (dir / "pgdata").string(), "status"}, account,
+                 dir / "pg_ctl.log")
+          .ok()) {
+    return Status::Ok();
+  }
+  DET_RETURN_IF_ERROR(
+      RunCommand({bin_dir_ + "/pg_ctl", "-D", (dir / "pgdata").string(), "-l",
+                  (dir / "postgres.log").string(), "-o", server_options, "-w", "-t", "60", "start"},
+                 account, dir / "pg_ctl.log")
+          .WithContext("local PostgreSQL on port " + std::to_string(options_.port)));
+  running_ = true;
+  spdlog::info("local PostgreSQL running on 127.0.0.1:{} (data in {})", options_.port,
+               dir.string());
+  return Status::Ok();
+}
+
+Status LocalPostgres::EnsureDatabase() {
+  DbConfig admin = db_;
+  admin.name = "postgres";
+  DET_ASSIGN_OR_RETURN(auto connection, Connect(admin));
+  try {
+    pqxx::nontransaction tx(*connection);
+    if (tx.exec_params("SELECT 1 FROM pg_database WHERE datname = $1", db_.name).empty()) {
+      tx.exec0("CREATE DATABASE " + tx.quote_name(db_.name));  // names can't be parameters
+    }
+  } catch (...) {
+    return StatusFromException("creating database " + db_.name);
+  }
+  return Status::Ok();
+}
+
+Status LocalPostgres::Stop() {
+  if (!running_) return Status::Ok();
+  running_ = false;
+  DET_ASSIGN_OR_RETURN(RunAs account, ServerAccount());
+  const fs::path dir = options_.data_dir;
+  return RunCommand(
+      {bin_dir_ + "/pg_ctl", "-D", (dir / "pgdata").string(), "-m", "fast", "-w", "stop"}, account,
+      dir / "pg_ctl.log");
+}
+
+Status LocalPostgres::Restart() {
+  if (!running_) return FailedPrecondition("this handle did not start the server");
+  DET_RETURN_IF_ERROR(Stop());
+  return StartServer();
+}
+
+}  // namespace det::storage

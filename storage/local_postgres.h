@@ -1,0 +1,54 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "storage/db_config.h"
+
+namespace det::storage {
+
+struct LocalPostgresOptions {
+  std::string data_dir;          // everything lives here: pgdata/, password, port, postgres.log
+  int port = 0;                  // 0: a free port, remembered in data_dir/port for the next start
+  std::string database = "det";  // created if missing
+  std::string user = "det";      // the cluster's superuser
+};
+
+// A private PostgreSQL server run from the system's binaries (`initdb`, `pg_ctl` under
+// /usr/lib/postgresql/<version>/bin) in a data folder of its own, listening on 127.0.0.1 only,
+// with a generated password (scram-sha-256). Re-running on the same folder reuses the cluster, its
+// password and its port. When this process is root the server runs as the unprivileged `postgres`
+// user, which must be able to reach data_dir.
+//
+// Start() returns once the server accepts connections and the database exists. Stop() (also run
+// by the destructor) shuts it down cleanly (pg_ctl -m fast).
+class LocalPostgres {
+ public:
+  static Result<std::unique_ptr<LocalPostgres>> Start(LocalPostgresOptions options);
+  ~LocalPostgres();
+
+  // How to connect.
+  const DbConfig& db() const { return db_; }
+  Status Stop();
+  // Stops and starts again on the same port (tests: a database restart).
+  Status Restart();
+  // Whether Stop() will stop the server: false when Start() found one already running.
+  bool owns_server() const { return running_; }
+
+ private:
+  LocalPostgres(LocalPostgresOptions options, std::string bin_dir);
+  Status Initialize();
+  Status StartServer();
+  Status EnsureDatabase();
+
+  LocalPostgresOptions options_;
+  std::string bin_dir_;
+  DbConfig db_;
+  bool running_ = false;
+};
+
+// The newest /usr/lib/postgresql/<version>/bin that has initdb and pg_ctl.
+Result<std::string> FindPostgresBinaries();
+
+}  // namespace det::storage

@@ -1,0 +1,110 @@
+#include "storage/migrations.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "storage/database.h"
+#include "tests/testing/postgres_fixture.h"
+
+namespace det::storage {
+namespace {
+
+using det::testing::PostgresEnvironment;
+
+std::vector<std::string> Tables(pqxx::connection& c) {
+  pqxx::nontransaction tx(c);
+  std::vector<std::string> names;
+  for (const auto& row : tx.exec("SELECT tablename FROM pg_tables WHERE schemaname = 'public' "
+                                 "ORDER BY tablename")) {
+    names.push_back(row[0].as<std::string>());
+  }
+  return names;
+}
+
+TEST(MigrationsTest, FromEmptyCreatesTheWholeSchema) {
+  auto connection = Connect(PostgresEnvironment::Get()->FreshDatabase());
+  ASSERT_TRUE(connection.ok());
+  auto version = Migrate(**connection);
+  ASSERT_TRUE(version.ok()) << version.status().ToString();
+  EXPECT_EQ(*version, LatestSchemaVersion());
+  auto tables = Tables(**connection);
+  for (const char* t :
+       {"users", "user_sessions", "access_tokens", "agents", "agent_connections", "resource_pools",
+        "experiments", "trials", "metrics", "checkpoints", "tasks", "allocations", "task_logs",
+        "instances", "scaling_decisions", "cluster_info", "schema_migrations", "ingest_batches"}) {
+    EXPECT_NE(std::find(tables.begin(), tables.end(), t), tables.end()) << t;
+  }
+}
+
+TEST(MigrationsTest, ReRunningIsANoOp) {
+  auto connection = Connect(PostgresEnvironment::Get()->FreshDatabase());
+  ASSERT_TRUE(Migrate(**connection).ok());
+  auto again = Migrate(**connection);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  pqxx::nontransaction tx(**connection);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM schema_migrations")[0].as<size_t>(), kMigrations.size());
+}
+
+TEST(MigrationsTest, ConcurrentMastersMigrateOnce) {
+  DbConfig db = PostgresEnvironment::Get()->FreshDatabase();
+  std::vector<Status> results(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      auto connection = Connect(db);
+      results[i] = connection.ok() ? Migrate(**connection).status() : connection.status();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) EXPECT_TRUE(r.ok()) << r.ToString();
+  auto connection = Connect(db);
+  pqxx::nontransaction tx(**connection);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM schema_migrations")[0].as<size_t>(), kMigrations.size());
+}
+
+TEST(MigrationsTest, NewerSchemaIsRefusedNamingBothVersions) {
+  auto connection = Connect(PostgresEnvironment::Get()->FreshDatabase());
+  ASSERT_TRUE(Migrate(**connection).ok());
+  {
+    pqxx::work tx(**connection);
+    tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, 'from_the_future')",
+                   LatestSchemaVersion() + 1);
+    tx.commit();
+  }
+  auto refused = Migrate(**connection);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  const std::string& m = refused.status().message();
+  EXPECT_NE(m.find("version " + std::to_string(LatestSchemaVersion() + 1)), std::string::npos) << m;
+  EXPECT_NE(m.find("(" + std::to_string(LatestSchemaVersion()) + ")"), std::string::npos) << m;
+}
+
+TEST(DatabaseTest, RunRetriesIdempotentWorkAcrossAServerRestart) {
+  auto& env = *PostgresEnvironment::Get();
+  DbConfig db = env.FreshDatabase();
+  Database database(db);
+  ASSERT_TRUE(database
+                  .Run([](pqxx::work& tx) {
+                    tx.exec0("CREATE TABLE IF NOT EXISTS t (k int PRIMARY KEY)");
+                    return Status::Ok();
+                  })
+                  .ok());
+  ASSERT_TRUE(env.server().Restart().ok());  // the pooled connection is now broken
+  Status status = database.Run([](pqxx::work& tx) {
+    tx.exec0("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING");
+    return Status::Ok();
+  });
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  int64_t rows = 0;
+  ASSERT_TRUE(database
+                  .Run([&](pqxx::work& tx) {
+                    rows = tx.exec1("SELECT count(*) FROM t")[0].as<int64_t>();
+                    return Status::Ok();
+                  })
+                  .ok());
+  EXPECT_EQ(rows, 1);
+}
+
+}  // namespace
+}  // namespace det::storage

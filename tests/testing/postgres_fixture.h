@@ -1,0 +1,56 @@
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "bus/rpc_client.h"
+#include "storage/database.h"
+#include "storage/local_postgres.h"
+
+namespace det::testing {
+
+// One private PostgreSQL per test binary, started the way the product starts its own
+// (storage::LocalPostgres) in a temporary folder, and removed at the end. Tests get fresh,
+// uniquely named databases from it, so they do not see each other's rows.
+class PostgresEnvironment : public ::testing::Environment {
+ public:
+  static PostgresEnvironment* Get() { return instance_; }
+
+  void SetUp() override {
+    instance_ = this;
+    dir_ = std::filesystem::temp_directory_path() / ("det-pg-" + bus::RandomId());
+    auto pg = storage::LocalPostgres::Start({dir_.string()});
+    ASSERT_TRUE(pg.ok()) << pg.status().ToString();
+    pg_ = std::move(*pg);
+  }
+  void TearDown() override {
+    pg_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  storage::LocalPostgres& server() { return *pg_; }
+  const std::filesystem::path& dir() const { return dir_; }
+
+  // Creates an empty database and returns how to reach it.
+  storage::DbConfig FreshDatabase() {
+    storage::DbConfig db = pg_->db();
+    db.name = "test_" + bus::RandomId().substr(0, 12);
+    storage::DbConfig admin = pg_->db();
+    admin.name = "postgres";
+    auto connection = storage::Connect(admin);
+    EXPECT_TRUE(connection.ok()) << connection.status().ToString();
+    pqxx::nontransaction tx(**connection);
+    tx.exec0("CREATE DATABASE " + tx.quote_name(db.name));
+    return db;
+  }
+
+ private:
+  static inline PostgresEnvironment* instance_ = nullptr;
+  std::filesystem::path dir_;
+  std::unique_ptr<storage::LocalPostgres> pg_;
+};
+
+}  // namespace det::testing
