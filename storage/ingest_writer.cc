@@ -1,0 +1,124 @@
+#include "storage/ingest_writer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <ctime>
+#include <thread>
+#include <tuple>
+
+#include "storage/database.h"
+
+namespace det::storage {
+namespace {
+
+const std::vector<std::string> kMetricColumns = {"trial_id", "kind", "step", "run_id", "metrics"};
+const std::vector<std::string> kLogColumns = {"task_id", "agent_id", "timestamp",
+                                              "level",   "stdtype",  "log"};
+
+void WriteMetricRows(pqxx::work& tx, const void* rows, IngestWriter::Mode mode);
+void WriteLogRows(pqxx::work& tx, const void* rows, IngestWriter::Mode mode);
+
+}  // namespace
+
+std::string TimestampText(int64_t unix_ns) {
+  const std::time_t seconds = static_cast<std::time_t>(unix_ns / 1000000000);
+  const int64_t micros = (unix_ns % 1000000000) / 1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%06lld+00", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<long long>(micros));
+  return buf;
+}
+
+IngestWriter::IngestWriter(DbConfig config, int attempts)
+    : config_(std::move(config)), attempts_(attempts) {}
+
+Status IngestWriter::WriteMetrics(const std::string& batch_id,
+                                  const std::vector<MetricPoint>& points) {
+  return WriteBatch("metrics/" + batch_id, &points, &WriteMetricRows);
+}
+
+Status IngestWriter::WriteLogs(const std::string& batch_id, const std::vector<LogLine>& lines) {
+  return WriteBatch("logs/" + batch_id, &lines, &WriteLogRows);
+}
+
+Status IngestWriter::WriteBatch(const std::string& batch_id, const void* rows, Rows write) {
+  Mode mode = Mode::kCopy;
+  Status last;
+  for (int attempt = 1; attempt <= attempts_; ++attempt) {
+    if (!connection_) {
+      auto connected = Connect(config_);
+      if (!connected.ok()) {
+        last = connected.status();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100 * std::min(attempt, 10)));
+        continue;
+      }
+      connection_ = std::move(*connected);
+    }
+    try {
+      pqxx::work tx(*connection_);
+      auto claimed = tx.exec_params(
+          "INSERT INTO ingest_batches (batch_id) VALUES ($1) ON CONFLICT DO NOTHING", batch_id);
+      if (claimed.affected_rows() == 1) write(tx, rows, mode);  // else: committed before
+      tx.commit();
+      return Status::Ok();
+    } catch (const pqxx::unique_violation&) {
+      // Points already stored: write this batch row by row, keeping what is there.
+      if (mode == Mode::kRowByRow) return StatusFromException("ingest batch " + batch_id);
+      mode = Mode::kRowByRow;
+      --attempt;
+    } catch (const pqxx::broken_connection&) {
+      last = StatusFromException("ingest batch " + batch_id);
+      connection_.reset();
+      ++reconnects_;
+    } catch (const pqxx::in_doubt_error&) {
+      last = StatusFromException("ingest batch " + batch_id);
+      connection_.reset();  // the retry finds out through the batch id
+      ++reconnects_;
+    } catch (...) {
+      if (connection_ && !connection_->is_open()) {
+        last = StatusFromException("ingest batch " + batch_id);
+        connection_.reset();
+        ++reconnects_;
+        continue;
+      }
+      return StatusFromException("ingest batch " + batch_id);
+    }
+  }
+  return last;
+}
+
+namespace {
+
+void WriteMetricRows(pqxx::work& tx, const void* rows, IngestWriter::Mode mode) {
+  const auto& points = *static_cast<const std::vector<MetricPoint>*>(rows);
+  if (mode == IngestWriter::Mode::kRowByRow) {
+    for (const auto& p : points) {
+      tx.exec_params(
+          "INSERT INTO metrics (trial_id, kind, step, run_id, metrics) VALUES ($1, $2, $3, $4, "
+          "$5::jsonb) ON CONFLICT DO NOTHING",
+          p.trial_id, p.kind, p.step, p.run_id, p.metrics_json);
+    }
+    return;
+  }
+  pqxx::stream_to stream(tx, "metrics", kMetricColumns);
+  for (const auto& p : points) {
+    stream << std::make_tuple(p.trial_id, p.kind, p.step, p.run_id, p.metrics_json);
+  }
+  stream.complete();
+}
+
+void WriteLogRows(pqxx::work& tx, const void* rows, IngestWriter::Mode) {
+  const auto& lines = *static_cast<const std::vector<LogLine>*>(rows);
+  pqxx::stream_to stream(tx, "task_logs", kLogColumns);
+  for (const auto& l : lines) {
+    stream << std::make_tuple(l.task_id, l.agent_id, TimestampText(l.timestamp_ns), l.level,
+                              l.stdtype, l.log);
+  }
+  stream.complete();
+}
+
+}  // namespace
+}  // namespace det::storage

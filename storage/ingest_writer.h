@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "storage/db_config.h"
+
+namespace det::storage {
+
+// One metrics report: `metrics_json` is a JSON object of named values.
+struct MetricPoint {
+  int64_t trial_id = 0;
+  std::string kind;  // "training" | "validation"
+  int64_t step = 0;
+  int32_t run_id = 0;
+  std::string metrics_json;
+};
+
+struct LogLine {
+  std::string task_id;
+  std::string agent_id;
+  int64_t timestamp_ns = 0;  // Unix time
+  std::string level = "INFO";
+  std::string stdtype = "stdout";
+  std::string log;
+};
+
+// Writes metrics and task logs in batches with COPY.
+//
+// Contract: Write*() returns OK only after the batch is committed, and a batch lands exactly once
+// however often it is retried. Each batch carries an id that is committed in the same transaction
+// as its rows (table ingest_batches, ids scoped per kind: a metrics and a logs batch may share an
+// id); a retry whose id is already there is acknowledged without writing. When the connection
+// breaks (server restart) or the commit outcome is unknown, the writer reconnects and retries the
+// whole batch, up to `attempts` times with a growing pause. A metrics batch that repeats points
+// already stored (same trial, kind, step) is written row by row keeping the stored points.
+//
+// Threading: one thread at a time per writer; use one writer per thread for concurrent writes.
+class IngestWriter {
+ public:
+  explicit IngestWriter(DbConfig config, int attempts = 30);
+
+  Status WriteMetrics(const std::string& batch_id, const std::vector<MetricPoint>& points);
+  Status WriteLogs(const std::string& batch_id, const std::vector<LogLine>& lines);
+
+  int reconnects() const { return reconnects_; }
+
+  // How a batch's rows go in: COPY, or (after a conflict) one INSERT ... ON CONFLICT per row.
+  enum class Mode { kCopy, kRowByRow };
+
+ private:
+  using Rows = void (*)(pqxx::work&, const void* rows, Mode mode);
+  Status WriteBatch(const std::string& batch_id, const void* rows, Rows write);
+
+  DbConfig config_;
+  int attempts_;
+  int reconnects_ = 0;
+  std::unique_ptr<pqxx::connection> connection_;
+};
+
+// "2026-11-21 21:13:14.123456+00", PostgreSQL's timestamptz text form, from Unix nanoseconds.
+std::string TimestampText(int64_t unix_ns);
+
+}  // namespace det::storage

@@ -1,0 +1,130 @@
+#include "storage/ingest_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "storage/migrations.h"
+#include "tests/testing/postgres_fixture.h"
+
+namespace det::storage {
+namespace {
+
+using det::testing::PostgresEnvironment;
+
+DbConfig MigratedDatabase() {
+  DbConfig db = PostgresEnvironment::Get()->FreshDatabase();
+  auto connection = Connect(db);
+  EXPECT_TRUE(Migrate(**connection).ok());
+  return db;
+}
+
+int64_t Scalar(const DbConfig& db, const std::string& sql) {
+  auto connection = Connect(db);
+  pqxx::nontransaction tx(**connection);
+  return tx.exec1(sql)[0].as<int64_t>();
+}
+
+std::vector<MetricPoint> Points(int64_t trial, int64_t first_step, int n) {
+  std::vector<MetricPoint> points;
+  for (int i = 0; i < n; ++i) {
+    points.push_back({trial, "training", first_step + i, 0,
+                      R"({"loss": )" + std::to_string(1.0 / (first_step + i + 1)) + "}"});
+  }
+  return points;
+}
+
+std::vector<LogLine> Lines(const std::string& task, int first, int n) {
+  std::vector<LogLine> lines;
+  for (int i = 0; i < n; ++i) {
+    lines.push_back({task, "agent-1", 1767225600000000000 + int64_t{first + i} * 1000, "INFO",
+                     "stdout", "line " + std::to_string(first + i) + " with \t tab and \\ slash"});
+  }
+  return lines;
+}
+
+TEST(IngestWriterTest, BatchIsReadableOnceAcknowledged) {
+  DbConfig db = MigratedDatabase();
+  IngestWriter writer(db);
+  ASSERT_TRUE(writer.WriteMetrics("b1", Points(1, 0, 100)).ok());
+  EXPECT_EQ(Scalar(db, "SELECT count(*) FROM metrics WHERE trial_id = 1"), 100);
+  EXPECT_EQ(Scalar(db, "SELECT (metrics->>'loss')::float * 1000 FROM metrics WHERE step = 0"),
+            1000);
+  ASSERT_TRUE(writer.WriteLogs("l1", Lines("task-1", 0, 50)).ok());
+  auto connection = Connect(db);
+  pqxx::nontransaction tx(**connection);
+  EXPECT_EQ(tx.exec1("SELECT log FROM task_logs WHERE task_id = 'task-1' ORDER BY id LIMIT 1")[0]
+                .as<std::string>(),
+            "line 0 with \t tab and \\ slash");
+  EXPECT_EQ(
+      tx.exec1("SELECT extract(epoch FROM min(timestamp))::bigint FROM task_logs")[0].as<int64_t>(),
+      1767225600);
+}
+
+TEST(IngestWriterTest, RetriedBatchIdIsNotWrittenTwice) {
+  DbConfig db = MigratedDatabase();
+  IngestWriter writer(db);
+  ASSERT_TRUE(writer.WriteLogs("same", Lines("t", 0, 10)).ok());
+  ASSERT_TRUE(writer.WriteLogs("same", Lines("t", 0, 10)).ok());
+  EXPECT_EQ(Scalar(db, "SELECT count(*) FROM task_logs"), 10);
+}
+
+TEST(IngestWriterTest, RepeatedPointsInANewBatchKeepTheStoredOnes) {
+  DbConfig db = MigratedDatabase();
+  IngestWriter writer(db);
+  ASSERT_TRUE(writer.WriteMetrics("first", Points(7, 0, 10)).ok());
+  ASSERT_TRUE(writer.WriteMetrics("overlap", Points(7, 5, 10)).ok());  // steps 5..14
+  EXPECT_EQ(Scalar(db, "SELECT count(*) FROM metrics WHERE trial_id = 7"), 15);
+}
+
+TEST(IngestWriterTest, ServerRestartMidStreamLosesNothingAndDuplicatesNothing) {
+  auto& env = *PostgresEnvironment::Get();
+  DbConfig db = MigratedDatabase();
+  constexpr int kBatches = 60, kRows = 500;
+  std::atomic<int> acknowledged{0};
+  std::vector<Status> failures;
+  int reconnects = 0;
+  std::thread stream([&] {
+    IngestWriter writer(db);
+    for (int b = 0; b < kBatches; ++b) {
+      Status metrics = writer.WriteMetrics("m" + std::to_string(b), Points(3, b * kRows, kRows));
+      Status logs = writer.WriteLogs("l" + std::to_string(b), Lines("t3", b * kRows, kRows));
+      if (!metrics.ok()) failures.push_back(metrics);
+      if (!logs.ok()) failures.push_back(logs);
+      acknowledged = b + 1;
+    }
+    reconnects = writer.reconnects();
+  });
+  while (acknowledged < kBatches / 3) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(env.server().Restart().ok());  // mid-stream
+  stream.join();
+  for (const auto& f : failures) ADD_FAILURE() << f.ToString();
+  EXPECT_GE(reconnects, 1) << "the restart did not interrupt the stream";
+  EXPECT_EQ(Scalar(db, "SELECT count(*) FROM metrics"), kBatches * kRows);
+  EXPECT_EQ(Scalar(db, "SELECT count(*) FROM task_logs"), kBatches * kRows);
+  EXPECT_EQ(Scalar(db, "SELECT count(DISTINCT log) FROM task_logs"), kBatches * kRows);
+}
+
+TEST(IngestWriterTest, ConcurrentWritersEachLandAllTheirRows) {
+  DbConfig db = MigratedDatabase();
+  std::vector<std::thread> writers;
+  std::atomic<int> failed{0};
+  for (int w = 0; w < 4; ++w) {
+    writers.emplace_back([&, w] {
+      IngestWriter writer(db);
+      for (int b = 0; b < 20; ++b) {
+        std::string id = "w" + std::to_string(w) + "b" + std::to_string(b);
+        if (!writer.WriteMetrics(id, Points(100 + w, b * 50, 50)).ok()) ++failed;
+        if (!writer.WriteLogs(id, Lines("task" + std::to_string(w), b * 50, 50)).ok()) ++failed;
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(Scalar(db, "SELECT count(*) FROM metrics"), 4 * 20 * 50);
+  EXPECT_EQ(Scalar(db, "SELECT count(*) FROM task_logs"), 4 * 20 * 50);
+}
+
+}  // namespace
+}  // namespace det::storage
