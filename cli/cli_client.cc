@@ -36,13 +36,14 @@ int MasterInfo(const CliOptions& options) {
   auto info = Call<bus::MasterInfoRequest, bus::MasterInfo>(options, {});
   if (!info.ok()) return Fail(info.status());
   if (options.json) {
-    std::cout << "{\"version\":\"" << JsonEscape(info->version) << "\",\"cluster_id\":\""
+    std::cout << "{\"version\":\"" << JsonEscape(info->version) << "\",\"cluster_name\":\""
+              << JsonEscape(info->cluster_name) << "\",\"cluster_id\":\""
               << JsonEscape(info->cluster_id) << "\",\"master_id\":\"" << info->master_id
               << "\",\"started_at\":" << info->started_at << "}\n";
     return 0;
   }
-  std::cout << "version:    " << info->version << "\ncluster:    " << info->cluster_id
-            << "\nmaster id:  " << info->master_id << "\n";
+  std::cout << "version:    " << info->version << "\ncluster:    " << info->cluster_name
+            << "\ncluster id: " << info->cluster_id << "\nmaster id:  " << info->master_id << "\n";
   return 0;
 }
 

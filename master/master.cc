@@ -50,8 +50,8 @@ Result<MasterEndpoints> Master::Start() {
                        registry_->Bind(tcp(bus_config.agent_port), security, kInprocPublish));
   registry_->Start();
 
-  bus::MasterInfo info{kVersion, config_.cluster_name, bus::RandomId(),
-                       UnixNanos(clock_.WallNow())};
+  bus::MasterInfo info{kVersion, database_->cluster_id(), bus::RandomId(),
+                       UnixNanos(clock_.WallNow()), config_.cluster_name};
   gateway_ = std::make_unique<CliGateway>(context_, clock_, info, bus_config.max_message_bytes);
   DET_ASSIGN_OR_RETURN(endpoints.gateway, gateway_->Bind(tcp(bus_config.gateway_port), security));
   gateway_->Start();

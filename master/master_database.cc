@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "bus/rpc_client.h"
+#include "storage/agents_repo.h"
 #include "storage/migrations.h"
 
 namespace det::master {
@@ -21,6 +23,10 @@ Result<std::unique_ptr<MasterDatabase>> MasterDatabase::Open(const MasterDbConfi
   DET_ASSIGN_OR_RETURN(opened->schema_version_, storage::Migrate(*connection));
   spdlog::info("database {} at schema version {}", db.Describe(), opened->schema_version_);
   opened->db_ = std::make_unique<storage::Database>(db);
+  DET_RETURN_IF_ERROR(opened->db_->Run([&](pqxx::work& tx) {
+    opened->cluster_id_ = storage::EnsureClusterId(tx, bus::RandomId());
+    return Status::Ok();
+  }));
   return opened;
 }
 

@@ -17,11 +17,14 @@ class MasterDatabase {
 
   storage::Database& db() { return *db_; }
   int schema_version() const { return schema_version_; }
+  // The cluster's id: chosen at the first start and kept in the database.
+  const std::string& cluster_id() const { return cluster_id_; }
 
  private:
   std::unique_ptr<storage::LocalPostgres> local_;  // declared first: destroyed last
   std::unique_ptr<storage::Database> db_;
   int schema_version_ = 0;
+  std::string cluster_id_;
 };
 
 }  // namespace det::master

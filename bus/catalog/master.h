@@ -22,9 +22,10 @@ struct MasterInfoRequest {
 struct MasterInfo {
   static constexpr std::string_view kType = "master.info.reply";
   std::string version;
-  std::string cluster_id;
-  std::string master_id;
+  std::string cluster_id;  // chosen at the first start, kept in the database
+  std::string master_id;   // new at every start
   int64_t started_at = 0;  // Unix nanoseconds
+  std::string cluster_name;
   bool operator==(const MasterInfo&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -32,6 +33,7 @@ struct MasterInfo {
     v("cluster_id", s.cluster_id);
     v("master_id", s.master_id);
     v("started_at", s.started_at);
+    v("cluster_name", s.cluster_name);
   }
 };
 

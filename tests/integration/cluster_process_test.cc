@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -39,6 +41,7 @@ class Process {
       for (auto& a : argv) args.push_back(a.data());
       args.push_back(nullptr);
       execv(args[0], args.data());
+      dprintf(2, "cannot run %s: %s (is DET_BUILD_DIR set?)\n", args[0], strerror(errno));
       _exit(127);
     }
   }
@@ -147,6 +150,10 @@ TEST_F(ClusterProcessTest, KilledAgentIsReportedLost) {
 TEST_F(ClusterProcessTest, AgentSurvivesAMasterRestart) {
   auto agent = StartAgent("agent-c");
   ASSERT_TRUE(WaitFor("--json agent list", R"("state":"connected")"));
+  const std::string info = Det("--json master info");
+  const size_t at = info.find("\"cluster_id\":\"");
+  ASSERT_NE(at, std::string::npos) << info;
+  const std::string cluster_id = info.substr(at, info.find(',', at) - at);
   // Restart the master on the same ports.
   std::string endpoints = Log("endpoints.yaml");
   master_->Stop(SIGKILL);
@@ -161,6 +168,8 @@ TEST_F(ClusterProcessTest, AgentSurvivesAMasterRestart) {
                                 dir_ / "master2.log");
   EXPECT_TRUE(WaitFor("--json agent list", R"({"id":"agent-c","state":"connected")"))
       << Det("agent list") << Log("master2.log") << Log("agent-c.log");
+  EXPECT_NE(Det("--json master info").find(cluster_id), std::string::npos)
+      << "the cluster id must survive a restart: " << cluster_id;
 }
 
 TEST_F(ClusterProcessTest, CliWithoutMasterFailsClearly) {

@@ -13,12 +13,7 @@ namespace {
 
 using det::testing::PostgresEnvironment;
 
-DbConfig MigratedDatabase() {
-  DbConfig db = PostgresEnvironment::Get()->FreshDatabase();
-  auto connection = Connect(db);
-  EXPECT_TRUE(Migrate(**connection).ok());
-  return db;
-}
+DbConfig MigratedDatabase() { return PostgresEnvironment::Get()->MigratedDatabase(); }
 
 int64_t Scalar(const DbConfig& db, const std::string& sql) {
   auto connection = Connect(db);

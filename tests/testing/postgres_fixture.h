@@ -4,11 +4,14 @@
 
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "bus/rpc_client.h"
 #include "storage/database.h"
 #include "storage/local_postgres.h"
+#include "storage/migrations.h"
 
 namespace det::testing {
 
@@ -47,10 +50,36 @@ class PostgresEnvironment : public ::testing::Environment {
     return db;
   }
 
+  // A fresh database with the product's schema.
+  storage::DbConfig MigratedDatabase() {
+    storage::DbConfig db = FreshDatabase();
+    auto connection = storage::Connect(db);
+    EXPECT_TRUE(connection.ok()) << connection.status().ToString();
+    auto migrated = storage::Migrate(**connection);
+    EXPECT_TRUE(migrated.ok()) << migrated.status().ToString();
+    return db;
+  }
+
  private:
   static inline PostgresEnvironment* instance_ = nullptr;
   std::filesystem::path dir_;
   std::unique_ptr<storage::LocalPostgres> pg_;
 };
+
+// Runs `fn(tx)` in a transaction on its own connection, commits, and returns what `fn` returns.
+template <typename Fn>
+auto InTransaction(const storage::DbConfig& db, Fn fn) {
+  auto connection = storage::Connect(db);
+  if (!connection.ok()) throw std::runtime_error(connection.status().ToString());
+  pqxx::work tx(**connection);
+  if constexpr (std::is_void_v<decltype(fn(tx))>) {
+    fn(tx);
+    tx.commit();
+  } else {
+    auto result = fn(tx);
+    tx.commit();
+    return result;
+  }
+}
 
 }  // namespace det::testing

@@ -1,0 +1,54 @@
+#pragma once
+
+// Cloud instances the autoscaler launched, and each scaling decision with its reasons.
+//
+// Functions take the caller's transaction (Database::Run). Times are Unix nanoseconds.
+
+#include <cstdint>
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace det::storage {
+
+struct InstanceRecord {
+  std::string id;        // the provider's instance id
+  std::string provider;  // aws | gcp
+  std::string resource_pool;
+  std::string instance_type;
+  bool spot = false;
+  std::string state;
+  std::optional<std::string> agent_id;  // once its agent has connected
+  int64_t launched_ns = 0;
+  std::optional<int64_t> terminated_ns;
+};
+
+// Inserts the instance or updates its type, state and agent (launch time and provider stay).
+void UpsertInstance(pqxx::work& tx, const InstanceRecord& instance);
+Status SetInstanceState(pqxx::work& tx, const std::string& id, const std::string& state,
+                        std::optional<int64_t> terminated_ns);  // NotFound
+Status SetInstanceAgent(pqxx::work& tx, const std::string& id, const std::string& agent_id);
+Result<InstanceRecord> GetInstance(pqxx::work& tx, const std::string& id);  // NotFound
+// The pool's instances, oldest first; `live_only` leaves out terminated ones.
+std::vector<InstanceRecord> ListInstances(pqxx::work& tx, const std::string& resource_pool,
+                                          bool live_only);
+
+struct ScalingDecisionRecord {
+  int64_t id = 0;  // set by the database
+  std::string resource_pool;
+  int64_t decided_ns = 0;
+  int32_t launch = 0;                 // instances to launch
+  std::string terminate_json = "[]";  // instance ids to terminate
+  std::string reasons_json = "[]";    // why, one string per reason
+};
+
+int64_t RecordScalingDecision(pqxx::work& tx, const ScalingDecisionRecord& decision);
+// Newest first.
+std::vector<ScalingDecisionRecord> ListScalingDecisions(pqxx::work& tx,
+                                                        const std::string& resource_pool,
+                                                        int limit);
+
+}  // namespace det::storage

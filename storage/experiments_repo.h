@@ -1,0 +1,93 @@
+#pragma once
+
+// Experiments, their trials and the trials' checkpoints.
+//
+// Functions take the caller's transaction (Database::Run). Times are Unix nanoseconds. States are
+// the state machines' names (the master owns them); the repository stores what it is given.
+
+#include <cstdint>
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace det::storage {
+
+struct NewExperiment {
+  std::string name;
+  std::string config;  // the experiment YAML as submitted
+  std::string state;
+  std::optional<int64_t> owner_id;
+  std::optional<std::string> model_definition;  // a tar.gz of the model folder
+};
+
+struct ExperimentRecord {
+  int64_t id = 0;
+  std::string name;
+  std::string config;
+  std::string state;
+  std::optional<int64_t> owner_id;
+  std::optional<std::string> searcher_state;
+  bool archived = false;
+  int64_t start_ns = 0;
+  std::optional<int64_t> end_ns;
+};
+
+struct ExperimentQuery {
+  bool only_unfinished = false;  // end time not set: what a restarted master resumes
+  bool include_archived = true;
+};
+
+int64_t CreateExperiment(pqxx::work& tx, const NewExperiment& experiment);
+Result<ExperimentRecord> GetExperiment(pqxx::work& tx, int64_t id);  // NotFound
+std::vector<ExperimentRecord> ListExperiments(pqxx::work& tx, const ExperimentQuery& query);
+// `end_ns` set marks the experiment finished.
+Status SetExperimentState(pqxx::work& tx, int64_t id, const std::string& state,
+                          std::optional<int64_t> end_ns);
+Status SaveSearcherState(pqxx::work& tx, int64_t id, const std::string& searcher_state);
+Status SetExperimentArchived(pqxx::work& tx, int64_t id, bool archived);
+Result<std::optional<std::string>> GetModelDefinition(pqxx::work& tx, int64_t id);
+
+struct TrialRecord {
+  int64_t id = 0;
+  int64_t experiment_id = 0;
+  std::string request_id;  // the searcher's id for the trial, unique in its experiment
+  std::string hparams_json = "{}";
+  std::string state;
+  int32_t restarts = 0;
+  int32_t run_id = 0;
+  int64_t start_ns = 0;
+  std::optional<int64_t> end_ns;
+};
+
+// Idempotent: creating the same (experiment, request id) again returns the first trial's id.
+int64_t CreateTrial(pqxx::work& tx, int64_t experiment_id, const std::string& request_id,
+                    const std::string& hparams_json, const std::string& state);
+Result<TrialRecord> GetTrial(pqxx::work& tx, int64_t id);  // NotFound
+std::vector<TrialRecord> ListTrials(pqxx::work& tx, int64_t experiment_id);
+Status SetTrialState(pqxx::work& tx, int64_t id, const std::string& state,
+                     std::optional<int64_t> end_ns);
+Result<int32_t> RecordTrialRestart(pqxx::work& tx, int64_t id);  // returns the new count
+Result<int32_t> StartTrialRun(pqxx::work& tx, int64_t id);       // returns the new run id
+
+struct CheckpointRecord {
+  std::string uuid;
+  int64_t trial_id = 0;
+  int64_t steps_completed = 0;
+  std::string state;                  // e.g. ACTIVE, COMPLETED, DELETED
+  std::string resources_json = "{}";  // file name -> size
+  std::string metadata_json = "{}";
+  int64_t reported_ns = 0;  // set by the database
+};
+
+// Adds the checkpoint, or (a report sent again, or a state change) updates its state, resources
+// and metadata. InvalidArgument when the uuid is malformed.
+Status SaveCheckpoint(pqxx::work& tx, const CheckpointRecord& checkpoint);
+Status SetCheckpointState(pqxx::work& tx, const std::string& uuid, const std::string& state);
+std::vector<CheckpointRecord> ListCheckpoints(pqxx::work& tx, int64_t trial_id);  // by steps
+// The COMPLETED checkpoint with the most steps: where a restarted trial resumes.
+std::optional<CheckpointRecord> LatestCheckpoint(pqxx::work& tx, int64_t trial_id);
+
+}  // namespace det::storage

@@ -1,0 +1,97 @@
+#include "storage/tasks_repo.h"
+
+#include "storage/sql_support.h"
+
+namespace det::storage {
+namespace {
+
+constexpr const char* kAllocationSelect =
+    "SELECT id, task_id, resource_pool, slots, agents::text, state, det_ns(start_time),"
+    " det_ns(end_time), exit_code, failure FROM allocations";
+
+AllocationRecord ReadAllocation(const pqxx::row& row) {
+  return {row[0].as<std::string>(),     row[1].as<std::string>(),  row[2].as<std::string>(),
+          row[3].as<int32_t>(),         row[4].as<std::string>(),  row[5].as<std::string>(),
+          Nullable<int64_t>(row[6]),    Nullable<int64_t>(row[7]), Nullable<int32_t>(row[8]),
+          Nullable<std::string>(row[9])};
+}
+
+std::vector<AllocationRecord> ReadAllocations(const pqxx::result& result) {
+  std::vector<AllocationRecord> allocations;
+  for (const auto& row : result) allocations.push_back(ReadAllocation(row));
+  return allocations;
+}
+
+}  // namespace
+
+void CreateTask(pqxx::work& tx, const TaskRecord& task) {
+  tx.exec_params(
+      "INSERT INTO tasks (id, type, trial_id, config, start_time)"
+      " VALUES ($1, $2, $3, $4::jsonb, det_ts($5)) ON CONFLICT (id) DO NOTHING",
+      task.id, task.type, task.trial_id, task.config_json, task.start_ns);
+}
+
+Result<TaskRecord> GetTask(pqxx::work& tx, const std::string& id) {
+  auto result = tx.exec_params(
+      "SELECT id, type, trial_id, config::text, det_ns(start_time), det_ns(end_time)"
+      " FROM tasks WHERE id = $1",
+      id);
+  if (result.empty()) return NotFound("task \"" + id + "\" not found");
+  const auto& row = result[0];
+  return TaskRecord{row[0].as<std::string>(), row[1].as<std::string>(), Nullable<int64_t>(row[2]),
+                    row[3].as<std::string>(), row[4].as<int64_t>(),     Nullable<int64_t>(row[5])};
+}
+
+Status EndTask(pqxx::work& tx, const std::string& id, int64_t end_ns) {
+  return ExpectUpdated(
+      tx.exec_params("UPDATE tasks SET end_time = det_ts($2) WHERE id = $1", id, end_ns),
+      "task \"" + id + "\"");
+}
+
+void CreateAllocation(pqxx::work& tx, const AllocationRecord& a) {
+  tx.exec_params(
+      "INSERT INTO allocations (id, task_id, resource_pool, slots, agents, state, start_time)"
+      " VALUES ($1, $2, $3, $4, $5::jsonb, $6, det_ts($7)) ON CONFLICT (id) DO NOTHING",
+      a.id, a.task_id, a.resource_pool, a.slots, a.agents_json, a.state, a.start_ns);
+}
+
+Result<AllocationRecord> GetAllocation(pqxx::work& tx, const std::string& id) {
+  auto result = tx.exec_params(std::string(kAllocationSelect) + " WHERE id = $1", id);
+  if (result.empty()) return NotFound("allocation \"" + id + "\" not found");
+  return ReadAllocation(result[0]);
+}
+
+Status SetAllocationPlaced(pqxx::work& tx, const std::string& id, const std::string& agents_json,
+                           const std::string& state, int64_t start_ns) {
+  return ExpectUpdated(tx.exec_params("UPDATE allocations SET agents = $2::jsonb, state = $3,"
+                                      " start_time = det_ts($4) WHERE id = $1",
+                                      id, agents_json, state, start_ns),
+                       "allocation \"" + id + "\"");
+}
+
+Status SetAllocationState(pqxx::work& tx, const std::string& id, const std::string& state) {
+  return ExpectUpdated(tx.exec_params("UPDATE allocations SET state = $2 WHERE id = $1", id, state),
+                       "allocation \"" + id + "\"");
+}
+
+Status FinishAllocation(pqxx::work& tx, const std::string& id, const std::string& state,
+                        int64_t end_ns, std::optional<int32_t> exit_code,
+                        std::optional<std::string> failure) {
+  return ExpectUpdated(tx.exec_params("UPDATE allocations SET state = $2, end_time = det_ts($3),"
+                                      " exit_code = $4, failure = $5 WHERE id = $1",
+                                      id, state, end_ns, exit_code, failure),
+                       "allocation \"" + id + "\"");
+}
+
+std::vector<AllocationRecord> ListOpenAllocations(pqxx::work& tx) {
+  return ReadAllocations(tx.exec(std::string(kAllocationSelect) +
+                                 " WHERE end_time IS NULL ORDER BY start_time NULLS LAST, id"));
+}
+
+std::vector<AllocationRecord> ListTaskAllocations(pqxx::work& tx, const std::string& task_id) {
+  return ReadAllocations(tx.exec_params(
+      std::string(kAllocationSelect) + " WHERE task_id = $1 ORDER BY start_time NULLS LAST, id",
+      task_id));
+}
+
+}  // namespace det::storage

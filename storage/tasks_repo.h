@@ -1,0 +1,60 @@
+#pragma once
+
+// Tasks (a trial's run, a command, a notebook...) and their allocations: the resources the
+// scheduler gave a task, on which agents, and how it ended. A restarted master reloads the open
+// allocations to find the work that was running.
+//
+// Functions take the caller's transaction (Database::Run). Times are Unix nanoseconds.
+
+#include <cstdint>
+#include <optional>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace det::storage {
+
+struct TaskRecord {
+  std::string id;
+  std::string type;  // TRIAL, COMMAND, ...
+  std::optional<int64_t> trial_id;
+  std::string config_json = "{}";
+  int64_t start_ns = 0;
+  std::optional<int64_t> end_ns;
+};
+
+// Idempotent: a task that exists is left as it is.
+void CreateTask(pqxx::work& tx, const TaskRecord& task);
+Result<TaskRecord> GetTask(pqxx::work& tx, const std::string& id);  // NotFound
+Status EndTask(pqxx::work& tx, const std::string& id, int64_t end_ns);
+
+struct AllocationRecord {
+  std::string id;
+  std::string task_id;
+  std::string resource_pool;
+  int32_t slots = 0;
+  std::string agents_json = "[]";  // where it runs: [{"agent": id, "slots": [...]}]
+  std::string state;
+  std::optional<int64_t> start_ns;
+  std::optional<int64_t> end_ns;
+  std::optional<int32_t> exit_code;
+  std::optional<std::string> failure;
+};
+
+// Idempotent: an allocation that exists is left as it is.
+void CreateAllocation(pqxx::work& tx, const AllocationRecord& allocation);
+Result<AllocationRecord> GetAllocation(pqxx::work& tx, const std::string& id);  // NotFound
+// Records where the allocation was placed and when it started.
+Status SetAllocationPlaced(pqxx::work& tx, const std::string& id, const std::string& agents_json,
+                           const std::string& state, int64_t start_ns);
+Status SetAllocationState(pqxx::work& tx, const std::string& id, const std::string& state);
+Status FinishAllocation(pqxx::work& tx, const std::string& id, const std::string& state,
+                        int64_t end_ns, std::optional<int32_t> exit_code,
+                        std::optional<std::string> failure);
+// Allocations without an end time, oldest first.
+std::vector<AllocationRecord> ListOpenAllocations(pqxx::work& tx);
+std::vector<AllocationRecord> ListTaskAllocations(pqxx::work& tx, const std::string& task_id);
+
+}  // namespace det::storage

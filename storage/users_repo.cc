@@ -1,0 +1,142 @@
+#include "storage/users_repo.h"
+
+#include "storage/sql_support.h"
+
+namespace det::storage {
+namespace {
+
+constexpr const char* kUserColumns =
+    "u.id, u.username, u.password_hash, u.admin, u.active, det_ns(u.created_at)";
+
+UserRecord ReadUser(const pqxx::row& row) {
+  return {row[0].as<int64_t>(), row[1].as<std::string>(), row[2].as<std::string>(),
+          row[3].as<bool>(),    row[4].as<bool>(),        row[5].as<int64_t>()};
+}
+
+Result<UserRecord> OneUser(const pqxx::result& result, const std::string& what) {
+  if (result.empty()) return NotFound(what + " not found");
+  return ReadUser(result[0]);
+}
+
+}  // namespace
+
+Result<int64_t> CreateUser(pqxx::work& tx, const std::string& username,
+                           const std::string& password_hash, bool admin) {
+  auto result = tx.exec_params(
+      "INSERT INTO users (username, password_hash, admin) VALUES ($1, $2, $3)"
+      " ON CONFLICT (username) DO NOTHING RETURNING id",
+      username, password_hash, admin);
+  if (result.empty()) return AlreadyExists("user \"" + username + "\" already exists");
+  return result[0][0].as<int64_t>();
+}
+
+Result<UserRecord> FindUserByName(pqxx::work& tx, const std::string& username) {
+  return OneUser(
+      tx.exec_params(std::string("SELECT ") + kUserColumns + " FROM users u WHERE u.username = $1",
+                     username),
+      "user \"" + username + "\"");
+}
+
+Result<UserRecord> FindUserById(pqxx::work& tx, int64_t id) {
+  return OneUser(
+      tx.exec_params(std::string("SELECT ") + kUserColumns + " FROM users u WHERE u.id = $1", id),
+      "user " + std::to_string(id));
+}
+
+std::vector<UserRecord> ListUsers(pqxx::work& tx) {
+  std::vector<UserRecord> users;
+  for (const auto& row :
+       tx.exec(std::string("SELECT ") + kUserColumns + " FROM users u ORDER BY u.username")) {
+    users.push_back(ReadUser(row));
+  }
+  return users;
+}
+
+Status SetPasswordHash(pqxx::work& tx, int64_t user_id, const std::string& password_hash) {
+  return ExpectUpdated(
+      tx.exec_params("UPDATE users SET password_hash = $2 WHERE id = $1", user_id, password_hash),
+      "user " + std::to_string(user_id));
+}
+
+Status SetUserActive(pqxx::work& tx, int64_t user_id, bool active) {
+  return ExpectUpdated(
+      tx.exec_params("UPDATE users SET active = $2 WHERE id = $1", user_id, active),
+      "user " + std::to_string(user_id));
+}
+
+Status SetUserAdmin(pqxx::work& tx, int64_t user_id, bool admin) {
+  return ExpectUpdated(tx.exec_params("UPDATE users SET admin = $2 WHERE id = $1", user_id, admin),
+                       "user " + std::to_string(user_id));
+}
+
+Result<int64_t> CreateSession(pqxx::work& tx, int64_t user_id, const std::string& token_hash,
+                              int64_t expires_at_ns) {
+  return tx
+      .exec_params1(
+          "INSERT INTO user_sessions (user_id, token_hash, expires_at) VALUES ($1, $2, det_ts($3))"
+          " RETURNING id",
+          user_id, token_hash, expires_at_ns)[0]
+      .as<int64_t>();
+}
+
+Result<UserRecord> FindSessionUser(pqxx::work& tx, const std::string& token_hash, int64_t now_ns) {
+  return OneUser(tx.exec_params(std::string("SELECT ") + kUserColumns +
+                                    " FROM user_sessions s JOIN users u ON u.id = s.user_id"
+                                    " WHERE s.token_hash = $1 AND s.expires_at > det_ts($2)"
+                                    " AND u.active",
+                                token_hash, now_ns),
+                 "session");
+}
+
+Status DeleteSession(pqxx::work& tx, const std::string& token_hash) {
+  tx.exec_params("DELETE FROM user_sessions WHERE token_hash = $1", token_hash);
+  return Status::Ok();
+}
+
+int64_t DeleteExpiredSessions(pqxx::work& tx, int64_t now_ns) {
+  return tx.exec_params("DELETE FROM user_sessions WHERE expires_at <= det_ts($1)", now_ns)
+      .affected_rows();
+}
+
+Result<int64_t> CreateAccessToken(pqxx::work& tx, int64_t user_id, const std::string& token_hash,
+                                  const std::string& description,
+                                  std::optional<int64_t> expires_at_ns) {
+  return tx
+      .exec_params1(
+          "INSERT INTO access_tokens (user_id, token_hash, description, expires_at)"
+          " VALUES ($1, $2, $3, det_ts($4)) RETURNING id",
+          user_id, token_hash, description, expires_at_ns)[0]
+      .as<int64_t>();
+}
+
+Result<UserRecord> FindAccessTokenUser(pqxx::work& tx, const std::string& token_hash,
+                                       int64_t now_ns) {
+  return OneUser(
+      tx.exec_params(std::string("SELECT ") + kUserColumns +
+                         " FROM access_tokens t JOIN users u ON u.id = t.user_id"
+                         " WHERE t.token_hash = $1 AND t.revoked_at IS NULL"
+                         " AND (t.expires_at IS NULL OR t.expires_at > det_ts($2)) AND u.active",
+                     token_hash, now_ns),
+      "access token");
+}
+
+Status RevokeAccessToken(pqxx::work& tx, int64_t token_id, int64_t now_ns) {
+  return ExpectUpdated(tx.exec_params("UPDATE access_tokens SET revoked_at = det_ts($2)"
+                                      " WHERE id = $1 AND revoked_at IS NULL",
+                                      token_id, now_ns),
+                       "live access token " + std::to_string(token_id));
+}
+
+std::vector<AccessTokenRecord> ListAccessTokens(pqxx::work& tx, int64_t user_id) {
+  std::vector<AccessTokenRecord> tokens;
+  for (const auto& row :
+       tx.exec_params("SELECT id, user_id, description, det_ns(created_at), det_ns(expires_at),"
+                      " det_ns(revoked_at) FROM access_tokens WHERE user_id = $1 ORDER BY id",
+                      user_id)) {
+    tokens.push_back({row[0].as<int64_t>(), row[1].as<int64_t>(), row[2].as<std::string>(),
+                      row[3].as<int64_t>(), Nullable<int64_t>(row[4]), Nullable<int64_t>(row[5])});
+  }
+  return tokens;
+}
+
+}  // namespace det::storage

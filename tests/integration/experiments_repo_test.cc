@@ -1,0 +1,193 @@
+// Experiments, trials, checkpoints, tasks and allocations, and reads of metrics and logs.
+
+#include "storage/experiments_repo.h"
+
+#include <gtest/gtest.h>
+
+#include "storage/ingest_writer.h"
+#include "storage/tasks_repo.h"
+#include "storage/telemetry_repo.h"
+#include "storage/users_repo.h"
+#include "tests/testing/postgres_fixture.h"
+
+namespace det::storage {
+namespace {
+
+using det::testing::InTransaction;
+using det::testing::PostgresEnvironment;
+
+constexpr int64_t kT0 = 1'800'000'000'000'001'000;
+constexpr int64_t kSecond = 1'000'000'000;
+constexpr const char* kUuidA = "0b3f4b2e-6c1d-4e0a-9a51-5a0f2a1d7c01";
+constexpr const char* kUuidB = "0b3f4b2e-6c1d-4e0a-9a51-5a0f2a1d7c02";
+
+class ExperimentsRepoTest : public ::testing::Test {
+ protected:
+  DbConfig db_ = PostgresEnvironment::Get()->MigratedDatabase();
+
+  int64_t NewExperiment(const std::string& name) {
+    return InTransaction(db_, [&](pqxx::work& tx) {
+      return CreateExperiment(
+          tx, {name, "searcher: {name: single}\n", "ACTIVE", std::nullopt, std::nullopt});
+    });
+  }
+  int64_t NewTrial(int64_t experiment, const std::string& request) {
+    return InTransaction(db_, [&](pqxx::work& tx) {
+      return CreateTrial(tx, experiment, request, R"({"lr": 0.1})", "ACTIVE");
+    });
+  }
+};
+
+TEST_F(ExperimentsRepoTest, ExperimentKeepsConfigOwnerAndModelBytes) {
+  const std::string model("\x1f\x8b\x00\x00binary\xff", 11);  // NUL and high bytes survive
+  InTransaction(db_, [&](pqxx::work& tx) {
+    const int64_t owner = *CreateUser(tx, "alice", "h", false);
+    const int64_t id = CreateExperiment(tx, {"mnist", "name: mnist\n", "ACTIVE", owner, model});
+    auto experiment = GetExperiment(tx, id);
+    ASSERT_TRUE(experiment.ok()) << experiment.status().ToString();
+    EXPECT_EQ(experiment->name, "mnist");
+    EXPECT_EQ(experiment->config, "name: mnist\n");
+    EXPECT_EQ(experiment->owner_id, owner);
+    EXPECT_FALSE(experiment->end_ns.has_value());
+    EXPECT_EQ(*GetModelDefinition(tx, id), model);
+    EXPECT_EQ(GetExperiment(tx, id + 100).status().code(), StatusCode::kNotFound);
+  });
+}
+
+TEST_F(ExperimentsRepoTest, StateSearcherStateAndArchiveAreStored) {
+  const int64_t done = NewExperiment("done");
+  const int64_t running = NewExperiment("running");
+  const std::string searcher_state("\x00\x01state", 7);
+  InTransaction(db_, [&](pqxx::work& tx) {
+    ASSERT_TRUE(SaveSearcherState(tx, running, searcher_state).ok());
+    ASSERT_TRUE(SetExperimentState(tx, done, "COMPLETED", kT0).ok());
+    ASSERT_TRUE(SetExperimentArchived(tx, done, true).ok());
+    EXPECT_EQ(SetExperimentState(tx, 999, "X", std::nullopt).code(), StatusCode::kNotFound);
+
+    EXPECT_EQ(GetExperiment(tx, running)->searcher_state, searcher_state);
+    EXPECT_EQ(GetExperiment(tx, done)->end_ns, kT0);
+    auto unfinished = ListExperiments(tx, {.only_unfinished = true});
+    ASSERT_EQ(unfinished.size(), 1u);
+    EXPECT_EQ(unfinished[0].id, running);
+    EXPECT_EQ(ListExperiments(tx, {.include_archived = false}).size(), 1u);
+    EXPECT_EQ(ListExperiments(tx, {}).size(), 2u);
+  });
+}
+
+TEST_F(ExperimentsRepoTest, TrialCreationIsIdempotentPerRequestId) {
+  const int64_t experiment = NewExperiment("e");
+  const int64_t first = NewTrial(experiment, "r1");
+  EXPECT_EQ(NewTrial(experiment, "r1"), first);
+  const int64_t second = NewTrial(experiment, "r2");
+  EXPECT_NE(second, first);
+  InTransaction(db_, [&](pqxx::work& tx) {
+    auto trials = ListTrials(tx, experiment);
+    ASSERT_EQ(trials.size(), 2u);
+    EXPECT_EQ(trials[0].hparams_json, R"({"lr": 0.1})");
+    EXPECT_EQ(trials[0].request_id, "r1");
+  });
+}
+
+TEST_F(ExperimentsRepoTest, TrialRestartsRunsAndEndAreCounted) {
+  const int64_t trial = NewTrial(NewExperiment("e"), "r1");
+  InTransaction(db_, [&](pqxx::work& tx) {
+    EXPECT_EQ(*StartTrialRun(tx, trial), 1);
+    EXPECT_EQ(*RecordTrialRestart(tx, trial), 1);
+    EXPECT_EQ(*StartTrialRun(tx, trial), 2);
+    ASSERT_TRUE(SetTrialState(tx, trial, "COMPLETED", kT0).ok());
+    auto record = GetTrial(tx, trial);
+    EXPECT_EQ(record->restarts, 1);
+    EXPECT_EQ(record->run_id, 2);
+    EXPECT_EQ(record->state, "COMPLETED");
+    EXPECT_EQ(record->end_ns, kT0);
+    EXPECT_EQ(RecordTrialRestart(tx, trial + 1).status().code(), StatusCode::kNotFound);
+  });
+}
+
+TEST_F(ExperimentsRepoTest, CheckpointsAreUpsertedAndTheLatestCompletedOneIsFound) {
+  const int64_t trial = NewTrial(NewExperiment("e"), "r1");
+  InTransaction(db_, [&](pqxx::work& tx) {
+    EXPECT_FALSE(LatestCheckpoint(tx, trial).has_value());
+    ASSERT_TRUE(SaveCheckpoint(tx, {kUuidA, trial, 100, "COMPLETED", R"({"w.pt": 10})"}).ok());
+    ASSERT_TRUE(SaveCheckpoint(tx, {kUuidB, trial, 200, "ACTIVE"}).ok());
+    EXPECT_EQ(LatestCheckpoint(tx, trial)->uuid, kUuidA);  // B is not complete yet
+    ASSERT_TRUE(SaveCheckpoint(tx, {kUuidB, trial, 200, "COMPLETED", R"({"w.pt": 12})"}).ok());
+    EXPECT_EQ(LatestCheckpoint(tx, trial)->uuid, kUuidB);
+    ASSERT_TRUE(SetCheckpointState(tx, kUuidB, "DELETED").ok());
+    EXPECT_EQ(LatestCheckpoint(tx, trial)->steps_completed, 100);
+
+    auto all = ListCheckpoints(tx, trial);
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[1].resources_json, R"({"w.pt": 12})");
+    Status bad = SaveCheckpoint(tx, {"not-a-uuid'; --", trial, 1, "ACTIVE"});
+    EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(bad.message().find("not-a-uuid"), std::string::npos);
+  });
+}
+
+TEST_F(ExperimentsRepoTest, AllocationsAreOpenUntilFinished) {
+  const int64_t trial = NewTrial(NewExperiment("e"), "r1");
+  InTransaction(db_, [&](pqxx::work& tx) {
+    CreateTask(tx, {"task-1", "TRIAL", trial, "{}", kT0});
+    CreateTask(tx, {"task-1", "COMMAND", std::nullopt, "{}", kT0 + kSecond});  // no-op
+    EXPECT_EQ(GetTask(tx, "task-1")->type, "TRIAL");
+    EXPECT_EQ(GetTask(tx, "task-1")->trial_id, trial);
+
+    CreateAllocation(tx, {"task-1.1", "task-1", "default", 2, "[]", "PENDING"});
+    CreateAllocation(tx, {"task-1.2", "task-1", "default", 2, "[]", "PENDING"});
+    ASSERT_TRUE(SetAllocationPlaced(tx, "task-1.1", R"([{"agent": "a1"}])", "RUNNING", kT0).ok());
+    ASSERT_TRUE(SetAllocationState(tx, "task-1.2", "ASSIGNED").ok());
+    ASSERT_TRUE(
+        FinishAllocation(tx, "task-1.1", "TERMINATED", kT0 + kSecond, 137, "agent lost").ok());
+    EXPECT_EQ(SetAllocationState(tx, "nope", "X").code(), StatusCode::kNotFound);
+
+    auto open = ListOpenAllocations(tx);
+    ASSERT_EQ(open.size(), 1u);
+    EXPECT_EQ(open[0].id, "task-1.2");
+    EXPECT_EQ(open[0].state, "ASSIGNED");
+    auto done = GetAllocation(tx, "task-1.1");
+    EXPECT_EQ(done->agents_json, R"([{"agent": "a1"}])");
+    EXPECT_EQ(done->start_ns, kT0);
+    EXPECT_EQ(done->exit_code, 137);
+    EXPECT_EQ(done->failure, "agent lost");
+    EXPECT_EQ(ListTaskAllocations(tx, "task-1").size(), 2u);
+    ASSERT_TRUE(EndTask(tx, "task-1", kT0 + 2 * kSecond).ok());
+    EXPECT_EQ(GetTask(tx, "task-1")->end_ns, kT0 + 2 * kSecond);
+  });
+}
+
+TEST_F(ExperimentsRepoTest, MetricsAndLogsWrittenByTheWriterAreReadInPages) {
+  IngestWriter writer(db_);
+  std::vector<MetricPoint> points;
+  for (int step = 1; step <= 5; ++step) {
+    points.push_back({7, "training", step, 0, R"({"loss": )" + std::to_string(step) + "}"});
+  }
+  points.push_back({7, "validation", 5, 0, R"({"acc": 0.9})"});
+  ASSERT_TRUE(writer.WriteMetrics("m1", points).ok());
+  std::vector<LogLine> lines;
+  for (int i = 0; i < 5; ++i)
+    lines.push_back({"task-1", "a1", kT0 + i, "INFO", "stdout", "l" + std::to_string(i)});
+  ASSERT_TRUE(writer.WriteLogs("l1", lines).ok());
+
+  InTransaction(db_, [&](pqxx::work& tx) {
+    auto page = ReadMetrics(tx, 7, "training", 0, 3);
+    ASSERT_EQ(page.size(), 3u);
+    EXPECT_EQ(page[2].step, 3);
+    auto rest = ReadMetrics(tx, 7, "training", page.back().step, 10);
+    ASSERT_EQ(rest.size(), 2u);
+    EXPECT_EQ(rest[1].metrics_json, R"({"loss": 5})");
+    EXPECT_EQ(ReadMetrics(tx, 7, "validation", 0, 10).size(), 1u);
+
+    auto first = ReadTaskLogs(tx, "task-1", 0, 2);
+    ASSERT_EQ(first.size(), 2u);
+    EXPECT_EQ(first[0].line.log, "l0");
+    EXPECT_EQ(first[0].line.timestamp_ns, kT0 - kT0 % 1000);
+    auto next = ReadTaskLogs(tx, "task-1", first.back().id, 10);
+    ASSERT_EQ(next.size(), 3u);
+    EXPECT_EQ(next[2].line.log, "l4");
+    EXPECT_TRUE(ReadTaskLogs(tx, "task-2", 0, 10).empty());
+  });
+}
+
+}  // namespace
+}  // namespace det::storage
