@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "agent/devices.h"
 #include "common/process.h"
 #include "common/version.h"
 
@@ -12,12 +13,7 @@ namespace det::agent {
 Agent::Agent(AgentConfig config, const Clock& clock) : config_(std::move(config)), clock_(clock) {}
 
 bus::AgentRegister Agent::Registration() const {
-  bus::AgentRegister reg{kVersion, config_.resource_pool, HostName(), {}};
-  // Real device discovery (CPUs, nvidia-smi) arrives with the master-and-agents issue; until then
-  // an agent offers its artificial slots, or one CPU slot.
-  const int slots = config_.artificial_slots > 0 ? config_.artificial_slots : 1;
-  for (int i = 0; i < slots; ++i) reg.slots.push_back({"cpu" + std::to_string(i), "cpu", "CPU"});
-  return reg;
+  return {kVersion, config_.resource_pool, HostName(), slots_};
 }
 
 int Agent::Run(const std::atomic<bool>& stop) {
@@ -26,6 +22,18 @@ int Agent::Run(const std::atomic<bool>& stop) {
     spdlog::critical("{}", security.status().message());
     return 2;
   }
+  auto slots = DiscoverSlots(config_.devices, &RunCommand);
+  if (!slots.ok()) {
+    spdlog::critical("device discovery: {}", slots.status().message());
+    return 2;
+  }
+  slots_ = std::move(*slots);
+  for (const auto& slot : slots_) {
+    spdlog::info("slot {}: {} {}{}", slot.id, slot.type, slot.brand,
+                 slot.uuid.empty() ? "" : " (" + slot.uuid + ")");
+  }
+  runner_ = std::make_unique<WorkloadRunner>(
+      WorkloadRunner::Options{config_.agent_id, config_.work_dir, slots_}, clock_, shipper_);
   bus::BackoffPolicy backoff{config_.agent_reconnect_backoff, std::chrono::minutes(1)};
   channel_ = std::make_unique<bus::AgentChannelClient>(
       context_, config_.agent_id, bus::TcpEndpoint(config_.master_host, config_.master_port),
@@ -34,28 +42,50 @@ int Agent::Run(const std::atomic<bool>& stop) {
     spdlog::critical("{}", started.message());
     return 2;
   }
-  spdlog::info("det-agent {} ({}) joining master {}:{}", kVersion, config_.agent_id,
-               config_.master_host, config_.master_port);
-  std::vector<bus::AgentChannelClient::Event> events;
+  spdlog::info("det-agent {} ({}) joining master {}:{} with {} slots", kVersion, config_.agent_id,
+               config_.master_host, config_.master_port, slots_.size());
   while (!stop.load()) {
     if (channel_->state() == bus::AgentChannelClient::State::kGaveUp) {
       spdlog::error("gave up reconnecting to the master after {} attempts",
                     config_.agent_reconnect_attempts);
+      RunConnectionLostHook();
+      runner_->Abandon();
       return 3;
     }
-    zmq::socket_t* socket = channel_->socket();
-    if (socket) {
-      zmq::pollitem_t item{socket->handle(), 0, ZMQ_POLLIN, 0};
-      bus::Poll(&item, 1, std::chrono::milliseconds(100));
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    events.clear();
-    channel_->Receive(&events);
-    channel_->Tick(&events);
-    for (auto& event : events) OnEvent(event);
+    PollOnce();
   }
   return 0;
+}
+
+void Agent::PollOnce() {
+  poll_items_.clear();
+  if (zmq::socket_t* socket = channel_->socket()) {
+    poll_items_.push_back({socket->handle(), 0, ZMQ_POLLIN, 0});
+  }
+  runner_->AppendPollItems(&poll_items_);
+  auto timeout = std::chrono::milliseconds(100);
+  const MonoTime due = shipper_.NextDue();
+  if (due != MonoTime::max()) {
+    timeout = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(due - clock_.Now()),
+                         std::chrono::milliseconds(0), timeout);
+  }
+  if (poll_items_.empty()) {
+    std::this_thread::sleep_for(timeout);
+  } else {
+    bus::Poll(poll_items_.data(), poll_items_.size(), timeout);
+  }
+  std::vector<bus::AgentChannelClient::Event> events;
+  channel_->Receive(&events);
+  channel_->Tick(&events);
+  for (auto& event : events) OnEvent(event);
+  WorkloadRunner::Reports reports;
+  runner_->Tick(&reports);
+  Send(reports);
+}
+
+void Agent::Send(WorkloadRunner::Reports& reports) {
+  for (const auto& batch : reports.logs) channel_->SendReliable(batch);
+  for (const auto& state : reports.states) channel_->SendReliable(state);
 }
 
 void Agent::OnEvent(bus::AgentChannelClient::Event& event) {
@@ -65,6 +95,10 @@ void Agent::OnEvent(bus::AgentChannelClient::Event& event) {
       spdlog::info("connected to the master{}; registering",
                    event.master_restarted ? " (master restarted)" : "");
       channel_->SendReliable(Registration());
+      // A restarted master may not have stored what the old one acknowledged: send it again.
+      if (event.master_restarted) {
+        for (const auto& batch : shipper_.Unconfirmed()) channel_->SendReliable(batch);
+      }
       return;
     case Kind::kDisconnected:
       spdlog::warn("lost the master; reconnecting");
@@ -72,14 +106,40 @@ void Agent::OnEvent(bus::AgentChannelClient::Event& event) {
     case Kind::kGaveUp:
       return;
     case Kind::kMessage:
-      break;
+      OnMessage(event.message);
+      return;
   }
-  if (event.message.is(bus::AgentPing::kType)) {
-    auto ping = event.message.Decode<bus::AgentPing>();
+}
+
+void Agent::OnMessage(const bus::Envelope& message) {
+  if (message.is(bus::WorkloadStart::kType)) {
+    auto start = message.Decode<bus::WorkloadStart>();
+    if (!start.ok()) {
+      spdlog::warn("bad workload.start: {}", start.status().message());
+      return;
+    }
+    WorkloadRunner::Reports reports;
+    runner_->Start(*start, &reports);
+    Send(reports);
+  } else if (message.is(bus::WorkloadKill::kType)) {
+    auto kill = message.Decode<bus::WorkloadKill>();
+    if (kill.ok()) runner_->Kill(*kill);
+  } else if (message.is(bus::WorkloadLogsCommitted::kType)) {
+    auto committed = message.Decode<bus::WorkloadLogsCommitted>();
+    if (committed.ok()) shipper_.Confirmed(committed->allocation_id, committed->batch);
+  } else if (message.is(bus::AgentPing::kType)) {
+    auto ping = message.Decode<bus::AgentPing>();
     if (ping.ok()) channel_->SendReliable(bus::AgentEcho{ping->nonce});
-    return;
+  } else {
+    spdlog::debug("ignoring {} from the master", message.type);
   }
-  spdlog::debug("ignoring {} from the master", event.message.type);
+}
+
+void Agent::RunConnectionLostHook() const {
+  if (config_.on_connection_lost.empty()) return;
+  spdlog::info("running hooks.on_connection_lost: {}", config_.on_connection_lost[0]);
+  auto ran = RunCommand(config_.on_connection_lost);
+  if (!ran.ok()) spdlog::error("hooks.on_connection_lost: {}", ran.status().message());
 }
 
 }  // namespace det::agent

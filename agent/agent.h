@@ -1,18 +1,25 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
+#include <vector>
 #include <zmq.hpp>
 
 #include "agent/agent_config.h"
+#include "agent/log_shipper.h"
+#include "agent/workload_runner.h"
 #include "bus/agent_channel_client.h"
 #include "bus/catalog/agent.h"
 
 namespace det::agent {
 
-// det-agent's main loop: joins the master over the agent channel, registers its slots after
-// every welcome, answers the master's commands, and keeps going across master restarts.
+// det-agent's main loop: discovers its slots, joins the master over the agent channel, registers
+// after every welcome, runs the workloads the master starts (WorkloadRunner), ships their output
+// (LogShipper) and reports their states, and keeps going across master restarts.
 //
-// Run() returns 0 when `stop` is set, 3 when it gave up reconnecting.
+// Run() returns 0 when `stop` is set, 2 when it cannot start (bad security config, no devices of
+// the requested slot type), 3 when it gave up reconnecting (after running
+// hooks.on_connection_lost).
 class Agent {
  public:
   Agent(AgentConfig config, const Clock& clock);
@@ -21,11 +28,19 @@ class Agent {
  private:
   bus::AgentRegister Registration() const;
   void OnEvent(bus::AgentChannelClient::Event& event);
+  void OnMessage(const bus::Envelope& message);
+  void Send(WorkloadRunner::Reports& reports);
+  void PollOnce();
+  void RunConnectionLostHook() const;
 
   AgentConfig config_;
   const Clock& clock_;
   zmq::context_t context_;
+  std::vector<bus::SlotInfo> slots_;
+  LogShipper shipper_;
+  std::unique_ptr<WorkloadRunner> runner_;
   std::unique_ptr<bus::AgentChannelClient> channel_;
+  std::vector<zmq::pollitem_t> poll_items_;
 };
 
 }  // namespace det::agent

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "agent/devices.h"
 #include "bus/agent_channel.h"
 #include "bus/backoff.h"
 #include "bus/security.h"
@@ -10,20 +12,30 @@
 
 namespace det::agent {
 
-// agent.yaml, with Determined's field names where they exist.
+// agent.yaml, with Determined's field names where they exist. Every top-level scalar can also be
+// set by an environment variable DET_<NAME> (e.g. DET_MASTER_HOST), which a flag overrides.
 struct AgentConfig {
   std::string master_host = "127.0.0.1";
   int master_port = 8091;  // the master's bus.agent_port
   std::string agent_id;    // default: this host's name
   std::string resource_pool = "default";
-  int artificial_slots = 0;          // >0: report this many fake CPU slots (testing)
+  DeviceConfig devices;              // slot_type, artificial_slots, visible_gpus
+  std::string work_dir;              // workloads' folders; default /tmp/det-agent/<agent_id>
   int agent_reconnect_attempts = 5;  // failed joins in a row before giving up (0: never)
   Duration agent_reconnect_backoff = std::chrono::seconds(5);  // first delay; doubles, max 1m
+  std::vector<std::string> on_connection_lost;  // hooks.on_connection_lost: argv to run
   bus::AgentChannelConfig channel;  // heartbeat_interval (1s), master_silence_limit (5s)
   bus::SecurityConfig security;
   LogConfig log;
 };
 
 Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc);
+// ParseAgentConfig after ApplyAgentEnvironment with the process's environment.
+Result<AgentConfig> ParseAgentConfigWithEnvironment(const YAML::Node& doc);
+
+// Copies DET_<NAME> environment variables over the document's top-level scalars (names listed in
+// kAgentEnvFields); `getenv` is injectable for tests.
+void ApplyAgentEnvironment(YAML::Node& doc, const char* (*getenv)(const char*));
+extern const std::vector<std::string> kAgentEnvFields;
 
 }  // namespace det::agent

@@ -10,7 +10,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"det-agent: offers this host's slots to the det-master and runs its workloads"};
-  std::string config_path, log_level, log_format, master_host, agent_id, pool;
+  std::string config_path, log_level, log_format, master_host, agent_id, pool, slot_type, work_dir;
   int master_port = -1, artificial_slots = -1;
   bool plaintext = false;
   app.set_version_flag("--version", std::string("det-agent ") + det::kVersion);
@@ -20,12 +20,15 @@ int main(int argc, char** argv) {
   app.add_option("--agent-id", agent_id, "agent id (default: hostname)");
   app.add_option("--resource-pool", pool, "resource pool to join");
   app.add_option("--artificial-slots", artificial_slots, "report N fake CPU slots (testing)");
+  app.add_option("--slot-type", slot_type, "auto|cuda|cpu|none (overrides slot_type)")
+      ->check(CLI::IsMember({"auto", "cuda", "cpu", "none"}));
+  app.add_option("--work-dir", work_dir, "workloads' folders (overrides work_dir)");
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error");
   app.add_option("--log-format", log_format, "text|json");
   app.add_flag("--plaintext", plaintext, "allow TCP without CURVE (bus.security.plaintext)");
   CLI11_PARSE(app, argc, argv);
 
-  auto config = det::LoadConfig(config_path, &det::agent::ParseAgentConfig);
+  auto config = det::LoadConfig(config_path, &det::agent::ParseAgentConfigWithEnvironment);
   if (!config.ok()) {
     std::cerr << "error: " << config.status().message() << "\n";
     return 2;
@@ -34,7 +37,9 @@ int main(int argc, char** argv) {
   if (master_port >= 0) config->master_port = master_port;
   if (!agent_id.empty()) config->agent_id = agent_id;
   if (!pool.empty()) config->resource_pool = pool;
-  if (artificial_slots >= 0) config->artificial_slots = artificial_slots;
+  if (!slot_type.empty()) config->devices.slot_type = slot_type;
+  if (!work_dir.empty()) config->work_dir = work_dir;
+  if (artificial_slots >= 0) config->devices.artificial_slots = artificial_slots;
   if (plaintext) config->security.plaintext = true;
   if (int rc = det::SetUpLogging(config->log, log_level, log_format); rc != 0) return rc;
 

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "cli/cli_client.h"
+#include "cli/task_commands.h"
 #include "common/version.h"
 
 namespace {
@@ -40,6 +41,35 @@ int main(int argc, char** argv) {
   agent->add_subcommand("list", "agents and their slots")->callback([&] {
     rc = det::cli::AgentList(options);
   });
+  det::cli::CommandRunOptions run;
+  auto* cmd = app.add_subcommand("cmd", "commands: run a program on the cluster's slots");
+  cmd->alias("command")->require_subcommand(1);
+  auto* cmd_run =
+      cmd->add_subcommand("run", "run ENTRYPOINT... (one argument: through /bin/sh -c)");
+  cmd_run->add_option("entrypoint", run.entrypoint, "the program and its arguments")->required();
+  cmd_run->add_option("--slots", run.slots, "slots to use (default 1)");
+  cmd_run->add_option("--resource-pool", run.resource_pool, "resource pool (default: default)");
+  cmd_run->add_option("-e,--env", run.env, "KEY=VALUE for the command's environment");
+  cmd_run->prefix_command(false);
+  cmd_run->callback([&] { rc = det::cli::CommandRun(options, run); });
+
+  std::string task_id;
+  bool follow = false;
+  auto* task = app.add_subcommand("task", "tasks: what runs on the cluster")->require_subcommand(1);
+  task->add_subcommand("list", "tasks, oldest first")->callback([&] {
+    rc = det::cli::TaskList(options);
+  });
+  auto* logs = task->add_subcommand("logs", "a task's output");
+  logs->add_option("task_id", task_id, "the task")->required();
+  logs->add_flag("-f,--follow", follow, "keep printing until the task ends");
+  logs->callback([&] { rc = det::cli::TaskLogs(options, task_id, follow); });
+  auto* kill = task->add_subcommand("kill", "stop a task (SIGTERM, then SIGKILL)");
+  kill->add_option("task_id", task_id, "the task")->required();
+  kill->callback([&] { rc = det::cli::TaskKill(options, task_id); });
+  auto* wait = task->add_subcommand("wait", "wait for a task to end; exit 0 if it succeeded");
+  wait->add_option("task_id", task_id, "the task")->required();
+  wait->callback([&] { rc = det::cli::TaskWait(options, task_id); });
+
   std::string base;
   auto* keygen = app.add_subcommand("keygen", "create a CURVE key pair: NAME.key and NAME.pub");
   keygen->add_option("name", base, "path prefix of the key files")->required();

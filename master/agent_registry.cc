@@ -2,20 +2,70 @@
 
 #include <spdlog/spdlog.h>
 
+#include <nlohmann/json.hpp>
+
+#include "master/task_persistence.h"
+#include "storage/agents_repo.h"
+
 namespace det::master {
+namespace {
+
+std::string SlotsJson(const std::vector<bus::SlotInfo>& slots) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& slot : slots) {
+    all.push_back({{"id", slot.id},
+                   {"type", slot.type},
+                   {"brand", slot.brand},
+                   {"uuid", slot.uuid},
+                   {"memory_mib", slot.memory_mib}});
+  }
+  return all.dump();
+}
+
+}  // namespace
 
 using ChannelEvent = bus::AgentChannelServer::Event;
 
 AgentRegistry::AgentRegistry(zmq::context_t& context, const Clock& clock,
-                             const MasterBusConfig& config)
+                             const MasterBusConfig& config, Store& store,
+                             std::string master_address)
     : clock_(clock),
       channel_(context, "master", clock, config.channel,
                bus::SocketLimits{.max_message_bytes = config.max_message_bytes}),
       queries_(context, "agent-registry", clock),
-      publisher_(context, "master.agent-registry", clock) {
+      publisher_(context, "master.agent-registry", clock),
+      store_(store),
+      tasks_(*this, std::move(master_address)) {
+  HandleQueries();
+}
+
+void AgentRegistry::HandleQueries() {
+  using bus::RpcContext;
   queries_.Handle<bus::AgentListRequest, bus::AgentList>(
-      [this](const bus::RpcContext&, const bus::AgentListRequest&) -> Result<bus::AgentList> {
+      [this](const RpcContext&, const bus::AgentListRequest&) -> Result<bus::AgentList> {
         return List();
+      });
+  queries_.Handle<bus::CommandRunRequest, bus::CommandRunReply>(
+      [this](const RpcContext&, const bus::CommandRunRequest& r) -> Result<bus::CommandRunReply> {
+        DET_ASSIGN_OR_RETURN(
+            std::string id,
+            tasks_.Submit({r.entrypoint, r.slots, r.resource_pool, r.env}, NowNs()));
+        return bus::CommandRunReply{id};
+      });
+  queries_.Handle<bus::TaskListRequest, bus::TaskList>(
+      [this](const RpcContext&, const bus::TaskListRequest&) -> Result<bus::TaskList> {
+        return bus::TaskList{tasks_.List()};
+      });
+  queries_.Handle<bus::TaskGetRequest, bus::TaskGetReply>(
+      [this](const RpcContext&, const bus::TaskGetRequest& r) -> Result<bus::TaskGetReply> {
+        const Task* task = tasks_.Find(r.task_id);
+        if (!task) return NotFound("task " + r.task_id + " not found");
+        return bus::TaskGetReply{task->Summary()};
+      });
+  queries_.Handle<bus::TaskKillRequest, bus::TaskKillReply>(
+      [this](const RpcContext&, const bus::TaskKillRequest& r) -> Result<bus::TaskKillReply> {
+        DET_ASSIGN_OR_RETURN(std::string state, tasks_.Kill(r.task_id, NowNs()));
+        return bus::TaskKillReply{state};
       });
 }
 
@@ -53,6 +103,7 @@ void AgentRegistry::Run() {
     publisher_.Pump();
     channel_.Tick(&events);
     for (auto& event : events) OnChannelEvent(event);
+    ConfirmCommittedLogs();
   }
 }
 
@@ -65,10 +116,12 @@ void AgentRegistry::OnChannelEvent(ChannelEvent& event) {
       spdlog::info("agent {} reconnected{}", event.agent_id,
                    event.agent_restarted ? " (agent restarted)" : "");
       SetState(event.agent_id, "connected");
+      tasks_.SetAgentSchedulable(event.agent_id, true);
       return;
     case ChannelEvent::Kind::kLost:
       spdlog::warn("agent {} lost: silent past the limit; keeping its place", event.agent_id);
       SetState(event.agent_id, "lost");
+      tasks_.SetAgentSchedulable(event.agent_id, false);
       return;
     case ChannelEvent::Kind::kExpired:
       spdlog::warn("agent {} gone: did not reconnect within the reconnect window", event.agent_id);
@@ -76,18 +129,57 @@ void AgentRegistry::OnChannelEvent(ChannelEvent& event) {
         PublishState(event.agent_id, it->second, /*tombstone=*/true);
         agents_.erase(it);
       }
+      tasks_.RemoveAgent(event.agent_id, NowNs());
       return;
     case ChannelEvent::Kind::kMessage:
-      break;
-  }
-  if (event.message.is(bus::AgentRegister::kType)) {
-    auto info = event.message.Decode<bus::AgentRegister>();
-    if (!info.ok()) {
-      spdlog::warn("agent {}: bad registration: {}", event.agent_id, info.status().message());
+      OnAgentMessage(event.agent_id, event.message);
       return;
-    }
-    OnRegister(event.agent_id, *info);
   }
+}
+
+void AgentRegistry::OnAgentMessage(const std::string& agent_id, const bus::Envelope& message) {
+  auto complain = [&](const Status& status) {
+    spdlog::warn("agent {}: bad {}: {}", agent_id, message.type, status.message());
+  };
+  if (message.is(bus::WorkloadLogs::kType)) {
+    auto logs = message.Decode<bus::WorkloadLogs>();
+    if (!logs.ok()) return complain(logs.status());
+    store_.EnqueueLogs(agent_id, std::move(*logs));
+  } else if (message.is(bus::WorkloadState::kType)) {
+    auto state = message.Decode<bus::WorkloadState>();
+    if (!state.ok()) return complain(state.status());
+    tasks_.OnWorkloadState(agent_id, *state, NowNs());
+  } else if (message.is(bus::AgentRegister::kType)) {
+    auto info = message.Decode<bus::AgentRegister>();
+    if (!info.ok()) return complain(info.status());
+    OnRegister(agent_id, *info);
+  } else {
+    spdlog::debug("agent {}: ignoring {}", agent_id, message.type);
+  }
+}
+
+void AgentRegistry::ConfirmCommittedLogs() {
+  for (const Store::CommittedLogs& c : store_.TakeCommitted()) {
+    (void)channel_.SendBestEffort(c.agent_id, bus::WorkloadLogsCommitted{c.allocation_id, c.batch});
+  }
+}
+
+void AgentRegistry::StartWorkload(const std::string& agent_id, const bus::WorkloadStart& start) {
+  if (Status sent = channel_.SendCommand(agent_id, start); !sent.ok()) {
+    spdlog::error("cannot start {} on agent {}: {}", start.allocation_id, agent_id, sent.message());
+  }
+}
+
+void AgentRegistry::KillWorkload(const std::string& agent_id, const bus::WorkloadKill& kill) {
+  if (Status sent = channel_.SendCommand(agent_id, kill); !sent.ok()) {
+    spdlog::error("cannot stop {} on agent {}: {}", kill.allocation_id, agent_id, sent.message());
+  }
+}
+
+void AgentRegistry::TaskChanged(const Task& task) {
+  store_.Enqueue(PersistTaskChange(task));
+  Status published = publisher_.Publish(bus::TaskStateEvent{task.Summary()});
+  if (!published.ok()) spdlog::warn("agent registry: {}", published.message());
 }
 
 void AgentRegistry::OnRegister(const std::string& agent_id, const bus::AgentRegister& info) {
@@ -97,6 +189,16 @@ void AgentRegistry::OnRegister(const std::string& agent_id, const bus::AgentRegi
   spdlog::info("agent {} registered: {} slots in pool {}, version {}", agent_id, info.slots.size(),
                info.resource_pool, info.version);
   PublishState(agent_id, entry, /*tombstone=*/false);
+  std::vector<std::string> slot_ids;
+  for (const auto& slot : info.slots) slot_ids.push_back(slot.id);
+  tasks_.SetAgent(agent_id, info.resource_pool, slot_ids);
+  const int64_t now = NowNs();
+  store_.Enqueue([agent_id, info, now](pqxx::work& tx) {
+    storage::UpsertAgent(tx,
+                         {agent_id, info.resource_pool, info.hostname, info.version,
+                          SlotsJson(info.slots), "connected"},
+                         now);
+  });
 }
 
 void AgentRegistry::SetState(const std::string& agent_id, const std::string& state) {

@@ -12,24 +12,31 @@
 #include "bus/event_publisher.h"
 #include "bus/rpc_server.h"
 #include "master/master_config.h"
+#include "master/store.h"
+#include "master/task_manager.h"
 
 namespace det::master {
 
-// The agent registry: which agents exist, what they have, and whether they are reachable.
+// The agent registry: which agents exist, what they have, whether they are reachable, and the
+// tasks placed on them (TaskManager), since both follow the same agent channel.
 //
 // Desired state: one entry per agent that registered, with its slots, in state connected or lost,
 // and an `agent.state` event on the bus for every change (key "agent/<id>", so late subscribers
 // get the current set from the snapshot). Actual state: the agent channel's sessions. It follows
 // the channel: a register message records the agent, Lost marks it lost, Expired removes it (a
-// tombstone event) once the reconnect window has passed.
+// tombstone event) once the reconnect window has passed. Tasks follow their agents: a lost agent
+// gets no new work, an expired one's tasks end with AgentFailed. Every change is written through
+// the Store (never waiting on the database) and task changes are published as `task.state`.
 //
 // Threading: an actor. Start() runs it on its own thread; other components reach it only through
 // its inproc request endpoint (kQueryEndpoint) with the same rpc messages the CLI uses.
-class AgentRegistry {
+class AgentRegistry : private TaskManager::Listener {
  public:
   static constexpr const char* kQueryEndpoint = "inproc://master/agent-registry";
 
-  AgentRegistry(zmq::context_t& context, const Clock& clock, const MasterBusConfig& config);
+  // `store` outlives the registry; `master_address` is DET_MASTER for workloads.
+  AgentRegistry(zmq::context_t& context, const Clock& clock, const MasterBusConfig& config,
+                Store& store, std::string master_address);
   ~AgentRegistry();
 
   // Binds the agent channel (TCP) and the query endpoint, connects the event publisher.
@@ -45,16 +52,27 @@ class AgentRegistry {
   };
 
   void Run();
+  void HandleQueries();
   void OnChannelEvent(bus::AgentChannelServer::Event& event);
+  void OnAgentMessage(const std::string& agent_id, const bus::Envelope& message);
+  void ConfirmCommittedLogs();
   void OnRegister(const std::string& agent_id, const bus::AgentRegister& info);
   void SetState(const std::string& agent_id, const std::string& state);
   void PublishState(const std::string& agent_id, const AgentEntry& entry, bool tombstone);
   bus::AgentList List() const;
+  int64_t NowNs() const { return UnixNanos(clock_.WallNow()); }
+
+  // TaskManager::Listener
+  void StartWorkload(const std::string& agent_id, const bus::WorkloadStart& start) override;
+  void KillWorkload(const std::string& agent_id, const bus::WorkloadKill& kill) override;
+  void TaskChanged(const Task& task) override;
 
   const Clock& clock_;
   bus::AgentChannelServer channel_;
   bus::RpcServer queries_;
   bus::EventPublisher publisher_;
+  Store& store_;
+  TaskManager tasks_;
   std::map<std::string, AgentEntry> agents_;
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -1,12 +1,17 @@
 #include "master/cli_gateway.h"
 
+#include <algorithm>
+
 #include "master/agent_registry.h"
+#include "storage/tasks_repo.h"
+#include "storage/telemetry_repo.h"
 
 namespace det::master {
 
 CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, bus::MasterInfo info,
-                       int64_t max_message_bytes)
+                       int64_t max_message_bytes, storage::Database& database)
     : info_(std::move(info)),
+      database_(database),
       server_(context, "master", clock, bus::SocketLimits{.max_message_bytes = max_message_bytes}),
       registry_(context, AgentRegistry::kQueryEndpoint, {},
                 bus::RpcClientConfig{.timeout = std::chrono::seconds(2), .attempts = 1}) {
@@ -14,10 +19,41 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, bus::MasterI
       [this](const bus::RpcContext&, const bus::MasterInfoRequest&) -> Result<bus::MasterInfo> {
         return info_;
       });
-  server_.Handle<bus::AgentListRequest, bus::AgentList>(
-      [this](const bus::RpcContext& ctx, const bus::AgentListRequest& request) {
-        return registry_.Call<bus::AgentListRequest, bus::AgentList>(request, ctx.token);
+  Forward<bus::AgentListRequest, bus::AgentList>();
+  Forward<bus::CommandRunRequest, bus::CommandRunReply>();
+  Forward<bus::TaskListRequest, bus::TaskList>();
+  Forward<bus::TaskGetRequest, bus::TaskGetReply>();
+  Forward<bus::TaskKillRequest, bus::TaskKillReply>();
+  server_.Handle<bus::TaskLogsRequest, bus::TaskLogsReply>(
+      [this](const bus::RpcContext&, const bus::TaskLogsRequest& request) {
+        return ReadTaskLogs(request);
       });
+}
+
+template <class Req, class Rep>
+void CliGateway::Forward() {
+  server_.Handle<Req, Rep>([this](const bus::RpcContext& ctx, const Req& request) {
+    return registry_.Call<Req, Rep>(request, ctx.token);
+  });
+}
+
+Result<bus::TaskLogsReply> CliGateway::ReadTaskLogs(const bus::TaskLogsRequest& request) {
+  bus::TaskLogsReply reply;
+  const int limit = std::clamp(request.limit, 1, 10000);
+  Status read = database_.Run([&](pqxx::work& tx) {
+    auto task = storage::GetTask(tx, request.task_id);
+    if (!task.ok()) return task.status();
+    // The end is stored after the task's last log batch (Store keeps order), so a task that has
+    // ended has all its lines stored.
+    reply.task_ended = task->end_ns.has_value();
+    for (auto& stored : storage::ReadTaskLogs(tx, request.task_id, request.after_id, limit)) {
+      reply.lines.push_back({stored.id, stored.line.timestamp_ns, std::move(stored.line.agent_id),
+                             std::move(stored.line.stdtype), std::move(stored.line.log)});
+    }
+    return Status::Ok();
+  });
+  if (!read.ok()) return read;
+  return reply;
 }
 
 CliGateway::~CliGateway() { Stop(); }

@@ -6,20 +6,24 @@
 #include <zmq.hpp>
 
 #include "bus/catalog/master.h"
+#include "bus/catalog/tasks.h"
 #include "bus/rpc_client.h"
 #include "bus/rpc_server.h"
 #include "master/master_config.h"
+#include "storage/database.h"
 
 namespace det::master {
 
-// The CLI gateway: the ROUTER the det CLI reaches with REQ. It answers master.info itself and
-// forwards agent queries to the agent registry over inproc (same rpc messages).
+// The CLI gateway: the ROUTER the det CLI reaches with REQ. It answers master.info itself, reads
+// task logs from the database, and forwards agent and task methods to the agent registry over
+// inproc (same rpc messages).
 //
 // Threading: an actor; Start() runs it on its own thread.
 class CliGateway {
  public:
+  // `database` (read for task logs) outlives the gateway.
   CliGateway(zmq::context_t& context, const Clock& clock, bus::MasterInfo info,
-             int64_t max_message_bytes);
+             int64_t max_message_bytes, storage::Database& database);
   ~CliGateway();
 
   Result<std::string> Bind(const std::string& endpoint, const bus::SocketSecurity& security);
@@ -28,8 +32,13 @@ class CliGateway {
 
  private:
   void Run();
+  // Answers Req by asking the agent registry over inproc.
+  template <class Req, class Rep>
+  void Forward();
+  Result<bus::TaskLogsReply> ReadTaskLogs(const bus::TaskLogsRequest& request);
 
   bus::MasterInfo info_;
+  storage::Database& database_;
   bus::RpcServer server_;
   bus::RpcClient registry_;
   std::atomic<bool> stop_{false};

@@ -5,12 +5,21 @@
 #include <fstream>
 
 #include "bus/rpc_client.h"
+#include "common/process.h"
 #include "common/version.h"
 
 namespace det::master {
 namespace {
 
 constexpr const char* kInprocPublish = "inproc://master/events-publish";
+
+// "tcp://10.0.0.5:8090" -> "10.0.0.5:8090"; a wildcard host becomes this host's name.
+std::string WorkloadMasterAddress(const std::string& gateway_endpoint) {
+  std::string address = gateway_endpoint.substr(gateway_endpoint.find("://") + 3);
+  const std::string host = address.substr(0, address.rfind(':'));
+  if (host == "*" || host == "0.0.0.0") address = HostName() + address.substr(host.size());
+  return address;
+}
 
 }  // namespace
 
@@ -45,16 +54,21 @@ Result<MasterEndpoints> Master::Start() {
   (void)unused;
   broker_->Start();
 
-  registry_ = std::make_unique<AgentRegistry>(context_, clock_, bus_config);
+  // The gateway first: its address is DET_MASTER for workloads. Until the registry runs, the
+  // gateway's forwarded calls time out.
+  bus::MasterInfo info{kVersion, database_->cluster_id(), bus::RandomId(),
+                       UnixNanos(clock_.WallNow()), config_.cluster_name};
+  gateway_ = std::make_unique<CliGateway>(context_, clock_, info, bus_config.max_message_bytes,
+                                          database_->db());
+  DET_ASSIGN_OR_RETURN(endpoints.gateway, gateway_->Bind(tcp(bus_config.gateway_port), security));
+  gateway_->Start();
+
+  store_ = std::make_unique<Store>(database_->db().config());
+  registry_ = std::make_unique<AgentRegistry>(context_, clock_, bus_config, *store_,
+                                              WorkloadMasterAddress(endpoints.gateway));
   DET_ASSIGN_OR_RETURN(endpoints.agent,
                        registry_->Bind(tcp(bus_config.agent_port), security, kInprocPublish));
   registry_->Start();
-
-  bus::MasterInfo info{kVersion, database_->cluster_id(), bus::RandomId(),
-                       UnixNanos(clock_.WallNow()), config_.cluster_name};
-  gateway_ = std::make_unique<CliGateway>(context_, clock_, info, bus_config.max_message_bytes);
-  DET_ASSIGN_OR_RETURN(endpoints.gateway, gateway_->Bind(tcp(bus_config.gateway_port), security));
-  gateway_->Start();
 
   spdlog::info(
       "det-master {} listening: gateway {}, agents {}, events {} (publish {}, snapshot {})",
@@ -70,6 +84,7 @@ void Master::Stop() {
   if (broker_) broker_->Stop();
   gateway_.reset();
   registry_.reset();
+  store_.reset();  // after the registry: writes what it queued
   broker_.reset();
   zap_.reset();
   database_.reset();

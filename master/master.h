@@ -10,6 +10,7 @@
 #include "master/cli_gateway.h"
 #include "master/master_config.h"
 #include "master/master_database.h"
+#include "master/store.h"
 
 namespace det::master {
 
@@ -40,6 +41,7 @@ class Master {
   std::unique_ptr<MasterDatabase> database_;
   std::unique_ptr<bus::ZapHandler> zap_;
   std::unique_ptr<bus::EventBroker> broker_;
+  std::unique_ptr<Store> store_;
   std::unique_ptr<AgentRegistry> registry_;
   std::unique_ptr<CliGateway> gateway_;
 };

@@ -15,12 +15,16 @@ struct SlotInfo {
   std::string id;
   std::string type;  // "cpu" | "cuda"
   std::string brand;
+  std::string uuid;        // GPUs: the device's UUID
+  int64_t memory_mib = 0;  // GPUs: total memory
   bool operator==(const SlotInfo&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("id", s.id, kRequired);
     v("type", s.type, kRequired);
     v("brand", s.brand);
+    v("uuid", s.uuid, kOmitDefault);
+    v("memory_mib", s.memory_mib, kOmitDefault);
   }
 };
 

@@ -1,136 +1,14 @@
 // The real binaries on loopback: det-master, det-agent and the det CLI, as separate processes.
-#include <fcntl.h>
-#include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <thread>
-
-#include "bus/rpc_client.h"
-#include "common/config.h"
-#include "tests/testing/postgres_fixture.h"
+#include "tests/testing/cluster_fixture.h"
 
 namespace det {
 namespace {
 
+using testing::BuildDir;
+using testing::ClusterProcessTest;
+using testing::Process;
+using testing::Shell;
 using namespace std::chrono_literals;
-namespace fs = std::filesystem;
-
-std::string BuildDir() {
-  const char* dir = std::getenv("DET_BUILD_DIR");
-  return dir ? dir : ".";
-}
-
-// A child process, killed (SIGKILL) if still running when destroyed.
-class Process {
- public:
-  Process(std::vector<std::string> argv, const fs::path& log) {
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      std::vector<char*> args;
-      for (auto& a : argv) args.push_back(a.data());
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      dprintf(2, "cannot run %s: %s (is DET_BUILD_DIR set?)\n", args[0], strerror(errno));
-      _exit(127);
-    }
-  }
-  ~Process() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  int Stop(int signal = SIGTERM) {
-    kill(pid_, signal);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
- private:
-  pid_t pid_ = -1;
-};
-
-std::string Shell(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  pclose(pipe);
-  return out;
-}
-
-class ClusterProcessTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("det-cluster-" + bus::RandomId());
-    fs::create_directories(dir_);
-    db_ = det::testing::PostgresEnvironment::Get()->FreshDatabase();
-    std::ofstream(dir_ / "master.yaml")
-        << DbSection()
-        << "bus:\n  host: 127.0.0.1\n  gateway_port: 0\n  agent_port: 0\n"
-           "  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
-           "  agent_silence_limit: 2s\n  security: {plaintext: true}\n";
-    master_ = std::make_unique<Process>(
-        std::vector<std::string>{BuildDir() + "/master/det-master", "-c",
-                                 (dir_ / "master.yaml").string(), "--endpoints-file",
-                                 (dir_ / "endpoints.yaml").string()},
-        dir_ / "master.log");
-    for (int i = 0; i < 100 && !fs::exists(dir_ / "endpoints.yaml"); ++i)
-      std::this_thread::sleep_for(50ms);
-    auto endpoints = LoadYamlFile((dir_ / "endpoints.yaml").string());
-    ASSERT_TRUE(endpoints.ok()) << "master did not start: " << Log("master.log");
-    gateway_ = (*endpoints)["gateway"].as<std::string>();
-    agent_port_ = gateway_port_of((*endpoints)["agent"].as<std::string>());
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string DbSection() const {
-    return "db:\n  host: " + db_.host + "\n  port: " + std::to_string(db_.port) +
-           "\n  name: " + db_.name + "\n  user: " + db_.user + "\n  password: " + db_.password +
-           "\n";
-  }
-  static std::string gateway_port_of(const std::string& e) { return e.substr(e.rfind(':') + 1); }
-  std::string Log(const std::string& name) {
-    std::ifstream in(dir_ / name);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-  std::unique_ptr<Process> StartAgent(const std::string& id) {
-    return std::make_unique<Process>(
-        std::vector<std::string>{BuildDir() + "/agent/det-agent", "--master-port", agent_port_,
-                                 "--agent-id", id, "--artificial-slots", "2", "--plaintext"},
-        dir_ / (id + ".log"));
-  }
-  std::string Det(const std::string& args) {
-    return Shell(BuildDir() + "/cli/det --plaintext -m " + gateway_ + " " + args + " 2>&1");
-  }
-  bool WaitFor(const std::string& args, const std::string& needle) {
-    for (int i = 0; i < 100; ++i) {
-      if (Det(args).find(needle) != std::string::npos) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    return false;
-  }
-
-  fs::path dir_;
-  storage::DbConfig db_;
-  std::unique_ptr<Process> master_;
-  std::string gateway_, agent_port_;
-};
 
 TEST_F(ClusterProcessTest, AgentJoinsAndTheCliSeesIt) {
   auto agent = StartAgent("agent-a");

@@ -39,7 +39,10 @@ class ExperimentsRepoTest : public ::testing::Test {
 };
 
 TEST_F(ExperimentsRepoTest, ExperimentKeepsConfigOwnerAndModelBytes) {
-  const std::string model("\x1f\x8b\x00\x00binary\xff", 11);  // NUL and high bytes survive
+  const std::string model(
+      "\x1f\x8b\x00\x00"
+      "binary\xff",
+      11);  // NUL and high bytes survive
   InTransaction(db_, [&](pqxx::work& tx) {
     const int64_t owner = *CreateUser(tx, "alice", "h", false);
     const int64_t id = CreateExperiment(tx, {"mnist", "name: mnist\n", "ACTIVE", owner, model});

@@ -1,0 +1,187 @@
+#pragma once
+
+// Gateway methods for tasks: generic commands, their states, kill, and their logs.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bus/codec.h"
+
+namespace det::bus {
+
+// Method "command.run": run `entrypoint` on `slots` slots of `resource_pool`.
+struct CommandRunRequest {
+  static constexpr std::string_view kType = "command.run";
+  std::vector<std::string> entrypoint;
+  int32_t slots = 1;
+  std::string resource_pool;  // empty: the default pool
+  std::map<std::string, std::string> env;
+  bool operator==(const CommandRunRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("entrypoint", s.entrypoint, kRequired);
+    v("slots", s.slots);
+    v("resource_pool", s.resource_pool);
+    v("env", s.env);
+  }
+};
+
+struct CommandRunReply {
+  static constexpr std::string_view kType = "command.run.reply";
+  std::string task_id;
+  bool operator==(const CommandRunReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("task_id", s.task_id, kRequired);
+  }
+};
+
+struct TaskSummary {
+  std::string id;
+  std::string type;
+  std::string state;  // QUEUED, then the workload states (ASSIGNED ... TERMINATED)
+  std::string resource_pool;
+  int32_t slots = 0;
+  std::vector<std::string> agents;
+  std::vector<std::string> entrypoint;
+  int32_t exit_code = 0;
+  std::string failure_type;
+  std::string message;
+  int64_t submitted_at = 0;  // Unix nanoseconds
+  int64_t ended_at = 0;      // Unix nanoseconds; 0 while not ended
+  bool operator==(const TaskSummary&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("id", s.id, kRequired);
+    v("type", s.type);
+    v("state", s.state);
+    v("resource_pool", s.resource_pool);
+    v("slots", s.slots);
+    v("agents", s.agents);
+    v("entrypoint", s.entrypoint);
+    v("exit_code", s.exit_code);
+    v("failure_type", s.failure_type);
+    v("message", s.message);
+    v("submitted_at", s.submitted_at);
+    v("ended_at", s.ended_at);
+  }
+};
+
+// Method "task.list": tasks the master knows, oldest first.
+struct TaskListRequest {
+  static constexpr std::string_view kType = "task.list";
+  bool operator==(const TaskListRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self&, V&) {}
+};
+
+struct TaskList {
+  static constexpr std::string_view kType = "task.list.reply";
+  std::vector<TaskSummary> tasks;
+  bool operator==(const TaskList&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("tasks", s.tasks);
+  }
+};
+
+// Method "task.get".
+struct TaskGetRequest {
+  static constexpr std::string_view kType = "task.get";
+  std::string task_id;
+  bool operator==(const TaskGetRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("task_id", s.task_id, kRequired);
+  }
+};
+
+struct TaskGetReply {
+  static constexpr std::string_view kType = "task.get.reply";
+  TaskSummary task;
+  bool operator==(const TaskGetReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("task", s.task, kRequired);
+  }
+};
+
+// Method "task.kill": stops the task (queued: dropped; running: SIGTERM, then SIGKILL).
+struct TaskKillRequest {
+  static constexpr std::string_view kType = "task.kill";
+  std::string task_id;
+  bool operator==(const TaskKillRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("task_id", s.task_id, kRequired);
+  }
+};
+
+struct TaskKillReply {
+  static constexpr std::string_view kType = "task.kill.reply";
+  std::string state;  // the task's state after the request
+  bool operator==(const TaskKillReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("state", s.state);
+  }
+};
+
+// Method "task.logs": stored lines with id > after_id, oldest first.
+struct TaskLogsRequest {
+  static constexpr std::string_view kType = "task.logs";
+  std::string task_id;
+  int64_t after_id = 0;
+  int32_t limit = 1000;
+  bool operator==(const TaskLogsRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("task_id", s.task_id, kRequired);
+    v("after_id", s.after_id);
+    v("limit", s.limit);
+  }
+};
+
+struct TaskLogLine {
+  int64_t id = 0;
+  int64_t timestamp = 0;
+  std::string agent_id;
+  std::string stdtype;
+  std::string text;
+  bool operator==(const TaskLogLine&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("id", s.id, kRequired);
+    v("ts", s.timestamp);
+    v("agent", s.agent_id);
+    v("std", s.stdtype);
+    v("text", s.text);
+  }
+};
+
+struct TaskLogsReply {
+  static constexpr std::string_view kType = "task.logs.reply";
+  std::vector<TaskLogLine> lines;
+  bool task_ended = false;  // and every line it wrote is stored: a follower can stop
+  bool operator==(const TaskLogsReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("lines", s.lines);
+    v("task_ended", s.task_ended);
+  }
+};
+
+// Event bus (not retained): a task was created or changed state.
+struct TaskStateEvent {
+  static constexpr std::string_view kType = "task.state";
+  TaskSummary task;
+  bool operator==(const TaskStateEvent&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("task", s.task, kRequired);
+  }
+};
+
+}  // namespace det::bus

@@ -1,0 +1,130 @@
+#pragma once
+
+// Workloads on the agent channel: the master starts and kills them, the agent reports their states
+// and ships their output.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bus/codec.h"
+
+namespace det::bus {
+
+// The states a workload passes through, as Determined names them.
+inline constexpr std::string_view kWorkloadAssigned = "ASSIGNED";
+inline constexpr std::string_view kWorkloadPulling = "PULLING";
+inline constexpr std::string_view kWorkloadStarting = "STARTING";
+inline constexpr std::string_view kWorkloadRunning = "RUNNING";
+inline constexpr std::string_view kWorkloadTerminated = "TERMINATED";
+
+// Why a workload ended other than by exiting 0.
+inline constexpr std::string_view kFailureTaskError = "TaskError";      // exited non-zero / signal
+inline constexpr std::string_view kFailureStartFailed = "StartFailed";  // could not be started
+inline constexpr std::string_view kFailureKilled = "Killed";            // killed on request
+inline constexpr std::string_view kFailureAgentFailed = "AgentFailed";  // its agent was lost
+
+// Master -> agent (reliable).
+struct WorkloadStart {
+  static constexpr std::string_view kType = "workload.start";
+  std::string allocation_id;
+  std::string task_id;
+  std::vector<std::string> entrypoint;  // one element: run by /bin/sh -c; more: argv
+  std::map<std::string, std::string> env;
+  std::vector<std::string> slot_ids;
+  std::string master_address;  // DET_MASTER for the workload
+  std::string session_token;   // DET_SESSION_TOKEN for the workload
+  bool operator==(const WorkloadStart&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("allocation_id", s.allocation_id, kRequired);
+    v("task_id", s.task_id, kRequired);
+    v("entrypoint", s.entrypoint, kRequired);
+    v("env", s.env);
+    v("slot_ids", s.slot_ids);
+    v("master_address", s.master_address);
+    v("session_token", s.session_token);
+  }
+};
+
+// Master -> agent (reliable): SIGTERM to the workload's process group, SIGKILL after the grace.
+struct WorkloadKill {
+  static constexpr std::string_view kType = "workload.kill";
+  std::string allocation_id;
+  int64_t grace_ms = 10000;
+  bool operator==(const WorkloadKill&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("allocation_id", s.allocation_id, kRequired);
+    v("grace_ms", s.grace_ms);
+  }
+};
+
+// Agent -> master (reliable): a workload changed state.
+struct WorkloadState {
+  static constexpr std::string_view kType = "workload.state";
+  std::string allocation_id;
+  std::string task_id;
+  std::string state;         // kWorkload*
+  int32_t exit_code = 0;     // TERMINATED: the exit code, or 128 + signal
+  std::string failure_type;  // TERMINATED: empty on success, else kFailure*
+  std::string message;       // a human explanation of a failure
+  bool operator==(const WorkloadState&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("allocation_id", s.allocation_id, kRequired);
+    v("task_id", s.task_id);
+    v("state", s.state, kRequired);
+    v("exit_code", s.exit_code, kOmitDefault);
+    v("failure_type", s.failure_type, kOmitDefault);
+    v("message", s.message, kOmitDefault);
+  }
+};
+
+struct WorkloadLogLine {
+  int64_t timestamp = 0;  // Unix nanoseconds, when the agent read the line
+  std::string stdtype;    // "stdout" | "stderr"
+  std::string text;       // without the newline
+  bool operator==(const WorkloadLogLine&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("ts", s.timestamp, kRequired);
+    v("std", s.stdtype);
+    v("text", s.text);
+  }
+};
+
+// Agent -> master (reliable): a batch of a workload's output, numbered per allocation from 1.
+// The agent keeps each batch until the master says it is committed (WorkloadLogsCommitted), and
+// sends the kept ones again after the master restarts; (allocation, batch) makes a repeat a no-op.
+struct WorkloadLogs {
+  static constexpr std::string_view kType = "workload.logs";
+  std::string allocation_id;
+  std::string task_id;
+  uint64_t batch = 0;
+  std::vector<WorkloadLogLine> lines;
+  bool operator==(const WorkloadLogs&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("allocation_id", s.allocation_id, kRequired);
+    v("task_id", s.task_id, kRequired);
+    v("batch", s.batch, kRequired);
+    v("lines", s.lines);
+  }
+};
+
+// Master -> agent (best effort): the batch is in the database.
+struct WorkloadLogsCommitted {
+  static constexpr std::string_view kType = "workload.logs.committed";
+  std::string allocation_id;
+  uint64_t batch = 0;
+  bool operator==(const WorkloadLogsCommitted&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("allocation_id", s.allocation_id, kRequired);
+    v("batch", s.batch, kRequired);
+  }
+};
+
+}  // namespace det::bus

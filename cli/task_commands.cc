@@ -1,0 +1,144 @@
+#include "cli/task_commands.h"
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "bus/catalog/tasks.h"
+#include "cli/rpc_call.h"
+
+namespace det::cli {
+namespace {
+
+constexpr auto kPollInterval = std::chrono::milliseconds(200);
+
+nlohmann::json ToJson(const bus::TaskSummary& t) {
+  return {{"id", t.id},
+          {"type", t.type},
+          {"state", t.state},
+          {"resource_pool", t.resource_pool},
+          {"slots", t.slots},
+          {"agents", t.agents},
+          {"entrypoint", t.entrypoint},
+          {"exit_code", t.exit_code},
+          {"failure_type", t.failure_type},
+          {"message", t.message},
+          {"submitted_at", t.submitted_at},
+          {"ended_at", t.ended_at}};
+}
+
+std::string Joined(const std::vector<std::string>& parts) {
+  std::string joined;
+  for (const auto& p : parts) joined += (joined.empty() ? "" : " ") + p;
+  return joined;
+}
+
+std::string TimeText(int64_t unix_ns) {
+  const time_t seconds = static_cast<time_t>(unix_ns / 1000000000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<long long>((unix_ns % 1000000000) / 1000));
+  return buf;
+}
+
+}  // namespace
+
+int CommandRun(const CliOptions& options, const CommandRunOptions& run) {
+  bus::CommandRunRequest request{run.entrypoint, run.slots, run.resource_pool, {}};
+  for (const std::string& kv : run.env) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Fail(InvalidArgument("--env \"" + kv + "\": expected KEY=VALUE"));
+    }
+    request.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  auto reply = Call<bus::CommandRunRequest, bus::CommandRunReply>(options, request);
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.json) {
+    std::cout << nlohmann::json{{"task_id", reply->task_id}}.dump() << "\n";
+  } else {
+    std::cout << "Launched command (task id: " << reply->task_id << ")\n";
+  }
+  return 0;
+}
+
+int TaskList(const CliOptions& options) {
+  auto list = Call<bus::TaskListRequest, bus::TaskList>(options, {});
+  if (!list.ok()) return Fail(list.status());
+  if (options.json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& t : list->tasks) all.push_back(ToJson(t));
+    std::cout << all.dump() << "\n";
+    return 0;
+  }
+  std::printf("%-32s %-8s %-11s %5s %-16s %-12s %s\n", "TASK ID", "TYPE", "STATE", "SLOTS", "AGENT",
+              "RESULT", "ENTRYPOINT");
+  for (const auto& t : list->tasks) {
+    std::string result;
+    if (t.state == "TERMINATED") {
+      result = t.failure_type.empty() ? "ok" : t.failure_type;
+    }
+    std::printf("%-32s %-8s %-11s %5d %-16s %-12s %s\n", t.id.c_str(), t.type.c_str(),
+                t.state.c_str(), t.slots, Joined(t.agents).c_str(), result.c_str(),
+                Joined(t.entrypoint).c_str());
+  }
+  return 0;
+}
+
+int TaskKill(const CliOptions& options, const std::string& task_id) {
+  auto reply = Call<bus::TaskKillRequest, bus::TaskKillReply>(options, {task_id});
+  if (!reply.ok()) return Fail(reply.status());
+  std::cout << "kill requested; task " << task_id << " is " << reply->state << "\n";
+  return 0;
+}
+
+int TaskLogs(const CliOptions& options, const std::string& task_id, bool follow) {
+  int64_t after = 0;
+  while (true) {
+    auto reply = Call<bus::TaskLogsRequest, bus::TaskLogsReply>(options, {task_id, after, 1000});
+    if (!reply.ok()) return Fail(reply.status());
+    for (const auto& line : reply->lines) {
+      if (options.json) {
+        std::cout << nlohmann::json{{"id", line.id},
+                                    {"timestamp", line.timestamp},
+                                    {"agent", line.agent_id},
+                                    {"stdtype", line.stdtype},
+                                    {"log", line.text}}
+                         .dump()
+                  << "\n";
+      } else {
+        std::cout << "[" << TimeText(line.timestamp) << "] " << line.text << "\n";
+      }
+      after = line.id;
+    }
+    std::cout.flush();
+    if (!reply->lines.empty()) continue;  // more may be waiting
+    if (!follow || reply->task_ended) return 0;
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+int TaskWait(const CliOptions& options, const std::string& task_id) {
+  while (true) {
+    auto reply = Call<bus::TaskGetRequest, bus::TaskGetReply>(options, {task_id});
+    if (!reply.ok()) return Fail(reply.status());
+    const bus::TaskSummary& t = reply->task;
+    if (t.state == "TERMINATED") {
+      if (options.json) {
+        std::cout << ToJson(t).dump() << "\n";
+      } else {
+        std::cout << "task " << t.id << " TERMINATED: "
+                  << (t.failure_type.empty() ? "succeeded" : t.failure_type + ": " + t.message)
+                  << " (exit code " << t.exit_code << ")\n";
+      }
+      return t.failure_type.empty() ? 0 : 1;
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+}  // namespace det::cli

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli/cli_client.h"
+
+namespace det::cli {
+
+struct CommandRunOptions {
+  std::vector<std::string> entrypoint;
+  int slots = 1;
+  std::string resource_pool;
+  std::vector<std::string> env;  // KEY=VALUE
+};
+
+// det cmd run: prints the new task's id.
+int CommandRun(const CliOptions& options, const CommandRunOptions& run);
+// det task list
+int TaskList(const CliOptions& options);
+// det task kill ID
+int TaskKill(const CliOptions& options, const std::string& task_id);
+// det task logs ID [-f]: prints stored lines; with follow, keeps printing until the task ended and
+// every line is shown.
+int TaskLogs(const CliOptions& options, const std::string& task_id, bool follow);
+// det task wait ID: waits for the task to end; exit code 0 when it succeeded, 1 otherwise.
+int TaskWait(const CliOptions& options, const std::string& task_id);
+
+}  // namespace det::cli

@@ -1,0 +1,110 @@
+#include "master/store.h"
+
+#include <spdlog/spdlog.h>
+
+namespace det::master {
+
+Store::Store(storage::DbConfig db) : db_(db, 2), ingest_(db) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+Store::~Store() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+void Store::Enqueue(Op op) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.emplace_back(std::move(op));
+    ++queued_;
+  }
+  wake_.notify_one();
+}
+
+void Store::EnqueueLogs(std::string agent_id, bus::WorkloadLogs logs) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.emplace_back(Logs{std::move(agent_id), std::move(logs)});
+    ++queued_;
+  }
+  wake_.notify_one();
+}
+
+std::vector<Store::CommittedLogs> Store::TakeCommitted() {
+  std::lock_guard lock(mu_);
+  return std::exchange(committed_, {});
+}
+
+void Store::Flush() {
+  std::unique_lock lock(mu_);
+  const uint64_t target = queued_;
+  done_.wait(lock, [&] { return written_ >= target; });
+}
+
+uint64_t Store::failures() const {
+  std::lock_guard lock(mu_);
+  return failures_;
+}
+
+void Store::Run() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and nothing left to write
+    std::deque<Item> items = std::exchange(queue_, {});
+    lock.unlock();
+    std::vector<Op> ops;
+    for (Item& item : items) {
+      if (auto* op = std::get_if<Op>(&item)) {
+        ops.push_back(std::move(*op));
+        continue;
+      }
+      WriteOps(ops);  // everything queued before the batch goes first
+      WriteLogs(std::get<Logs>(item));
+    }
+    WriteOps(ops);
+    lock.lock();
+    written_ += items.size();
+    done_.notify_all();
+  }
+}
+
+void Store::WriteOps(std::vector<Op>& ops) {
+  if (ops.empty()) return;
+  Status status = db_.Run([&](pqxx::work& tx) {
+    for (const Op& op : ops) op(tx);
+    return Status::Ok();
+  });
+  if (!status.ok()) {
+    spdlog::error("store: {} changes not written: {}", ops.size(), status.message());
+    std::lock_guard lock(mu_);
+    ++failures_;
+  }
+  ops.clear();
+}
+
+void Store::WriteLogs(const Logs& item) {
+  const bus::WorkloadLogs& logs = item.logs;
+  std::vector<storage::LogLine> lines;
+  lines.reserve(logs.lines.size());
+  for (const bus::WorkloadLogLine& line : logs.lines) {
+    lines.push_back({logs.task_id, item.agent_id, line.timestamp,
+                     line.stdtype == "stderr" ? "ERROR" : "INFO", line.stdtype, line.text});
+  }
+  Status status = ingest_.WriteLogs(logs.allocation_id + "/" + std::to_string(logs.batch), lines);
+  std::lock_guard lock(mu_);
+  if (!status.ok()) {
+    spdlog::error("store: log batch {} of {} not written: {}", logs.batch, logs.allocation_id,
+                  status.message());
+    ++failures_;
+    return;  // not acknowledged: the agent sends it again
+  }
+  committed_.push_back({item.agent_id, logs.allocation_id, logs.batch});
+}
+
+}  // namespace det::master

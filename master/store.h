@@ -1,0 +1,72 @@
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <pqxx/pqxx>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "bus/catalog/workload.h"
+#include "storage/database.h"
+#include "storage/ingest_writer.h"
+
+namespace det::master {
+
+// Writes the master's changes to PostgreSQL on a thread of its own, so that actors never wait on
+// the database, in the order they were queued: a task's last log batch is stored before its end.
+//
+// Ops run in transactions (consecutive ops share one) and may be retried after a lost
+// connection, so each must be idempotent. Log batches go through the IngestWriter with the batch
+// id "<allocation>/<batch>": a batch sent twice is stored once. After a batch is committed it is
+// listed by TakeCommitted(), so its sender can be told.
+//
+// Threading: Enqueue*, TakeCommitted and Flush may be called from any thread.
+class Store {
+ public:
+  using Op = std::function<void(pqxx::work&)>;
+  struct CommittedLogs {
+    std::string agent_id;
+    std::string allocation_id;
+    uint64_t batch = 0;
+  };
+
+  explicit Store(storage::DbConfig db);
+  ~Store();  // writes what is queued, then stops
+
+  void Enqueue(Op op);
+  void EnqueueLogs(std::string agent_id, bus::WorkloadLogs logs);
+  std::vector<CommittedLogs> TakeCommitted();
+  // Waits until everything queued before the call is written (or given up on).
+  void Flush();
+  uint64_t failures() const;
+
+ private:
+  struct Logs {
+    std::string agent_id;
+    bus::WorkloadLogs logs;
+  };
+  using Item = std::variant<Op, Logs>;
+
+  void Run();
+  void WriteOps(std::vector<Op>& ops);
+  void WriteLogs(const Logs& logs);
+
+  storage::Database db_;
+  storage::IngestWriter ingest_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  std::deque<Item> queue_;
+  std::vector<CommittedLogs> committed_;
+  uint64_t queued_ = 0;
+  uint64_t written_ = 0;
+  uint64_t failures_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace det::master

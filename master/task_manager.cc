@@ -1,0 +1,173 @@
+#include "master/task_manager.h"
+
+#include <algorithm>
+
+#include "bus/rpc_client.h"
+
+namespace det::master {
+
+bus::TaskSummary Task::Summary() const {
+  bus::TaskSummary s;
+  s.id = id;
+  s.type = type;
+  s.state = state;
+  s.resource_pool = spec.resource_pool;
+  s.slots = spec.slots;
+  if (!agent_id.empty()) s.agents = {agent_id};
+  s.entrypoint = spec.entrypoint;
+  s.exit_code = exit_code;
+  s.failure_type = failure_type;
+  s.message = message;
+  s.submitted_at = submitted_ns;
+  s.ended_at = ended_ns;
+  return s;
+}
+
+TaskManager::TaskManager(Listener& listener, std::string master_address)
+    : listener_(listener), master_address_(std::move(master_address)) {}
+
+void TaskManager::SetAgent(const std::string& agent_id, const std::string& pool,
+                           const std::vector<std::string>& slot_ids) {
+  AgentSlots& agent = agents_[agent_id];
+  agent.pool = pool;
+  agent.slot_ids = slot_ids;
+  // Slots in use stay in use (the workloads on them keep running) even if no longer reported.
+  Place();
+}
+
+void TaskManager::SetAgentSchedulable(const std::string& agent_id, bool schedulable) {
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end()) return;
+  it->second.schedulable = schedulable;
+  if (schedulable) Place();
+}
+
+void TaskManager::RemoveAgent(const std::string& agent_id, int64_t now_ns) {
+  for (const std::string& id : order_) {
+    Task& task = tasks_.at(id);
+    if (task.agent_id == agent_id && !task.ended()) {
+      Finish(task, -1, bus::kFailureAgentFailed,
+             "agent " + agent_id + " was lost and did not come back in time", now_ns);
+    }
+  }
+  agents_.erase(agent_id);
+  Place();
+}
+
+Result<std::string> TaskManager::Submit(TaskSpec spec, int64_t now_ns) {
+  if (spec.entrypoint.empty() || std::all_of(spec.entrypoint.begin(), spec.entrypoint.end(),
+                                             [](const std::string& a) { return a.empty(); })) {
+    return InvalidArgument("entrypoint is empty: give the command to run");
+  }
+  if (spec.slots < 0) {
+    return InvalidArgument("slots must be 0 or more, not " + std::to_string(spec.slots));
+  }
+  if (spec.resource_pool.empty()) spec.resource_pool = "default";
+  Task task;
+  task.id = bus::RandomId();
+  task.spec = std::move(spec);
+  task.submitted_ns = now_ns;
+  const std::string id = task.id;
+  tasks_.emplace(id, std::move(task));
+  order_.push_back(id);
+  queue_.push_back(id);
+  listener_.TaskChanged(tasks_.at(id));
+  Place();
+  return id;
+}
+
+Result<std::string> TaskManager::Kill(const std::string& task_id, int64_t now_ns) {
+  auto it = tasks_.find(task_id);
+  if (it == tasks_.end()) return NotFound("task " + task_id + " not found");
+  Task& task = it->second;
+  if (task.ended()) return task.state;
+  if (task.allocation_id.empty()) {  // still queued
+    queue_.erase(std::remove(queue_.begin(), queue_.end(), task_id), queue_.end());
+    Finish(task, -1, bus::kFailureKilled, "killed before it was placed", now_ns);
+    return task.state;
+  }
+  task.kill_requested = true;
+  listener_.KillWorkload(task.agent_id, {task.allocation_id, grace_ms});
+  return task.state;
+}
+
+void TaskManager::OnWorkloadState(const std::string& agent_id, const bus::WorkloadState& report,
+                                  int64_t now_ns) {
+  auto owner = task_of_allocation_.find(report.allocation_id);
+  if (owner == task_of_allocation_.end()) return;
+  Task& task = tasks_.at(owner->second);
+  if (task.agent_id != agent_id || task.ended() || task.state == report.state) return;
+  if (report.state == bus::kWorkloadTerminated) {
+    std::string failure = report.failure_type;
+    if (task.kill_requested && !failure.empty()) failure = bus::kFailureKilled;
+    Finish(task, report.exit_code, failure, report.message, now_ns);
+    return;
+  }
+  task.state = report.state;
+  listener_.TaskChanged(task);
+}
+
+const Task* TaskManager::Find(const std::string& task_id) const {
+  auto it = tasks_.find(task_id);
+  return it == tasks_.end() ? nullptr : &it->second;
+}
+
+std::vector<bus::TaskSummary> TaskManager::List() const {
+  std::vector<bus::TaskSummary> list;
+  list.reserve(order_.size());
+  for (const std::string& id : order_) list.push_back(tasks_.at(id).Summary());
+  return list;
+}
+
+void TaskManager::Place() {
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (TryPlace(tasks_.at(*it))) {
+      it = queue_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+bool TaskManager::TryPlace(Task& task) {
+  for (auto& [agent_id, agent] : agents_) {
+    if (!agent.schedulable || agent.pool != task.spec.resource_pool) continue;
+    if (agent.free() < static_cast<size_t>(task.spec.slots)) continue;
+    std::vector<std::string> slots;
+    for (const std::string& slot : agent.slot_ids) {
+      if (slots.size() == static_cast<size_t>(task.spec.slots)) break;
+      if (!agent.used.count(slot)) slots.push_back(slot);
+    }
+    for (const std::string& slot : slots) agent.used.insert(slot);
+    task.agent_id = agent_id;
+    task.slot_ids = slots;
+    task.allocation_id = task.id + ".1";
+    task.state = bus::kWorkloadAssigned;
+    task_of_allocation_[task.allocation_id] = task.id;
+    listener_.TaskChanged(task);
+    listener_.StartWorkload(agent_id, {task.allocation_id, task.id, task.spec.entrypoint,
+                                       task.spec.env, slots, master_address_, bus::RandomId()});
+    return true;
+  }
+  return false;
+}
+
+void TaskManager::Finish(Task& task, int32_t exit_code, std::string_view failure,
+                         std::string message, int64_t now_ns) {
+  Release(task);
+  task.state = bus::kWorkloadTerminated;
+  task.exit_code = exit_code;
+  task.failure_type = failure;
+  task.message = std::move(message);
+  task.ended_ns = now_ns;
+  listener_.TaskChanged(task);
+  Place();
+}
+
+void TaskManager::Release(const Task& task) {
+  auto agent = agents_.find(task.agent_id);
+  if (agent == agents_.end()) return;
+  for (const std::string& slot : task.slot_ids) agent->second.used.erase(slot);
+}
+
+}  // namespace det::master

@@ -1,0 +1,109 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bus/catalog/tasks.h"
+#include "bus/catalog/workload.h"
+#include "common/status.h"
+
+namespace det::master {
+
+// What a user asked to run.
+struct TaskSpec {
+  std::vector<std::string> entrypoint;
+  int32_t slots = 1;
+  std::string resource_pool = "default";
+  std::map<std::string, std::string> env;
+};
+
+struct Task {
+  std::string id;
+  std::string type = "COMMAND";
+  TaskSpec spec;
+  std::string state = "QUEUED";  // then bus::kWorkload* states
+  std::string allocation_id;     // set when placed
+  std::string agent_id;          // where it runs (first fit: one agent)
+  std::vector<std::string> slot_ids;
+  int32_t exit_code = 0;
+  std::string failure_type;
+  std::string message;
+  int64_t submitted_ns = 0;
+  int64_t ended_ns = 0;
+  bool kill_requested = false;
+
+  bool ended() const { return state == bus::kWorkloadTerminated; }
+  bus::TaskSummary Summary() const;
+};
+
+// Tasks and where they run: a FIFO queue per cluster placed first-fit onto agents' free slots,
+// and the state each task is in.
+//
+// Desired state: every queued task that fits somewhere is placed, every task whose agent is gone
+// is terminated with AgentFailed, every kill reaches the workload. Actual state: the agents' slots
+// and the states agents report. Effects go out through the Listener (sending to agents,
+// persisting, publishing), called synchronously from these methods.
+//
+// Threading: not thread-safe; owned by one actor.
+class TaskManager {
+ public:
+  class Listener {
+   public:
+    virtual ~Listener() = default;
+    virtual void StartWorkload(const std::string& agent_id, const bus::WorkloadStart& start) = 0;
+    virtual void KillWorkload(const std::string& agent_id, const bus::WorkloadKill& kill) = 0;
+    // The task was created or changed state.
+    virtual void TaskChanged(const Task& task) = 0;
+  };
+
+  explicit TaskManager(Listener& listener, std::string master_address = "");
+
+  // An agent joined or re-registered with these slots; `schedulable` false keeps work off it.
+  void SetAgent(const std::string& agent_id, const std::string& pool,
+                const std::vector<std::string>& slot_ids);
+  void SetAgentSchedulable(const std::string& agent_id, bool schedulable);
+  // The agent is gone for good: its tasks end with AgentFailed and its slots are forgotten.
+  void RemoveAgent(const std::string& agent_id, int64_t now_ns);
+
+  // InvalidArgument for an empty entrypoint or a non-positive slot count.
+  Result<std::string> Submit(TaskSpec spec, int64_t now_ns);
+  // The task's state after the request; NotFound for an unknown task.
+  Result<std::string> Kill(const std::string& task_id, int64_t now_ns);
+  // A state report from `agent_id`; reports for allocations it does not run are ignored.
+  void OnWorkloadState(const std::string& agent_id, const bus::WorkloadState& state,
+                       int64_t now_ns);
+
+  const Task* Find(const std::string& task_id) const;
+  std::vector<bus::TaskSummary> List() const;
+  size_t queued() const { return queue_.size(); }
+  int64_t grace_ms = 10000;  // between SIGTERM and SIGKILL on kill
+
+ private:
+  struct AgentSlots {
+    std::string pool;
+    std::vector<std::string> slot_ids;
+    std::set<std::string> used;
+    bool schedulable = true;
+    size_t free() const { return slot_ids.size() - used.size(); }
+  };
+
+  void Place();
+  bool TryPlace(Task& task);
+  void Finish(Task& task, int32_t exit_code, std::string_view failure, std::string message,
+              int64_t now_ns);
+  void Release(const Task& task);
+
+  Listener& listener_;
+  std::string master_address_;
+  std::map<std::string, AgentSlots> agents_;
+  std::map<std::string, Task> tasks_;
+  std::map<std::string, std::string> task_of_allocation_;
+  std::deque<std::string> queue_;   // task ids, in submission order
+  std::vector<std::string> order_;  // every task id, in submission order
+};
+
+}  // namespace det::master

@@ -1,0 +1,124 @@
+// Workloads end to end: real det-master, det-agent and det CLI processes running commands.
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tests/testing/cluster_fixture.h"
+
+namespace det {
+namespace {
+
+using testing::ClusterProcessTest;
+using testing::Process;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+class WorkloadProcessTest : public ClusterProcessTest {
+ protected:
+  std::string ExtraBusConfig() const override { return "  agent_reconnect_wait: 3s\n"; }
+
+  std::string Run(const std::string& entrypoint) {
+    const std::string out = Det("--json cmd run '" + entrypoint + "'");
+    auto reply = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(reply.is_object()) << out;
+    return reply.is_object() ? reply.value("task_id", "") : "";
+  }
+  // Waits for the task to end and returns its summary.
+  nlohmann::json Wait(const std::string& task_id) {
+    const std::string out = Det("--json task wait " + task_id);
+    auto summary = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(summary.is_object()) << out;
+    return summary;
+  }
+  std::vector<std::string> LogTexts(const std::string& task_id) {
+    std::vector<std::string> texts;
+    std::stringstream lines(Det("--json task logs " + task_id));
+    for (std::string line; std::getline(lines, line);) {
+      auto entry = nlohmann::json::parse(line, nullptr, false);
+      if (entry.is_object()) texts.push_back(entry.value("log", ""));
+    }
+    return texts;
+  }
+  void WaitForAgents(int n) {
+    for (int i = 0; i < 100; ++i) {
+      auto agents = nlohmann::json::parse(Det("--json agent list"), nullptr, false);
+      if (agents.is_array() && static_cast<int>(agents.size()) == n) return;
+      std::this_thread::sleep_for(100ms);
+    }
+    FAIL() << "agents did not join: " << Det("agent list");
+  }
+};
+
+TEST_F(WorkloadProcessTest, FiftyCommandsOnThreeAgentsCompleteWithOrderedLogs) {
+  auto a = StartAgent("agent-1", 2), b = StartAgent("agent-2", 2), c = StartAgent("agent-3", 2);
+  WaitForAgents(3);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 50; ++i) {
+    ids.push_back(
+        Run("for n in $(seq 1 20); do echo \"$DET_TASK_ID $n\"; done; sleep 0.3; echo done >&2"));
+    ASSERT_FALSE(ids.back().empty());
+  }
+  std::set<std::string> agents_used;
+  for (const std::string& id : ids) {
+    nlohmann::json summary = Wait(id);
+    EXPECT_EQ(summary.value("failure_type", "?"), "") << summary.dump();
+    EXPECT_EQ(summary.value("exit_code", -1), 0);
+    for (const auto& agent : summary["agents"]) agents_used.insert(agent.get<std::string>());
+    std::vector<std::string> texts = LogTexts(id);
+    ASSERT_EQ(texts.size(), 21u) << id;
+    for (int n = 1; n <= 20; ++n) EXPECT_EQ(texts[n - 1], id + " " + std::to_string(n));
+    EXPECT_EQ(texts[20], "done");
+  }
+  EXPECT_EQ(agents_used.size(), 3u) << "with 50 tasks queued, first fit fills every agent";
+}
+
+TEST_F(WorkloadProcessTest, KillStopsARunningCommand) {
+  auto agent = StartAgent("agent-k");
+  WaitForAgents(1);
+  const std::string id = Run("trap \"echo got TERM; exit 7\" TERM; echo ready; sleep 30 & wait");
+  ASSERT_TRUE(WaitFor("task logs " + id, "ready"));
+  EXPECT_NE(Det("task kill " + id).find("kill requested"), std::string::npos);
+  nlohmann::json summary = Wait(id);
+  EXPECT_EQ(summary.value("failure_type", ""), "Killed") << summary.dump();
+  EXPECT_EQ(summary.value("exit_code", 0), 7);
+  EXPECT_NE(Det("task logs " + id).find("got TERM"), std::string::npos);
+}
+
+TEST_F(WorkloadProcessTest, ProgramThatCannotStartFailsWithTheReason) {
+  auto agent = StartAgent("agent-s");
+  WaitForAgents(1);
+  const std::string out = Det("--json cmd run /no/such/program arg");
+  const std::string id = nlohmann::json::parse(out, nullptr, false).value("task_id", "");
+  ASSERT_FALSE(id.empty()) << out;
+  nlohmann::json summary = Wait(id);
+  EXPECT_EQ(summary.value("failure_type", ""), "StartFailed") << summary.dump();
+  EXPECT_NE(summary.value("message", "").find("/no/such/program"), std::string::npos);
+}
+
+TEST_F(WorkloadProcessTest, TasksOfAKilledAgentFailWithAgentFailedAfterTheWindow) {
+  auto agent = StartAgent("agent-x");
+  WaitForAgents(1);
+  const std::string id = Run("echo $$ > pid; echo running; exec sleep 30");
+  ASSERT_TRUE(WaitFor("task logs " + id, "running"));
+  agent->Stop(SIGKILL);
+  nlohmann::json summary = Wait(id);
+  EXPECT_EQ(summary.value("failure_type", ""), "AgentFailed") << summary.dump();
+  // The orphaned workload is this test's to clean up.
+  for (const auto& entry : fs::recursive_directory_iterator(dir_ / "work-agent-x")) {
+    if (entry.path().filename() == "pid") {
+      std::ifstream in(entry.path());
+      pid_t pid = 0;
+      if (in >> pid && pid > 0) kill(pid, SIGKILL);
+    }
+  }
+}
+
+TEST_F(WorkloadProcessTest, BadRequestsAreRefusedWithTheReason) {
+  EXPECT_NE(Det("cmd run ''").find("entrypoint is empty"), std::string::npos);
+  EXPECT_NE(Det("cmd run --slots -2 true").find("slots must be 0 or more"), std::string::npos);
+  EXPECT_NE(Det("cmd run -e NOEQUALS true").find("expected KEY=VALUE"), std::string::npos);
+  EXPECT_NE(Det("task kill nope").find("task nope not found"), std::string::npos);
+  EXPECT_NE(Det("task logs nope").find("not found"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace det

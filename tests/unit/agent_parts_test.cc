@@ -1,0 +1,113 @@
+// The agent's pure parts: nvidia-smi parsing, slot discovery rules, and log batching.
+#include <gtest/gtest.h>
+
+#include "agent/devices.h"
+#include "agent/log_shipper.h"
+
+namespace det::agent {
+namespace {
+
+constexpr const char* kTwoGpus =
+    "0, GPU-1111aaaa-0000-0000-0000-000000000001, NVIDIA H100 80GB HBM3, 81559, 3, 1\n"
+    "1, GPU-2222bbbb-0000-0000-0000-000000000002, NVIDIA H100 80GB HBM3, 81559, [N/A], 0\n";
+
+CommandRunner Answer(Result<std::string> answer) {
+  return [answer](const std::vector<std::string>&) { return answer; };
+}
+
+TEST(NvidiaSmiTest, ParsesEveryGpuWithUuidNameAndMemory) {
+  auto gpus = ParseNvidiaSmi(kTwoGpus);
+  ASSERT_TRUE(gpus.ok()) << gpus.status().ToString();
+  ASSERT_EQ(gpus->size(), 2u);
+  EXPECT_EQ((*gpus)[0].index, 0);
+  EXPECT_EQ((*gpus)[0].uuid, "GPU-1111aaaa-0000-0000-0000-000000000001");
+  EXPECT_EQ((*gpus)[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ((*gpus)[0].memory_mib, 81559);
+  EXPECT_EQ((*gpus)[0].utilization_percent, 3);
+  EXPECT_EQ((*gpus)[1].utilization_percent, 0);  // [N/A]
+}
+
+TEST(NvidiaSmiTest, MalformedOutputNamesTheLineAndField) {
+  auto short_line = ParseNvidiaSmi("0, GPU-1, H100\n");
+  EXPECT_NE(short_line.status().message().find("line 1"), std::string::npos);
+  EXPECT_NE(short_line.status().message().find("expected 6 fields"), std::string::npos);
+  auto bad_memory = ParseNvidiaSmi("\n0, GPU-1, H100, lots, 0, 0\n");
+  EXPECT_NE(bad_memory.status().message().find("line 2: memory.total \"lots\""), std::string::npos)
+      << bad_memory.status().message();
+}
+
+TEST(DiscoverSlotsTest, AutoUsesGpusWhenPresentElseOneCpuSlot) {
+  auto gpus = DiscoverSlots({"auto"}, Answer(std::string(kTwoGpus)));
+  ASSERT_TRUE(gpus.ok());
+  ASSERT_EQ(gpus->size(), 2u);
+  EXPECT_EQ((*gpus)[1].type, "cuda");
+  EXPECT_EQ((*gpus)[1].uuid, "GPU-2222bbbb-0000-0000-0000-000000000002");
+  EXPECT_EQ((*gpus)[1].memory_mib, 81559);
+
+  auto cpu = DiscoverSlots({"auto"}, Answer(NotFound("cannot run nvidia-smi")));
+  ASSERT_TRUE(cpu.ok());
+  ASSERT_EQ(cpu->size(), 1u);
+  EXPECT_EQ((*cpu)[0].type, "cpu");
+}
+
+TEST(DiscoverSlotsTest, CudaWithoutGpusIsAnErrorThatSaysWhy) {
+  auto none = DiscoverSlots({"cuda"}, Answer(NotFound("cannot run nvidia-smi: not found")));
+  EXPECT_EQ(none.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(none.status().message().find("nvidia-smi"), std::string::npos);
+}
+
+TEST(DiscoverSlotsTest, VisibleGpusSelectsByIndexOrUuidAndRejectsUnknownOnes) {
+  DeviceConfig config{"cuda", 0, {"GPU-2222bbbb-0000-0000-0000-000000000002"}};
+  auto one = DiscoverSlots(config, Answer(std::string(kTwoGpus)));
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].id, "1");
+  config.visible_gpus = {"7"};
+  auto unknown = DiscoverSlots(config, Answer(std::string(kTwoGpus)));
+  EXPECT_NE(unknown.status().message().find("\"7\""), std::string::npos);
+}
+
+TEST(DiscoverSlotsTest, NoneAndArtificialSlotsNeedNoDiscovery) {
+  auto never = Answer(Internal("must not be asked"));
+  EXPECT_TRUE(DiscoverSlots({"none"}, never)->empty());
+  EXPECT_EQ(DiscoverSlots({"cpu"}, never)->size(), 1u);
+  EXPECT_EQ(DiscoverSlots({"auto", 64}, never)->size(), 64u);
+}
+
+TEST(LogShipperTest, BatchIsDueWhenFullOrOldAndKeptUntilConfirmed) {
+  LogShipper shipper(/*max_lines=*/2, std::chrono::milliseconds(50));
+  const MonoTime t0{};
+  shipper.Add("a.1", "a", {1, "stdout", "one"}, t0);
+  EXPECT_TRUE(shipper.TakeDue(t0).empty());
+  EXPECT_EQ(shipper.NextDue(), t0 + std::chrono::milliseconds(50));
+  auto old = shipper.TakeDue(t0 + std::chrono::milliseconds(50));
+  ASSERT_EQ(old.size(), 1u);
+  EXPECT_EQ(old[0].batch, 1u);
+
+  shipper.Add("a.1", "a", {2, "stdout", "two"}, t0);
+  shipper.Add("a.1", "a", {3, "stderr", "three"}, t0);
+  auto full = shipper.TakeDue(t0);
+  ASSERT_EQ(full.size(), 1u);
+  EXPECT_EQ(full[0].batch, 2u);
+  EXPECT_EQ(full[0].lines.size(), 2u);
+  EXPECT_EQ(shipper.unconfirmed(), 2u);
+
+  shipper.Confirmed("a.1", 1);
+  auto kept = shipper.Unconfirmed();
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].batch, 2u);
+}
+
+TEST(LogShipperTest, TakeAllSealsTheRestOfOneAllocation) {
+  LogShipper shipper;
+  shipper.Add("a.1", "a", {1, "stdout", "x"}, MonoTime{});
+  shipper.Add("b.1", "b", {1, "stdout", "y"}, MonoTime{});
+  auto rest = shipper.TakeAll("a.1");
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].lines[0].text, "x");
+  EXPECT_TRUE(shipper.TakeAll("a.1").empty());
+  EXPECT_EQ(shipper.NextDue(), MonoTime{} + std::chrono::milliseconds(50));
+}
+
+}  // namespace
+}  // namespace det::agent

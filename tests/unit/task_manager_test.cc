@@ -1,0 +1,143 @@
+#include "master/task_manager.h"
+
+#include <gtest/gtest.h>
+
+namespace det::master {
+namespace {
+
+// Records what the manager asks for.
+class RecordingListener : public TaskManager::Listener {
+ public:
+  void StartWorkload(const std::string& agent, const bus::WorkloadStart& start) override {
+    starts.push_back({agent, start});
+  }
+  void KillWorkload(const std::string& agent, const bus::WorkloadKill& kill) override {
+    kills.push_back({agent, kill});
+  }
+  void TaskChanged(const Task& task) override { changes.push_back(task.id + ":" + task.state); }
+
+  std::vector<std::pair<std::string, bus::WorkloadStart>> starts;
+  std::vector<std::pair<std::string, bus::WorkloadKill>> kills;
+  std::vector<std::string> changes;
+};
+
+TaskSpec Command(int slots, std::string pool = "default") {
+  return {{"true"}, slots, std::move(pool), {}};
+}
+
+bus::WorkloadState Report(const std::string& allocation, std::string_view state, int code = 0,
+                          std::string_view failure = {}) {
+  return {allocation, "", std::string(state), code, std::string(failure), ""};
+}
+
+class TaskManagerTest : public ::testing::Test {
+ protected:
+  RecordingListener listener_;
+  TaskManager manager_{listener_, "127.0.0.1:8090"};
+};
+
+TEST_F(TaskManagerTest, QueuedTaskIsPlacedFirstFitWhenAnAgentArrives) {
+  auto id = manager_.Submit(Command(2), 1);
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(manager_.Find(*id)->state, "QUEUED");
+  EXPECT_TRUE(listener_.starts.empty());
+
+  manager_.SetAgent("a1", "default", {"s0", "s1", "s2"});
+  ASSERT_EQ(listener_.starts.size(), 1u);
+  EXPECT_EQ(listener_.starts[0].first, "a1");
+  const bus::WorkloadStart& start = listener_.starts[0].second;
+  EXPECT_EQ(start.slot_ids, (std::vector<std::string>{"s0", "s1"}));
+  EXPECT_EQ(start.master_address, "127.0.0.1:8090");
+  EXPECT_FALSE(start.session_token.empty());
+  EXPECT_EQ(manager_.Find(*id)->state, "ASSIGNED");
+}
+
+TEST_F(TaskManagerTest, TaskWaitsUntilSlotsAreFreedAndSkipsAgentsOfOtherPools) {
+  manager_.SetAgent("gpu", "gpus", {"g0", "g1"});
+  manager_.SetAgent("cpu", "default", {"c0"});
+  auto first = manager_.Submit(Command(1), 1);
+  auto second = manager_.Submit(Command(1), 2);
+  ASSERT_EQ(listener_.starts.size(), 1u);
+  EXPECT_EQ(listener_.starts[0].first, "cpu");
+  EXPECT_EQ(manager_.queued(), 1u);
+
+  const std::string allocation = listener_.starts[0].second.allocation_id;
+  manager_.OnWorkloadState("cpu", Report(allocation, bus::kWorkloadRunning), 3);
+  EXPECT_EQ(manager_.Find(*first)->state, "RUNNING");
+  manager_.OnWorkloadState("cpu", Report(allocation, bus::kWorkloadTerminated, 0), 4);
+  EXPECT_EQ(manager_.Find(*first)->state, "TERMINATED");
+  EXPECT_EQ(manager_.Find(*first)->ended_ns, 4);
+  ASSERT_EQ(listener_.starts.size(), 2u);
+  EXPECT_EQ(listener_.starts[1].second.task_id, *second);
+}
+
+TEST_F(TaskManagerTest, ReportsFromAnotherAgentOrForUnknownAllocationsAreIgnored) {
+  manager_.SetAgent("a1", "default", {"s0"});
+  auto id = manager_.Submit(Command(1), 1);
+  const std::string allocation = listener_.starts[0].second.allocation_id;
+  manager_.OnWorkloadState("a2", Report(allocation, bus::kWorkloadTerminated), 2);
+  manager_.OnWorkloadState("a1", Report("nope.1", bus::kWorkloadTerminated), 2);
+  EXPECT_EQ(manager_.Find(*id)->state, "ASSIGNED");
+}
+
+TEST_F(TaskManagerTest, KillOfAQueuedTaskEndsItAndOfARunningOneAsksTheAgent) {
+  manager_.SetAgent("a1", "default", {"s0"});
+  auto running = manager_.Submit(Command(1), 1);
+  auto queued = manager_.Submit(Command(1), 2);
+  EXPECT_EQ(*manager_.Kill(*queued, 3), "TERMINATED");
+  EXPECT_EQ(manager_.Find(*queued)->failure_type, "Killed");
+  EXPECT_EQ(manager_.queued(), 0u);
+
+  EXPECT_EQ(*manager_.Kill(*running, 4), "ASSIGNED");
+  ASSERT_EQ(listener_.kills.size(), 1u);
+  EXPECT_EQ(listener_.kills[0].first, "a1");
+  const std::string allocation = listener_.starts[0].second.allocation_id;
+  manager_.OnWorkloadState("a1", Report(allocation, bus::kWorkloadTerminated, 143, "TaskError"), 5);
+  EXPECT_EQ(manager_.Find(*running)->failure_type, "Killed");
+  EXPECT_EQ(manager_.Find(*running)->exit_code, 143);
+  EXPECT_EQ(manager_.Kill("unknown", 6).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(TaskManagerTest, RemovedAgentFailsItsTasksWithAgentFailedAndFreesNothingElse) {
+  manager_.SetAgent("a1", "default", {"s0"});
+  manager_.SetAgent("a2", "default", {"s0"});
+  ASSERT_TRUE(manager_.Submit(Command(1), 1).ok());
+  ASSERT_TRUE(manager_.Submit(Command(1), 2).ok());
+  ASSERT_EQ(listener_.starts.size(), 2u);
+  manager_.RemoveAgent(listener_.starts[0].first, 3);
+  const Task* failed = manager_.Find(listener_.starts[0].second.task_id);
+  EXPECT_EQ(failed->state, "TERMINATED");
+  EXPECT_EQ(failed->failure_type, "AgentFailed");
+  const Task* other = manager_.Find(listener_.starts[1].second.task_id);
+  EXPECT_EQ(other->state, "ASSIGNED");
+}
+
+TEST_F(TaskManagerTest, UnschedulableAgentGetsNoNewWork) {
+  manager_.SetAgent("a1", "default", {"s0"});
+  manager_.SetAgentSchedulable("a1", false);
+  ASSERT_TRUE(manager_.Submit(Command(1), 1).ok());
+  EXPECT_TRUE(listener_.starts.empty());
+  manager_.SetAgentSchedulable("a1", true);
+  EXPECT_EQ(listener_.starts.size(), 1u);
+}
+
+TEST_F(TaskManagerTest, BadSpecsAreRefusedWithTheReason) {
+  auto empty = manager_.Submit({{}, 1, "default", {}}, 1);
+  EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(empty.status().message().find("entrypoint"), std::string::npos);
+  auto negative = manager_.Submit(Command(-1), 1);
+  EXPECT_NE(negative.status().message().find("-1"), std::string::npos);
+}
+
+TEST_F(TaskManagerTest, ListIsInSubmissionOrder) {
+  auto a = manager_.Submit(Command(1), 1);
+  auto b = manager_.Submit(Command(1), 2);
+  auto list = manager_.List();
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].id, *a);
+  EXPECT_EQ(list[1].id, *b);
+  EXPECT_EQ(list[0].state, "QUEUED");
+}
+
+}  // namespace
+}  // namespace det::master
