@@ -32,6 +32,12 @@ void CloseFd(int& fd) {
   fd = -1;
 }
 
+// A single-string entrypoint runs through /bin/sh -c unless it is one plain word (e.g. "true"),
+// which is executed directly: the same result, without a shell.
+bool NeedsShell(const std::string& command) {
+  return command.find_first_of(" \t\n|&;<>()$`\\\"'*?[]#~=%{}!") != std::string::npos;
+}
+
 std::string Join(const std::vector<std::string>& parts, const char* separator) {
   std::string joined;
   for (const auto& part : parts) {
@@ -105,7 +111,7 @@ std::vector<std::string> WorkloadRunner::Environment(const bus::WorkloadStart& s
 Result<pid_t> WorkloadRunner::Spawn(const bus::WorkloadStart& start, int out_fd, int err_fd,
                                     const std::string& dir) const {
   std::vector<std::string> argv = start.entrypoint;
-  if (argv.size() == 1) argv = {"/bin/sh", "-c", start.entrypoint[0]};
+  if (argv.size() == 1 && NeedsShell(argv[0])) argv = {"/bin/sh", "-c", start.entrypoint[0]};
   std::vector<std::string> env = Environment(start);
   std::vector<char*> args, envp;
   for (auto& a : argv) args.push_back(a.data());

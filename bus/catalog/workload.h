@@ -30,7 +30,7 @@ struct WorkloadStart {
   static constexpr std::string_view kType = "workload.start";
   std::string allocation_id;
   std::string task_id;
-  std::vector<std::string> entrypoint;  // one element: run by /bin/sh -c; more: argv
+  std::vector<std::string> entrypoint;  // one element: a /bin/sh -c command; more: argv
   std::map<std::string, std::string> env;
   std::vector<std::string> slot_ids;
   std::string master_address;  // DET_MASTER for the workload
