@@ -13,7 +13,10 @@ namespace det::agent {
 Agent::Agent(AgentConfig config, const Clock& clock) : config_(std::move(config)), clock_(clock) {}
 
 bus::AgentRegister Agent::Registration() const {
-  return {kVersion, config_.resource_pool, HostName(), slots_};
+  bus::AgentRegister registration{kVersion, config_.resource_pool, HostName(), slots_,
+                                  runner_->States()};
+  for (const auto& [id, state] : unrecorded_ends_) registration.workloads.push_back(state);
+  return registration;
 }
 
 int Agent::Run(const std::atomic<bool>& stop) {
@@ -85,7 +88,10 @@ void Agent::PollOnce() {
 
 void Agent::Send(WorkloadRunner::Reports& reports) {
   for (const auto& batch : reports.logs) channel_->SendReliable(batch);
-  for (const auto& state : reports.states) channel_->SendReliable(state);
+  for (const auto& state : reports.states) {
+    if (state.state == bus::kWorkloadTerminated) unrecorded_ends_[state.allocation_id] = state;
+    channel_->SendReliable(state);
+  }
 }
 
 void Agent::OnEvent(bus::AgentChannelClient::Event& event) {
@@ -127,6 +133,9 @@ void Agent::OnMessage(const bus::Envelope& message) {
   } else if (message.is(bus::WorkloadLogsCommitted::kType)) {
     auto committed = message.Decode<bus::WorkloadLogsCommitted>();
     if (committed.ok()) shipper_.Confirmed(committed->allocation_id, committed->batch);
+  } else if (message.is(bus::WorkloadEndRecorded::kType)) {
+    auto recorded = message.Decode<bus::WorkloadEndRecorded>();
+    if (recorded.ok()) unrecorded_ends_.erase(recorded->allocation_id);
   } else if (message.is(bus::AgentPing::kType)) {
     auto ping = message.Decode<bus::AgentPing>();
     if (ping.ok()) channel_->SendReliable(bus::AgentEcho{ping->nonce});

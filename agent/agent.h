@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <vector>
 #include <zmq.hpp>
@@ -41,6 +42,8 @@ class Agent {
   std::unique_ptr<WorkloadRunner> runner_;
   std::unique_ptr<bus::AgentChannelClient> channel_;
   std::vector<zmq::pollitem_t> poll_items_;
+  // Ended workloads whose end the master has not confirmed recording, by allocation.
+  std::map<std::string, bus::WorkloadState> unrecorded_ends_;
 };
 
 }  // namespace det::agent

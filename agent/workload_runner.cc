@@ -185,6 +185,14 @@ void WorkloadRunner::Start(const bus::WorkloadStart& start, Reports* out) {
   report(bus::kWorkloadRunning);
 }
 
+std::vector<bus::WorkloadState> WorkloadRunner::States() const {
+  std::vector<bus::WorkloadState> states;
+  for (const auto& [id, w] : workloads_) {
+    states.push_back({id, w.task_id, std::string(bus::kWorkloadRunning), 0, "", ""});
+  }
+  return states;
+}
+
 void WorkloadRunner::Abandon() {
   for (auto& [id, w] : workloads_) {
     CloseFd(w.out.fd);

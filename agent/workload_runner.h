@@ -52,6 +52,8 @@ class WorkloadRunner {
   // Reads what is waiting on every pipe, reaps exited processes and escalates overdue stops.
   void Tick(Reports* out);
 
+  // A RUNNING state for each workload that runs.
+  std::vector<bus::WorkloadState> States() const;
   // Forgets the workloads without stopping them (the agent is exiting after losing the master).
   void Abandon();
 

@@ -35,7 +35,8 @@ AgentRegistry::AgentRegistry(zmq::context_t& context, const Clock& clock,
       queries_(context, "agent-registry", clock),
       publisher_(context, "master.agent-registry", clock),
       store_(store),
-      tasks_(*this, std::move(master_address)) {
+      tasks_(*this, std::move(master_address)),
+      reconnect_window_(config.channel.reconnect_window) {
   HandleQueries();
 }
 
@@ -80,6 +81,33 @@ Result<std::string> AgentRegistry::Bind(const std::string& agent_endpoint,
   return bound;
 }
 
+void AgentRegistry::Restore(std::vector<Task> tasks) {
+  const size_t count = tasks.size();
+  for (Task& task : tasks) tasks_.Restore(std::move(task));
+  for (const std::string& agent_id : tasks_.AwaitedAgents()) {
+    awaited_[agent_id] = clock_.Now() + reconnect_window_;
+    reconcile_.insert(agent_id);
+  }
+  if (count > 0) {
+    spdlog::info("resuming {} unfinished tasks; waiting up to {} for {} agents", count,
+                 FormatDuration(reconnect_window_), awaited_.size());
+  }
+}
+
+void AgentRegistry::ExpireAwaitedAgents() {
+  const MonoTime now = clock_.Now();
+  for (auto it = awaited_.begin(); it != awaited_.end();) {
+    if (now < it->second) {
+      ++it;
+      continue;
+    }
+    spdlog::warn("agent {} did not come back after the master restarted; its tasks fail",
+                 it->first);
+    tasks_.RemoveAgent(it->first, NowNs());
+    it = awaited_.erase(it);
+  }
+}
+
 void AgentRegistry::Start() {
   stop_ = false;
   thread_ = std::thread([this] { Run(); });
@@ -103,7 +131,8 @@ void AgentRegistry::Run() {
     publisher_.Pump();
     channel_.Tick(&events);
     for (auto& event : events) OnChannelEvent(event);
-    ConfirmCommittedLogs();
+    SendNotices();
+    ExpireAwaitedAgents();
   }
 }
 
@@ -111,11 +140,13 @@ void AgentRegistry::OnChannelEvent(ChannelEvent& event) {
   switch (event.kind) {
     case ChannelEvent::Kind::kConnected:
       spdlog::info("agent {} connected", event.agent_id);
+      reconcile_.insert(event.agent_id);  // a new session: nothing is in flight to it
       return;
     case ChannelEvent::Kind::kReconnected:
       spdlog::info("agent {} reconnected{}", event.agent_id,
                    event.agent_restarted ? " (agent restarted)" : "");
       SetState(event.agent_id, "connected");
+      if (event.agent_restarted) reconcile_.insert(event.agent_id);
       tasks_.SetAgentSchedulable(event.agent_id, true);
       return;
     case ChannelEvent::Kind::kLost:
@@ -149,6 +180,9 @@ void AgentRegistry::OnAgentMessage(const std::string& agent_id, const bus::Envel
     auto state = message.Decode<bus::WorkloadState>();
     if (!state.ok()) return complain(state.status());
     tasks_.OnWorkloadState(agent_id, *state, NowNs());
+    if (state->state == bus::kWorkloadTerminated) {
+      store_.EnqueueNotice({agent_id, state->allocation_id, 0});
+    }
   } else if (message.is(bus::AgentRegister::kType)) {
     auto info = message.Decode<bus::AgentRegister>();
     if (!info.ok()) return complain(info.status());
@@ -158,9 +192,14 @@ void AgentRegistry::OnAgentMessage(const std::string& agent_id, const bus::Envel
   }
 }
 
-void AgentRegistry::ConfirmCommittedLogs() {
-  for (const Store::CommittedLogs& c : store_.TakeCommitted()) {
-    (void)channel_.SendBestEffort(c.agent_id, bus::WorkloadLogsCommitted{c.allocation_id, c.batch});
+void AgentRegistry::SendNotices() {
+  for (const Store::Notice& n : store_.TakeNotices()) {
+    if (n.batch > 0) {
+      (void)channel_.SendBestEffort(n.agent_id,
+                                    bus::WorkloadLogsCommitted{n.allocation_id, n.batch});
+    } else {
+      (void)channel_.SendBestEffort(n.agent_id, bus::WorkloadEndRecorded{n.allocation_id});
+    }
   }
 }
 
@@ -191,7 +230,14 @@ void AgentRegistry::OnRegister(const std::string& agent_id, const bus::AgentRegi
   PublishState(agent_id, entry, /*tombstone=*/false);
   std::vector<std::string> slot_ids;
   for (const auto& slot : info.slots) slot_ids.push_back(slot.id);
+  awaited_.erase(agent_id);
   tasks_.SetAgent(agent_id, info.resource_pool, slot_ids);
+  tasks_.Reconcile(agent_id, info.workloads, reconcile_.erase(agent_id) > 0, NowNs());
+  for (const bus::WorkloadState& workload : info.workloads) {
+    if (workload.state == bus::kWorkloadTerminated) {
+      store_.EnqueueNotice({agent_id, workload.allocation_id, 0});
+    }
+  }
   const int64_t now = NowNs();
   store_.Enqueue([agent_id, info, now](pqxx::work& tx) {
     storage::UpsertAgent(tx,

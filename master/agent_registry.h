@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <zmq.hpp>
@@ -42,6 +43,9 @@ class AgentRegistry : private TaskManager::Listener {
   // Binds the agent channel (TCP) and the query endpoint, connects the event publisher.
   Result<std::string> Bind(const std::string& agent_endpoint, const bus::SocketSecurity& security,
                            const std::string& event_publish_endpoint);
+  // Before Start(): tasks a previous master left running. Their agents have the reconnect window
+  // to register; those that do not are removed (their tasks end with AgentFailed).
+  void Restore(std::vector<Task> tasks);
   void Start();
   void Stop();
 
@@ -55,7 +59,8 @@ class AgentRegistry : private TaskManager::Listener {
   void HandleQueries();
   void OnChannelEvent(bus::AgentChannelServer::Event& event);
   void OnAgentMessage(const std::string& agent_id, const bus::Envelope& message);
-  void ConfirmCommittedLogs();
+  void SendNotices();
+  void ExpireAwaitedAgents();
   void OnRegister(const std::string& agent_id, const bus::AgentRegister& info);
   void SetState(const std::string& agent_id, const std::string& state);
   void PublishState(const std::string& agent_id, const AgentEntry& entry, bool tombstone);
@@ -74,6 +79,9 @@ class AgentRegistry : private TaskManager::Listener {
   Store& store_;
   TaskManager tasks_;
   std::map<std::string, AgentEntry> agents_;
+  std::map<std::string, MonoTime> awaited_;  // restored agents -> when they count as gone
+  std::set<std::string> reconcile_;          // agents whose next registration is complete
+  Duration reconnect_window_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

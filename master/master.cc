@@ -7,6 +7,7 @@
 #include "bus/rpc_client.h"
 #include "common/process.h"
 #include "common/version.h"
+#include "master/task_recovery.h"
 
 namespace det::master {
 namespace {
@@ -68,6 +69,8 @@ Result<MasterEndpoints> Master::Start() {
                                               WorkloadMasterAddress(endpoints.gateway));
   DET_ASSIGN_OR_RETURN(endpoints.agent,
                        registry_->Bind(tcp(bus_config.agent_port), security, kInprocPublish));
+  DET_ASSIGN_OR_RETURN(std::vector<Task> unfinished, LoadOpenTasks(database_->db()));
+  registry_->Restore(std::move(unfinished));
   registry_->Start();
 
   spdlog::info(

@@ -35,9 +35,18 @@ void Store::EnqueueLogs(std::string agent_id, bus::WorkloadLogs logs) {
   wake_.notify_one();
 }
 
-std::vector<Store::CommittedLogs> Store::TakeCommitted() {
+void Store::EnqueueNotice(Notice notice) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.emplace_back(std::move(notice));
+    ++queued_;
+  }
+  wake_.notify_one();
+}
+
+std::vector<Store::Notice> Store::TakeNotices() {
   std::lock_guard lock(mu_);
-  return std::exchange(committed_, {});
+  return std::exchange(notices_, {});
 }
 
 void Store::Flush() {
@@ -59,13 +68,19 @@ void Store::Run() {
     std::deque<Item> items = std::exchange(queue_, {});
     lock.unlock();
     std::vector<Op> ops;
+    bool failed = false;  // then no notice goes out: what it confirms may not be stored
     for (Item& item : items) {
       if (auto* op = std::get_if<Op>(&item)) {
         ops.push_back(std::move(*op));
         continue;
       }
-      WriteOps(ops);  // everything queued before the batch goes first
-      WriteLogs(std::get<Logs>(item));
+      failed |= !WriteOps(ops);  // everything queued before goes first
+      if (auto* logs = std::get_if<Logs>(&item)) {
+        WriteLogs(*logs);
+      } else if (!failed) {
+        std::lock_guard notice_lock(mu_);
+        notices_.push_back(std::move(std::get<Notice>(item)));
+      }
     }
     WriteOps(ops);
     lock.lock();
@@ -74,8 +89,8 @@ void Store::Run() {
   }
 }
 
-void Store::WriteOps(std::vector<Op>& ops) {
-  if (ops.empty()) return;
+bool Store::WriteOps(std::vector<Op>& ops) {
+  if (ops.empty()) return true;
   Status status = db_.Run([&](pqxx::work& tx) {
     for (const Op& op : ops) op(tx);
     return Status::Ok();
@@ -86,6 +101,7 @@ void Store::WriteOps(std::vector<Op>& ops) {
     ++failures_;
   }
   ops.clear();
+  return status.ok();
 }
 
 void Store::WriteLogs(const Logs& item) {
@@ -104,7 +120,7 @@ void Store::WriteLogs(const Logs& item) {
     ++failures_;
     return;  // not acknowledged: the agent sends it again
   }
-  committed_.push_back({item.agent_id, logs.allocation_id, logs.batch});
+  notices_.push_back({item.agent_id, logs.allocation_id, logs.batch});
 }
 
 }  // namespace det::master

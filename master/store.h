@@ -21,14 +21,17 @@ namespace det::master {
 //
 // Ops run in transactions (consecutive ops share one) and may be retried after a lost
 // connection, so each must be idempotent. Log batches go through the IngestWriter with the batch
-// id "<allocation>/<batch>": a batch sent twice is stored once. After a batch is committed it is
-// listed by TakeCommitted(), so its sender can be told.
+// id "<allocation>/<batch>": a batch sent twice is stored once. After a batch is committed a
+// Notice for it is listed by TakeNotices(), so its sender can be told; EnqueueNotice does the
+// same for anything else.
 //
-// Threading: Enqueue*, TakeCommitted and Flush may be called from any thread.
+// Threading: Enqueue*, TakeNotices and Flush may be called from any thread.
 class Store {
  public:
   using Op = std::function<void(pqxx::work&)>;
-  struct CommittedLogs {
+  // Something an agent is told once what came before it is committed: a log batch (batch > 0)
+  // or a workload's end (batch == 0).
+  struct Notice {
     std::string agent_id;
     std::string allocation_id;
     uint64_t batch = 0;
@@ -39,7 +42,9 @@ class Store {
 
   void Enqueue(Op op);
   void EnqueueLogs(std::string agent_id, bus::WorkloadLogs logs);
-  std::vector<CommittedLogs> TakeCommitted();
+  // Lists `notice` in TakeNotices() once everything queued before it is committed.
+  void EnqueueNotice(Notice notice);
+  std::vector<Notice> TakeNotices();
   // Waits until everything queued before the call is written (or given up on).
   void Flush();
   uint64_t failures() const;
@@ -49,10 +54,10 @@ class Store {
     std::string agent_id;
     bus::WorkloadLogs logs;
   };
-  using Item = std::variant<Op, Logs>;
+  using Item = std::variant<Op, Logs, Notice>;
 
   void Run();
-  void WriteOps(std::vector<Op>& ops);
+  bool WriteOps(std::vector<Op>& ops);  // false when not written
   void WriteLogs(const Logs& logs);
 
   storage::Database db_;
@@ -61,7 +66,7 @@ class Store {
   std::condition_variable wake_;
   std::condition_variable done_;
   std::deque<Item> queue_;
-  std::vector<CommittedLogs> committed_;
+  std::vector<Notice> notices_;
   uint64_t queued_ = 0;
   uint64_t written_ = 0;
   uint64_t failures_ = 0;

@@ -31,6 +31,7 @@ void TaskManager::SetAgent(const std::string& agent_id, const std::string& pool,
   AgentSlots& agent = agents_[agent_id];
   agent.pool = pool;
   agent.slot_ids = slot_ids;
+  agent.registered = true;
   // Slots in use stay in use (the workloads on them keep running) even if no longer reported.
   Place();
 }
@@ -131,7 +132,7 @@ void TaskManager::Place() {
 
 bool TaskManager::TryPlace(Task& task) {
   for (auto& [agent_id, agent] : agents_) {
-    if (!agent.schedulable || agent.pool != task.spec.resource_pool) continue;
+    if (!agent.registered || !agent.schedulable || agent.pool != task.spec.resource_pool) continue;
     if (agent.free() < static_cast<size_t>(task.spec.slots)) continue;
     std::vector<std::string> slots;
     for (const std::string& slot : agent.slot_ids) {
@@ -145,11 +146,58 @@ bool TaskManager::TryPlace(Task& task) {
     task.state = bus::kWorkloadAssigned;
     task_of_allocation_[task.allocation_id] = task.id;
     listener_.TaskChanged(task);
-    listener_.StartWorkload(agent_id, {task.allocation_id, task.id, task.spec.entrypoint,
-                                       task.spec.env, slots, master_address_, bus::RandomId()});
+    SendStart(task);
     return true;
   }
   return false;
+}
+
+void TaskManager::SendStart(const Task& task) {
+  listener_.StartWorkload(task.agent_id,
+                          {task.allocation_id, task.id, task.spec.entrypoint, task.spec.env,
+                           task.slot_ids, master_address_, bus::RandomId()});
+}
+
+void TaskManager::Reconcile(const std::string& agent_id,
+                            const std::vector<bus::WorkloadState>& reported, bool complete,
+                            int64_t now_ns) {
+  std::set<std::string> known;
+  for (const bus::WorkloadState& state : reported) {
+    known.insert(state.allocation_id);
+    OnWorkloadState(agent_id, state, now_ns);
+  }
+  if (!complete) return;
+  for (const std::string& id : order_) {
+    Task& task = tasks_.at(id);
+    if (task.agent_id != agent_id || task.ended() || known.count(task.allocation_id)) continue;
+    if (task.state == bus::kWorkloadAssigned) {
+      SendStart(task);  // the start may have been lost with a restarted master
+    } else {
+      Finish(task, -1, bus::kFailureAgentFailed,
+             "agent " + agent_id + " no longer runs it (the agent restarted without it)", now_ns);
+    }
+  }
+}
+
+void TaskManager::Restore(Task task) {
+  const std::string id = task.id;
+  if (task.allocation_id.empty()) {
+    queue_.push_back(id);
+  } else {
+    task_of_allocation_[task.allocation_id] = id;
+    AgentSlots& agent = agents_[task.agent_id];
+    for (const std::string& slot : task.slot_ids) agent.used.insert(slot);
+  }
+  order_.push_back(id);
+  tasks_.emplace(id, std::move(task));
+}
+
+std::vector<std::string> TaskManager::AwaitedAgents() const {
+  std::vector<std::string> awaited;
+  for (const auto& [id, agent] : agents_) {
+    if (!agent.registered) awaited.push_back(id);
+  }
+  return awaited;
 }
 
 void TaskManager::Finish(Task& task, int32_t exit_code, std::string_view failure,

@@ -68,6 +68,16 @@ class TaskManager {
   void SetAgentSchedulable(const std::string& agent_id, bool schedulable);
   // The agent is gone for good: its tasks end with AgentFailed and its slots are forgotten.
   void RemoveAgent(const std::string& agent_id, int64_t now_ns);
+  // Applies what a registering agent says it runs (and has ended). With `complete` (the agent
+  // process or the master is new, so no start is in flight) a task the agent does not report is
+  // started again if it never got past ASSIGNED, and otherwise ends with AgentFailed.
+  void Reconcile(const std::string& agent_id, const std::vector<bus::WorkloadState>& reported,
+                 bool complete, int64_t now_ns);
+
+  // A task loaded from the database after a master restart, queued or placed as it was.
+  void Restore(Task task);
+  // Agents that restored tasks run on and that have not registered yet.
+  std::vector<std::string> AwaitedAgents() const;
 
   // InvalidArgument for an empty entrypoint or a non-positive slot count.
   Result<std::string> Submit(TaskSpec spec, int64_t now_ns);
@@ -87,8 +97,11 @@ class TaskManager {
     std::string pool;
     std::vector<std::string> slot_ids;
     std::set<std::string> used;
+    bool registered = false;  // restored work may name an agent before it registers
     bool schedulable = true;
-    size_t free() const { return slot_ids.size() - used.size(); }
+    size_t free() const {
+      return used.size() >= slot_ids.size() ? 0 : slot_ids.size() - used.size();
+    }
   };
 
   void Place();
@@ -96,6 +109,7 @@ class TaskManager {
   void Finish(Task& task, int32_t exit_code, std::string_view failure, std::string message,
               int64_t now_ns);
   void Release(const Task& task);
+  void SendStart(const Task& task);
 
   Listener& listener_;
   std::string master_address_;

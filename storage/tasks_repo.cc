@@ -5,6 +5,14 @@
 namespace det::storage {
 namespace {
 
+constexpr const char* kTaskSelect =
+    "SELECT id, type, trial_id, config::text, det_ns(start_time), det_ns(end_time) FROM tasks";
+
+TaskRecord ReadTask(const pqxx::row& row) {
+  return {row[0].as<std::string>(), row[1].as<std::string>(), Nullable<int64_t>(row[2]),
+          row[3].as<std::string>(), row[4].as<int64_t>(),     Nullable<int64_t>(row[5])};
+}
+
 constexpr const char* kAllocationSelect =
     "SELECT id, task_id, resource_pool, slots, agents::text, state, det_ns(start_time),"
     " det_ns(end_time), exit_code, failure FROM allocations";
@@ -32,14 +40,18 @@ void CreateTask(pqxx::work& tx, const TaskRecord& task) {
 }
 
 Result<TaskRecord> GetTask(pqxx::work& tx, const std::string& id) {
-  auto result = tx.exec_params(
-      "SELECT id, type, trial_id, config::text, det_ns(start_time), det_ns(end_time)"
-      " FROM tasks WHERE id = $1",
-      id);
+  auto result = tx.exec_params(std::string(kTaskSelect) + " WHERE id = $1", id);
   if (result.empty()) return NotFound("task \"" + id + "\" not found");
-  const auto& row = result[0];
-  return TaskRecord{row[0].as<std::string>(), row[1].as<std::string>(), Nullable<int64_t>(row[2]),
-                    row[3].as<std::string>(), row[4].as<int64_t>(),     Nullable<int64_t>(row[5])};
+  return ReadTask(result[0]);
+}
+
+std::vector<TaskRecord> ListOpenTasks(pqxx::work& tx) {
+  std::vector<TaskRecord> tasks;
+  for (const auto& row :
+       tx.exec(std::string(kTaskSelect) + " WHERE end_time IS NULL ORDER BY start_time, id")) {
+    tasks.push_back(ReadTask(row));
+  }
+  return tasks;
 }
 
 Status EndTask(pqxx::work& tx, const std::string& id, int64_t end_ns) {

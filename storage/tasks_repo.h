@@ -29,6 +29,8 @@ struct TaskRecord {
 void CreateTask(pqxx::work& tx, const TaskRecord& task);
 Result<TaskRecord> GetTask(pqxx::work& tx, const std::string& id);  // NotFound
 Status EndTask(pqxx::work& tx, const std::string& id, int64_t end_ns);
+// Tasks without an end time, oldest first: what a restarted master resumes.
+std::vector<TaskRecord> ListOpenTasks(pqxx::work& tx);
 
 struct AllocationRecord {
   std::string id;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "bus/catalog/workload.h"
 #include "bus/codec.h"
 
 namespace det::bus {
@@ -35,6 +36,9 @@ struct AgentRegister {
   std::string resource_pool;
   std::string hostname;
   std::vector<SlotInfo> slots;
+  // Every workload the agent runs, and every one that ended whose end the master has not
+  // confirmed recording (WorkloadEndRecorded), in its current state.
+  std::vector<WorkloadState> workloads;
   bool operator==(const AgentRegister&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -42,6 +46,7 @@ struct AgentRegister {
     v("resource_pool", s.resource_pool);
     v("hostname", s.hostname);
     v("slots", s.slots);
+    v("workloads", s.workloads);
   }
 };
 

@@ -127,4 +127,16 @@ struct WorkloadLogsCommitted {
   }
 };
 
+// Master -> agent (best effort): the workload's end is in the database; the agent can forget it.
+// Until then the agent reports the ended workload in every registration.
+struct WorkloadEndRecorded {
+  static constexpr std::string_view kType = "workload.end.recorded";
+  std::string allocation_id;
+  bool operator==(const WorkloadEndRecorded&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("allocation_id", s.allocation_id, kRequired);
+  }
+};
+
 }  // namespace det::bus

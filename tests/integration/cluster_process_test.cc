@@ -32,18 +32,7 @@ TEST_F(ClusterProcessTest, AgentSurvivesAMasterRestart) {
   const size_t at = info.find("\"cluster_id\":\"");
   ASSERT_NE(at, std::string::npos) << info;
   const std::string cluster_id = info.substr(at, info.find(',', at) - at);
-  // Restart the master on the same ports.
-  std::string endpoints = Log("endpoints.yaml");
-  master_->Stop(SIGKILL);
-  std::ofstream(dir_ / "master2.yaml")
-      << DbSection() << "bus:\n  host: 127.0.0.1\n  gateway_port: " << gateway_port_of(gateway_)
-      << "\n  agent_port: " << agent_port_
-      << "\n  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
-         "  security: {plaintext: true}\n";
-  master_ =
-      std::make_unique<Process>(std::vector<std::string>{BuildDir() + "/master/det-master", "-c",
-                                                         (dir_ / "master2.yaml").string()},
-                                dir_ / "master2.log");
+  RestartMaster();
   EXPECT_TRUE(WaitFor("--json agent list", R"({"id":"agent-c","state":"connected")"))
       << Det("agent list") << Log("master2.log") << Log("agent-c.log");
   EXPECT_NE(Det("--json master info").find(cluster_id), std::string::npos)

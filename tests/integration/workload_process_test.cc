@@ -112,6 +112,25 @@ TEST_F(WorkloadProcessTest, TasksOfAKilledAgentFailWithAgentFailedAfterTheWindow
   }
 }
 
+TEST_F(WorkloadProcessTest, MasterKilledMidRunAndRestartedLosesNoTaskAndNoLogLine) {
+  auto agent = StartAgent("agent-m", 4);
+  WaitForAgents(1);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) {
+    ids.push_back(Run("for n in $(seq 1 40); do echo \"line $n\"; sleep 0.05; done"));
+  }
+  ASSERT_TRUE(WaitFor("task logs " + ids[0], "line 5"));
+  RestartMaster();
+  for (const std::string& id : ids) {
+    nlohmann::json summary = Wait(id);
+    EXPECT_EQ(summary.value("failure_type", "?"), "") << summary.dump() << Log("master2.log");
+    std::vector<std::string> texts = LogTexts(id);
+    ASSERT_EQ(texts.size(), 40u) << id << "\n" << Det("task logs " + id);
+    for (int n = 1; n <= 40; ++n) EXPECT_EQ(texts[n - 1], "line " + std::to_string(n));
+  }  EXPECT_NE(Log("master2.log").find("resuming 4 unfinished tasks"), std::string::npos)
+      << "the restarted master must have taken the tasks over: " << Log("master2.log");
+}
+
 TEST_F(WorkloadProcessTest, BadRequestsAreRefusedWithTheReason) {
   EXPECT_NE(Det("cmd run ''").find("entrypoint is empty"), std::string::npos);
   EXPECT_NE(Det("cmd run --slots -2 true").find("slots must be 0 or more"), std::string::npos);

@@ -127,8 +127,24 @@ class ClusterProcessTest : public ::testing::Test {
                                  "--work-dir", (dir_ / ("work-" + id)).string(), "--plaintext"},
         dir_ / (id + ".log"), /*append=*/true);
   }
+  // kill -9 the master and start another on the same gateway and agent ports and database.
+  void RestartMaster() {
+    master_->Stop(SIGKILL);
+    std::ofstream(dir_ / "master2.yaml")
+        << DbSection() << "bus:\n  host: 127.0.0.1\n  gateway_port: " << gateway_port_of(gateway_)
+        << "\n  agent_port: " << agent_port_
+        << "\n  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
+           "  security: {plaintext: true}\n"
+        << ExtraBusConfig();
+    master_ =
+        std::make_unique<Process>(std::vector<std::string>{BuildDir() + "/master/det-master", "-c",
+                                                           (dir_ / "master2.yaml").string()},
+                                  dir_ / "master2.log");
+  }
+  // Runs det with the test's master; gives up after two minutes.
   std::string Det(const std::string& args) {
-    return Shell(BuildDir() + "/cli/det --plaintext -m " + gateway_ + " " + args + " 2>&1");
+    return Shell("timeout 120 " + BuildDir() + "/cli/det --plaintext -m " + gateway_ + " " + args +
+                 " 2>&1");
   }
   bool WaitFor(const std::string& args, const std::string& needle) {
     for (int i = 0; i < 100; ++i) {

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <vector>
+
+#include "master/task_manager.h"
+#include "storage/database.h"
+
+namespace det::master {
+
+// The tasks a previous master left unfinished, as they were: queued ones with their spec, placed
+// ones with their allocation, agent, slots and last recorded state. Read once at start.
+Result<std::vector<Task>> LoadOpenTasks(storage::Database& database);
+
+// The inverse of TaskConfigJson; InvalidArgument naming the field when the JSON is not a spec.
+Result<TaskSpec> ParseTaskConfigJson(const std::string& json);
+
+}  // namespace det::master
