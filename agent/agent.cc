@@ -47,13 +47,15 @@ int Agent::Run(const std::atomic<bool>& stop) {
   }
   spdlog::info("det-agent {} ({}) joining master {}:{} with {} slots", kVersion, config_.agent_id,
                config_.master_host, config_.master_port, slots_.size());
+  WorkloadRunner::Reports recovered;
+  runner_->Recover(&recovered);
+  Send(recovered);
   while (!stop.load()) {
     if (channel_->state() == bus::AgentChannelClient::State::kGaveUp) {
       spdlog::error("gave up reconnecting to the master after {} attempts",
                     config_.agent_reconnect_attempts);
       RunConnectionLostHook();
-      runner_->Abandon();
-      return 3;
+      return 3;  // the workloads keep running; a new agent adopts them
     }
     PollOnce();
   }
@@ -82,7 +84,7 @@ void Agent::PollOnce() {
   channel_->Tick(&events);
   for (auto& event : events) OnEvent(event);
   WorkloadRunner::Reports reports;
-  runner_->Tick(&reports);
+  runner_->Tick(poll_items_, &reports);
   Send(reports);
 }
 
@@ -132,10 +134,16 @@ void Agent::OnMessage(const bus::Envelope& message) {
     if (kill.ok()) runner_->Kill(*kill);
   } else if (message.is(bus::WorkloadLogsCommitted::kType)) {
     auto committed = message.Decode<bus::WorkloadLogsCommitted>();
-    if (committed.ok()) shipper_.Confirmed(committed->allocation_id, committed->batch);
+    if (committed.ok()) {
+      shipper_.Confirmed(committed->allocation_id, committed->incarnation, committed->batch);
+      runner_->OnLogsConfirmed(committed->allocation_id);
+    }
   } else if (message.is(bus::WorkloadEndRecorded::kType)) {
     auto recorded = message.Decode<bus::WorkloadEndRecorded>();
-    if (recorded.ok()) unrecorded_ends_.erase(recorded->allocation_id);
+    if (recorded.ok()) {
+      unrecorded_ends_.erase(recorded->allocation_id);
+      runner_->Remove(recorded->allocation_id);
+    }
   } else if (message.is(bus::AgentPing::kType)) {
     auto ping = message.Decode<bus::AgentPing>();
     if (ping.ok()) channel_->SendReliable(bus::AgentEcho{ping->nonce});

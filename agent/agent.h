@@ -11,12 +11,15 @@
 #include "agent/workload_runner.h"
 #include "bus/agent_channel_client.h"
 #include "bus/catalog/agent.h"
+#include "bus/rpc_client.h"
 
 namespace det::agent {
 
 // det-agent's main loop: discovers its slots, joins the master over the agent channel, registers
 // after every welcome, runs the workloads the master starts (WorkloadRunner), ships their output
 // (LogShipper) and reports their states, and keeps going across master restarts.
+//
+// Workloads outlive the agent process: a restarted agent adopts them (WorkloadRunner::Recover).
 //
 // Run() returns 0 when `stop` is set, 2 when it cannot start (bad security config, no devices of
 // the requested slot type), 3 when it gave up reconnecting (after running
@@ -38,7 +41,7 @@ class Agent {
   const Clock& clock_;
   zmq::context_t context_;
   std::vector<bus::SlotInfo> slots_;
-  LogShipper shipper_;
+  LogShipper shipper_{bus::RandomId()};
   std::unique_ptr<WorkloadRunner> runner_;
   std::unique_ptr<bus::AgentChannelClient> channel_;
   std::vector<zmq::pollitem_t> poll_items_;

@@ -1,9 +1,22 @@
 #include "agent/log_shipper.h"
 
-namespace det::agent {
+#include <algorithm>
 
-LogShipper::LogShipper(size_t max_lines, Duration max_delay)
-    : max_lines_(max_lines), max_delay_(max_delay) {}
+namespace det::agent {
+namespace {
+
+std::optional<int64_t> OldestOffset(const std::vector<bus::WorkloadLogLine>& lines,
+                                    const std::string& stdtype) {
+  for (const auto& line : lines) {
+    if (line.stdtype == stdtype && line.offset >= 0) return line.offset;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+LogShipper::LogShipper(std::string incarnation, size_t max_lines, Duration max_delay)
+    : incarnation_(std::move(incarnation)), max_lines_(max_lines), max_delay_(max_delay) {}
 
 void LogShipper::Add(const std::string& allocation_id, const std::string& task_id,
                      bus::WorkloadLogLine line, MonoTime now) {
@@ -16,7 +29,7 @@ void LogShipper::Add(const std::string& allocation_id, const std::string& task_i
 }
 
 bus::WorkloadLogs LogShipper::Seal(const std::string& allocation_id, Pending& pending) {
-  bus::WorkloadLogs batch{allocation_id, pending.task_id, pending.next_batch++, {}};
+  bus::WorkloadLogs batch{allocation_id, pending.task_id, incarnation_, pending.next_batch++, {}};
   batch.lines.swap(pending.lines);
   unconfirmed_[{allocation_id, batch.batch}] = batch;
   return batch;
@@ -36,20 +49,41 @@ std::vector<bus::WorkloadLogs> LogShipper::TakeDue(MonoTime now) {
 std::vector<bus::WorkloadLogs> LogShipper::TakeAll(const std::string& allocation_id) {
   std::vector<bus::WorkloadLogs> all;
   auto it = pending_.find(allocation_id);
-  if (it == pending_.end()) return all;
-  if (!it->second.lines.empty()) all.push_back(Seal(allocation_id, it->second));
-  pending_.erase(it);  // the allocation has ended: nothing more will be added
+  if (it != pending_.end() && !it->second.lines.empty())
+    all.push_back(Seal(allocation_id, it->second));
   return all;
 }
 
-void LogShipper::Confirmed(const std::string& allocation_id, uint64_t batch) {
-  unconfirmed_.erase({allocation_id, batch});
+void LogShipper::Confirmed(const std::string& allocation_id, const std::string& incarnation,
+                           uint64_t batch) {
+  if (incarnation == incarnation_) unconfirmed_.erase({allocation_id, batch});
 }
 
 std::vector<bus::WorkloadLogs> LogShipper::Unconfirmed() const {
   std::vector<bus::WorkloadLogs> batches;
   for (const auto& [key, batch] : unconfirmed_) batches.push_back(batch);
   return batches;
+}
+
+std::optional<int64_t> LogShipper::OldestUnconfirmedOffset(const std::string& allocation_id,
+                                                           const std::string& stdtype) const {
+  // Batches are sealed in offset order, so the first batch holding the stream has the oldest.
+  for (auto it = unconfirmed_.lower_bound({allocation_id, 0});
+       it != unconfirmed_.end() && it->first.first == allocation_id; ++it) {
+    if (auto offset = OldestOffset(it->second.lines, stdtype)) return offset;
+  }
+  if (auto it = pending_.find(allocation_id); it != pending_.end()) {
+    return OldestOffset(it->second.lines, stdtype);
+  }
+  return std::nullopt;
+}
+
+void LogShipper::Forget(const std::string& allocation_id) {
+  pending_.erase(allocation_id);
+  for (auto it = unconfirmed_.lower_bound({allocation_id, 0});
+       it != unconfirmed_.end() && it->first.first == allocation_id;) {
+    it = unconfirmed_.erase(it);
+  }
 }
 
 MonoTime LogShipper::NextDue() const {

@@ -4,20 +4,31 @@
 #include <signal.h>
 #include <spawn.h>
 #include <spdlog/spdlog.h>
+#include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "agent/workload_shim.h"
 
 extern char** environ;
 
 namespace det::agent {
 namespace {
 
+namespace fs = std::filesystem;
+
 constexpr size_t kMaxLineBytes = 64 * 1024;  // longer lines are split
+constexpr const char* kStateFile = "workload.json";
+constexpr auto kSweepInterval = std::chrono::seconds(1);
 
 int OpenPidFd(pid_t pid) {
 #ifdef SYS_pidfd_open
@@ -47,16 +58,38 @@ std::string Join(const std::vector<std::string>& parts, const char* separator) {
   return joined;
 }
 
-// The exit code and failure type of a finished main process.
-bus::WorkloadState Termination(int status, bool kill_requested) {
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The ending the shim wrote ("exit N", "signal N", "start-failed why"), as a state.
+bus::WorkloadState Termination(const std::string& exit_status, bool kill_requested) {
   bus::WorkloadState state;
   state.state = bus::kWorkloadTerminated;
-  if (WIFEXITED(status)) {
-    state.exit_code = WEXITSTATUS(status);
-    if (state.exit_code != 0) state.message = "exited with code " + std::to_string(state.exit_code);
-  } else if (WIFSIGNALED(status)) {
-    state.exit_code = 128 + WTERMSIG(status);
-    state.message = std::string("killed by signal ") + strsignal(WTERMSIG(status));
+  std::istringstream in(exit_status);
+  std::string kind;
+  int number = -1;
+  in >> kind;
+  if (kind == "start-failed") {
+    state.exit_code = -1;
+    state.failure_type = bus::kFailureStartFailed;
+    std::getline(in, state.message);
+    state.message = "cannot start" + state.message;
+    return state;
+  }
+  in >> number;
+  if (kind == "exit" && number >= 0) {
+    state.exit_code = number;
+    if (number != 0) state.message = "exited with code " + std::to_string(number);
+  } else if (kind == "signal" && number > 0) {
+    state.exit_code = 128 + number;
+    state.message = std::string("killed by signal ") + strsignal(number);
+  } else {
+    state.exit_code = -1;
+    state.message = "exit status unknown (the workload's supervisor was killed)";
   }
   if (state.exit_code != 0) {
     state.failure_type = kill_requested ? bus::kFailureKilled : bus::kFailureTaskError;
@@ -64,19 +97,31 @@ bus::WorkloadState Termination(int status, bool kill_requested) {
   return state;
 }
 
+// Whether `pid` is the shim of the workload in `dir` (and not a reused pid).
+bool IsShimOf(pid_t pid, const std::string& dir) {
+  std::string cmdline = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+  std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+  return cmdline.find(std::string(" ") + kWorkloadShimArg + " " + dir + " ") != std::string::npos;
+}
+
 }  // namespace
 
 WorkloadRunner::WorkloadRunner(Options options, const Clock& clock, LogShipper& shipper)
-    : options_(std::move(options)), clock_(clock), shipper_(shipper) {}
+    : options_(std::move(options)), clock_(clock), shipper_(shipper) {
+  inotify_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (options_.shim_program.empty()) {
+    std::error_code ec;
+    options_.shim_program = fs::read_symlink("/proc/self/exe", ec).string();
+  }
+}
 
 WorkloadRunner::~WorkloadRunner() {
   for (auto& [id, w] : workloads_) {
-    kill(-w.pid, SIGKILL);
-    waitpid(w.pid, nullptr, 0);
-    CloseFd(w.out.fd);
-    CloseFd(w.err.fd);
+    CloseStream(w.out);
+    CloseStream(w.err);
     CloseFd(w.pidfd);
   }
+  CloseFd(inotify_);
 }
 
 std::vector<std::string> WorkloadRunner::Environment(const bus::WorkloadStart& start) const {
@@ -108,22 +153,26 @@ std::vector<std::string> WorkloadRunner::Environment(const bus::WorkloadStart& s
   return entries;
 }
 
-Result<pid_t> WorkloadRunner::Spawn(const bus::WorkloadStart& start, int out_fd, int err_fd,
-                                    const std::string& dir) const {
-  std::vector<std::string> argv = start.entrypoint;
-  if (argv.size() == 1 && NeedsShell(argv[0])) argv = {"/bin/sh", "-c", start.entrypoint[0]};
+Result<pid_t> WorkloadRunner::Spawn(const bus::WorkloadStart& start, const std::string& dir) const {
+  std::vector<std::string> argv = {options_.shim_program, kWorkloadShimArg, dir};
+  if (start.entrypoint.size() == 1 && NeedsShell(start.entrypoint[0])) {
+    argv.insert(argv.end(), {"/bin/sh", "-c", start.entrypoint[0]});
+  } else {
+    argv.insert(argv.end(), start.entrypoint.begin(), start.entrypoint.end());
+  }
   std::vector<std::string> env = Environment(start);
   std::vector<char*> args, envp;
   for (auto& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
+  const std::string out = dir + "/stdout.log", err = dir + "/stderr.log";
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
   posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -137,11 +186,26 @@ Result<pid_t> WorkloadRunner::Spawn(const bus::WorkloadStart& start, int out_fd,
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), envp.data());
+  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return Unavailable("cannot start " + argv[0] + ": " + std::strerror(rc));
   return pid;
+}
+
+Status WorkloadRunner::Follow(const std::string& allocation_id, Workload& w, int64_t out_offset,
+                              int64_t err_offset) {
+  for (auto [stream, offset] : {std::pair{&w.out, out_offset}, std::pair{&w.err, err_offset}}) {
+    const std::string path = w.dir + "/" + stream->stdtype + ".log";
+    stream->fd = open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (stream->fd < 0) return Internal("cannot read " + path + ": " + std::strerror(errno));
+    lseek(stream->fd, offset, SEEK_SET);
+    stream->offset = offset;
+    stream->watch = inotify_add_watch(inotify_, path.c_str(), IN_MODIFY);
+    if (stream->watch >= 0) watches_[stream->watch] = {allocation_id, stream == &w.err};
+  }
+  w.pidfd = OpenPidFd(w.pid);
+  return Status::Ok();
 }
 
 void WorkloadRunner::Start(const bus::WorkloadStart& start, Reports* out) {
@@ -151,55 +215,89 @@ void WorkloadRunner::Start(const bus::WorkloadStart& start, Reports* out) {
     out->states.push_back({start.allocation_id, start.task_id, std::string(state), code,
                            std::string(failure), std::move(message)});
   };
-  report(bus::kWorkloadStarting);
   const std::string dir = options_.work_dir + "/" + start.allocation_id;
+  if (fs::exists(dir + "/" + kStateFile)) return;  // started before, already ended: nothing new
+  report(bus::kWorkloadStarting);
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
-  if (ec || pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
-    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) {
-      if (fd >= 0) close(fd);
-    }
+  fs::create_directories(dir, ec);
+  if (ec) {
     report(bus::kWorkloadTerminated, -1, bus::kFailureStartFailed,
-           "cannot prepare " + dir + ": " + (ec ? ec.message() : std::strerror(errno)));
+           "cannot create " + dir + ": " + ec.message());
     return;
   }
-  auto pid = Spawn(start, out_pipe[1], err_pipe[1], dir);
-  close(out_pipe[1]);
-  close(err_pipe[1]);
+  auto pid = Spawn(start, dir);
   if (!pid.ok()) {
-    close(out_pipe[0]);
-    close(err_pipe[0]);
     report(bus::kWorkloadTerminated, -1, bus::kFailureStartFailed, pid.status().message());
     return;
   }
-  fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
-  fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
   Workload& w = workloads_[start.allocation_id];
   w.task_id = start.task_id;
+  w.dir = dir;
   w.pid = *pid;
-  w.pidfd = OpenPidFd(*pid);
-  w.out = {out_pipe[0], "stdout", {}};
-  w.err = {err_pipe[0], "stderr", {}};
+  w.own_child = true;
+  SaveState(start.allocation_id, w);
+  if (Status followed = Follow(start.allocation_id, w, 0, 0); !followed.ok()) {
+    spdlog::error("{}: {}", start.allocation_id, followed.message());
+  }
   spdlog::info("started {} (task {}) as pid {}", start.allocation_id, start.task_id, *pid);
   report(bus::kWorkloadRunning);
 }
 
-std::vector<bus::WorkloadState> WorkloadRunner::States() const {
-  std::vector<bus::WorkloadState> states;
-  for (const auto& [id, w] : workloads_) {
-    states.push_back({id, w.task_id, std::string(bus::kWorkloadRunning), 0, "", ""});
+void WorkloadRunner::Recover(Reports* out) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(options_.work_dir, ec)) {
+    const std::string allocation_id = entry.path().filename().string();
+    auto state = nlohmann::json::parse(ReadFile(entry.path() / kStateFile), nullptr, false);
+    if (!state.is_object()) continue;
+    Workload& w = workloads_[allocation_id];
+    w.task_id = state.value("task_id", "");
+    w.dir = entry.path().string();
+    w.pid = state.value("pid", -1);
+    w.kill_requested = state.value("kill_requested", false);
+    const auto offsets = state.value("offsets", nlohmann::json::object());
+    Status followed = Follow(allocation_id, w, offsets.value("stdout", int64_t{0}),
+                             offsets.value("stderr", int64_t{0}));
+    const bool alive = w.pid > 0 && IsShimOf(w.pid, w.dir);
+    spdlog::info("adopting {} (task {}): {}", allocation_id, w.task_id,
+                 alive ? "still running" : "ended while the agent was away");
+    if (!followed.ok() || !alive) {
+      Finish(allocation_id, w, std::nullopt, out);
+      workloads_.erase(allocation_id);
+      continue;
+    }
+    Drain(allocation_id, w, w.out, false);
+    Drain(allocation_id, w, w.err, false);
   }
-  return states;
 }
 
-void WorkloadRunner::Abandon() {
-  for (auto& [id, w] : workloads_) {
-    CloseFd(w.out.fd);
-    CloseFd(w.err.fd);
-    CloseFd(w.pidfd);
+void WorkloadRunner::SaveState(const std::string& allocation_id, const Workload& w) const {
+  auto committed = [&](const Stream& s) {
+    return shipper_.OldestUnconfirmedOffset(allocation_id, s.stdtype)
+        .value_or(s.offset - static_cast<int64_t>(s.partial.size()));
+  };
+  nlohmann::json state = {
+      {"allocation_id", allocation_id},
+      {"task_id", w.task_id},
+      {"pid", w.pid},
+      {"kill_requested", w.kill_requested},
+      {"offsets", {{"stdout", committed(w.out)}, {"stderr", committed(w.err)}}}};
+  const std::string path = w.dir + "/" + kStateFile, tmp = path + ".tmp";
+  std::ofstream(tmp) << state.dump();
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+}
+
+void WorkloadRunner::OnLogsConfirmed(const std::string& allocation_id) {
+  if (auto it = workloads_.find(allocation_id); it != workloads_.end()) {
+    SaveState(allocation_id, it->second);
   }
-  workloads_.clear();
+}
+
+void WorkloadRunner::Remove(const std::string& allocation_id) {
+  if (workloads_.count(allocation_id)) return;  // still running: not for removal
+  shipper_.Forget(allocation_id);
+  std::error_code ec;
+  fs::remove_all(options_.work_dir + "/" + allocation_id, ec);
 }
 
 void WorkloadRunner::Kill(const bus::WorkloadKill& request) {
@@ -208,59 +306,88 @@ void WorkloadRunner::Kill(const bus::WorkloadKill& request) {
   Workload& w = it->second;
   w.kill_requested = true;
   w.kill_deadline = clock_.Now() + std::chrono::milliseconds(request.grace_ms);
+  SaveState(request.allocation_id, w);
   kill(-w.pid, SIGTERM);
   spdlog::info("stopping {}: SIGTERM, SIGKILL in {} ms", request.allocation_id, request.grace_ms);
 }
 
-void WorkloadRunner::AppendPollItems(std::vector<zmq::pollitem_t>* items) const {
-  for (const auto& [id, w] : workloads_) {
-    for (int fd : {w.out.fd, w.err.fd, w.pidfd}) {
-      if (fd >= 0) items->push_back({nullptr, fd, ZMQ_POLLIN, 0});
-    }
+void WorkloadRunner::KillAll() {
+  for (auto& [id, w] : workloads_) {
+    w.kill_requested = true;
+    kill(-w.pid, SIGKILL);
   }
 }
 
-void WorkloadRunner::Emit(const std::string& allocation_id, const Workload& w,
-                          const std::string& stdtype, std::string text) {
-  shipper_.Add(allocation_id, w.task_id, {UnixNanos(clock_.WallNow()), stdtype, std::move(text)},
-               clock_.Now());
+void WorkloadRunner::AppendPollItems(std::vector<zmq::pollitem_t>* items) {
+  poll_first_ = items->size();
+  items->push_back({nullptr, inotify_, ZMQ_POLLIN, 0});
+  polled_.clear();
+  for (const auto& [id, w] : workloads_) {
+    if (w.pidfd < 0) continue;
+    items->push_back({nullptr, w.pidfd, ZMQ_POLLIN, 0});
+    polled_.push_back(id);
+  }
+}
+
+void WorkloadRunner::CloseStream(Stream& stream) {
+  if (stream.watch >= 0) {
+    inotify_rm_watch(inotify_, stream.watch);
+    watches_.erase(stream.watch);
+  }
+  stream.watch = -1;
+  CloseFd(stream.fd);
 }
 
 void WorkloadRunner::Drain(const std::string& allocation_id, Workload& w, Stream& stream,
                            bool final) {
-  char buf[16384];
+  auto emit = [&](int64_t offset, std::string text) {
+    shipper_.Add(allocation_id, w.task_id,
+                 {UnixNanos(clock_.WallNow()), stream.stdtype, std::move(text), offset},
+                 clock_.Now());
+  };
+  char buf[65536];
   while (stream.fd >= 0) {
     const ssize_t n = read(stream.fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) CloseFd(stream.fd);  // EOF
-      break;
-    }
+    if (n <= 0) break;
+    const int64_t base = stream.offset - static_cast<int64_t>(stream.partial.size());
     stream.partial.append(buf, static_cast<size_t>(n));
+    stream.offset += n;
     size_t start = 0;
     for (size_t nl; (nl = stream.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
-      Emit(allocation_id, w, stream.stdtype, stream.partial.substr(start, nl - start));
+      emit(base + static_cast<int64_t>(start), stream.partial.substr(start, nl - start));
+    }
+    while (stream.partial.size() - start >= kMaxLineBytes) {
+      emit(base + static_cast<int64_t>(start), stream.partial.substr(start, kMaxLineBytes));
+      start += kMaxLineBytes;
     }
     stream.partial.erase(0, start);
-    while (stream.partial.size() >= kMaxLineBytes) {
-      Emit(allocation_id, w, stream.stdtype, stream.partial.substr(0, kMaxLineBytes));
-      stream.partial.erase(0, kMaxLineBytes);
-    }
   }
-  if (final) {
-    if (!stream.partial.empty()) Emit(allocation_id, w, stream.stdtype, std::move(stream.partial));
+  if (final && !stream.partial.empty()) {
+    emit(stream.offset - static_cast<int64_t>(stream.partial.size()), std::move(stream.partial));
     stream.partial.clear();
-    CloseFd(stream.fd);
   }
 }
 
-void WorkloadRunner::Reap(const std::string& allocation_id, Workload& w, int status, Reports* out) {
-  kill(-w.pid, SIGKILL);  // what the main process left behind
+bool WorkloadRunner::Exited(Workload& w, int* status) {
+  if (w.own_child) return waitpid(w.pid, status, WNOHANG) == w.pid;
+  return kill(w.pid, 0) != 0 && errno == ESRCH;
+}
+
+void WorkloadRunner::Finish(const std::string& allocation_id, Workload& w,
+                            std::optional<int> wait_status, Reports* out) {
+  if (w.pid > 0) kill(-w.pid, SIGKILL);  // what the workload left behind
   Drain(allocation_id, w, w.out, /*final=*/true);
   Drain(allocation_id, w, w.err, /*final=*/true);
+  CloseStream(w.out);
+  CloseStream(w.err);
   CloseFd(w.pidfd);
   for (auto& batch : shipper_.TakeAll(allocation_id)) out->logs.push_back(std::move(batch));
-  bus::WorkloadState state = Termination(status, w.kill_requested);
+  std::string exit_status = ReadFile(w.dir + "/" + kExitStatusFile);
+  if (exit_status.empty() && wait_status && WIFSIGNALED(*wait_status)) {
+    exit_status = "signal " + std::to_string(WTERMSIG(*wait_status));  // the shim itself was killed
+  }
+  bus::WorkloadState state = Termination(exit_status, w.kill_requested);
   state.allocation_id = allocation_id;
   state.task_id = w.task_id;
   spdlog::info("{} ended: exit code {}{}", allocation_id, state.exit_code,
@@ -268,26 +395,54 @@ void WorkloadRunner::Reap(const std::string& allocation_id, Workload& w, int sta
   out->states.push_back(std::move(state));
 }
 
-void WorkloadRunner::Tick(Reports* out) {
+void WorkloadRunner::Tick(const std::vector<zmq::pollitem_t>& items, Reports* out) {
   const MonoTime now = clock_.Now();
-  for (auto it = workloads_.begin(); it != workloads_.end();) {
-    auto& [allocation_id, w] = *it;
-    Drain(allocation_id, w, w.out, /*final=*/false);
-    Drain(allocation_id, w, w.err, /*final=*/false);
+  if (poll_first_ < items.size() && (items[poll_first_].revents & ZMQ_POLLIN)) {
+    alignas(inotify_event) char buf[8192];
+    ssize_t n;
+    while ((n = read(inotify_, buf, sizeof buf)) > 0) {
+      for (char* p = buf; p < buf + n;) {
+        auto* event = reinterpret_cast<inotify_event*>(p);
+        if (auto it = watches_.find(event->wd); it != watches_.end()) {
+          auto w = workloads_.find(it->second.first);
+          if (w != workloads_.end()) {
+            Drain(w->first, w->second, it->second.second ? w->second.err : w->second.out, false);
+          }
+        }
+        p += sizeof(inotify_event) + event->len;
+      }
+    }
+  }
+  std::vector<std::string> candidates;
+  for (size_t i = 0; i < polled_.size() && poll_first_ + 1 + i < items.size(); ++i) {
+    if (items[poll_first_ + 1 + i].revents & ZMQ_POLLIN) candidates.push_back(polled_[i]);
+  }
+  if (now >= next_sweep_) {  // processes without a pidfd, and stops that are overdue
+    next_sweep_ = now + kSweepInterval;
+    for (auto& [id, w] : workloads_) {
+      if (w.pidfd < 0) candidates.push_back(id);
+      if (w.kill_deadline && now >= *w.kill_deadline) {
+        kill(-w.pid, SIGKILL);
+        w.kill_deadline.reset();
+      }
+    }
+  }
+  for (const std::string& id : candidates) {
+    auto it = workloads_.find(id);
     int status = 0;
-    pid_t reaped = waitpid(w.pid, &status, WNOHANG);
-    if (reaped == w.pid) {
-      Reap(allocation_id, w, status, out);
-      it = workloads_.erase(it);
-      continue;
-    }
-    if (w.kill_deadline && now >= *w.kill_deadline) {
-      kill(-w.pid, SIGKILL);
-      w.kill_deadline.reset();
-    }
-    ++it;
+    if (it == workloads_.end() || !Exited(it->second, &status)) continue;
+    Finish(id, it->second, it->second.own_child ? std::optional<int>(status) : std::nullopt, out);
+    workloads_.erase(it);
   }
   for (auto& batch : shipper_.TakeDue(now)) out->logs.push_back(std::move(batch));
+}
+
+std::vector<bus::WorkloadState> WorkloadRunner::States() const {
+  std::vector<bus::WorkloadState> states;
+  for (const auto& [id, w] : workloads_) {
+    states.push_back({id, w.task_id, std::string(bus::kWorkloadRunning), 0, "", ""});
+  }
+  return states;
 }
 
 }  // namespace det::agent

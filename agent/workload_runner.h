@@ -15,25 +15,35 @@
 
 namespace det::agent {
 
-// Runs workloads as child processes of the agent.
+// Runs workloads as processes that outlive the agent, and adopts them again after a restart.
 //
-// Each workload is its own process group (so a stop reaches everything it started) with its own
-// working folder `<work_dir>/<allocation id>`, stdin from /dev/null, and the agent's environment
-// plus DET_MASTER, DET_TASK_ID, DET_ALLOCATION_ID, DET_AGENT_ID, DET_SLOT_IDS,
+// Each workload gets a folder `<work_dir>/<allocation id>` (its working directory) and runs under
+// a shim (workload_shim.h) that leads its process group, so a stop reaches everything it started
+// and its exit status is written to the folder. stdin is /dev/null; stdout and stderr go to
+// `stdout.log` and `stderr.log` there, which the runner follows (inotify) line by line, stamping
+// each line with the time read and its offset, and hands to the LogShipper. The environment is
+// the agent's plus DET_MASTER, DET_TASK_ID, DET_ALLOCATION_ID, DET_AGENT_ID, DET_SLOT_IDS,
 // DET_SESSION_TOKEN, CUDA_VISIBLE_DEVICES (the GPUs of its cuda slots; empty for none) and the
-// task's own variables. Its stdout and stderr are read line by line, stamped with the time read,
-// and handed to the LogShipper. When the main process exits, what it wrote is drained, the rest of
-// its group is killed, its last log lines are sealed and TERMINATED is reported with the exit code
-// (128 + signal when killed by one) and a failure type.
+// task's own variables.
 //
-// Threading: not thread-safe; owned by the agent's loop, which polls PollItems() and then calls
-// OnReadable() and Tick().
+// `workload.json` in the folder records the allocation, the shim's pid and how far its output is
+// committed at the master. A runner that starts (Recover) adopts every folder it finds: a live
+// shim is followed again from the committed offsets; a finished one is reported ended. A folder
+// is removed once the master has recorded the end (Remove).
+//
+// When a workload ends, what it wrote is drained, the rest of its group is killed, its last log
+// lines are sealed and TERMINATED is reported with the exit code (128 + signal when killed by
+// one) and a failure type.
+//
+// Threading: not thread-safe; owned by the agent's loop, which polls AppendPollItems()'s items and
+// passes them back to Tick().
 class WorkloadRunner {
  public:
   struct Options {
     std::string agent_id;
     std::string work_dir;
     std::vector<bus::SlotInfo> slots;
+    std::string shim_program;  // empty: this executable (/proc/self/exe)
   };
   // What the loop must send, in order: log batches first, then state changes.
   struct Reports {
@@ -42,53 +52,68 @@ class WorkloadRunner {
   };
 
   WorkloadRunner(Options options, const Clock& clock, LogShipper& shipper);
-  ~WorkloadRunner();  // kills what still runs
+  ~WorkloadRunner();  // stops following; the workloads keep running
 
+  // Adopts the workloads a previous agent process left in work_dir.
+  void Recover(Reports* out);
   void Start(const bus::WorkloadStart& start, Reports* out);
   void Kill(const bus::WorkloadKill& kill);
+  // Stops every workload now (SIGKILL to each group).
+  void KillAll();
+  // The master recorded the end: the folder goes.
+  void Remove(const std::string& allocation_id);
+  // The master committed more of the allocation's output: remember how far.
+  void OnLogsConfirmed(const std::string& allocation_id);
 
-  // Pipe and process descriptors to poll for input.
-  void AppendPollItems(std::vector<zmq::pollitem_t>* items) const;
-  // Reads what is waiting on every pipe, reaps exited processes and escalates overdue stops.
-  void Tick(Reports* out);
+  // Descriptors to poll: the output watcher and one per process.
+  void AppendPollItems(std::vector<zmq::pollitem_t>* items);
+  // Reads new output, finishes exited workloads, escalates overdue stops, seals due batches.
+  void Tick(const std::vector<zmq::pollitem_t>& items, Reports* out);
 
   // A RUNNING state for each workload that runs.
   std::vector<bus::WorkloadState> States() const;
-  // Forgets the workloads without stopping them (the agent is exiting after losing the master).
-  void Abandon();
-
   size_t running() const { return workloads_.size(); }
-  bool IsRunning(const std::string& allocation_id) const {
-    return workloads_.count(allocation_id) > 0;
-  }
 
  private:
   struct Stream {
-    int fd = -1;
     std::string stdtype;
-    std::string partial;  // bytes after the last newline
+    int fd = -1;
+    int watch = -1;
+    int64_t offset = 0;  // bytes read; `partial` starts at offset - partial.size()
+    std::string partial;
   };
   struct Workload {
     std::string task_id;
+    std::string dir;
     pid_t pid = -1;
+    bool own_child = false;  // started by this process (else adopted)
     int pidfd = -1;
-    Stream out, err;
+    Stream out{"stdout"}, err{"stderr"};
     bool kill_requested = false;
     std::optional<MonoTime> kill_deadline;
   };
 
-  Result<pid_t> Spawn(const bus::WorkloadStart& start, int out_fd, int err_fd,
-                      const std::string& dir) const;
+  Result<pid_t> Spawn(const bus::WorkloadStart& start, const std::string& dir) const;
   std::vector<std::string> Environment(const bus::WorkloadStart& start) const;
+  Status Follow(const std::string& allocation_id, Workload& w, int64_t out_offset,
+                int64_t err_offset);
   void Drain(const std::string& allocation_id, Workload& w, Stream& stream, bool final);
-  void Emit(const std::string& allocation_id, const Workload& w, const std::string& stdtype,
-            std::string text);
-  void Reap(const std::string& allocation_id, Workload& w, int status, Reports* out);
+  // `wait_status`: how the shim ended, when this process could wait for it.
+  void Finish(const std::string& allocation_id, Workload& w, std::optional<int> wait_status,
+              Reports* out);
+  bool Exited(Workload& w, int* status);
+  void SaveState(const std::string& allocation_id, const Workload& w) const;
+  void CloseStream(Stream& stream);
 
   Options options_;
   const Clock& clock_;
   LogShipper& shipper_;
+  int inotify_ = -1;
   std::map<std::string, Workload> workloads_;
+  std::map<int, std::pair<std::string, bool>> watches_;  // watch -> (allocation, is stderr)
+  size_t poll_first_ = 0;                                // where our items start
+  std::vector<std::string> polled_;                      // allocation of each pidfd item
+  MonoTime next_sweep_{};
 };
 
 }  // namespace det::agent

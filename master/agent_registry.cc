@@ -195,8 +195,8 @@ void AgentRegistry::OnAgentMessage(const std::string& agent_id, const bus::Envel
 void AgentRegistry::SendNotices() {
   for (const Store::Notice& n : store_.TakeNotices()) {
     if (n.batch > 0) {
-      (void)channel_.SendBestEffort(n.agent_id,
-                                    bus::WorkloadLogsCommitted{n.allocation_id, n.batch});
+      (void)channel_.SendBestEffort(
+          n.agent_id, bus::WorkloadLogsCommitted{n.allocation_id, n.incarnation, n.batch});
     } else {
       (void)channel_.SendBestEffort(n.agent_id, bus::WorkloadEndRecorded{n.allocation_id});
     }

@@ -109,10 +109,17 @@ void Store::WriteLogs(const Logs& item) {
   std::vector<storage::LogLine> lines;
   lines.reserve(logs.lines.size());
   for (const bus::WorkloadLogLine& line : logs.lines) {
-    lines.push_back({logs.task_id, item.agent_id, line.timestamp,
-                     line.stdtype == "stderr" ? "ERROR" : "INFO", line.stdtype, line.text});
+    storage::LogLine& stored = lines.emplace_back(
+        storage::LogLine{logs.task_id, item.agent_id, line.timestamp,
+                         line.stdtype == "stderr" ? "ERROR" : "INFO", line.stdtype, line.text});
+    if (line.offset >= 0) {
+      stored.allocation_id = logs.allocation_id;
+      stored.source_offset = line.offset;
+    }
   }
-  Status status = ingest_.WriteLogs(logs.allocation_id + "/" + std::to_string(logs.batch), lines);
+  // Batch numbers restart with each agent process: the incarnation keeps the ids apart.
+  Status status = ingest_.WriteLogs(
+      logs.allocation_id + "/" + logs.incarnation + "/" + std::to_string(logs.batch), lines);
   std::lock_guard lock(mu_);
   if (!status.ok()) {
     spdlog::error("store: log batch {} of {} not written: {}", logs.batch, logs.allocation_id,
@@ -120,7 +127,7 @@ void Store::WriteLogs(const Logs& item) {
     ++failures_;
     return;  // not acknowledged: the agent sends it again
   }
-  notices_.push_back({item.agent_id, logs.allocation_id, logs.batch});
+  notices_.push_back({item.agent_id, logs.allocation_id, logs.batch, logs.incarnation});
 }
 
 }  // namespace det::master

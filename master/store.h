@@ -35,6 +35,7 @@ class Store {
     std::string agent_id;
     std::string allocation_id;
     uint64_t batch = 0;
+    std::string incarnation;  // of the agent that sent the batch
   };
 
   explicit Store(storage::DbConfig db);

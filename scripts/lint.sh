@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Checks formatting (.clang-format) of every C++ file and runs the curated .clang-tidy checks on
-# the project's sources (using build/compile_commands.json). Exits non-zero on any finding.
+# the product's sources (using build/compile_commands.json). Exits non-zero on any finding.
+# Tests are formatted but not tidied: the analyzer spends minutes per GoogleTest file (the macros
+# expand to a great deal of code) and tests are compiled with -Werror and run under ASan+UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mapfile -t files < <(git ls-files '*.cc' '*.h' 2>/dev/null || find . -name '*.cc' -o -name '*.h')
 clang-format --dry-run -Werror "${files[@]}"
-mapfile -t sources < <(printf '%s\n' "${files[@]}" | grep '\.cc$' | grep -v '^tests/fuzz/')
+mapfile -t sources < <(printf '%s\n' "${files[@]}" | grep '\.cc$' | grep -v '^tests/')
 # clang-tidy exits non-zero on findings; the findings themselves decide below.
 { printf '%s\n' "${sources[@]}" | xargs -P 2 -n 8 clang-tidy -p build --quiet 2>/dev/null || true; } | \
   { grep -E "(warning|error):" || true; } > build/clang-tidy.log

@@ -12,8 +12,9 @@ namespace det::storage {
 namespace {
 
 const std::vector<std::string> kMetricColumns = {"trial_id", "kind", "step", "run_id", "metrics"};
-const std::vector<std::string> kLogColumns = {"task_id", "agent_id", "timestamp",
-                                              "level",   "stdtype",  "log"};
+const std::vector<std::string> kLogColumns = {"task_id",       "agent_id",     "timestamp",
+                                              "level",         "stdtype",      "log",
+                                              "allocation_id", "source_offset"};
 
 void WriteMetricRows(pqxx::work& tx, const void* rows, IngestWriter::Mode mode);
 void WriteLogRows(pqxx::work& tx, const void* rows, IngestWriter::Mode mode);
@@ -110,12 +111,23 @@ void WriteMetricRows(pqxx::work& tx, const void* rows, IngestWriter::Mode mode) 
   stream.complete();
 }
 
-void WriteLogRows(pqxx::work& tx, const void* rows, IngestWriter::Mode) {
+void WriteLogRows(pqxx::work& tx, const void* rows, IngestWriter::Mode mode) {
   const auto& lines = *static_cast<const std::vector<LogLine>*>(rows);
+  if (mode == IngestWriter::Mode::kRowByRow) {
+    for (const auto& l : lines) {
+      tx.exec_params(
+          "INSERT INTO task_logs (task_id, agent_id, timestamp, level, stdtype, log,"
+          " allocation_id, source_offset) VALUES ($1, $2, $3::timestamptz, $4, $5, $6, $7, $8)"
+          " ON CONFLICT DO NOTHING",
+          l.task_id, l.agent_id, TimestampText(l.timestamp_ns), l.level, l.stdtype, l.log,
+          l.allocation_id, l.source_offset);
+    }
+    return;
+  }
   pqxx::stream_to stream(tx, "task_logs", kLogColumns);
   for (const auto& l : lines) {
     stream << std::make_tuple(l.task_id, l.agent_id, TimestampText(l.timestamp_ns), l.level,
-                              l.stdtype, l.log);
+                              l.stdtype, l.log, l.allocation_id, l.source_offset);
   }
   stream.complete();
 }

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <pqxx/pqxx>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ struct LogLine {
   std::string level = "INFO";
   std::string stdtype = "stdout";
   std::string log;
+  // Where the line came from, when known: a line with the same allocation, stdtype and offset
+  // is stored once however often it is written.
+  std::optional<std::string> allocation_id;
+  std::optional<int64_t> source_offset;
 };
 
 // Writes metrics and task logs in batches with COPY.
@@ -37,7 +42,8 @@ struct LogLine {
 // id); a retry whose id is already there is acknowledged without writing. When the connection
 // breaks (server restart) or the commit outcome is unknown, the writer reconnects and retries the
 // whole batch, up to `attempts` times with a growing pause. A metrics batch that repeats points
-// already stored (same trial, kind, step) is written row by row keeping the stored points.
+// already stored (same trial, kind, step), or a logs batch that repeats lines already stored (same
+// allocation, stdtype, source offset), is written row by row keeping the stored rows.
 //
 // Threading: one thread at a time per writer; use one writer per thread for concurrent writes.
 class IngestWriter {

@@ -86,22 +86,27 @@ struct WorkloadLogLine {
   int64_t timestamp = 0;  // Unix nanoseconds, when the agent read the line
   std::string stdtype;    // "stdout" | "stderr"
   std::string text;       // without the newline
+  int64_t offset = -1;    // where the line starts in the workload's stdtype output; -1: unknown
   bool operator==(const WorkloadLogLine&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("ts", s.timestamp, kRequired);
     v("std", s.stdtype);
     v("text", s.text);
+    v("off", s.offset);
   }
 };
 
-// Agent -> master (reliable): a batch of a workload's output, numbered per allocation from 1.
-// The agent keeps each batch until the master says it is committed (WorkloadLogsCommitted), and
-// sends the kept ones again after the master restarts; (allocation, batch) makes a repeat a no-op.
+// Agent -> master (reliable): a batch of a workload's output, numbered per allocation and agent
+// incarnation from 1. The agent keeps each batch until the master says it is committed
+// (WorkloadLogsCommitted), and sends the kept ones again after the master restarts;
+// (allocation, incarnation, batch) makes a repeat a no-op, and so does a line's offset when a
+// restarted agent re-reads output it had sent before.
 struct WorkloadLogs {
   static constexpr std::string_view kType = "workload.logs";
   std::string allocation_id;
   std::string task_id;
+  std::string incarnation;  // the sending agent process
   uint64_t batch = 0;
   std::vector<WorkloadLogLine> lines;
   bool operator==(const WorkloadLogs&) const = default;
@@ -109,6 +114,7 @@ struct WorkloadLogs {
   static void Fields(Self& s, V& v) {
     v("allocation_id", s.allocation_id, kRequired);
     v("task_id", s.task_id, kRequired);
+    v("incarnation", s.incarnation);
     v("batch", s.batch, kRequired);
     v("lines", s.lines);
   }
@@ -118,11 +124,13 @@ struct WorkloadLogs {
 struct WorkloadLogsCommitted {
   static constexpr std::string_view kType = "workload.logs.committed";
   std::string allocation_id;
+  std::string incarnation;
   uint64_t batch = 0;
   bool operator==(const WorkloadLogsCommitted&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("allocation_id", s.allocation_id, kRequired);
+    v("incarnation", s.incarnation);
     v("batch", s.batch, kRequired);
   }
 };

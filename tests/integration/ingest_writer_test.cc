@@ -101,6 +101,24 @@ TEST(IngestWriterTest, ServerRestartMidStreamLosesNothingAndDuplicatesNothing) {
   EXPECT_EQ(Scalar(db, "SELECT count(DISTINCT log) FROM task_logs"), kBatches * kRows);
 }
 
+TEST(IngestWriterTest, LinesWithKnownOffsetsAreStoredOnceAcrossBatches) {
+  DbConfig db = MigratedDatabase();
+  IngestWriter writer(db);
+  auto lines = [](int first, int n) {
+    std::vector<LogLine> out = Lines("task-o", first, n);
+    for (int i = 0; i < n; ++i) {
+      out[i].allocation_id = "task-o.1";
+      out[i].source_offset = (first + i) * 10;
+    }
+    return out;
+  };
+  ASSERT_TRUE(writer.WriteLogs("inc-1/1", lines(0, 10)).ok());
+  // A restarted agent re-reads from an older offset and batches differently.
+  ASSERT_TRUE(writer.WriteLogs("inc-2/1", lines(5, 10)).ok());
+  EXPECT_EQ(Scalar(db, "SELECT count(*) FROM task_logs WHERE task_id = 'task-o'"), 15);
+  EXPECT_EQ(Scalar(db, "SELECT count(DISTINCT source_offset) FROM task_logs"), 15);
+}
+
 TEST(IngestWriterTest, ConcurrentWritersEachLandAllTheirRows) {
   DbConfig db = MigratedDatabase();
   std::vector<std::thread> writers;

@@ -97,19 +97,32 @@ TEST_F(WorkloadProcessTest, ProgramThatCannotStartFailsWithTheReason) {
 TEST_F(WorkloadProcessTest, TasksOfAKilledAgentFailWithAgentFailedAfterTheWindow) {
   auto agent = StartAgent("agent-x");
   WaitForAgents(1);
-  const std::string id = Run("echo $$ > pid; echo running; exec sleep 30");
+  const std::string id = Run("echo running; exec sleep 30");
   ASSERT_TRUE(WaitFor("task logs " + id, "running"));
   agent->Stop(SIGKILL);
   nlohmann::json summary = Wait(id);
   EXPECT_EQ(summary.value("failure_type", ""), "AgentFailed") << summary.dump();
-  // The orphaned workload is this test's to clean up.
-  for (const auto& entry : fs::recursive_directory_iterator(dir_ / "work-agent-x")) {
-    if (entry.path().filename() == "pid") {
-      std::ifstream in(entry.path());
-      pid_t pid = 0;
-      if (in >> pid && pid > 0) kill(pid, SIGKILL);
-    }
+}
+
+TEST_F(WorkloadProcessTest, AgentKilledAndRestartedWithinTheWindowAdoptsItsTasks) {
+  auto agent = StartAgent("agent-r", 2);
+  WaitForAgents(1);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    ids.push_back(Run("for n in $(seq 1 40); do echo \"line $n\"; sleep 0.05; done; exit 4"));
   }
+  ASSERT_TRUE(WaitFor("task logs " + ids[1], "line 5"));
+  agent->Stop(SIGKILL);
+  agent = StartAgent("agent-r", 2);
+  for (const std::string& id : ids) {
+    nlohmann::json summary = Wait(id);
+    EXPECT_EQ(summary.value("exit_code", 0), 4) << summary.dump() << Log("agent-r.log");
+    EXPECT_EQ(summary.value("failure_type", ""), "TaskError");
+    std::vector<std::string> texts = LogTexts(id);
+    ASSERT_EQ(texts.size(), 40u) << id << "\n" << Det("task logs " + id);
+    for (int n = 1; n <= 40; ++n) EXPECT_EQ(texts[n - 1], "line " + std::to_string(n));
+  }
+  EXPECT_NE(Log("agent-r.log").find("still running"), std::string::npos) << Log("agent-r.log");
 }
 
 TEST_F(WorkloadProcessTest, MasterKilledMidRunAndRestartedLosesNoTaskAndNoLogLine) {
@@ -127,7 +140,8 @@ TEST_F(WorkloadProcessTest, MasterKilledMidRunAndRestartedLosesNoTaskAndNoLogLin
     std::vector<std::string> texts = LogTexts(id);
     ASSERT_EQ(texts.size(), 40u) << id << "\n" << Det("task logs " + id);
     for (int n = 1; n <= 40; ++n) EXPECT_EQ(texts[n - 1], "line " + std::to_string(n));
-  }  EXPECT_NE(Log("master2.log").find("resuming 4 unfinished tasks"), std::string::npos)
+  }
+  EXPECT_NE(Log("master2.log").find("resuming 4 unfinished tasks"), std::string::npos)
       << "the restarted master must have taken the tasks over: " << Log("master2.log");
 }
 

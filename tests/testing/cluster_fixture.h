@@ -106,7 +106,23 @@ class ClusterProcessTest : public ::testing::Test {
     gateway_ = (*endpoints)["gateway"].as<std::string>();
     agent_port_ = gateway_port_of((*endpoints)["agent"].as<std::string>());
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    KillLeftoverWorkloads();
+    fs::remove_all(dir_);
+  }
+  // Workloads outlive their agents by design; a test's must not outlive the test.
+  void KillLeftoverWorkloads() {
+    std::error_code ec;
+    for (const auto& entry : fs::recursive_directory_iterator(dir_, ec)) {
+      if (entry.path().filename() != "workload.json") continue;
+      std::ifstream in(entry.path());
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const size_t at = text.find("\"pid\":");
+      if (at == std::string::npos) continue;
+      const pid_t pid = static_cast<pid_t>(std::atol(text.c_str() + at + 6));
+      if (pid > 0) kill(-pid, SIGKILL);
+    }
+  }
 
   std::string DbSection() const {
     return "db:\n  host: " + db_.host + "\n  port: " + std::to_string(db_.port) +

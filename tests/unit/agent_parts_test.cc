@@ -75,31 +75,39 @@ TEST(DiscoverSlotsTest, NoneAndArtificialSlotsNeedNoDiscovery) {
 }
 
 TEST(LogShipperTest, BatchIsDueWhenFullOrOldAndKeptUntilConfirmed) {
-  LogShipper shipper(/*max_lines=*/2, std::chrono::milliseconds(50));
+  LogShipper shipper("inc-1", /*max_lines=*/2, std::chrono::milliseconds(50));
   const MonoTime t0{};
-  shipper.Add("a.1", "a", {1, "stdout", "one"}, t0);
+  shipper.Add("a.1", "a", {1, "stdout", "one", 0}, t0);
   EXPECT_TRUE(shipper.TakeDue(t0).empty());
   EXPECT_EQ(shipper.NextDue(), t0 + std::chrono::milliseconds(50));
   auto old = shipper.TakeDue(t0 + std::chrono::milliseconds(50));
   ASSERT_EQ(old.size(), 1u);
   EXPECT_EQ(old[0].batch, 1u);
 
-  shipper.Add("a.1", "a", {2, "stdout", "two"}, t0);
-  shipper.Add("a.1", "a", {3, "stderr", "three"}, t0);
+  shipper.Add("a.1", "a", {2, "stdout", "two", 4}, t0);
+  shipper.Add("a.1", "a", {3, "stderr", "three", 0}, t0);
   auto full = shipper.TakeDue(t0);
   ASSERT_EQ(full.size(), 1u);
   EXPECT_EQ(full[0].batch, 2u);
   EXPECT_EQ(full[0].lines.size(), 2u);
   EXPECT_EQ(shipper.unconfirmed(), 2u);
 
-  shipper.Confirmed("a.1", 1);
+  EXPECT_EQ(shipper.OldestUnconfirmedOffset("a.1", "stdout"), 0);
+  shipper.Confirmed("a.1", "another-agent", 1);  // not ours: ignored
+  EXPECT_EQ(shipper.unconfirmed(), 2u);
+  shipper.Confirmed("a.1", "inc-1", 1);
   auto kept = shipper.Unconfirmed();
   ASSERT_EQ(kept.size(), 1u);
   EXPECT_EQ(kept[0].batch, 2u);
+  EXPECT_EQ(kept[0].incarnation, "inc-1");
+  EXPECT_EQ(shipper.OldestUnconfirmedOffset("a.1", "stdout"), 4);
+  EXPECT_EQ(shipper.OldestUnconfirmedOffset("a.1", "stderr"), 0);
+  shipper.Confirmed("a.1", "inc-1", 2);
+  EXPECT_FALSE(shipper.OldestUnconfirmedOffset("a.1", "stdout").has_value());
 }
 
 TEST(LogShipperTest, TakeAllSealsTheRestOfOneAllocation) {
-  LogShipper shipper;
+  LogShipper shipper("inc-1");
   shipper.Add("a.1", "a", {1, "stdout", "x"}, MonoTime{});
   shipper.Add("b.1", "b", {1, "stdout", "y"}, MonoTime{});
   auto rest = shipper.TakeAll("a.1");
@@ -107,6 +115,8 @@ TEST(LogShipperTest, TakeAllSealsTheRestOfOneAllocation) {
   EXPECT_EQ(rest[0].lines[0].text, "x");
   EXPECT_TRUE(shipper.TakeAll("a.1").empty());
   EXPECT_EQ(shipper.NextDue(), MonoTime{} + std::chrono::milliseconds(50));
+  shipper.Forget("a.1");
+  EXPECT_EQ(shipper.unconfirmed(), 0u);
 }
 
 }  // namespace
