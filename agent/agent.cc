@@ -47,6 +47,8 @@ int Agent::Run(const std::atomic<bool>& stop) {
   }
   spdlog::info("det-agent {} ({}) joining master {}:{} with {} slots", kVersion, config_.agent_id,
                config_.master_host, config_.master_port, slots_.size());
+  sampler_ = std::make_unique<UtilizationSampler>(slots_, config_.utilization_interval, &RunCommand,
+                                                  clock_);
   WorkloadRunner::Reports recovered;
   runner_->Recover(&recovered);
   Send(recovered);
@@ -56,6 +58,10 @@ int Agent::Run(const std::atomic<bool>& stop) {
                     config_.agent_reconnect_attempts);
       RunConnectionLostHook();
       return 3;  // the workloads keep running; a new agent adopts them
+    }
+    if (!shutdown_reason_.empty()) {
+      spdlog::critical("the master told this agent to shut down: {}", shutdown_reason_);
+      return 4;
     }
     PollOnce();
   }
@@ -86,6 +92,7 @@ void Agent::PollOnce() {
   WorkloadRunner::Reports reports;
   runner_->Tick(poll_items_, &reports);
   Send(reports);
+  if (auto sample = sampler_->Take()) (void)channel_->SendBestEffort(*sample);
 }
 
 void Agent::Send(WorkloadRunner::Reports& reports) {
@@ -144,6 +151,9 @@ void Agent::OnMessage(const bus::Envelope& message) {
       unrecorded_ends_.erase(recorded->allocation_id);
       runner_->Remove(recorded->allocation_id);
     }
+  } else if (message.is(bus::AgentShutdown::kType)) {
+    auto shutdown = message.Decode<bus::AgentShutdown>();
+    shutdown_reason_ = shutdown.ok() ? shutdown->reason : "(unreadable reason)";
   } else if (message.is(bus::AgentPing::kType)) {
     auto ping = message.Decode<bus::AgentPing>();
     if (ping.ok()) channel_->SendReliable(bus::AgentEcho{ping->nonce});

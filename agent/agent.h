@@ -8,6 +8,7 @@
 
 #include "agent/agent_config.h"
 #include "agent/log_shipper.h"
+#include "agent/utilization.h"
 #include "agent/workload_runner.h"
 #include "bus/agent_channel_client.h"
 #include "bus/catalog/agent.h"
@@ -23,7 +24,8 @@ namespace det::agent {
 //
 // Run() returns 0 when `stop` is set, 2 when it cannot start (bad security config, no devices of
 // the requested slot type), 3 when it gave up reconnecting (after running
-// hooks.on_connection_lost).
+// hooks.on_connection_lost), 4 when the master told it to shut down (unknown resource pool, or
+// devices or pool changed while the master held its place).
 class Agent {
  public:
   Agent(AgentConfig config, const Clock& clock);
@@ -44,6 +46,8 @@ class Agent {
   LogShipper shipper_{bus::RandomId()};
   std::unique_ptr<WorkloadRunner> runner_;
   std::unique_ptr<bus::AgentChannelClient> channel_;
+  std::unique_ptr<UtilizationSampler> sampler_;
+  std::string shutdown_reason_;  // set when the master tells the agent to stop
   std::vector<zmq::pollitem_t> poll_items_;
   // Ended workloads whose end the master has not confirmed recording, by allocation.
   std::map<std::string, bus::WorkloadState> unrecorded_ends_;

@@ -60,6 +60,7 @@ Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc) {
   reader.Read("work_dir", &config.work_dir);
   reader.ReadInt("agent_reconnect_attempts", &config.agent_reconnect_attempts, 0, 1000000);
   reader.Read("agent_reconnect_backoff", &config.agent_reconnect_backoff);
+  reader.Read("utilization_interval", &config.utilization_interval);
   reader.Read("heartbeat_interval", &config.channel.heartbeat_interval);
   reader.Read("master_silence_limit", &config.channel.silence_limit);
   reader.Child("hooks").Read("on_connection_lost", &config.on_connection_lost);

@@ -23,7 +23,8 @@ struct AgentConfig {
   std::string work_dir;              // workloads' folders; default /tmp/det-agent/<agent_id>
   int agent_reconnect_attempts = 5;  // failed joins in a row before giving up (0: never)
   Duration agent_reconnect_backoff = std::chrono::seconds(5);  // first delay; doubles, max 1m
-  std::vector<std::string> on_connection_lost;  // hooks.on_connection_lost: argv to run
+  std::vector<std::string> on_connection_lost;              // hooks.on_connection_lost: argv to run
+  Duration utilization_interval = std::chrono::seconds(5);  // how often slots are sampled
   bus::AgentChannelConfig channel;  // heartbeat_interval (1s), master_silence_limit (5s)
   bus::SecurityConfig security;
   LogConfig log;

@@ -20,7 +20,6 @@ std::string GatewayEndpoint(const std::string& master);
 
 // Commands; each prints its result and returns the process exit code.
 int MasterInfo(const CliOptions& options);
-int AgentList(const CliOptions& options);
 int KeyGen(const std::string& base);
 
 }  // namespace det::cli

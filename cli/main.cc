@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 
+#include "cli/agent_commands.h"
 #include "cli/cli_client.h"
 #include "cli/task_commands.h"
 #include "common/version.h"
@@ -41,6 +42,25 @@ int main(int argc, char** argv) {
   agent->add_subcommand("list", "agents and their slots")->callback([&] {
     rc = det::cli::AgentList(options);
   });
+  std::string agent_id, slot_id;
+  bool drain = false;
+  auto* agent_enable = agent->add_subcommand("enable", "let an agent take new work");
+  agent_enable->add_option("agent_id", agent_id, "the agent")->required();
+  agent_enable->callback([&] { rc = det::cli::AgentEnable(options, agent_id, true, false); });
+  auto* agent_disable =
+      agent->add_subcommand("disable", "give an agent no new work; kill its tasks unless --drain");
+  agent_disable->add_option("agent_id", agent_id, "the agent")->required();
+  agent_disable->add_flag("--drain", drain, "let running tasks finish");
+  agent_disable->callback([&] { rc = det::cli::AgentEnable(options, agent_id, false, drain); });
+  auto* slot = app.add_subcommand("slot", "slots of an agent")->require_subcommand(1);
+  for (bool enable : {true, false}) {
+    auto* sub =
+        slot->add_subcommand(enable ? "enable" : "disable",
+                             enable ? "let a slot take new work" : "give a slot no new work");
+    sub->add_option("agent_id", agent_id, "the agent")->required();
+    sub->add_option("slot_id", slot_id, "the slot")->required();
+    sub->callback([&, enable] { rc = det::cli::SlotEnable(options, agent_id, slot_id, enable); });
+  }
   det::cli::CommandRunOptions run;
   auto* cmd = app.add_subcommand("cmd", "commands: run a program on the cluster's slots");
   cmd->alias("command")->require_subcommand(1);

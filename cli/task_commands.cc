@@ -13,7 +13,7 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(200);
 
-nlohmann::json ToJson(const bus::TaskSummary& t) {
+nlohmann::ordered_json ToJson(const bus::TaskSummary& t) {
   return {{"id", t.id},
           {"type", t.type},
           {"state", t.state},
@@ -59,7 +59,7 @@ int CommandRun(const CliOptions& options, const CommandRunOptions& run) {
   auto reply = Call<bus::CommandRunRequest, bus::CommandRunReply>(options, request);
   if (!reply.ok()) return Fail(reply.status());
   if (options.json) {
-    std::cout << nlohmann::json{{"task_id", reply->task_id}}.dump() << "\n";
+    std::cout << nlohmann::ordered_json{{"task_id", reply->task_id}}.dump() << "\n";
   } else {
     std::cout << "Launched command (task id: " << reply->task_id << ")\n";
   }
@@ -70,7 +70,7 @@ int TaskList(const CliOptions& options) {
   auto list = Call<bus::TaskListRequest, bus::TaskList>(options, {});
   if (!list.ok()) return Fail(list.status());
   if (options.json) {
-    nlohmann::json all = nlohmann::json::array();
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& t : list->tasks) all.push_back(ToJson(t));
     std::cout << all.dump() << "\n";
     return 0;
@@ -103,7 +103,7 @@ int TaskLogs(const CliOptions& options, const std::string& task_id, bool follow)
     if (!reply.ok()) return Fail(reply.status());
     for (const auto& line : reply->lines) {
       if (options.json) {
-        std::cout << nlohmann::json{{"id", line.id},
+        std::cout << nlohmann::ordered_json{{"id", line.id},
                                     {"timestamp", line.timestamp},
                                     {"agent", line.agent_id},
                                     {"stdtype", line.stdtype},

@@ -249,6 +249,23 @@ ConfigReader& ConfigReader::Child(std::string_view key) {
   return *children_.back();
 }
 
+std::vector<ConfigReader*> ConfigReader::Items(std::string_view key) {
+  known_.emplace_back(key);
+  std::vector<ConfigReader*> items;
+  YAML::Node list = node_.IsMap() ? node_[std::string(key)] : YAML::Node();
+  if (!list.IsDefined() || list.IsNull()) return items;
+  if (!list.IsSequence()) {
+    Fail(key, "expected a list");
+    return items;
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    children_.push_back(std::unique_ptr<ConfigReader>(
+        new ConfigReader(list[i], FieldPath(key) + "[" + std::to_string(i) + "]", shared_)));
+    items.push_back(children_.back().get());
+  }
+  return items;
+}
+
 void ConfigReader::CheckUnknownKeys() {
   for (auto& child : children_) child->CheckUnknownKeys();
   if (!node_.IsMap()) return;

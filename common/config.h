@@ -57,6 +57,9 @@ class ConfigReader {
   // is owned by this reader and lives as long as it does.
   ConfigReader& Child(std::string_view key);
   bool Has(std::string_view key) const;
+  // The elements of a list of mappings, each read like a Child ("key[i]" in messages). Absent:
+  // none; not a list: an error.
+  std::vector<ConfigReader*> Items(std::string_view key);
 
   // Records an error found by the caller's own validation, under this reader's path.
   void Fail(std::string_view key, std::string message);

@@ -28,7 +28,7 @@ using ChannelEvent = bus::AgentChannelServer::Event;
 
 AgentRegistry::AgentRegistry(zmq::context_t& context, const Clock& clock,
                              const MasterBusConfig& config, Store& store,
-                             std::string master_address)
+                             std::string master_address, std::vector<std::string> pools)
     : clock_(clock),
       channel_(context, "master", clock, config.channel,
                bus::SocketLimits{.max_message_bytes = config.max_message_bytes}),
@@ -36,7 +36,8 @@ AgentRegistry::AgentRegistry(zmq::context_t& context, const Clock& clock,
       publisher_(context, "master.agent-registry", clock),
       store_(store),
       tasks_(*this, std::move(master_address)),
-      reconnect_window_(config.channel.reconnect_window) {
+      reconnect_window_(config.channel.reconnect_window),
+      pools_(std::move(pools)) {
   HandleQueries();
 }
 
@@ -46,6 +47,10 @@ void AgentRegistry::HandleQueries() {
       [this](const RpcContext&, const bus::AgentListRequest&) -> Result<bus::AgentList> {
         return List();
       });
+  queries_.Handle<bus::AgentEnableRequest, bus::AgentReply>(
+      [this](const RpcContext&, const bus::AgentEnableRequest& r) { return Enable(r); });
+  queries_.Handle<bus::SlotEnableRequest, bus::AgentReply>(
+      [this](const RpcContext&, const bus::SlotEnableRequest& r) { return EnableSlot(r); });
   queries_.Handle<bus::CommandRunRequest, bus::CommandRunReply>(
       [this](const RpcContext&, const bus::CommandRunRequest& r) -> Result<bus::CommandRunReply> {
         DET_ASSIGN_OR_RETURN(
@@ -133,6 +138,7 @@ void AgentRegistry::Run() {
     for (auto& event : events) OnChannelEvent(event);
     SendNotices();
     ExpireAwaitedAgents();
+    PublishIdle();
   }
 }
 
@@ -152,6 +158,7 @@ void AgentRegistry::OnChannelEvent(ChannelEvent& event) {
     case ChannelEvent::Kind::kLost:
       spdlog::warn("agent {} lost: silent past the limit; keeping its place", event.agent_id);
       SetState(event.agent_id, "lost");
+      Notify<bus::AgentLost>(event.agent_id, "silent past the limit");
       tasks_.SetAgentSchedulable(event.agent_id, false);
       return;
     case ChannelEvent::Kind::kExpired:
@@ -182,6 +189,12 @@ void AgentRegistry::OnAgentMessage(const std::string& agent_id, const bus::Envel
     tasks_.OnWorkloadState(agent_id, *state, NowNs());
     if (state->state == bus::kWorkloadTerminated) {
       store_.EnqueueNotice({agent_id, state->allocation_id, 0});
+    }
+  } else if (message.is(bus::AgentUtilization::kType)) {
+    auto sample = message.Decode<bus::AgentUtilization>();
+    if (!sample.ok()) return complain(sample.status());
+    if (auto it = agents_.find(agent_id); it != agents_.end()) {
+      it->second.utilization = std::move(sample->slots);
     }
   } else if (message.is(bus::AgentRegister::kType)) {
     auto info = message.Decode<bus::AgentRegister>();
@@ -221,13 +234,42 @@ void AgentRegistry::TaskChanged(const Task& task) {
   if (!published.ok()) spdlog::warn("agent registry: {}", published.message());
 }
 
+std::string AgentRegistry::RefusalReason(const std::string& agent_id,
+                                         const bus::AgentRegister& info) const {
+  if (std::find(pools_.begin(), pools_.end(), info.resource_pool) == pools_.end()) {
+    std::string known;
+    for (const auto& pool : pools_) known += (known.empty() ? "" : ", ") + pool;
+    return "resource pool \"" + info.resource_pool + "\" is not configured; known pools: " + known;
+  }
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end()) return "";
+  const bus::AgentRegister& held = it->second.info;
+  auto devices = [](const std::vector<bus::SlotInfo>& slots) {
+    std::vector<std::string> ids;
+    for (const auto& slot : slots) ids.push_back(slot.type + ":" + slot.id + ":" + slot.uuid);
+    return ids;
+  };
+  if (held.resource_pool != info.resource_pool || devices(held.slots) != devices(info.slots)) {
+    return "agent " + agent_id + " came back with other devices or another resource pool than " +
+           "the master still holds for it; start it again after the reconnect window";
+  }
+  return "";
+}
+
 void AgentRegistry::OnRegister(const std::string& agent_id, const bus::AgentRegister& info) {
+  if (std::string reason = RefusalReason(agent_id, info); !reason.empty()) {
+    spdlog::warn("agent {} refused: {}", agent_id, reason);
+    (void)channel_.SendCommand(agent_id, bus::AgentShutdown{reason});
+    return;
+  }
+  const bool is_new = !agents_.count(agent_id) || agents_[agent_id].state != "connected";
   AgentEntry& entry = agents_[agent_id];
   entry.info = info;
   entry.state = "connected";
   spdlog::info("agent {} registered: {} slots in pool {}, version {}", agent_id, info.slots.size(),
                info.resource_pool, info.version);
   PublishState(agent_id, entry, /*tombstone=*/false);
+  if (is_new) Notify<bus::AgentConnected>(agent_id);
   std::vector<std::string> slot_ids;
   for (const auto& slot : info.slots) slot_ids.push_back(slot.id);
   awaited_.erase(agent_id);
@@ -254,30 +296,92 @@ void AgentRegistry::SetState(const std::string& agent_id, const std::string& sta
   PublishState(agent_id, it->second, /*tombstone=*/false);
 }
 
+template <class Notice>
+void AgentRegistry::Notify(const std::string& agent_id, std::string reason) {
+  std::string pool;
+  if (auto it = agents_.find(agent_id); it != agents_.end()) pool = it->second.info.resource_pool;
+  Status published = publisher_.Publish(Notice{agent_id, pool, std::move(reason)});
+  if (!published.ok()) spdlog::warn("agent registry: {}", published.message());
+}
+
+Result<bus::AgentReply> AgentRegistry::Enable(const bus::AgentEnableRequest& request) {
+  auto it = agents_.find(request.agent_id);
+  if (it == agents_.end()) return NotFound("agent " + request.agent_id + " not found");
+  DET_RETURN_IF_ERROR(tasks_.SetAgentEnabled(request.agent_id, request.enabled, request.drain));
+  spdlog::info("agent {} {}{}", request.agent_id, request.enabled ? "enabled" : "disabled",
+               !request.enabled && request.drain ? " (draining)" : "");
+  if (request.enabled) {
+    Notify<bus::AgentEnabled>(request.agent_id);
+  } else {
+    Notify<bus::AgentDisabled>(request.agent_id, request.drain ? "drain" : "kill");
+  }
+  PublishState(request.agent_id, it->second, /*tombstone=*/false);
+  return bus::AgentReply{Summary(request.agent_id, it->second, LastHeardMsAgo()[request.agent_id])};
+}
+
+Result<bus::AgentReply> AgentRegistry::EnableSlot(const bus::SlotEnableRequest& request) {
+  auto it = agents_.find(request.agent_id);
+  if (it == agents_.end()) return NotFound("agent " + request.agent_id + " not found");
+  DET_RETURN_IF_ERROR(tasks_.SetSlotEnabled(request.agent_id, request.slot_id, request.enabled));
+  return bus::AgentReply{Summary(request.agent_id, it->second, LastHeardMsAgo()[request.agent_id])};
+}
+
+void AgentRegistry::PublishIdle() {
+  const MonoTime now = clock_.Now();
+  if (now < next_idle_check_) return;
+  next_idle_check_ = now + std::chrono::milliseconds(500);
+  std::vector<IdleTracker::AgentNow> agents;
+  for (const auto& [id, entry] : agents_) {
+    agents.push_back({id, entry.info.resource_pool,
+                      entry.state == "connected" && tasks_.Usage(id).used_slots == 0});
+  }
+  if (!idle_.Update(agents, NowNs())) return;
+  Status published = publisher_.Publish(idle_.current(), "cluster/idle");
+  if (!published.ok()) spdlog::warn("agent registry: {}", published.message());
+}
+
 void AgentRegistry::PublishState(const std::string& agent_id, const AgentEntry& entry,
                                  bool tombstone) {
   bus::AgentStateEvent event{agent_id, tombstone ? "gone" : entry.state, entry.info.resource_pool,
-                             static_cast<int32_t>(entry.info.slots.size())};
+                             static_cast<int32_t>(entry.info.slots.size()),
+                             tasks_.Usage(agent_id).enabled};
   Status published = publisher_.Publish(event, "agent/" + agent_id, tombstone);
   if (!published.ok()) spdlog::warn("agent registry: {}", published.message());
 }
 
+std::map<std::string, int64_t> AgentRegistry::LastHeardMsAgo() const {
+  std::map<std::string, int64_t> heard;
+  for (const auto& s : channel_.Sessions()) {
+    heard[s.agent_id] =
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - s.last_heard).count();
+  }
+  return heard;
+}
+
+bus::AgentSummary AgentRegistry::Summary(const std::string& id, const AgentEntry& entry,
+                                         int64_t last_heard_ms_ago) const {
+  bus::AgentSummary summary{id,
+                            entry.state,
+                            entry.info.resource_pool,
+                            entry.info.hostname,
+                            entry.info.version,
+                            entry.info.slots};
+  summary.last_heard_ms_ago = last_heard_ms_ago;
+  const TaskManager::AgentUsage usage = tasks_.Usage(id);
+  summary.enabled = usage.enabled;
+  summary.draining = usage.draining;
+  summary.disabled_slots = usage.disabled_slots;
+  summary.used_slots = static_cast<int32_t>(usage.used_slots);
+  summary.utilization = entry.utilization;
+  return summary;
+}
+
 bus::AgentList AgentRegistry::List() const {
   bus::AgentList list;
-  std::map<std::string, MonoTime> heard;
-  for (const auto& s : channel_.Sessions()) heard[s.agent_id] = s.last_heard;
+  const auto heard = LastHeardMsAgo();
   for (const auto& [id, entry] : agents_) {
-    bus::AgentSummary summary{id,
-                              entry.state,
-                              entry.info.resource_pool,
-                              entry.info.hostname,
-                              entry.info.version,
-                              entry.info.slots};
-    if (auto it = heard.find(id); it != heard.end()) {
-      summary.last_heard_ms_ago =
-          std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - it->second).count();
-    }
-    list.agents.push_back(std::move(summary));
+    auto it = heard.find(id);
+    list.agents.push_back(Summary(id, entry, it == heard.end() ? 0 : it->second));
   }
   return list;
 }

@@ -12,6 +12,7 @@
 #include "bus/catalog/master.h"
 #include "bus/event_publisher.h"
 #include "bus/rpc_server.h"
+#include "master/idle_tracker.h"
 #include "master/master_config.h"
 #include "master/store.h"
 #include "master/task_manager.h"
@@ -37,7 +38,7 @@ class AgentRegistry : private TaskManager::Listener {
 
   // `store` outlives the registry; `master_address` is DET_MASTER for workloads.
   AgentRegistry(zmq::context_t& context, const Clock& clock, const MasterBusConfig& config,
-                Store& store, std::string master_address);
+                Store& store, std::string master_address, std::vector<std::string> pools);
   ~AgentRegistry();
 
   // Binds the agent channel (TCP) and the query endpoint, connects the event publisher.
@@ -53,6 +54,7 @@ class AgentRegistry : private TaskManager::Listener {
   struct AgentEntry {
     bus::AgentRegister info;
     std::string state;  // "connected" | "lost"
+    std::vector<bus::SlotUtilization> utilization;
   };
 
   void Run();
@@ -62,6 +64,17 @@ class AgentRegistry : private TaskManager::Listener {
   void SendNotices();
   void ExpireAwaitedAgents();
   void OnRegister(const std::string& agent_id, const bus::AgentRegister& info);
+  // Why the agent may not join as it registered (unknown pool; other devices or pool than the
+  // place the master still holds for it), or empty.
+  std::string RefusalReason(const std::string& agent_id, const bus::AgentRegister& info) const;
+  Result<bus::AgentReply> Enable(const bus::AgentEnableRequest& request);
+  Result<bus::AgentReply> EnableSlot(const bus::SlotEnableRequest& request);
+  bus::AgentSummary Summary(const std::string& agent_id, const AgentEntry& entry,
+                            int64_t last_heard_ms_ago) const;
+  std::map<std::string, int64_t> LastHeardMsAgo() const;
+  void PublishIdle();
+  template <class Notice>
+  void Notify(const std::string& agent_id, std::string reason = "");
   void SetState(const std::string& agent_id, const std::string& state);
   void PublishState(const std::string& agent_id, const AgentEntry& entry, bool tombstone);
   bus::AgentList List() const;
@@ -82,6 +95,9 @@ class AgentRegistry : private TaskManager::Listener {
   std::map<std::string, MonoTime> awaited_;  // restored agents -> when they count as gone
   std::set<std::string> reconcile_;          // agents whose next registration is complete
   Duration reconnect_window_;
+  std::vector<std::string> pools_;
+  IdleTracker idle_;
+  MonoTime next_idle_check_{};
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

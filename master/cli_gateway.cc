@@ -20,6 +20,8 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, bus::MasterI
         return info_;
       });
   Forward<bus::AgentListRequest, bus::AgentList>();
+  Forward<bus::AgentEnableRequest, bus::AgentReply>();
+  Forward<bus::SlotEnableRequest, bus::AgentReply>();
   Forward<bus::CommandRunRequest, bus::CommandRunReply>();
   Forward<bus::TaskListRequest, bus::TaskList>();
   Forward<bus::TaskGetRequest, bus::TaskGetReply>();

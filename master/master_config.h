@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bus/agent_channel.h"
 #include "bus/security.h"
@@ -37,8 +38,16 @@ struct MasterDbConfig {
 // else $XDG_DATA_HOME/det/postgres or ~/.local/share/det/postgres.
 std::string DefaultLocalDataDir();
 
+// One of `resource_pools` (Determined's names). Agents join a pool by name; an agent naming a pool
+// that is not configured is refused.
+struct ResourcePoolConfig {
+  std::string pool_name;
+  std::string description;
+};
+
 struct MasterConfig {
   std::string cluster_name = "default";
+  std::vector<ResourcePoolConfig> resource_pools = {{"default", ""}};
   MasterDbConfig database;
   MasterBusConfig bus;
   LogConfig log;

@@ -43,6 +43,54 @@ void TaskManager::SetAgentSchedulable(const std::string& agent_id, bool schedula
   if (schedulable) Place();
 }
 
+Status TaskManager::SetAgentEnabled(const std::string& agent_id, bool enabled, bool drain) {
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end()) return NotFound("agent " + agent_id + " not found");
+  it->second.enabled = enabled;
+  it->second.drain = !enabled && drain;
+  if (enabled) {
+    Place();
+    return Status::Ok();
+  }
+  if (drain) return Status::Ok();
+  for (const std::string& id : order_) {
+    Task& task = tasks_.at(id);
+    if (task.agent_id != agent_id || task.ended() || task.kill_requested) continue;
+    task.kill_requested = true;
+    task.message = "agent " + agent_id + " was disabled";
+    listener_.KillWorkload(agent_id, {task.allocation_id, grace_ms});
+  }
+  return Status::Ok();
+}
+
+Status TaskManager::SetSlotEnabled(const std::string& agent_id, const std::string& slot_id,
+                                   bool enabled) {
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end()) return NotFound("agent " + agent_id + " not found");
+  AgentSlots& agent = it->second;
+  if (std::find(agent.slot_ids.begin(), agent.slot_ids.end(), slot_id) == agent.slot_ids.end()) {
+    return NotFound("agent " + agent_id + " has no slot " + slot_id);
+  }
+  if (enabled) {
+    agent.disabled_slots.erase(slot_id);
+    Place();
+  } else {
+    agent.disabled_slots.insert(slot_id);
+  }
+  return Status::Ok();
+}
+
+TaskManager::AgentUsage TaskManager::Usage(const std::string& agent_id) const {
+  AgentUsage usage;
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end()) return usage;
+  usage.enabled = it->second.enabled;
+  usage.used_slots = it->second.used.size();
+  usage.draining = it->second.drain && usage.used_slots > 0;
+  usage.disabled_slots.assign(it->second.disabled_slots.begin(), it->second.disabled_slots.end());
+  return usage;
+}
+
 void TaskManager::RemoveAgent(const std::string& agent_id, int64_t now_ns) {
   for (const std::string& id : order_) {
     Task& task = tasks_.at(id);
@@ -101,7 +149,9 @@ void TaskManager::OnWorkloadState(const std::string& agent_id, const bus::Worklo
   if (report.state == bus::kWorkloadTerminated) {
     std::string failure = report.failure_type;
     if (task.kill_requested && !failure.empty()) failure = bus::kFailureKilled;
-    Finish(task, report.exit_code, failure, report.message, now_ns);
+    std::string message =
+        task.message.empty() ? report.message : task.message + " (" + report.message + ")";
+    Finish(task, report.exit_code, failure, std::move(message), now_ns);
     return;
   }
   task.state = report.state;
@@ -132,12 +182,13 @@ void TaskManager::Place() {
 
 bool TaskManager::TryPlace(Task& task) {
   for (auto& [agent_id, agent] : agents_) {
-    if (!agent.registered || !agent.schedulable || agent.pool != task.spec.resource_pool) continue;
+    if (!agent.registered || !agent.schedulable || !agent.enabled) continue;
+    if (agent.pool != task.spec.resource_pool) continue;
     if (agent.free() < static_cast<size_t>(task.spec.slots)) continue;
     std::vector<std::string> slots;
     for (const std::string& slot : agent.slot_ids) {
       if (slots.size() == static_cast<size_t>(task.spec.slots)) break;
-      if (!agent.used.count(slot)) slots.push_back(slot);
+      if (agent.usable(slot)) slots.push_back(slot);
     }
     for (const std::string& slot : slots) agent.used.insert(slot);
     task.agent_id = agent_id;
@@ -167,9 +218,15 @@ void TaskManager::Reconcile(const std::string& agent_id,
     OnWorkloadState(agent_id, state, now_ns);
   }
   if (!complete) return;
+  std::vector<std::string> unreported;  // decided first: ending one places others on the agent
   for (const std::string& id : order_) {
+    const Task& task = tasks_.at(id);
+    if (task.agent_id == agent_id && !task.ended() && !known.count(task.allocation_id)) {
+      unreported.push_back(id);
+    }
+  }
+  for (const std::string& id : unreported) {
     Task& task = tasks_.at(id);
-    if (task.agent_id != agent_id || task.ended() || known.count(task.allocation_id)) continue;
     if (task.state == bus::kWorkloadAssigned) {
       SendStart(task);  // the start may have been lost with a restarted master
     } else {

@@ -66,6 +66,20 @@ class TaskManager {
   void SetAgent(const std::string& agent_id, const std::string& pool,
                 const std::vector<std::string>& slot_ids);
   void SetAgentSchedulable(const std::string& agent_id, bool schedulable);
+  // An operator's choice: a disabled agent gets no new work; without `drain` its running tasks
+  // are also killed. NotFound for an unknown agent.
+  Status SetAgentEnabled(const std::string& agent_id, bool enabled, bool drain);
+  // A disabled slot gets no new work; what runs on it keeps running.
+  Status SetSlotEnabled(const std::string& agent_id, const std::string& slot_id, bool enabled);
+
+  // What the manager knows of an agent's slots, for listings and idleness.
+  struct AgentUsage {
+    bool enabled = true;
+    bool draining = false;  // disabled with drain while tasks still run
+    std::vector<std::string> disabled_slots;
+    size_t used_slots = 0;
+  };
+  AgentUsage Usage(const std::string& agent_id) const;
   // The agent is gone for good: its tasks end with AgentFailed and its slots are forgotten.
   void RemoveAgent(const std::string& agent_id, int64_t now_ns);
   // Applies what a registering agent says it runs (and has ended). With `complete` (the agent
@@ -98,9 +112,17 @@ class TaskManager {
     std::vector<std::string> slot_ids;
     std::set<std::string> used;
     bool registered = false;  // restored work may name an agent before it registers
-    bool schedulable = true;
+    bool schedulable = true;  // connected
+    bool enabled = true;      // the operator's choice
+    bool drain = false;       // disabled with drain
+    std::set<std::string> disabled_slots;
+    bool usable(const std::string& slot) const {
+      return !used.count(slot) && !disabled_slots.count(slot);
+    }
     size_t free() const {
-      return used.size() >= slot_ids.size() ? 0 : slot_ids.size() - used.size();
+      size_t n = 0;
+      for (const auto& slot : slot_ids) n += usable(slot) ? 1 : 0;
+      return n;
     }
   };
 

@@ -71,6 +71,92 @@ struct AgentEcho {
   }
 };
 
+// Agent -> master (best effort), every few seconds: how busy each slot is.
+struct SlotUtilization {
+  std::string slot_id;
+  int32_t utilization_percent = 0;  // GPU: utilization.gpu; CPU: the host's busy share
+  int64_t memory_used_mib = 0;      // GPU memory in use
+  bool operator==(const SlotUtilization&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("slot_id", s.slot_id, kRequired);
+    v("utilization_percent", s.utilization_percent);
+    v("memory_used_mib", s.memory_used_mib);
+  }
+};
+
+struct AgentUtilization {
+  static constexpr std::string_view kType = "agent.utilization";
+  int64_t sampled_at = 0;  // Unix nanoseconds
+  std::vector<SlotUtilization> slots;
+  bool operator==(const AgentUtilization&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("sampled_at", s.sampled_at);
+    v("slots", s.slots);
+  }
+};
+
+// Master -> agent (reliable): stop, and do not come back as you are (unknown resource pool, or
+// devices or pool that changed while the master still held the agent's place).
+struct AgentShutdown {
+  static constexpr std::string_view kType = "agent.shutdown";
+  std::string reason;
+  bool operator==(const AgentShutdown&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("reason", s.reason, kRequired);
+  }
+};
+
+// Event bus (not retained): one of agent.connected, agent.lost, agent.enabled, agent.disabled.
+template <const char* Type>
+struct AgentNotice {
+  static constexpr std::string_view kType = Type;
+  std::string agent_id;
+  std::string resource_pool;
+  std::string reason;
+  bool operator==(const AgentNotice&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("agent_id", s.agent_id, kRequired);
+    v("resource_pool", s.resource_pool);
+    v("reason", s.reason);
+  }
+};
+inline constexpr char kAgentConnectedType[] = "agent.connected";
+inline constexpr char kAgentLostType[] = "agent.lost";
+inline constexpr char kAgentEnabledType[] = "agent.enabled";
+inline constexpr char kAgentDisabledType[] = "agent.disabled";
+using AgentConnected = AgentNotice<kAgentConnectedType>;
+using AgentLost = AgentNotice<kAgentLostType>;
+using AgentEnabled = AgentNotice<kAgentEnabledType>;
+using AgentDisabled = AgentNotice<kAgentDisabledType>;
+
+// Event bus, key "cluster/idle": the agents with no slot in use, and since when.
+struct IdleAgent {
+  std::string agent_id;
+  std::string resource_pool;
+  int64_t idle_since = 0;  // Unix nanoseconds
+  bool operator==(const IdleAgent&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("agent_id", s.agent_id, kRequired);
+    v("resource_pool", s.resource_pool);
+    v("idle_since", s.idle_since);
+  }
+};
+
+struct ClusterIdle {
+  static constexpr std::string_view kType = "cluster.idle";
+  std::vector<IdleAgent> agents;
+  bool operator==(const ClusterIdle&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("agents", s.agents);
+  }
+};
+
 // Event bus, key "agent/<id>": the agent's current state as the master sees it.
 struct AgentStateEvent {
   static constexpr std::string_view kType = "agent.state";
@@ -78,6 +164,7 @@ struct AgentStateEvent {
   std::string state;  // "connected" | "lost" | "gone"
   std::string resource_pool;
   int32_t slots = 0;
+  bool enabled = true;
   bool operator==(const AgentStateEvent&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -85,6 +172,7 @@ struct AgentStateEvent {
     v("state", s.state, kRequired);
     v("resource_pool", s.resource_pool);
     v("slots", s.slots);
+    v("enabled", s.enabled);
   }
 };
 

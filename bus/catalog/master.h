@@ -53,6 +53,11 @@ struct AgentSummary {
   std::string version;
   std::vector<SlotInfo> slots;
   int64_t last_heard_ms_ago = 0;
+  bool enabled = true;
+  bool draining = false;  // disabled with drain; tasks still run
+  std::vector<std::string> disabled_slots;
+  int32_t used_slots = 0;
+  std::vector<SlotUtilization> utilization;  // the latest sample the agent reported
   bool operator==(const AgentSummary&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -63,6 +68,52 @@ struct AgentSummary {
     v("version", s.version);
     v("slots", s.slots);
     v("last_heard_ms_ago", s.last_heard_ms_ago);
+    v("enabled", s.enabled);
+    v("draining", s.draining);
+    v("disabled_slots", s.disabled_slots);
+    v("used_slots", s.used_slots);
+    v("utilization", s.utilization);
+  }
+};
+
+// Method "agent.enable": enable or disable an agent; disabling without drain kills its tasks.
+struct AgentEnableRequest {
+  static constexpr std::string_view kType = "agent.enable";
+  std::string agent_id;
+  bool enabled = true;
+  bool drain = false;
+  bool operator==(const AgentEnableRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("agent_id", s.agent_id, kRequired);
+    v("enabled", s.enabled);
+    v("drain", s.drain);
+  }
+};
+
+// Method "slot.enable": enable or disable one slot of an agent.
+struct SlotEnableRequest {
+  static constexpr std::string_view kType = "slot.enable";
+  std::string agent_id;
+  std::string slot_id;
+  bool enabled = true;
+  bool operator==(const SlotEnableRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("agent_id", s.agent_id, kRequired);
+    v("slot_id", s.slot_id, kRequired);
+    v("enabled", s.enabled);
+  }
+};
+
+// The reply to agent.enable and slot.enable: the agent as it is now.
+struct AgentReply {
+  static constexpr std::string_view kType = "agent.reply";
+  AgentSummary agent;
+  bool operator==(const AgentReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("agent", s.agent, kRequired);
   }
 };
 

@@ -136,12 +136,22 @@ class ClusterProcessTest : public ::testing::Test {
     s << in.rdbuf();
     return s.str();
   }
-  std::unique_ptr<Process> StartAgent(const std::string& id, int slots = 2) {
+  std::unique_ptr<Process> StartAgent(const std::string& id, int slots = 2,
+                                      const std::string& pool = "default") {
     return std::make_unique<Process>(
         std::vector<std::string>{BuildDir() + "/agent/det-agent", "--master-port", agent_port_,
                                  "--agent-id", id, "--artificial-slots", std::to_string(slots),
-                                 "--work-dir", (dir_ / ("work-" + id)).string(), "--plaintext"},
+                                 "--resource-pool", pool, "--work-dir",
+                                 (dir_ / ("work-" + id)).string(), "--plaintext"},
         dir_ / (id + ".log"), /*append=*/true);
+  }
+  // Waits until the named log file contains `needle`.
+  bool WaitForLog(const std::string& name, const std::string& needle) {
+    for (int i = 0; i < 100; ++i) {
+      if (Log(name).find(needle) != std::string::npos) return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    return false;
   }
   // kill -9 the master and start another on the same gateway and agent ports and database.
   void RestartMaster() {

@@ -139,3 +139,48 @@ TEST(SecurityConfigTest, CurveIsRequiredUnlessPlaintextIsExplicit) {
 
 }  // namespace
 }  // namespace det
+
+namespace det {
+namespace {
+
+TEST(MasterConfigTest, ResourcePoolsAreReadAndEachEntryIsChecked) {
+  auto doc = ParseYaml(
+      "resource_pools:\n  - pool_name: cpu\n  - pool_name: gpu\n"
+      "    description: GPUs\n",
+      "master.yaml");
+  auto config = master::ParseMasterConfig(*doc);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  ASSERT_EQ(config->resource_pools.size(), 2u);
+  EXPECT_EQ(config->resource_pools[1].pool_name, "gpu");
+  EXPECT_EQ(config->resource_pools[1].description, "GPUs");
+  EXPECT_EQ(master::ParseMasterConfig(*ParseYaml("{}", "x"))->resource_pools[0].pool_name,
+            "default");
+
+  auto bad = master::ParseMasterConfig(*ParseYaml(
+      "resource_pools:\n  - description: no name\n  - pool_name: b\n    size: 3\n", "x"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("resource_pools[0].pool_name: is required"),
+            std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("resource_pools[1].size"), std::string::npos)
+      << bad.status().message();
+}
+
+TEST(AgentConfigTest, EnvironmentOverridesTheFileAndVisibleGpusTakesBothForms) {
+  auto doc = *ParseYaml("master_host: from-file\nvisible_gpus: \"0,GPU-abc\"\n", "agent.yaml");
+  agent::ApplyAgentEnvironment(doc, [](const char* name) -> const char* {
+    return std::string(name) == "DET_MASTER_HOST" ? "from-env" : nullptr;
+  });
+  auto config = agent::ParseAgentConfig(doc);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->master_host, "from-env");
+  EXPECT_EQ(config->devices.visible_gpus, (std::vector<std::string>{"0", "GPU-abc"}));
+  auto list = agent::ParseAgentConfig(*ParseYaml("visible_gpus: [1, 2]\nslot_type: cuda\n", "x"));
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->devices.visible_gpus, (std::vector<std::string>{"1", "2"}));
+  auto bad = agent::ParseAgentConfig(*ParseYaml("slot_type: tpu\n", "x"));
+  EXPECT_NE(bad.status().message().find("slot_type"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace det

@@ -141,3 +141,61 @@ TEST_F(TaskManagerTest, ListIsInSubmissionOrder) {
 
 }  // namespace
 }  // namespace det::master
+
+namespace det::master {
+namespace {
+
+TEST_F(TaskManagerTest, DisabledAgentGetsNoWorkAndWithoutDrainItsTasksAreKilled) {
+  manager_.SetAgent("a1", "default", {"s0", "s1"});
+  auto running = manager_.Submit(Command(1), 1);
+  ASSERT_TRUE(manager_.SetAgentEnabled("a1", false, /*drain=*/true).ok());
+  EXPECT_TRUE(listener_.kills.empty());
+  EXPECT_TRUE(manager_.Usage("a1").draining);
+  ASSERT_TRUE(manager_.Submit(Command(1), 2).ok());
+  EXPECT_EQ(listener_.starts.size(), 1u);
+
+  ASSERT_TRUE(manager_.SetAgentEnabled("a1", false, /*drain=*/false).ok());
+  ASSERT_EQ(listener_.kills.size(), 1u);
+  EXPECT_EQ(listener_.kills[0].second.allocation_id, manager_.Find(*running)->allocation_id);
+  EXPECT_FALSE(manager_.Usage("a1").draining);
+
+  ASSERT_TRUE(manager_.SetAgentEnabled("a1", true, false).ok());
+  EXPECT_EQ(listener_.starts.size(), 2u);
+  EXPECT_EQ(manager_.SetAgentEnabled("zz", true, false).code(), StatusCode::kNotFound);
+}
+
+TEST_F(TaskManagerTest, DisabledSlotIsSkippedAndUnknownSlotsAreNamed) {
+  manager_.SetAgent("a1", "default", {"s0", "s1"});
+  ASSERT_TRUE(manager_.SetSlotEnabled("a1", "s0", false).ok());
+  ASSERT_TRUE(manager_.Submit(Command(1), 1).ok());
+  ASSERT_TRUE(manager_.Submit(Command(1), 2).ok());
+  ASSERT_EQ(listener_.starts.size(), 1u);
+  EXPECT_EQ(listener_.starts[0].second.slot_ids, std::vector<std::string>{"s1"});
+  EXPECT_EQ(manager_.Usage("a1").disabled_slots, std::vector<std::string>{"s0"});
+  Status unknown = manager_.SetSlotEnabled("a1", "s9", false);
+  EXPECT_NE(unknown.message().find("has no slot s9"), std::string::npos);
+  ASSERT_TRUE(manager_.SetSlotEnabled("a1", "s0", true).ok());
+  EXPECT_EQ(listener_.starts.size(), 2u);
+}
+
+TEST_F(TaskManagerTest, RestoredTaskHoldsItsSlotsUntilItsAgentReportsIt) {
+  Task restored;
+  restored.id = "t1";
+  restored.spec = Command(1);
+  restored.allocation_id = "t1.1";
+  restored.agent_id = "a1";
+  restored.slot_ids = {"s0"};
+  restored.state = "RUNNING";
+  manager_.Restore(restored);
+  EXPECT_EQ(manager_.AwaitedAgents(), std::vector<std::string>{"a1"});
+  manager_.SetAgent("a1", "default", {"s0"});
+  ASSERT_TRUE(manager_.Submit(Command(1), 1).ok());
+  EXPECT_TRUE(listener_.starts.empty());  // s0 is held by the restored task
+  // The agent does not report it: it ended with the agent's restart.
+  manager_.Reconcile("a1", {}, /*complete=*/true, 2);
+  EXPECT_EQ(manager_.Find("t1")->failure_type, "AgentFailed");
+  EXPECT_EQ(listener_.starts.size(), 1u);
+}
+
+}  // namespace
+}  // namespace det::master
