@@ -5,14 +5,10 @@
 #include <iostream>
 
 #include "agent/agent.h"
-#include "agent/workload_shim.h"
 #include "common/process.h"
 #include "common/version.h"
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == det::agent::kWorkloadShimArg) {
-    return det::agent::RunWorkloadShim(argc - 2, argv + 2);
-  }
   CLI::App app{"det-agent: offers this host's slots to the det-master and runs its workloads"};
   std::string config_path, log_level, log_format, master_host, agent_id, pool, slot_type, work_dir;
   int master_port = -1, artificial_slots = -1;

@@ -111,7 +111,8 @@ WorkloadRunner::WorkloadRunner(Options options, const Clock& clock, LogShipper& 
   inotify_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (options_.shim_program.empty()) {
     std::error_code ec;
-    options_.shim_program = fs::read_symlink("/proc/self/exe", ec).string();
+    options_.shim_program =
+        (fs::read_symlink("/proc/self/exe", ec).parent_path() / "det-workload-shim").string();
   }
 }
 

@@ -43,7 +43,7 @@ class WorkloadRunner {
     std::string agent_id;
     std::string work_dir;
     std::vector<bus::SlotInfo> slots;
-    std::string shim_program;  // empty: this executable (/proc/self/exe)
+    std::string shim_program;  // empty: det-workload-shim next to this executable
   };
   // What the loop must send, in order: log batches first, then state changes.
   struct Reports {

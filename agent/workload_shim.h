@@ -1,6 +1,7 @@
 #pragma once
 
-// The process that stands between the agent and a workload: `det-agent __workload DIR ARGV...`.
+// The process that stands between the agent and a workload:
+// `det-workload-shim __workload DIR ARGV...` (a libc-only program next to det-agent).
 //
 // The agent starts it as the leader of the workload's process group, with stdout and stderr
 // already pointing at files in DIR. It starts ARGV (the workload), ignores the stop signals the

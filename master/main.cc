@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::atomic<bool>& stop = det::InstallStopSignals();
+  det::RaiseOpenFileLimit();
   det::master::Master master(*config, det::RealClock::Instance());
   auto started = master.Start();
   if (!started.ok()) {

@@ -1,0 +1,126 @@
+#pragma once
+
+// What the process-level benchmarks share: a private PostgreSQL and a real det-master (and
+// det-agents) started from the build folder, stopped and removed at the end.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bus/rpc_client.h"
+#include "common/config.h"
+#include "storage/local_postgres.h"
+
+extern char** environ;
+
+namespace det::bench {
+
+namespace fs = std::filesystem;
+
+// Starts argv with stdout and stderr appended to `log` (none: inherited); -1 on failure.
+inline pid_t Spawn(const std::vector<std::string>& argv, const fs::path& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (!log.empty()) {
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+inline void Terminate(pid_t pid) {
+  if (pid <= 0) return;
+  kill(pid, SIGTERM);
+  waitpid(pid, nullptr, 0);
+}
+
+// DET_BUILD_DIR, or the parent of the folder holding this benchmark.
+inline std::string BuildDir(const char* argv0) {
+  if (const char* dir = std::getenv("DET_BUILD_DIR")) return dir;
+  return fs::absolute(argv0).parent_path().parent_path().string();
+}
+
+// A det-master on loopback (all ports picked by the OS) over a private PostgreSQL.
+class BenchCluster {
+ public:
+  BenchCluster(std::string build, std::string extra_bus_config = "")
+      : build_(std::move(build)),
+        dir_(fs::temp_directory_path() / ("det-bench-" + bus::RandomId())),
+        extra_bus_config_(std::move(extra_bus_config)) {
+    fs::create_directories(dir_);
+  }
+  ~BenchCluster() {
+    for (auto it = pids_.rbegin(); it != pids_.rend(); ++it) Terminate(*it);
+    pg_.reset();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  Status StartMaster() {
+    DET_ASSIGN_OR_RETURN(pg_, storage::LocalPostgres::Start({(dir_ / "pg").string()}));
+    const auto& db = pg_->db();
+    std::ofstream(dir_ / "master.yaml")
+        << "db:\n  host: " << db.host << "\n  port: " << db.port << "\n  name: " << db.name
+        << "\n  user: " << db.user << "\n  password: " << db.password
+        << "\nbus:\n  host: 127.0.0.1\n  gateway_port: 0\n  agent_port: 0\n"
+           "  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
+           "  security: {plaintext: true}\n"
+        << extra_bus_config_ << "log: {level: warn}\n";
+    master_pid_ = Spawn({build_ + "/master/det-master", "-c", (dir_ / "master.yaml").string(),
+                         "--endpoints-file", (dir_ / "endpoints.yaml").string()},
+                        dir_ / "master.log");
+    pids_.push_back(master_pid_);
+    for (int i = 0; i < 200 && !fs::exists(dir_ / "endpoints.yaml"); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    auto endpoints = LoadYamlFile((dir_ / "endpoints.yaml").string());
+    if (!endpoints.ok()) {
+      return Unavailable("master did not start; see " + (dir_ / "master.log").string());
+    }
+    endpoints_ = *endpoints;
+    return Status::Ok();
+  }
+
+  void StartAgent(const std::string& id, int slots) {
+    pids_.push_back(Spawn(
+        {build_ + "/agent/det-agent", "--plaintext", "--master-port", std::to_string(agent_port()),
+         "--agent-id", id, "--artificial-slots", std::to_string(slots), "--work-dir",
+         (dir_ / ("work-" + id)).string(), "--log-level", "warn"},
+        dir_ / "agents.log"));
+  }
+
+  std::string endpoint(const std::string& name) const { return endpoints_[name].as<std::string>(); }
+  int agent_port() const {
+    const std::string agent = endpoint("agent");
+    return std::stoi(agent.substr(agent.rfind(':') + 1));
+  }
+  pid_t master_pid() const { return master_pid_; }
+
+ private:
+  std::string build_;
+  fs::path dir_;
+  std::string extra_bus_config_;
+  std::unique_ptr<storage::LocalPostgres> pg_;
+  YAML::Node endpoints_;
+  pid_t master_pid_ = -1;
+  std::vector<pid_t> pids_;
+};
+
+}  // namespace det::bench
