@@ -205,7 +205,6 @@ Status WorkloadRunner::Follow(const std::string& allocation_id, Workload& w, int
     stream->watch = inotify_add_watch(inotify_, path.c_str(), IN_MODIFY);
     if (stream->watch >= 0) watches_[stream->watch] = {allocation_id, stream == &w.err};
   }
-  w.pidfd = OpenPidFd(w.pid);
   return Status::Ok();
 }
 
@@ -226,20 +225,23 @@ void WorkloadRunner::Start(const bus::WorkloadStart& start, Reports* out) {
            "cannot create " + dir + ": " + ec.message());
     return;
   }
-  auto pid = Spawn(start, dir);
-  if (!pid.ok()) {
-    report(bus::kWorkloadTerminated, -1, bus::kFailureStartFailed, pid.status().message());
-    return;
-  }
   Workload& w = workloads_[start.allocation_id];
   w.task_id = start.task_id;
   w.dir = dir;
+  // Output is watched before the workload can write any.
+  Status followed = Follow(start.allocation_id, w, 0, 0);
+  auto pid = followed.ok() ? Spawn(start, dir) : Result<pid_t>(followed);
+  if (!pid.ok()) {
+    CloseStream(w.out);
+    CloseStream(w.err);
+    workloads_.erase(start.allocation_id);
+    report(bus::kWorkloadTerminated, -1, bus::kFailureStartFailed, pid.status().message());
+    return;
+  }
   w.pid = *pid;
   w.own_child = true;
+  w.pidfd = OpenPidFd(w.pid);
   SaveState(start.allocation_id, w);
-  if (Status followed = Follow(start.allocation_id, w, 0, 0); !followed.ok()) {
-    spdlog::error("{}: {}", start.allocation_id, followed.message());
-  }
   spdlog::info("started {} (task {}) as pid {}", start.allocation_id, start.task_id, *pid);
   report(bus::kWorkloadRunning);
 }
@@ -258,6 +260,7 @@ void WorkloadRunner::Recover(Reports* out) {
     const auto offsets = state.value("offsets", nlohmann::json::object());
     Status followed = Follow(allocation_id, w, offsets.value("stdout", int64_t{0}),
                              offsets.value("stderr", int64_t{0}));
+    w.pidfd = OpenPidFd(w.pid);
     const bool alive = w.pid > 0 && IsShimOf(w.pid, w.dir);
     spdlog::info("adopting {} (task {}): {}", allocation_id, w.task_id,
                  alive ? "still running" : "ended while the agent was away");
