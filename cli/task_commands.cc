@@ -104,10 +104,10 @@ int TaskLogs(const CliOptions& options, const std::string& task_id, bool follow)
     for (const auto& line : reply->lines) {
       if (options.json) {
         std::cout << nlohmann::ordered_json{{"id", line.id},
-                                    {"timestamp", line.timestamp},
-                                    {"agent", line.agent_id},
-                                    {"stdtype", line.stdtype},
-                                    {"log", line.text}}
+                                            {"timestamp", line.timestamp},
+                                            {"agent", line.agent_id},
+                                            {"stdtype", line.stdtype},
+                                            {"log", line.text}}
                          .dump()
                   << "\n";
       } else {

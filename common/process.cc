@@ -1,7 +1,6 @@
 #include "common/process.h"
 
 #include <sys/resource.h>
-
 #include <unistd.h>
 
 #include <csignal>
