@@ -16,7 +16,8 @@ const std::vector<std::string> kAgentEnvFields = {"master_host",
                                                   "artificial_slots",
                                                   "work_dir",
                                                   "agent_reconnect_attempts",
-                                                  "agent_reconnect_backoff"};
+                                                  "agent_reconnect_backoff",
+                                                  "utilization_interval"};
 
 namespace {
 

@@ -26,6 +26,8 @@ std::string SlotsJson(const std::vector<bus::SlotInfo>& slots) {
 
 using ChannelEvent = bus::AgentChannelServer::Event;
 
+constexpr auto kTimerInterval = std::chrono::milliseconds(50);
+
 AgentRegistry::AgentRegistry(zmq::context_t& context, const Clock& clock,
                              const MasterBusConfig& config, Store& store,
                              std::string master_address, std::vector<std::string> pools)
@@ -129,16 +131,23 @@ void AgentRegistry::Run() {
     zmq::pollitem_t items[] = {{channel_.socket().handle(), 0, ZMQ_POLLIN, 0},
                                {queries_.socket().handle(), 0, ZMQ_POLLIN, 0},
                                {publisher_.socket().handle(), 0, ZMQ_POLLIN, 0}};
-    bus::Poll(items, 3, std::chrono::milliseconds(100));
+    bus::Poll(items, 3, kTimerInterval);
     events.clear();
     if (items[0].revents & ZMQ_POLLIN) channel_.Receive(&events);
     if (items[1].revents & ZMQ_POLLIN) queries_.Receive();
     publisher_.Pump();
-    channel_.Tick(&events);
+    // Timers walk every session and agent: at most once per interval, however busy the socket.
+    const bool timers_due = clock_.Now() >= next_timers_;
+    if (timers_due) {
+      next_timers_ = clock_.Now() + kTimerInterval;
+      channel_.Tick(&events);
+    }
     for (auto& event : events) OnChannelEvent(event);
     SendNotices();
-    ExpireAwaitedAgents();
-    PublishIdle();
+    if (timers_due) {
+      ExpireAwaitedAgents();
+      PublishIdle();
+    }
   }
 }
 

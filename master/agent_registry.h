@@ -98,6 +98,7 @@ class AgentRegistry : private TaskManager::Listener {
   std::vector<std::string> pools_;
   IdleTracker idle_;
   MonoTime next_idle_check_{};
+  MonoTime next_timers_{};
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

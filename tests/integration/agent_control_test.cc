@@ -2,6 +2,9 @@
 // resource pools, and agents that come back different.
 #include <nlohmann/json.hpp>
 
+#include "bus/catalog/agent.h"
+#include "bus/catalog/tasks.h"
+#include "bus/event_subscriber.h"
 #include "tests/testing/cluster_fixture.h"
 
 namespace det {
@@ -101,6 +104,91 @@ TEST_F(AgentControlTest, AgentThatComesBackWithOtherDevicesIsShutDown) {
   ASSERT_TRUE(WaitForLog("agent-c.log", "told this agent to shut down"));
   EXPECT_NE(Log("agent-c.log").find("came back with other devices"), std::string::npos);
   EXPECT_EQ(agent->Stop(), 4);
+}
+
+}  // namespace
+}  // namespace det
+
+namespace det {
+namespace {
+
+// Collects the master's events from the bus, as the autoscaler would.
+class EventLog {
+ public:
+  EventLog(const std::string& subscribe, const std::string& snapshot)
+      : subscriber_(context_, "test", {"", subscribe, snapshot}, {}, RealClock::Instance(),
+                    {"agent.", "task.", "cluster."}) {
+    EXPECT_TRUE(subscriber_.Start().ok());
+  }
+  // Pumps until `done` holds for the events seen so far, for up to 10 s.
+  bool WaitFor(const std::function<bool(const std::vector<bus::BusEvent>&)>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::vector<zmq::pollitem_t> items;
+      for (zmq::socket_t* s : subscriber_.sockets())
+        items.push_back({s->handle(), 0, ZMQ_POLLIN, 0});
+      bus::Poll(items.data(), items.size(), 20ms);
+      std::vector<bus::EventSubscriber::Update> updates;
+      subscriber_.Receive(&updates);
+      subscriber_.Tick(&updates);
+      for (auto& u : updates) {
+        if (u.kind == bus::EventSubscriber::Update::Kind::kEvent) events_.push_back(u.event);
+      }
+      if (done(events_)) return true;
+    }
+    return false;
+  }
+  static bool Has(const std::vector<bus::BusEvent>& events, const std::string& type) {
+    for (const auto& e : events) {
+      if (e.type == type) return true;
+    }
+    return false;
+  }
+
+ private:
+  zmq::context_t context_;
+  bus::EventSubscriber subscriber_;
+  std::vector<bus::BusEvent> events_;
+};
+
+TEST_F(AgentControlTest, TheBusCarriesAgentTaskAndIdleEvents) {
+  EventLog log(event_subscribe_, snapshot_);
+  auto agent = StartAgent("agent-e", 1);
+  WaitConnected("agent-e");
+  EXPECT_TRUE(log.WaitFor([](const auto& events) {
+    for (const auto& e : events) {
+      auto idle = e.template Decode<bus::ClusterIdle>();
+      if (idle.ok() && idle->agents.size() == 1 && idle->agents[0].agent_id == "agent-e") {
+        return EventLog::Has(events, "agent.connected");
+      }
+    }
+    return false;
+  })) << "expected agent.connected and cluster.idle naming agent-e";
+
+  const std::string id = Run("true");
+  EXPECT_TRUE(log.WaitFor([&](const auto& events) {
+    for (const auto& e : events) {
+      auto state = e.template Decode<bus::TaskStateEvent>();
+      if (state.ok() && state->task.id == id && state->task.state == "TERMINATED") return true;
+    }
+    return false;
+  })) << "expected task.state TERMINATED for "
+      << id;
+
+  Det("agent disable --drain agent-e");
+  EXPECT_TRUE(
+      log.WaitFor([](const auto& events) { return EventLog::Has(events, "agent.disabled"); }));
+  agent->Stop(SIGKILL);
+  EXPECT_TRUE(log.WaitFor([](const auto& events) { return EventLog::Has(events, "agent.lost"); }));
+}
+
+TEST_F(AgentControlTest, UtilizationSamplesReachTheAgentList) {
+  setenv("DET_UTILIZATION_INTERVAL", "200ms", 1);
+  auto agent = StartAgent("agent-u", 2);
+  unsetenv("DET_UTILIZATION_INTERVAL");
+  WaitConnected("agent-u");
+  EXPECT_TRUE(WaitFor("--json agent list", "\"utilization\":[{\"slot_id\":\"cpu0\""))
+      << Det("--json agent list");
 }
 
 }  // namespace

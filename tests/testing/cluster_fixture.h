@@ -104,6 +104,8 @@ class ClusterProcessTest : public ::testing::Test {
     auto endpoints = LoadYamlFile((dir_ / "endpoints.yaml").string());
     ASSERT_TRUE(endpoints.ok()) << "master did not start: " << Log("master.log");
     gateway_ = (*endpoints)["gateway"].as<std::string>();
+    event_subscribe_ = (*endpoints)["event_subscribe"].as<std::string>();
+    snapshot_ = (*endpoints)["snapshot"].as<std::string>();
     agent_port_ = gateway_port_of((*endpoints)["agent"].as<std::string>());
   }
   void TearDown() override {
@@ -183,7 +185,7 @@ class ClusterProcessTest : public ::testing::Test {
   fs::path dir_;
   storage::DbConfig db_;
   std::unique_ptr<Process> master_;
-  std::string gateway_, agent_port_;
+  std::string gateway_, agent_port_, event_subscribe_, snapshot_;
 };
 
 }  // namespace det::testing
