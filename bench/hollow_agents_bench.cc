@@ -266,10 +266,10 @@ int RunBench(const Shape& shape, const std::string& build) {
   std::printf("  master CPU while they heartbeat      %6.1f %% of one core\n", 100 * cpu_share);
   std::printf("  baseline: raw ROUTER echo thread     %6.1f %% of one core\n", 100 * baseline);
   std::printf("  master resident memory               %6.0f MiB\n", rss);
+  const long long limit_s = kSilenceLimit.count();
   std::printf(
       "  silent agent declared lost after     %6.2f s (silence limit %lld s; goal <= %lld s)\n",
-      lost_s, static_cast<long long>(kSilenceLimit.count()),
-      static_cast<long long>(kSilenceLimit.count() + 1));
+      lost_s, limit_s, limit_s + 1);
   return 0;
 }
 
