@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -122,12 +123,22 @@ int TaskLogs(const CliOptions& options, const std::string& task_id, bool follow)
   }
 }
 
+// Whether the task's end is in the database, and with it every line of its output.
+Result<bool> EndRecorded(const CliOptions& options, const std::string& task_id) {
+  auto reply = Call<bus::TaskLogsRequest, bus::TaskLogsReply>(
+      options, {task_id, std::numeric_limits<int64_t>::max(), 1});
+  if (!reply.ok()) return reply.status();
+  return reply->task_ended;
+}
+
 int TaskWait(const CliOptions& options, const std::string& task_id) {
   while (true) {
     auto reply = Call<bus::TaskGetRequest, bus::TaskGetReply>(options, {task_id});
     if (!reply.ok()) return Fail(reply.status());
     const bus::TaskSummary& t = reply->task;
-    if (t.state == "TERMINATED") {
+    auto recorded = t.state == "TERMINATED" ? EndRecorded(options, task_id) : Result<bool>(false);
+    if (!recorded.ok()) return Fail(recorded.status());
+    if (*recorded) {
       if (options.json) {
         std::cout << ToJson(t).dump() << "\n";
       } else {

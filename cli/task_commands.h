@@ -24,7 +24,8 @@ int TaskKill(const CliOptions& options, const std::string& task_id);
 // det task logs ID [-f]: prints stored lines; with follow, keeps printing until the task ended and
 // every line is shown.
 int TaskLogs(const CliOptions& options, const std::string& task_id, bool follow);
-// det task wait ID: waits for the task to end; exit code 0 when it succeeded, 1 otherwise.
+// det task wait ID: waits for the task to end and its end (with all its output) to be stored;
+// exit code 0 when it succeeded, 1 otherwise.
 int TaskWait(const CliOptions& options, const std::string& task_id);
 
 }  // namespace det::cli
