@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <set>
 
@@ -69,74 +70,133 @@ double ResidentMiB(pid_t pid) {
   return 0;
 }
 
-// Baseline: `n` DEALERs heartbeating once a second to a ROUTER that echoes; the ROUTER thread's
-// CPU share over `window`.
-double RawRouterCpuShare(int n, std::chrono::seconds window) {
+// Connections per child process: each end of a ZeroMQ connection costs a socket, a mailbox and a
+// TCP descriptor, so 10,000 of them do not fit under one process's descriptor limit.
+constexpr int kPerProcess = 4000;
+
+// A child process per group of at most kPerProcess of `n` items, each running `body(first, count,
+// control)` where `control` is the read end of a pipe from the parent. Returns (pid, write end).
+std::vector<std::pair<pid_t, int>> ForkGroups(
+    int n, const std::function<void(int first, int count, int control)>& body) {
+  std::vector<std::pair<pid_t, int>> groups;
+  for (int first = 0; first < n; first += kPerProcess) {
+    int fds[2];
+    if (pipe(fds) != 0) break;
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(fds[1]);
+      det::RaiseOpenFileLimit();
+      body(first, std::min(kPerProcess, n - first), fds[0]);
+      _exit(0);
+    }
+    close(fds[0]);
+    groups.emplace_back(pid, fds[1]);
+  }
+  return groups;
+}
+
+void StopGroups(const std::vector<std::pair<pid_t, int>>& groups) {
+  for (const auto& [pid, control] : groups) {
+    close(control);
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+}
+
+// The baseline's server, in a child process (each side holds one descriptor per connection):
+// a ROUTER that echoes; writes its endpoint, then its thread's CPU share over `window`, to `out`.
+[[noreturn]] void RawRouterChild(int out, std::chrono::seconds window) {
   zmq::context_t context;
-  context.set(zmq::ctxopt::max_sockets, n + 100);
+  context.set(zmq::ctxopt::max_sockets, 100);
   zmq::socket_t router = det::bus::MakeSocket(context, zmq::socket_type::router, {});
   router.bind("tcp://127.0.0.1:0");
-  const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
-  std::atomic<bool> stop{false};
-  std::atomic<double> share{0};
-  std::thread server([&] {
-    double start_cpu = 0;
-    auto start = SteadyClock::now();
-    bool measuring = false;
-    zmq::message_t identity, body;
-    while (!stop) {
-      zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
-      zmq::poll(&item, 1, 100ms);
-      while (router.recv(identity, zmq::recv_flags::dontwait)) {
-        (void)router.recv(body);
-        router.send(identity, zmq::send_flags::sndmore);
-        router.send(body, zmq::send_flags::none);
+  const std::string endpoint = router.get(zmq::sockopt::last_endpoint) + "\n";
+  (void)!write(out, endpoint.data(), endpoint.size());
+  auto start = SteadyClock::now();
+  double start_cpu = 0;
+  bool measuring = false;
+  zmq::message_t identity, body;
+  while (true) {
+    zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, 100ms);
+    while (router.recv(identity, zmq::recv_flags::dontwait)) {
+      (void)router.recv(body);
+      router.send(identity, zmq::send_flags::sndmore);
+      router.send(body, zmq::send_flags::none);
+    }
+    if (!measuring && SteadyClock::now() - start > 3s) {  // after the connections settle
+      measuring = true;
+      start_cpu = ThreadCpuSeconds();
+      start = SteadyClock::now();
+    }
+    if (measuring && SteadyClock::now() - start >= window) {
+      const double share = (ThreadCpuSeconds() - start_cpu) /
+                           std::chrono::duration<double>(SteadyClock::now() - start).count();
+      const std::string text = std::to_string(share) + "\n";
+      (void)!write(out, text.data(), text.size());
+      _exit(0);
+    }
+  }
+}
+
+// Baseline: `n` DEALERs heartbeating once a second to a ROUTER that echoes; the ROUTER thread's
+// CPU share over `window`. Run before any other thread exists (it forks).
+double RawRouterCpuShare(int n, std::chrono::seconds window) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    RawRouterChild(fds[1], window);
+  }
+  close(fds[1]);
+  FILE* in = fdopen(fds[0], "r");
+  char line[256] = {0};
+  if (!in || !std::fgets(line, sizeof line, in)) return -1;
+  std::string endpoint(line);
+  endpoint.pop_back();
+  auto dealers = ForkGroups(n, [&](int, int count, int control) {
+    zmq::context_t context;
+    context.set(zmq::ctxopt::max_sockets, count + 100);
+    std::vector<zmq::socket_t> sockets;
+    for (int i = 0; i < count; ++i) {
+      sockets.push_back(det::bus::MakeSocket(context, zmq::socket_type::dealer, {}));
+      sockets.back().connect(endpoint);
+    }
+    fcntl(control, F_SETFL, O_NONBLOCK);
+    char byte;
+    while (read(control, &byte, 1) != 0) {  // until the parent closes the pipe
+      const auto round = SteadyClock::now();
+      for (auto& dealer : sockets) {
+        dealer.send(zmq::str_buffer("heartbeat"), zmq::send_flags::dontwait);
+        zmq::message_t reply;
+        while (dealer.recv(reply, zmq::recv_flags::dontwait)) {
+        }
       }
-      if (!measuring && SteadyClock::now() - start > 2s) {  // after the connections settle
-        measuring = true;
-        start_cpu = ThreadCpuSeconds();
-        start = SteadyClock::now();
-      }
-      if (measuring && SteadyClock::now() - start >= window) {
-        share = (ThreadCpuSeconds() - start_cpu) /
-                std::chrono::duration<double>(SteadyClock::now() - start).count();
-        break;
-      }
+      std::this_thread::sleep_until(round + 1s);
     }
   });
-  std::vector<zmq::socket_t> dealers;
-  for (int i = 0; i < n; ++i) {
-    dealers.push_back(det::bus::MakeSocket(context, zmq::socket_type::dealer, {}));
-    dealers.back().connect(endpoint);
-  }
-  const auto deadline = SteadyClock::now() + window + 4s;
-  while (SteadyClock::now() < deadline && share.load() == 0) {
-    const auto round = SteadyClock::now();
-    for (auto& dealer : dealers) {
-      dealer.send(zmq::str_buffer("heartbeat"), zmq::send_flags::dontwait);
-      zmq::message_t reply;
-      while (dealer.recv(reply, zmq::recv_flags::dontwait)) {
-      }
-    }
-    std::this_thread::sleep_until(round + 1s);
-  }
-  stop = true;
-  server.join();
-  return share.load();
+  char result[256] = {0};
+  const double share = std::fgets(result, sizeof result, in) ? std::atof(result) : -1;
+  StopGroups(dealers);
+  std::fclose(in);
+  waitpid(child, nullptr, 0);
+  return share;
 }
 
 // The hollow agents, driven by a few threads. Agents marked silent stop talking.
 class HollowAgents {
  public:
-  HollowAgents(int n, int agent_port) : registered_(0) {
+  HollowAgents(int first, int n, int agent_port) : first_(first), registered_(0) {
     context_.set(zmq::ctxopt::max_sockets, n + 100);
     context_.set(zmq::ctxopt::io_threads, 2);
     det::bus::AgentChannelConfig config;
     config.silence_limit = 30s;  // the agents' side: never give up on the master here
     for (int i = 0; i < n; ++i) {
       clients_.push_back(std::make_unique<det::bus::AgentChannelClient>(
-          context_, "hollow-" + std::to_string(i), det::bus::TcpEndpoint("127.0.0.1", agent_port),
-          det::bus::SocketSecurity{}, det::RealClock::Instance(), config));
+          context_, "hollow-" + std::to_string(first + i),
+          det::bus::TcpEndpoint("127.0.0.1", agent_port), det::bus::SocketSecurity{},
+          det::RealClock::Instance(), config));
       silent_.push_back(std::make_unique<std::atomic<bool>>(false));
     }
     for (int t = 0; t < kDriverThreads; ++t) threads_.emplace_back([this, t] { Drive(t); });
@@ -146,7 +206,12 @@ class HollowAgents {
     for (auto& thread : threads_) thread.join();
   }
   int registered() const { return registered_.load(); }
-  void Silence(int i) { *silent_[i] = true; }
+  // Silences agent number `index` (counting from the first of all groups) if it is one of these.
+  void Silence(int index) {
+    if (index >= first_ && index - first_ < static_cast<int>(silent_.size())) {
+      *silent_[index - first_] = true;
+    }
+  }
 
  private:
   void Drive(int t) {
@@ -182,6 +247,7 @@ class HollowAgents {
     }
   }
 
+  int first_;
   zmq::context_t context_;
   std::vector<std::unique_ptr<det::bus::AgentChannelClient>> clients_;
   std::vector<std::unique_ptr<std::atomic<bool>>> silent_;
@@ -191,8 +257,8 @@ class HollowAgents {
 };
 
 // Seconds from now until the master publishes agent.lost for `agent_id`; -1 after `limit`.
-double TimeToLost(BenchCluster& cluster, HollowAgents& agents, int index,
-                  std::chrono::seconds limit) {
+double TimeToLost(BenchCluster& cluster, const std::vector<std::pair<pid_t, int>>& groups,
+                  int index, std::chrono::seconds limit) {
   zmq::context_t context;
   det::bus::EventSubscriber subscriber(
       context, "bench", {"", cluster.endpoint("event_subscribe"), cluster.endpoint("snapshot")}, {},
@@ -210,7 +276,8 @@ double TimeToLost(BenchCluster& cluster, HollowAgents& agents, int index,
   };
   for (int i = 0; i < 300 && !subscriber.synced(); ++i) pump();
   const auto start = SteadyClock::now();
-  agents.Silence(index);
+  const std::string command = std::to_string(index) + "\n";
+  for (const auto& [pid, control] : groups) (void)!write(control, command.data(), command.size());
   while (SteadyClock::now() - start < limit) {
     pump();
     for (const auto& update : updates) {
@@ -232,7 +299,14 @@ int RunBench(const Shape& shape, const std::string& build) {
     std::fprintf(stderr, "%s\n", started.ToString().c_str());
     return 1;
   }
-  HollowAgents agents(shape.agents, cluster.agent_port());
+  const int agent_port = cluster.agent_port();
+  auto groups = ForkGroups(shape.agents, [agent_port](int first, int count, int control) {
+    HollowAgents agents(first, count, agent_port);
+    FILE* commands = fdopen(control, "r");
+    char line[64];
+    while (commands && std::fgets(line, sizeof line, commands)) agents.Silence(std::atoi(line));
+    std::this_thread::sleep_for(std::chrono::hours(1));  // the parent kills the group
+  });
   zmq::context_t context;
   det::bus::RpcClient client(context, cluster.endpoint("gateway"), {},
                              det::bus::RpcClientConfig{.timeout = 10s, .attempts = 3});
@@ -246,6 +320,7 @@ int RunBench(const Shape& shape, const std::string& build) {
   }
   if (static_cast<int>(joined) != shape.agents) {
     std::fprintf(stderr, "only %zu of %d hollow agents joined\n", joined, shape.agents);
+    StopGroups(groups);
     return 1;
   }
   const double join_s = std::chrono::duration<double>(SteadyClock::now() - join_start).count();
@@ -256,7 +331,8 @@ int RunBench(const Shape& shape, const std::string& build) {
   const double cpu_share = (ProcessCpuSeconds(cluster.master_pid()) - cpu_before) /
                            std::chrono::duration<double>(SteadyClock::now() - window_start).count();
   const double rss = ResidentMiB(cluster.master_pid());
-  const double lost_s = TimeToLost(cluster, agents, shape.agents / 2, 30s);
+  const double lost_s = TimeToLost(cluster, groups, shape.agents / 2, 30s);
+  StopGroups(groups);
   if (lost_s < 0) {
     std::fprintf(stderr, "no agent.lost event for a silent agent within 30 s\n");
     return 1;
