@@ -217,7 +217,7 @@ void WorkloadRunner::Start(const bus::WorkloadStart& start, Reports* out) {
   };
   const std::string dir = options_.work_dir + "/" + start.allocation_id;
   if (fs::exists(dir + "/" + kStateFile)) return;  // started before, already ended: nothing new
-  report(bus::kWorkloadStarting);
+  report(bus::kWorkloadPulling);  // preparing what it runs in: its folder and output files
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
@@ -230,6 +230,7 @@ void WorkloadRunner::Start(const bus::WorkloadStart& start, Reports* out) {
   w.dir = dir;
   // Output is watched before the workload can write any.
   Status followed = Follow(start.allocation_id, w, 0, 0);
+  report(bus::kWorkloadStarting);
   auto pid = followed.ok() ? Spawn(start, dir) : Result<pid_t>(followed);
   if (!pid.ok()) {
     CloseStream(w.out);

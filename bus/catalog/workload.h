@@ -12,7 +12,8 @@
 
 namespace det::bus {
 
-// The states a workload passes through, as Determined names them.
+// The states a workload passes through, as Determined names them. PULLING: preparing what it runs
+// in (the process runtime: its folder and output files).
 inline constexpr std::string_view kWorkloadAssigned = "ASSIGNED";
 inline constexpr std::string_view kWorkloadPulling = "PULLING";
 inline constexpr std::string_view kWorkloadStarting = "STARTING";

@@ -166,14 +166,18 @@ TEST_F(AgentControlTest, TheBusCarriesAgentTaskAndIdleEvents) {
   })) << "expected agent.connected and cluster.idle naming agent-e";
 
   const std::string id = Run("true");
+  std::vector<std::string> states;
   EXPECT_TRUE(log.WaitFor([&](const auto& events) {
+    states.clear();
     for (const auto& e : events) {
       auto state = e.template Decode<bus::TaskStateEvent>();
-      if (state.ok() && state->task.id == id && state->task.state == "TERMINATED") return true;
+      if (state.ok() && state->task.id == id) states.push_back(state->task.state);
     }
-    return false;
+    return !states.empty() && states.back() == "TERMINATED";
   })) << "expected task.state TERMINATED for "
       << id;
+  EXPECT_EQ(states, (std::vector<std::string>{"QUEUED", "ASSIGNED", "PULLING", "STARTING",
+                                              "RUNNING", "TERMINATED"}));
 
   Det("agent disable --drain agent-e");
   EXPECT_TRUE(
