@@ -89,6 +89,9 @@ Result<std::string> AgentRegistry::Bind(const std::string& agent_endpoint,
 }
 
 void AgentRegistry::Restore(std::vector<Task> tasks) {
+  const int64_t now = NowNs();
+  store_.Enqueue(
+      [now](pqxx::work& tx) { storage::CloseOpenAgentConnections(tx, now, "master restarted"); });
   const size_t count = tasks.size();
   for (Task& task : tasks) tasks_.Restore(std::move(task));
   for (const std::string& agent_id : tasks_.AwaitedAgents()) {
@@ -175,6 +178,7 @@ void AgentRegistry::OnChannelEvent(ChannelEvent& event) {
       if (auto it = agents_.find(event.agent_id); it != agents_.end()) {
         PublishState(event.agent_id, it->second, /*tombstone=*/true);
         agents_.erase(it);
+        RecordConnection(event.agent_id, "gone");
       }
       tasks_.RemoveAgent(event.agent_id, NowNs());
       return;
@@ -296,6 +300,7 @@ void AgentRegistry::OnRegister(const std::string& agent_id, const bus::AgentRegi
                           SlotsJson(info.slots), "connected"},
                          now);
   });
+  if (is_new) RecordConnection(agent_id, "connected");
 }
 
 void AgentRegistry::SetState(const std::string& agent_id, const std::string& state) {
@@ -303,6 +308,17 @@ void AgentRegistry::SetState(const std::string& agent_id, const std::string& sta
   if (it == agents_.end() || it->second.state == state) return;
   it->second.state = state;
   PublishState(agent_id, it->second, /*tombstone=*/false);
+  RecordConnection(agent_id, state);
+}
+
+void AgentRegistry::RecordConnection(const std::string& agent_id, const std::string& state) {
+  const int64_t now = NowNs();
+  store_.Enqueue([agent_id, state, now](pqxx::work& tx) {
+    (void)storage::SetAgentState(tx, agent_id, state, now);
+    storage::CloseAgentConnectionsOf(tx, agent_id, now,
+                                     state == "connected" ? "reconnected" : state);
+    if (state == "connected") storage::OpenAgentConnection(tx, agent_id, now);
+  });
 }
 
 template <class Notice>

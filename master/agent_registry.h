@@ -76,6 +76,8 @@ class AgentRegistry : private TaskManager::Listener {
   template <class Notice>
   void Notify(const std::string& agent_id, std::string reason = "");
   void SetState(const std::string& agent_id, const std::string& state);
+  // Persists the agent's state and its connection history (a connection ends when it is lost).
+  void RecordConnection(const std::string& agent_id, const std::string& state);
   void PublishState(const std::string& agent_id, const AgentEntry& entry, bool tombstone);
   bus::AgentList List() const;
   int64_t NowNs() const { return UnixNanos(clock_.WallNow()); }

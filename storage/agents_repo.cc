@@ -100,6 +100,16 @@ int64_t CloseOpenAgentConnections(pqxx::work& tx, int64_t at_ns, const std::stri
       .affected_rows();
 }
 
+int64_t CloseAgentConnectionsOf(pqxx::work& tx, const std::string& agent_id, int64_t at_ns,
+                                const std::string& reason) {
+  return tx
+      .exec_params(
+          "UPDATE agent_connections SET disconnected_at = det_ts($2), reason = $3"
+          " WHERE agent_id = $1 AND disconnected_at IS NULL",
+          agent_id, at_ns, reason)
+      .affected_rows();
+}
+
 std::vector<AgentConnectionRecord> AgentConnectionHistory(pqxx::work& tx,
                                                           const std::string& agent_id, int limit) {
   std::vector<AgentConnectionRecord> history;

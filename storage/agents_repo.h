@@ -57,6 +57,9 @@ Status CloseAgentConnection(pqxx::work& tx, int64_t connection_id, int64_t at_ns
                             const std::string& reason);  // NotFound when unknown or closed
 // Closes every open connection (a master that starts closes its predecessor's); returns how many.
 int64_t CloseOpenAgentConnections(pqxx::work& tx, int64_t at_ns, const std::string& reason);
+// Closes the agent's open connections; returns how many.
+int64_t CloseAgentConnectionsOf(pqxx::work& tx, const std::string& agent_id, int64_t at_ns,
+                                const std::string& reason);
 // Newest first.
 std::vector<AgentConnectionRecord> AgentConnectionHistory(pqxx::work& tx,
                                                           const std::string& agent_id, int limit);

@@ -1,4 +1,5 @@
 // The real binaries on loopback: det-master, det-agent and the det CLI, as separate processes.
+#include "storage/agents_repo.h"
 #include "tests/testing/cluster_fixture.h"
 
 namespace det {
@@ -23,6 +24,18 @@ TEST_F(ClusterProcessTest, KilledAgentIsReportedLost) {
   agent->Stop(SIGKILL);
   EXPECT_TRUE(WaitFor("--json agent list", R"({"id":"agent-b","state":"lost")"))
       << Det("agent list");
+  // The database has the agent's state and the connection that ended.
+  std::vector<storage::AgentConnectionRecord> history;
+  for (int i = 0; i < 50 && (history.empty() || !history[0].disconnected_at_ns); ++i) {
+    std::this_thread::sleep_for(100ms);
+    history = testing::InTransaction(
+        db_, [](pqxx::work& tx) { return storage::AgentConnectionHistory(tx, "agent-b", 10); });
+  }
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].reason, "lost");
+  EXPECT_EQ(testing::InTransaction(
+                db_, [](pqxx::work& tx) { return storage::FindAgent(tx, "agent-b")->state; }),
+            "lost");
 }
 
 TEST_F(ClusterProcessTest, AgentSurvivesAMasterRestart) {

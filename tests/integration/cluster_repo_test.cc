@@ -75,6 +75,8 @@ TEST_F(ClusterRepoTest, ConnectionHistoryIsNewestFirstAndARestartClosesOpenOnes)
               StatusCode::kNotFound);
     OpenAgentConnection(tx, "a1", kT0 + 2 * kSecond);
     OpenAgentConnection(tx, "a2", kT0 + 2 * kSecond);
+    OpenAgentConnection(tx, "a3", kT0 + 2 * kSecond);
+    EXPECT_EQ(CloseAgentConnectionsOf(tx, "a3", kT0 + 2 * kSecond, "lost"), 1);
     EXPECT_EQ(CloseOpenAgentConnections(tx, kT0 + 3 * kSecond, "master restarted"), 2);
 
     auto history = AgentConnectionHistory(tx, "a1", 10);
