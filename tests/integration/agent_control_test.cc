@@ -197,3 +197,27 @@ TEST_F(AgentControlTest, UtilizationSamplesReachTheAgentList) {
 
 }  // namespace
 }  // namespace det
+
+namespace det {
+namespace {
+
+TEST_F(AgentControlTest, AgentThatGivesUpRunsItsConnectionLostHookAndExits3) {
+  const std::string marker = (dir_ / "hook-ran").string();
+  std::ofstream(dir_ / "agent.yaml") << "master_host: 127.0.0.1\nmaster_port: 1\n"
+                                     << "agent_reconnect_attempts: 1\n"
+                                     << "agent_reconnect_backoff: 100ms\n"
+                                     << "master_silence_limit: 500ms\n"
+                                     << "artificial_slots: 1\n"
+                                     << "security: {plaintext: true}\n"
+                                     << "hooks:\n  on_connection_lost: [touch, " << marker << "]\n";
+  testing::Process agent(
+      {testing::BuildDir() + "/agent/det-agent", "-c", (dir_ / "agent.yaml").string(), "--agent-id",
+       "agent-h", "--work-dir", (dir_ / "work-agent-h").string()},
+      dir_ / "agent-h.log");
+  ASSERT_TRUE(WaitForLog("agent-h.log", "gave up reconnecting")) << Log("agent-h.log");
+  EXPECT_EQ(agent.Stop(), 3) << Log("agent-h.log");
+  EXPECT_TRUE(std::filesystem::exists(marker)) << Log("agent-h.log");
+}
+
+}  // namespace
+}  // namespace det
