@@ -41,6 +41,8 @@ int Agent::Run(const std::atomic<bool>& stop) {
   channel_ = std::make_unique<bus::AgentChannelClient>(
       context_, config_.agent_id, bus::TcpEndpoint(config_.master_host, config_.master_port),
       *security, clock_, config_.channel, backoff, config_.agent_reconnect_attempts);
+  // After a master restart this agent re-sends every unconfirmed log batch itself, oldest first.
+  channel_->ResendsOnMasterRestart(std::string(bus::WorkloadLogs::kType));
   if (Status started = channel_->Start(); !started.ok()) {
     spdlog::critical("{}", started.message());
     return 2;
@@ -109,11 +111,12 @@ void Agent::OnEvent(bus::AgentChannelClient::Event& event) {
     case Kind::kConnected:
       spdlog::info("connected to the master{}; registering",
                    event.master_restarted ? " (master restarted)" : "");
-      channel_->SendReliable(Registration());
-      // A restarted master may not have stored what the old one acknowledged: send it again.
+      // A restarted master may not have stored what the old one acknowledged: send it again,
+      // before the registration, whose ended workloads the master confirms only after these.
       if (event.master_restarted) {
         for (const auto& batch : shipper_.Unconfirmed()) channel_->SendReliable(batch);
       }
+      channel_->SendReliable(Registration());
       return;
     case Kind::kDisconnected:
       spdlog::warn("lost the master; reconnecting");

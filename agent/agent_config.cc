@@ -1,6 +1,7 @@
 #include "agent/agent_config.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "common/process.h"
@@ -18,6 +19,12 @@ const std::vector<std::string> kAgentEnvFields = {"master_host",
                                                   "agent_reconnect_attempts",
                                                   "agent_reconnect_backoff",
                                                   "utilization_interval"};
+
+std::string NormalizedDir(const std::string& dir) {
+  std::string normal = std::filesystem::absolute(dir).lexically_normal().string();
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  return normal;
+}
 
 namespace {
 
@@ -70,6 +77,7 @@ Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc) {
   DET_RETURN_IF_ERROR(reader.Finish());
   if (config.agent_id.empty()) config.agent_id = HostName();
   if (config.work_dir.empty()) config.work_dir = "/tmp/det-agent/" + config.agent_id;
+  config.work_dir = NormalizedDir(config.work_dir);
   return config;
 }
 

@@ -31,6 +31,8 @@ struct AgentConfig {
 };
 
 Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc);
+// Absolute, without "." or ".." parts or a trailing slash: workloads are found again by this path.
+std::string NormalizedDir(const std::string& dir);
 // ParseAgentConfig after ApplyAgentEnvironment with the process's environment.
 Result<AgentConfig> ParseAgentConfigWithEnvironment(const YAML::Node& doc);
 

@@ -79,7 +79,7 @@ Result<std::vector<GpuInfo>> KeepVisible(const std::vector<GpuInfo>& gpus,
 
 Result<std::string> RunCommand(const std::vector<std::string>& argv) {
   int out[2];
-  if (pipe(out) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
+  if (pipe2(out, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);

@@ -26,6 +26,8 @@ void LogShipper::Add(const std::string& allocation_id, const std::string& task_i
     pending.task_id = task_id;
   }
   pending.lines.push_back(std::move(line));
+  // A backlog read at once (e.g. after an agent restart) still goes in batches of max_lines.
+  if (pending.lines.size() >= max_lines_) sealed_.push_back(Seal(allocation_id, pending));
 }
 
 bus::WorkloadLogs LogShipper::Seal(const std::string& allocation_id, Pending& pending) {
@@ -36,7 +38,7 @@ bus::WorkloadLogs LogShipper::Seal(const std::string& allocation_id, Pending& pe
 }
 
 std::vector<bus::WorkloadLogs> LogShipper::TakeDue(MonoTime now) {
-  std::vector<bus::WorkloadLogs> due;
+  std::vector<bus::WorkloadLogs> due = std::exchange(sealed_, {});
   for (auto& [allocation_id, pending] : pending_) {
     if (pending.lines.empty()) continue;
     if (pending.lines.size() >= max_lines_ || now - pending.first_at >= max_delay_) {
@@ -48,6 +50,14 @@ std::vector<bus::WorkloadLogs> LogShipper::TakeDue(MonoTime now) {
 
 std::vector<bus::WorkloadLogs> LogShipper::TakeAll(const std::string& allocation_id) {
   std::vector<bus::WorkloadLogs> all;
+  for (auto it = sealed_.begin(); it != sealed_.end();) {  // sealed earlier, not yet taken
+    if (it->allocation_id == allocation_id) {
+      all.push_back(std::move(*it));
+      it = sealed_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   auto it = pending_.find(allocation_id);
   if (it != pending_.end() && !it->second.lines.empty())
     all.push_back(Seal(allocation_id, it->second));
@@ -80,6 +90,8 @@ std::optional<int64_t> LogShipper::OldestUnconfirmedOffset(const std::string& al
 
 void LogShipper::Forget(const std::string& allocation_id) {
   pending_.erase(allocation_id);
+  std::erase_if(sealed_,
+                [&](const bus::WorkloadLogs& b) { return b.allocation_id == allocation_id; });
   for (auto it = unconfirmed_.lower_bound({allocation_id, 0});
        it != unconfirmed_.end() && it->first.first == allocation_id;) {
     it = unconfirmed_.erase(it);
@@ -87,6 +99,7 @@ void LogShipper::Forget(const std::string& allocation_id) {
 }
 
 MonoTime LogShipper::NextDue() const {
+  if (!sealed_.empty()) return MonoTime{};  // due now
   MonoTime next = MonoTime::max();
   for (const auto& [allocation_id, pending] : pending_) {
     if (!pending.lines.empty()) next = std::min(next, pending.first_at + max_delay_);

@@ -59,6 +59,7 @@ class LogShipper {
   Duration max_delay_;
   std::map<std::string, Pending> pending_;  // by allocation
   std::map<std::pair<std::string, uint64_t>, bus::WorkloadLogs> unconfirmed_;
+  std::vector<bus::WorkloadLogs> sealed_;  // full batches sealed by Add, not yet taken
 };
 
 }  // namespace det::agent

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   if (!agent_id.empty()) config->agent_id = agent_id;
   if (!pool.empty()) config->resource_pool = pool;
   if (!slot_type.empty()) config->devices.slot_type = slot_type;
-  if (!work_dir.empty()) config->work_dir = work_dir;
+  if (!work_dir.empty()) config->work_dir = det::agent::NormalizedDir(work_dir);
   if (artificial_slots >= 0) config->devices.artificial_slots = artificial_slots;
   if (plaintext) config->security.plaintext = true;
   if (int rc = det::SetUpLogging(config->log, log_level, log_format); rc != 0) return rc;

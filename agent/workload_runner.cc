@@ -97,6 +97,18 @@ bus::WorkloadState Termination(const std::string& exit_status, bool kill_request
   return state;
 }
 
+// An allocation id names a folder under work_dir: one plain path component.
+bool IsSafeName(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.size() <= 255 &&
+         name.find('/') == std::string::npos && name.find('\0') == std::string::npos;
+}
+
+bool IsZombie(pid_t pid) {
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+}
+
 // Whether `pid` is the shim of the workload in `dir` (and not a reused pid).
 bool IsShimOf(pid_t pid, const std::string& dir) {
   std::string cmdline = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
@@ -210,6 +222,13 @@ Status WorkloadRunner::Follow(const std::string& allocation_id, Workload& w, int
 
 void WorkloadRunner::Start(const bus::WorkloadStart& start, Reports* out) {
   if (workloads_.count(start.allocation_id)) return;  // a repeated start: already running
+  if (!IsSafeName(start.allocation_id)) {
+    out->states.push_back({start.allocation_id, start.task_id,
+                           std::string(bus::kWorkloadTerminated), -1,
+                           std::string(bus::kFailureStartFailed),
+                           "allocation id is not a plain name: " + start.allocation_id});
+    return;
+  }
   auto report = [&](std::string_view state, int32_t code = 0, std::string_view failure = {},
                     std::string message = {}) {
     out->states.push_back({start.allocation_id, start.task_id, std::string(state), code,
@@ -251,18 +270,30 @@ void WorkloadRunner::Recover(Reports* out) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(options_.work_dir, ec)) {
     const std::string allocation_id = entry.path().filename().string();
+    if (!IsSafeName(allocation_id)) continue;
     auto state = nlohmann::json::parse(ReadFile(entry.path() / kStateFile), nullptr, false);
     if (!state.is_object()) continue;
     Workload& w = workloads_[allocation_id];
-    w.task_id = state.value("task_id", "");
+    int64_t out_offset = 0, err_offset = 0;
+    try {
+      w.task_id = state.value("task_id", "");
+      w.pid = state.value("pid", -1);
+      w.kill_requested = state.value("kill_requested", false);
+      const auto offsets = state.value("offsets", nlohmann::json::object());
+      out_offset = std::max<int64_t>(0, offsets.value("stdout", int64_t{0}));
+      err_offset = std::max<int64_t>(0, offsets.value("stderr", int64_t{0}));
+    } catch (const nlohmann::json::exception& e) {
+      spdlog::warn("{}: unreadable {}: {}", allocation_id, kStateFile, e.what());
+      w.pid = -1;
+    }
     w.dir = entry.path().string();
-    w.pid = state.value("pid", -1);
-    w.kill_requested = state.value("kill_requested", false);
-    const auto offsets = state.value("offsets", nlohmann::json::object());
-    Status followed = Follow(allocation_id, w, offsets.value("stdout", int64_t{0}),
-                             offsets.value("stderr", int64_t{0}));
-    w.pidfd = OpenPidFd(w.pid);
-    const bool alive = w.pid > 0 && IsShimOf(w.pid, w.dir);
+    Status followed = Follow(allocation_id, w, out_offset, err_offset);
+    // Only a process that is this workload's shim is adopted (or ever signalled): the pid may
+    // have been reused since.
+    const bool alive = w.pid > 1 && IsShimOf(w.pid, w.dir);
+    if (!alive) w.pid = -1;
+    w.pidfd = alive ? OpenPidFd(w.pid) : -1;
+    if (alive && w.kill_requested) w.kill_deadline = clock_.Now();  // the stop was under way
     spdlog::info("adopting {} (task {}): {}", allocation_id, w.task_id,
                  alive ? "still running" : "ended while the agent was away");
     if (!followed.ok() || !alive) {
@@ -300,6 +331,7 @@ void WorkloadRunner::OnLogsConfirmed(const std::string& allocation_id) {
 
 void WorkloadRunner::Remove(const std::string& allocation_id) {
   if (workloads_.count(allocation_id)) return;  // still running: not for removal
+  if (!IsSafeName(allocation_id)) return;
   shipper_.Forget(allocation_id);
   std::error_code ec;
   fs::remove_all(options_.work_dir + "/" + allocation_id, ec);
@@ -310,16 +342,17 @@ void WorkloadRunner::Kill(const bus::WorkloadKill& request) {
   if (it == workloads_.end() || it->second.kill_requested) return;
   Workload& w = it->second;
   w.kill_requested = true;
-  w.kill_deadline = clock_.Now() + std::chrono::milliseconds(request.grace_ms);
+  const int64_t grace_ms = std::clamp<int64_t>(request.grace_ms, 0, 3600 * 1000);
+  w.kill_deadline = clock_.Now() + std::chrono::milliseconds(grace_ms);
   SaveState(request.allocation_id, w);
-  kill(-w.pid, SIGTERM);
+  if (w.pid > 1) kill(-w.pid, SIGTERM);
   spdlog::info("stopping {}: SIGTERM, SIGKILL in {} ms", request.allocation_id, request.grace_ms);
 }
 
 void WorkloadRunner::KillAll() {
   for (auto& [id, w] : workloads_) {
     w.kill_requested = true;
-    kill(-w.pid, SIGKILL);
+    if (w.pid > 1) kill(-w.pid, SIGKILL);
   }
 }
 
@@ -374,14 +407,17 @@ void WorkloadRunner::Drain(const std::string& allocation_id, Workload& w, Stream
   }
 }
 
-bool WorkloadRunner::Exited(Workload& w, int* status) {
+bool WorkloadRunner::Exited(Workload& w, bool pidfd_readable, int* status) {
   if (w.own_child) return waitpid(w.pid, status, WNOHANG) == w.pid;
-  return kill(w.pid, 0) != 0 && errno == ESRCH;
+  // An adopted shim is not ours to reap: its pidfd turning readable is its exit (it may linger as
+  // a zombie under a parent that does not reap).
+  if (pidfd_readable) return true;
+  return (kill(w.pid, 0) != 0 && errno == ESRCH) || IsZombie(w.pid);
 }
 
 void WorkloadRunner::Finish(const std::string& allocation_id, Workload& w,
                             std::optional<int> wait_status, Reports* out) {
-  if (w.pid > 0) kill(-w.pid, SIGKILL);  // what the workload left behind
+  if (w.pid > 1) kill(-w.pid, SIGKILL);  // what the workload left behind
   Drain(allocation_id, w, w.out, /*final=*/true);
   Drain(allocation_id, w, w.err, /*final=*/true);
   CloseStream(w.out);
@@ -418,24 +454,24 @@ void WorkloadRunner::Tick(const std::vector<zmq::pollitem_t>& items, Reports* ou
       }
     }
   }
-  std::vector<std::string> candidates;
+  std::vector<std::pair<std::string, bool>> candidates;  // (allocation, pidfd readable)
   for (size_t i = 0; i < polled_.size() && poll_first_ + 1 + i < items.size(); ++i) {
-    if (items[poll_first_ + 1 + i].revents & ZMQ_POLLIN) candidates.push_back(polled_[i]);
+    if (items[poll_first_ + 1 + i].revents & ZMQ_POLLIN) candidates.emplace_back(polled_[i], true);
   }
   if (now >= next_sweep_) {  // processes without a pidfd, and stops that are overdue
     next_sweep_ = now + kSweepInterval;
     for (auto& [id, w] : workloads_) {
-      if (w.pidfd < 0) candidates.push_back(id);
+      if (w.pidfd < 0) candidates.emplace_back(id, false);
       if (w.kill_deadline && now >= *w.kill_deadline) {
-        kill(-w.pid, SIGKILL);
+        if (w.pid > 1) kill(-w.pid, SIGKILL);
         w.kill_deadline.reset();
       }
     }
   }
-  for (const std::string& id : candidates) {
+  for (const auto& [id, pidfd_readable] : candidates) {
     auto it = workloads_.find(id);
     int status = 0;
-    if (it == workloads_.end() || !Exited(it->second, &status)) continue;
+    if (it == workloads_.end() || !Exited(it->second, pidfd_readable, &status)) continue;
     Finish(id, it->second, it->second.own_child ? std::optional<int>(status) : std::nullopt, out);
     workloads_.erase(it);
   }

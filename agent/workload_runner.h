@@ -101,7 +101,7 @@ class WorkloadRunner {
   // `wait_status`: how the shim ended, when this process could wait for it.
   void Finish(const std::string& allocation_id, Workload& w, std::optional<int> wait_status,
               Reports* out);
-  bool Exited(Workload& w, int* status);
+  bool Exited(Workload& w, bool pidfd_readable, int* status);
   void SaveState(const std::string& allocation_id, const Workload& w) const;
   void CloseStream(Stream& stream);
 

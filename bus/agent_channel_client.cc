@@ -88,6 +88,9 @@ void AgentChannelClient::HandleWelcome(const Envelope& envelope, std::vector<Eve
   failed_joins_ = 0;
   backoff_.Reset();
   events->push_back({Event::Kind::kConnected, restarted});
+  if (restarted) {
+    for (const std::string& type : owner_resends_) outbox_.DropType(type);
+  }
   Replay(/*only_due=*/false);
 }
 

@@ -63,6 +63,11 @@ class AgentChannelClient {
     return Send(M::kType, 0, Encode(message));
   }
 
+  // Message types the owner re-sends itself after a master restart (it knows better what the new
+  // master lacks): their retained copies are dropped then instead of replayed, so the owner's
+  // re-sent ones are not preceded by newer ones.
+  void ResendsOnMasterRestart(std::string type) { owner_resends_.push_back(std::move(type)); }
+
   size_t unacknowledged() const { return outbox_.size(); }
   int reconnects() const { return reconnects_; }
   const DropLog& drops() const { return drops_; }
@@ -98,6 +103,7 @@ class AgentChannelClient {
   int failed_joins_ = 0;
   int reconnects_ = 0;
   Outbox outbox_;
+  std::vector<std::string> owner_resends_;
   DedupWindow inbound_;
   std::vector<zmq::message_t> frames_;
 };

@@ -17,6 +17,10 @@ void Outbox::MarkSent(uint64_t seq, MonoTime now) {
 
 void Outbox::Ack(uint64_t seq) { pending_.erase(seq); }
 
+size_t Outbox::DropType(std::string_view type) {
+  return std::erase_if(pending_, [&](const auto& entry) { return entry.second.type == type; });
+}
+
 std::vector<Outbox::Pending*> Outbox::Due(MonoTime now, Duration resend_after) {
   std::vector<Pending*> due;
   for (auto& [seq, p] : pending_) {

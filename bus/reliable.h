@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/clock.h"
@@ -33,6 +34,8 @@ class Outbox {
   void MarkSent(uint64_t seq, MonoTime now);
   // Drops an acknowledged message; unknown numbers are ignored (duplicate acks).
   void Ack(uint64_t seq);
+  // Drops every retained message of `type`; returns how many.
+  size_t DropType(std::string_view type);
   // Messages in sequence order whose last send is older than `resend_after` (or never sent).
   std::vector<Pending*> Due(MonoTime now, Duration resend_after);
   // Every retained message in sequence order, for replay after a reconnect.

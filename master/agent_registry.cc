@@ -286,8 +286,9 @@ void AgentRegistry::OnRegister(const std::string& agent_id, const bus::AgentRegi
   std::vector<std::string> slot_ids;
   for (const auto& slot : info.slots) slot_ids.push_back(slot.id);
   awaited_.erase(agent_id);
-  tasks_.SetAgent(agent_id, info.resource_pool, slot_ids);
+  // Reconciled before the agent's slots are offered: work placed now must not look unreported.
   tasks_.Reconcile(agent_id, info.workloads, reconcile_.erase(agent_id) > 0, NowNs());
+  tasks_.SetAgent(agent_id, info.resource_pool, slot_ids);
   for (const bus::WorkloadState& workload : info.workloads) {
     if (workload.state == bus::kWorkloadTerminated) {
       store_.EnqueueNotice({agent_id, workload.allocation_id, 0});

@@ -76,7 +76,7 @@ void Store::Run() {
       }
       failed |= !WriteOps(ops);  // everything queued before goes first
       if (auto* logs = std::get_if<Logs>(&item)) {
-        WriteLogs(*logs);
+        failed |= !WriteLogs(*logs);
       } else if (!failed) {
         std::lock_guard notice_lock(mu_);
         notices_.push_back(std::move(std::get<Notice>(item)));
@@ -104,14 +104,14 @@ bool Store::WriteOps(std::vector<Op>& ops) {
   return status.ok();
 }
 
-void Store::WriteLogs(const Logs& item) {
+bool Store::WriteLogs(const Logs& item) {
   const bus::WorkloadLogs& logs = item.logs;
   std::vector<storage::LogLine> lines;
   lines.reserve(logs.lines.size());
   for (const bus::WorkloadLogLine& line : logs.lines) {
-    storage::LogLine& stored = lines.emplace_back(
-        storage::LogLine{logs.task_id, item.agent_id, line.timestamp,
-                         line.stdtype == "stderr" ? "ERROR" : "INFO", line.stdtype, line.text});
+    storage::LogLine& stored = lines.emplace_back(storage::LogLine{
+        logs.task_id, item.agent_id, line.timestamp, line.stdtype == "stderr" ? "ERROR" : "INFO",
+        line.stdtype, storage::ValidUtf8(line.text)});
     if (line.offset >= 0) {
       stored.allocation_id = logs.allocation_id;
       stored.source_offset = line.offset;
@@ -125,9 +125,10 @@ void Store::WriteLogs(const Logs& item) {
     spdlog::error("store: log batch {} of {} not written: {}", logs.batch, logs.allocation_id,
                   status.message());
     ++failures_;
-    return;  // not acknowledged: the agent sends it again
+    return false;  // not acknowledged: the agent keeps it and sends it again
   }
   notices_.push_back({item.agent_id, logs.allocation_id, logs.batch, logs.incarnation});
+  return true;
 }
 
 }  // namespace det::master

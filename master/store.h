@@ -59,7 +59,7 @@ class Store {
 
   void Run();
   bool WriteOps(std::vector<Op>& ops);  // false when not written
-  void WriteLogs(const Logs& logs);
+  bool WriteLogs(const Logs& logs);     // false when not written
 
   storage::Database db_;
   storage::IngestWriter ingest_;

@@ -216,6 +216,15 @@ void TaskManager::Reconcile(const std::string& agent_id,
   for (const bus::WorkloadState& state : reported) {
     known.insert(state.allocation_id);
     OnWorkloadState(agent_id, state, now_ns);
+    if (state.state == bus::kWorkloadTerminated) continue;
+    auto owner = task_of_allocation_.find(state.allocation_id);
+    const Task* task = owner == task_of_allocation_.end() ? nullptr : &tasks_.at(owner->second);
+    if (!task || task->ended() || task->agent_id != agent_id) {
+      // Still running but no longer wanted (its task ended while the agent was away): stop it.
+      listener_.KillWorkload(agent_id, {state.allocation_id, 0});
+    } else if (task->kill_requested) {
+      listener_.KillWorkload(agent_id, {state.allocation_id, grace_ms});  // may have been lost
+    }
   }
   if (!complete) return;
   std::vector<std::string> unreported;  // decided first: ending one places others on the agent
@@ -227,7 +236,9 @@ void TaskManager::Reconcile(const std::string& agent_id,
   }
   for (const std::string& id : unreported) {
     Task& task = tasks_.at(id);
-    if (task.state == bus::kWorkloadAssigned) {
+    if (task.state == bus::kWorkloadAssigned && task.kill_requested) {
+      Finish(task, -1, bus::kFailureKilled, "killed before it started", now_ns);
+    } else if (task.state == bus::kWorkloadAssigned) {
       SendStart(task);  // the start may have been lost with a restarted master
     } else {
       Finish(task, -1, bus::kFailureAgentFailed,

@@ -82,9 +82,11 @@ class TaskManager {
   AgentUsage Usage(const std::string& agent_id) const;
   // The agent is gone for good: its tasks end with AgentFailed and its slots are forgotten.
   void RemoveAgent(const std::string& agent_id, int64_t now_ns);
-  // Applies what a registering agent says it runs (and has ended). With `complete` (the agent
+  // Applies what a registering agent says it runs (and has ended). A workload it runs that no
+  // task wants any more is killed, and a requested kill is sent again. With `complete` (the agent
   // process or the master is new, so no start is in flight) a task the agent does not report is
-  // started again if it never got past ASSIGNED, and otherwise ends with AgentFailed.
+  // started again if it never got past ASSIGNED (or ends Killed if a kill was asked), and
+  // otherwise ends with AgentFailed.
   void Reconcile(const std::string& agent_id, const std::vector<bus::WorkloadState>& reported,
                  bool complete, int64_t now_ns);
 

@@ -21,6 +21,39 @@ void WriteLogRows(pqxx::work& tx, const void* rows, IngestWriter::Mode mode);
 
 }  // namespace
 
+std::string ValidUtf8(std::string_view text) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t length = c < 0x80           ? 1
+                    : (c >> 5) == 0x6  ? 2
+                    : (c >> 4) == 0xE  ? 3
+                    : (c >> 3) == 0x1E ? 4
+                                       : 0;
+    bool valid = length > 0 && c != 0 && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k) {
+      valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+    }
+    if (valid && length > 1) {  // no overlong forms, surrogates or code points past U+10FFFF
+      uint32_t cp = c & (0x7F >> length);
+      for (size_t k = 1; k < length; ++k) cp = (cp << 6) | (text[i + k] & 0x3F);
+      static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+      valid = cp >= kMin[length] && cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF);
+    }
+    if (valid) {
+      out.append(text.substr(i, length));
+      i += length;
+    } else {
+      out.append(kReplacement);
+      ++i;
+    }
+  }
+  return out;
+}
+
 std::string TimestampText(int64_t unix_ns) {
   const std::time_t seconds = static_cast<std::time_t>(unix_ns / 1000000000);
   const int64_t micros = (unix_ns % 1000000000) / 1000;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -67,6 +68,10 @@ class IngestWriter {
   int reconnects_ = 0;
   std::unique_ptr<pqxx::connection> connection_;
 };
+
+// `text` with every byte sequence that is not valid UTF-8, and every NUL, replaced by U+FFFD:
+// PostgreSQL refuses both in text columns, and one bad byte must not cost a batch.
+std::string ValidUtf8(std::string_view text);
 
 // "2026-11-21 21:13:14.123456+00", PostgreSQL's timestamptz text form, from Unix nanoseconds.
 std::string TimestampText(int64_t unix_ns);

@@ -121,3 +121,24 @@ TEST(LogShipperTest, TakeAllSealsTheRestOfOneAllocation) {
 
 }  // namespace
 }  // namespace det::agent
+
+namespace det::agent {
+namespace {
+
+TEST(LogShipperTest, ABacklogReadAtOnceIsCutIntoBatchesOfMaxLines) {
+  LogShipper shipper("inc-1", /*max_lines=*/3);
+  for (int i = 0; i < 7; ++i) {
+    shipper.Add("a.1", "a", {i, "stdout", "l" + std::to_string(i), i * 3}, MonoTime{});
+  }
+  EXPECT_EQ(shipper.NextDue(), MonoTime{});  // full batches are due now
+  auto batches = shipper.TakeAll("a.1");
+  ASSERT_EQ(batches.size(), 3u);
+  EXPECT_EQ(batches[0].lines.size(), 3u);
+  EXPECT_EQ(batches[1].lines.size(), 3u);
+  EXPECT_EQ(batches[2].lines.size(), 1u);
+  EXPECT_EQ(batches[2].batch, 3u);
+  EXPECT_EQ(batches[2].lines[0].text, "l6");
+}
+
+}  // namespace
+}  // namespace det::agent

@@ -56,3 +56,19 @@ TEST(BackoffTest, JitterSpreadsClientsApart) {
 
 }  // namespace
 }  // namespace det::bus
+
+namespace det::bus {
+namespace {
+
+TEST(OutboxTest, DropTypeForgetsOnlyThatType) {
+  Outbox outbox;
+  outbox.Add("workload.logs", "a");
+  outbox.Add("workload.state", "b");
+  outbox.Add("workload.logs", "c");
+  EXPECT_EQ(outbox.DropType("workload.logs"), 2u);
+  ASSERT_EQ(outbox.All().size(), 1u);
+  EXPECT_EQ(outbox.All()[0]->type, "workload.state");
+}
+
+}  // namespace
+}  // namespace det::bus

@@ -199,3 +199,38 @@ TEST_F(TaskManagerTest, RestoredTaskHoldsItsSlotsUntilItsAgentReportsIt) {
 
 }  // namespace
 }  // namespace det::master
+
+namespace det::master {
+namespace {
+
+TEST_F(TaskManagerTest, ReconcileKillsWorkloadsNoTaskWantsAndResendsRequestedKills) {
+  manager_.SetAgent("a1", "default", {"s0", "s1"});
+  auto ended = manager_.Submit(Command(1), 1);
+  auto killing = manager_.Submit(Command(1), 2);
+  const std::string ended_allocation = manager_.Find(*ended)->allocation_id;
+  const std::string killing_allocation = manager_.Find(*killing)->allocation_id;
+  manager_.RemoveAgent("a1", 3);  // both end with AgentFailed while the agent is away
+  manager_.SetAgent("a1", "default", {"s0", "s1"});
+  manager_.Reconcile("a1",
+                     {Report(ended_allocation, bus::kWorkloadRunning),
+                      Report("stranger.1", bus::kWorkloadRunning)},
+                     /*complete=*/true, 4);
+  ASSERT_EQ(listener_.kills.size(), 2u);
+  EXPECT_EQ(listener_.kills[0].second.allocation_id, ended_allocation);
+  EXPECT_EQ(listener_.kills[0].second.grace_ms, 0);
+  EXPECT_EQ(listener_.kills[1].second.allocation_id, "stranger.1");
+  (void)killing_allocation;
+}
+
+TEST_F(TaskManagerTest, KillOfAnAssignedTaskWhoseStartWasLostEndsItOnReconcile) {
+  manager_.SetAgent("a1", "default", {"s0"});
+  auto id = manager_.Submit(Command(1), 1);
+  ASSERT_TRUE(manager_.Kill(*id, 2).ok());
+  manager_.Reconcile("a1", {}, /*complete=*/true, 3);
+  EXPECT_EQ(manager_.Find(*id)->state, "TERMINATED");
+  EXPECT_EQ(manager_.Find(*id)->failure_type, "Killed");
+  EXPECT_EQ(listener_.starts.size(), 1u);  // not started again
+}
+
+}  // namespace
+}  // namespace det::master
