@@ -171,20 +171,32 @@ std::vector<bus::TaskSummary> TaskManager::List() const {
 }
 
 void TaskManager::Place() {
+  // Free slots of each agent that takes work, counted once per pass (counting walks every slot);
+  // a task that needs more than the most any agent has is passed over at once.
+  std::map<std::string, size_t> free;
+  size_t most = 0;
+  for (const auto& [agent_id, agent] : agents_) {
+    if (!agent.registered || !agent.schedulable || !agent.enabled) continue;
+    most = std::max(most, free[agent_id] = agent.free());
+  }
   for (auto it = queue_.begin(); it != queue_.end();) {
-    if (TryPlace(tasks_.at(*it))) {
-      it = queue_.erase(it);
-    } else {
+    Task& task = tasks_.at(*it);
+    if (static_cast<size_t>(task.spec.slots) > most || !TryPlace(task, free)) {
       ++it;
+      continue;
     }
+    it = queue_.erase(it);
+    most = 0;
+    for (const auto& [agent_id, count] : free) most = std::max(most, count);
   }
 }
 
-bool TaskManager::TryPlace(Task& task) {
-  for (auto& [agent_id, agent] : agents_) {
-    if (!agent.registered || !agent.schedulable || !agent.enabled) continue;
+bool TaskManager::TryPlace(Task& task, std::map<std::string, size_t>& free) {
+  for (auto& [agent_id, count] : free) {
+    AgentSlots& agent = agents_.at(agent_id);
     if (agent.pool != task.spec.resource_pool) continue;
-    if (agent.free() < static_cast<size_t>(task.spec.slots)) continue;
+    if (count < static_cast<size_t>(task.spec.slots)) continue;
+    count -= static_cast<size_t>(task.spec.slots);
     std::vector<std::string> slots;
     for (const std::string& slot : agent.slot_ids) {
       if (slots.size() == static_cast<size_t>(task.spec.slots)) break;

@@ -129,7 +129,8 @@ class TaskManager {
   };
 
   void Place();
-  bool TryPlace(Task& task);
+  // First fit over `free` (free slots per agent that takes work), which it keeps up to date.
+  bool TryPlace(Task& task, std::map<std::string, size_t>& free);
   void Finish(Task& task, int32_t exit_code, std::string_view failure, std::string message,
               int64_t now_ns);
   void Release(const Task& task);
