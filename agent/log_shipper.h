@@ -43,7 +43,6 @@ class LogShipper {
   // When the oldest pending line becomes due; MonoTime::max() when nothing is pending.
   MonoTime NextDue() const;
   size_t unconfirmed() const { return unconfirmed_.size(); }
-  const std::string& incarnation() const { return incarnation_; }
 
  private:
   struct Pending {

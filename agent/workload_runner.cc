@@ -349,13 +349,6 @@ void WorkloadRunner::Kill(const bus::WorkloadKill& request) {
   spdlog::info("stopping {}: SIGTERM, SIGKILL in {} ms", request.allocation_id, request.grace_ms);
 }
 
-void WorkloadRunner::KillAll() {
-  for (auto& [id, w] : workloads_) {
-    w.kill_requested = true;
-    if (w.pid > 1) kill(-w.pid, SIGKILL);
-  }
-}
-
 void WorkloadRunner::AppendPollItems(std::vector<zmq::pollitem_t>* items) {
   poll_first_ = items->size();
   items->push_back({nullptr, inotify_, ZMQ_POLLIN, 0});

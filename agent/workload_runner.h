@@ -58,8 +58,6 @@ class WorkloadRunner {
   void Recover(Reports* out);
   void Start(const bus::WorkloadStart& start, Reports* out);
   void Kill(const bus::WorkloadKill& kill);
-  // Stops every workload now (SIGKILL to each group).
-  void KillAll();
   // The master recorded the end: the folder goes.
   void Remove(const std::string& allocation_id);
   // The master committed more of the allocation's output: remember how far.
@@ -72,7 +70,6 @@ class WorkloadRunner {
 
   // A RUNNING state for each workload that runs.
   std::vector<bus::WorkloadState> States() const;
-  size_t running() const { return workloads_.size(); }
 
  private:
   struct Stream {

@@ -187,7 +187,7 @@ double RawRouterCpuShare(int n, std::chrono::seconds window) {
 // The hollow agents, driven by a few threads. Agents marked silent stop talking.
 class HollowAgents {
  public:
-  HollowAgents(int first, int n, int agent_port) : first_(first), registered_(0) {
+  HollowAgents(int first, int n, int agent_port) : first_(first) {
     context_.set(zmq::ctxopt::max_sockets, n + 100);
     context_.set(zmq::ctxopt::io_threads, 2);
     det::bus::AgentChannelConfig config;
@@ -205,7 +205,6 @@ class HollowAgents {
     stop_ = true;
     for (auto& thread : threads_) thread.join();
   }
-  int registered() const { return registered_.load(); }
   // Silences agent number `index` (counting from the first of all groups) if it is one of these.
   void Silence(int index) {
     if (index >= first_ && index - first_ < static_cast<int>(silent_.size())) {
@@ -241,7 +240,6 @@ class HollowAgents {
             registration.slots.push_back({"cpu" + std::to_string(s), "cpu", "hollow"});
           }
           clients_[i]->SendReliable(registration);
-          ++registered_;
         }
       }
     }
@@ -251,7 +249,6 @@ class HollowAgents {
   zmq::context_t context_;
   std::vector<std::unique_ptr<det::bus::AgentChannelClient>> clients_;
   std::vector<std::unique_ptr<std::atomic<bool>>> silent_;
-  std::atomic<int> registered_;
   std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;
 };

@@ -17,47 +17,25 @@ Store::~Store() {
   thread_.join();
 }
 
-void Store::Enqueue(Op op) {
+void Store::Push(Item item) {
   {
     std::lock_guard lock(mu_);
-    queue_.emplace_back(std::move(op));
-    ++queued_;
+    queue_.push_back(std::move(item));
   }
   wake_.notify_one();
 }
+
+void Store::Enqueue(Op op) { Push(std::move(op)); }
 
 void Store::EnqueueLogs(std::string agent_id, bus::WorkloadLogs logs) {
-  {
-    std::lock_guard lock(mu_);
-    queue_.emplace_back(Logs{std::move(agent_id), std::move(logs)});
-    ++queued_;
-  }
-  wake_.notify_one();
+  Push(Logs{std::move(agent_id), std::move(logs)});
 }
 
-void Store::EnqueueNotice(Notice notice) {
-  {
-    std::lock_guard lock(mu_);
-    queue_.emplace_back(std::move(notice));
-    ++queued_;
-  }
-  wake_.notify_one();
-}
+void Store::EnqueueNotice(Notice notice) { Push(std::move(notice)); }
 
 std::vector<Store::Notice> Store::TakeNotices() {
   std::lock_guard lock(mu_);
   return std::exchange(notices_, {});
-}
-
-void Store::Flush() {
-  std::unique_lock lock(mu_);
-  const uint64_t target = queued_;
-  done_.wait(lock, [&] { return written_ >= target; });
-}
-
-uint64_t Store::failures() const {
-  std::lock_guard lock(mu_);
-  return failures_;
 }
 
 void Store::Run() {
@@ -84,8 +62,6 @@ void Store::Run() {
     }
     WriteOps(ops);
     lock.lock();
-    written_ += items.size();
-    done_.notify_all();
   }
 }
 
@@ -97,8 +73,6 @@ bool Store::WriteOps(std::vector<Op>& ops) {
   });
   if (!status.ok()) {
     spdlog::error("store: {} changes not written: {}", ops.size(), status.message());
-    std::lock_guard lock(mu_);
-    ++failures_;
   }
   ops.clear();
   return status.ok();
@@ -124,7 +98,6 @@ bool Store::WriteLogs(const Logs& item) {
   if (!status.ok()) {
     spdlog::error("store: log batch {} of {} not written: {}", logs.batch, logs.allocation_id,
                   status.message());
-    ++failures_;
     return false;  // not acknowledged: the agent keeps it and sends it again
   }
   notices_.push_back({item.agent_id, logs.allocation_id, logs.batch, logs.incarnation});

@@ -25,7 +25,7 @@ namespace det::master {
 // Notice for it is listed by TakeNotices(), so its sender can be told; EnqueueNotice does the
 // same for anything else.
 //
-// Threading: Enqueue*, TakeNotices and Flush may be called from any thread.
+// Threading: Enqueue* and TakeNotices may be called from any thread.
 class Store {
  public:
   using Op = std::function<void(pqxx::work&)>;
@@ -46,9 +46,6 @@ class Store {
   // Lists `notice` in TakeNotices() once everything queued before it is committed.
   void EnqueueNotice(Notice notice);
   std::vector<Notice> TakeNotices();
-  // Waits until everything queued before the call is written (or given up on).
-  void Flush();
-  uint64_t failures() const;
 
  private:
   struct Logs {
@@ -57,6 +54,7 @@ class Store {
   };
   using Item = std::variant<Op, Logs, Notice>;
 
+  void Push(Item item);
   void Run();
   bool WriteOps(std::vector<Op>& ops);  // false when not written
   bool WriteLogs(const Logs& logs);     // false when not written
@@ -65,12 +63,8 @@ class Store {
   storage::IngestWriter ingest_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
-  std::condition_variable done_;
   std::deque<Item> queue_;
   std::vector<Notice> notices_;
-  uint64_t queued_ = 0;
-  uint64_t written_ = 0;
-  uint64_t failures_ = 0;
   bool stop_ = false;
   std::thread thread_;
 };

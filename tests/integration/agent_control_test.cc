@@ -67,7 +67,8 @@ TEST_F(AgentControlTest, DisableWithDrainLetsRunningTasksFinish) {
   EXPECT_EQ(finished.value("failure_type", "?"), "") << finished.dump();
   EXPECT_NE(Det("task logs " + running).find("finished"), std::string::npos);
   EXPECT_EQ(Task(queued).value("state", ""), "QUEUED");
-  EXPECT_NE(Det("agent list").find("no"), std::string::npos) << Det("agent list");
+  EXPECT_NE(Det("--json agent list").find("\"enabled\":false"), std::string::npos)
+      << Det("agent list");
   Det("agent enable agent-d");
   EXPECT_EQ(Wait(queued).value("failure_type", "?"), "");
 }
