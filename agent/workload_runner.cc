@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "agent/workload_folders.h"
 #include "agent/workload_shim.h"
 
 extern char** environ;
@@ -27,8 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kMaxLineBytes = 64 * 1024;  // longer lines are split
-constexpr const char* kStateFile = "workload.json";
 constexpr auto kSweepInterval = std::chrono::seconds(1);
+constexpr size_t kMinSpareFolders = 16;  // else twice the slots: one running, one just ended
 
 int OpenPidFd(pid_t pid) {
 #ifdef SYS_pidfd_open
@@ -97,12 +98,6 @@ bus::WorkloadState Termination(const std::string& exit_status, bool kill_request
   return state;
 }
 
-// An allocation id names a folder under work_dir: one plain path component.
-bool IsSafeName(const std::string& name) {
-  return !name.empty() && name != "." && name != ".." && name.size() <= 255 &&
-         name.find('/') == std::string::npos && name.find('\0') == std::string::npos;
-}
-
 bool IsZombie(pid_t pid) {
   const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
   const size_t paren = stat.rfind(')');
@@ -119,8 +114,12 @@ bool IsShimOf(pid_t pid, const std::string& dir) {
 }  // namespace
 
 WorkloadRunner::WorkloadRunner(Options options, const Clock& clock, LogShipper& shipper)
-    : options_(std::move(options)), clock_(clock), shipper_(shipper) {
+    : options_(std::move(options)),
+      clock_(clock),
+      shipper_(shipper),
+      folders_(options_.work_dir, std::max<size_t>(kMinSpareFolders, 2 * options_.slots.size())) {
   inotify_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  folders_.StockUp();
   if (options_.shim_program.empty()) {
     std::error_code ec;
     options_.shim_program =
@@ -179,7 +178,7 @@ Result<pid_t> WorkloadRunner::Spawn(const bus::WorkloadStart& start, const std::
   args.push_back(nullptr);
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
-  const std::string out = dir + "/stdout.log", err = dir + "/stderr.log";
+  const std::string out = dir + "/" + kStdoutFile, err = dir + "/" + kStderrFile;
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -222,7 +221,7 @@ Status WorkloadRunner::Follow(const std::string& allocation_id, Workload& w, int
 
 void WorkloadRunner::Start(const bus::WorkloadStart& start, Reports* out) {
   if (workloads_.count(start.allocation_id)) return;  // a repeated start: already running
-  if (!IsSafeName(start.allocation_id)) {
+  if (!WorkloadFolders::IsWorkloadFolderName(start.allocation_id)) {
     out->states.push_back({start.allocation_id, start.task_id,
                            std::string(bus::kWorkloadTerminated), -1,
                            std::string(bus::kFailureStartFailed),
@@ -234,23 +233,23 @@ void WorkloadRunner::Start(const bus::WorkloadStart& start, Reports* out) {
     out->states.push_back({start.allocation_id, start.task_id, std::string(state), code,
                            std::string(failure), std::move(message)});
   };
-  const std::string dir = options_.work_dir + "/" + start.allocation_id;
-  if (fs::exists(dir + "/" + kStateFile)) return;  // started before, already ended: nothing new
-  report(bus::kWorkloadPulling);  // preparing what it runs in: its folder and output files
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    report(bus::kWorkloadTerminated, -1, bus::kFailureStartFailed,
-           "cannot create " + dir + ": " + ec.message());
+  if (fs::file_size(folders_.PathOf(start.allocation_id) + "/" + kStateFile, ec) > 0 && !ec) {
+    return;  // started before, already ended: nothing new
+  }
+  report(bus::kWorkloadPulling);  // preparing what it runs in: its folder and output files
+  auto dir = folders_.Prepare(start.allocation_id);
+  if (!dir.ok()) {
+    report(bus::kWorkloadTerminated, -1, bus::kFailureStartFailed, dir.status().message());
     return;
   }
   Workload& w = workloads_[start.allocation_id];
   w.task_id = start.task_id;
-  w.dir = dir;
+  w.dir = *dir;
   // Output is watched before the workload can write any.
   Status followed = Follow(start.allocation_id, w, 0, 0);
   report(bus::kWorkloadStarting);
-  auto pid = followed.ok() ? Spawn(start, dir) : Result<pid_t>(followed);
+  auto pid = followed.ok() ? Spawn(start, w.dir) : Result<pid_t>(followed);
   if (!pid.ok()) {
     CloseStream(w.out);
     CloseStream(w.err);
@@ -270,7 +269,7 @@ void WorkloadRunner::Recover(Reports* out) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(options_.work_dir, ec)) {
     const std::string allocation_id = entry.path().filename().string();
-    if (!IsSafeName(allocation_id)) continue;
+    if (!WorkloadFolders::IsWorkloadFolderName(allocation_id)) continue;
     auto state = nlohmann::json::parse(ReadFile(entry.path() / kStateFile), nullptr, false);
     if (!state.is_object()) continue;
     Workload& w = workloads_[allocation_id];
@@ -317,10 +316,10 @@ void WorkloadRunner::SaveState(const std::string& allocation_id, const Workload&
       {"pid", w.pid},
       {"kill_requested", w.kill_requested},
       {"offsets", {{"stdout", committed(w.out)}, {"stderr", committed(w.err)}}}};
-  const std::string path = w.dir + "/" + kStateFile, tmp = path + ".tmp";
-  std::ofstream(tmp) << state.dump();
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
+  if (Status saved = WorkloadFolders::WriteInPlace(w.dir + "/" + kStateFile, state.dump());
+      !saved.ok()) {
+    spdlog::warn("{}: {}", allocation_id, saved.message());
+  }
 }
 
 void WorkloadRunner::OnLogsConfirmed(const std::string& allocation_id) {
@@ -331,10 +330,9 @@ void WorkloadRunner::OnLogsConfirmed(const std::string& allocation_id) {
 
 void WorkloadRunner::Remove(const std::string& allocation_id) {
   if (workloads_.count(allocation_id)) return;  // still running: not for removal
-  if (!IsSafeName(allocation_id)) return;
+  if (!WorkloadFolders::IsWorkloadFolderName(allocation_id)) return;
   shipper_.Forget(allocation_id);
-  std::error_code ec;
-  fs::remove_all(options_.work_dir + "/" + allocation_id, ec);
+  folders_.Retire(allocation_id);
 }
 
 void WorkloadRunner::Kill(const bus::WorkloadKill& request) {

@@ -9,6 +9,7 @@
 #include <zmq.hpp>
 
 #include "agent/log_shipper.h"
+#include "agent/workload_folders.h"
 #include "bus/catalog/agent.h"
 #include "bus/catalog/workload.h"
 #include "common/clock.h"
@@ -17,7 +18,8 @@ namespace det::agent {
 
 // Runs workloads as processes that outlive the agent, and adopts them again after a restart.
 //
-// Each workload gets a folder `<work_dir>/<allocation id>` (its working directory) and runs under
+// Each workload gets a folder `<work_dir>/<allocation id>` (its working directory; recycled from
+// workload to workload, see workload_folders.h) and runs under
 // a shim (workload_shim.h) that leads its process group, so a stop reaches everything it started
 // and its exit status is written to the folder. stdin is /dev/null; stdout and stderr go to
 // `stdout.log` and `stderr.log` there, which the runner follows (inotify) line by line, stamping
@@ -29,7 +31,7 @@ namespace det::agent {
 // `workload.json` in the folder records the allocation, the shim's pid and how far its output is
 // committed at the master. A runner that starts (Recover) adopts every folder it finds: a live
 // shim is followed again from the committed offsets; a finished one is reported ended. A folder
-// is removed once the master has recorded the end (Remove).
+// is retired once the master has recorded the end (Remove).
 //
 // When a workload ends, what it wrote is drained, the rest of its group is killed, its last log
 // lines are sealed and TERMINATED is reported with the exit code (128 + signal when killed by
@@ -105,6 +107,7 @@ class WorkloadRunner {
   Options options_;
   const Clock& clock_;
   LogShipper& shipper_;
+  WorkloadFolders folders_;
   int inotify_ = -1;
   std::map<std::string, Workload> workloads_;
   std::map<int, std::pair<std::string, bool>> watches_;  // watch -> (allocation, is stderr)

@@ -1,5 +1,6 @@
 #include "agent/workload_shim.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -15,14 +16,15 @@ extern char** environ;
 namespace det::agent {
 namespace {
 
+// Written in place (no temporary file and rename): the folder's file is reused from workload to
+// workload (workload_folders.h). The agent reads it only after this process has exited.
 void WriteExitStatus(const std::string& dir, const std::string& text) {
   const std::string path = dir + "/" + kExitStatusFile;
-  const std::string tmp = path + ".tmp";
-  if (FILE* f = std::fopen(tmp.c_str(), "w")) {
-    std::fputs(text.c_str(), f);
-    std::fclose(f);
-    std::rename(tmp.c_str(), path.c_str());
-  }
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const ssize_t written = write(fd, text.data(), text.size());
+  (void)written;  // nothing to do about a failure: the agent reports the status as unknown
+  close(fd);
 }
 
 }  // namespace
