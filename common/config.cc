@@ -266,9 +266,14 @@ std::vector<ConfigReader*> ConfigReader::Items(std::string_view key) {
   return items;
 }
 
+YAML::Node ConfigReader::Raw(std::string_view key) {
+  known_.emplace_back(key);
+  return node_.IsMap() ? node_[std::string(key)] : YAML::Node();
+}
+
 void ConfigReader::CheckUnknownKeys() {
   for (auto& child : children_) child->CheckUnknownKeys();
-  if (!node_.IsMap()) return;
+  if (!node_.IsMap() || allow_other_keys_) return;
   for (const auto& entry : node_) {
     std::string key = entry.first.Scalar();
     if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;

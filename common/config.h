@@ -61,6 +61,13 @@ class ConfigReader {
   // none; not a list: an error.
   std::vector<ConfigReader*> Items(std::string_view key);
 
+  // The node at `key` as it is (absent: a null node), counted as read: for a section another
+  // component parses and validates (the autoscaler's view of `provider`).
+  YAML::Node Raw(std::string_view key);
+
+  // Keys of this mapping that no Read* asks for are not errors: another component reads them.
+  void AllowOtherKeys() { allow_other_keys_ = true; }
+
   // Records an error found by the caller's own validation, under this reader's path.
   void Fail(std::string_view key, std::string message);
 
@@ -78,6 +85,7 @@ class ConfigReader {
   void CheckUnknownKeys();
 
   YAML::Node node_;
+  bool allow_other_keys_ = false;
   std::string path_;
   std::shared_ptr<Shared> shared_;
   std::vector<std::string> known_;

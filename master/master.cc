@@ -67,7 +67,7 @@ Result<MasterEndpoints> Master::Start() {
 
   store_ = std::make_unique<Store>(database_->db().config());
   std::vector<std::string> pools;
-  for (const ResourcePoolConfig& pool : config_.resource_pools) {
+  for (const ResourcePoolConfig& pool : config_.resources.resource_pools) {
     pools.push_back(pool.pool_name);
     store_->Enqueue([pool](pqxx::work& tx) {
       storage::UpsertResourcePool(tx, {pool.pool_name, pool.description, "{}"});

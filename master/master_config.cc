@@ -50,13 +50,7 @@ Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc) {
   reader.Read("endpoints_file", &config.endpoints_file);
   ReadLogConfig(reader.Child("log"), &config.log);
   ReadBus(reader.Child("bus"), &config.bus);
-  if (reader.Has("resource_pools")) config.resource_pools.clear();
-  for (ConfigReader* item : reader.Items("resource_pools")) {
-    ResourcePoolConfig& pool = config.resource_pools.emplace_back();
-    item->Read("pool_name", &pool.pool_name);
-    item->Read("description", &pool.description);
-    if (pool.pool_name.empty()) item->Fail("pool_name", "is required");
-  }
+  ReadResourcesConfig(reader, &config.resources);
   DET_RETURN_IF_ERROR(reader.Finish());
   return config;
 }

@@ -8,6 +8,7 @@
 #include "bus/security.h"
 #include "common/config.h"
 #include "common/logging.h"
+#include "master/resource_config.h"
 #include "storage/db_config.h"
 
 namespace det::master {
@@ -38,16 +39,9 @@ struct MasterDbConfig {
 // else $XDG_DATA_HOME/det/postgres or ~/.local/share/det/postgres.
 std::string DefaultLocalDataDir();
 
-// One of `resource_pools` (Determined's names). Agents join a pool by name; an agent naming a pool
-// that is not configured is refused.
-struct ResourcePoolConfig {
-  std::string pool_name;
-  std::string description;
-};
-
 struct MasterConfig {
   std::string cluster_name = "default";
-  std::vector<ResourcePoolConfig> resource_pools = {{"default", ""}};
+  ResourcesConfig resources;  // resource_manager, resource_pools, task_container_defaults
   MasterDbConfig database;
   MasterBusConfig bus;
   LogConfig log;

@@ -150,10 +150,10 @@ TEST(MasterConfigTest, ResourcePoolsAreReadAndEachEntryIsChecked) {
       "master.yaml");
   auto config = master::ParseMasterConfig(*doc);
   ASSERT_TRUE(config.ok()) << config.status().ToString();
-  ASSERT_EQ(config->resource_pools.size(), 2u);
-  EXPECT_EQ(config->resource_pools[1].pool_name, "gpu");
-  EXPECT_EQ(config->resource_pools[1].description, "GPUs");
-  EXPECT_EQ(master::ParseMasterConfig(*ParseYaml("{}", "x"))->resource_pools[0].pool_name,
+  ASSERT_EQ(config->resources.resource_pools.size(), 2u);
+  EXPECT_EQ(config->resources.resource_pools[1].pool_name, "gpu");
+  EXPECT_EQ(config->resources.resource_pools[1].description, "GPUs");
+  EXPECT_EQ(master::ParseMasterConfig(*ParseYaml("{}", "x"))->resources.resource_pools[0].pool_name,
             "default");
 
   auto bad = master::ParseMasterConfig(*ParseYaml(

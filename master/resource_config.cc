@@ -1,0 +1,171 @@
+#include "master/resource_config.h"
+
+#include <map>
+#include <set>
+
+namespace det::master {
+namespace {
+
+using scheduler::SchedulerConfig;
+
+constexpr const char* kSchedulerTypes[] = {"priority", "fair_share"};
+constexpr const char* kFittingPolicies[] = {"best", "worst"};
+constexpr const char* kProviderTypes[] = {"aws", "gcp", "local"};
+
+// GPUs of the AWS instance types Determined's docs use, for pools that do not say
+// `instance_slots`.
+int32_t AwsInstanceSlots(const std::string& instance_type) {
+  static const std::map<std::string, int32_t> kSlots = {
+      {"g4dn.xlarge", 1},   {"g4dn.2xlarge", 1},  {"g4dn.4xlarge", 1}, {"g4dn.8xlarge", 1},
+      {"g4dn.16xlarge", 1}, {"g4dn.12xlarge", 4}, {"g4dn.metal", 8},   {"g5.xlarge", 1},
+      {"g5.12xlarge", 4},   {"g5.48xlarge", 8},   {"p2.xlarge", 1},    {"p2.8xlarge", 8},
+      {"p2.16xlarge", 16},  {"p3.2xlarge", 1},    {"p3.8xlarge", 4},   {"p3.16xlarge", 8},
+      {"p3dn.24xlarge", 8}, {"p4d.24xlarge", 8},  {"p5.48xlarge", 8},
+  };
+  auto it = kSlots.find(instance_type);
+  return it == kSlots.end() ? -1 : it->second;
+}
+
+void ReadScheduler(ConfigReader& reader, SchedulerConfig* config) {
+  std::string type = config->type == SchedulerConfig::Type::kPriority ? "priority" : "fair_share";
+  reader.ReadOneOf("type", &type, kSchedulerTypes);
+  config->type =
+      type == "fair_share" ? SchedulerConfig::Type::kFairShare : SchedulerConfig::Type::kPriority;
+  std::string fitting = config->fitting == SchedulerConfig::Fitting::kBest ? "best" : "worst";
+  reader.ReadOneOf("fitting_policy", &fitting, kFittingPolicies);
+  config->fitting =
+      fitting == "worst" ? SchedulerConfig::Fitting::kWorst : SchedulerConfig::Fitting::kBest;
+  reader.Read("preemption", &config->preemption);
+  reader.ReadInt("default_priority", &config->default_priority, scheduler::kMinPriority,
+                 scheduler::kMaxPriority);
+}
+
+// Determined writes preemption_timeout in seconds; a duration with a unit ("30m") is taken too.
+void ReadTimeout(ConfigReader& reader, std::string_view key, Duration* out) {
+  const YAML::Node node = reader.Raw(key);
+  if (!node.IsDefined() || node.IsNull()) return;
+  const std::string text = node.IsScalar() ? node.Scalar() : "";
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos &&
+      text.size() < 10) {
+    *out = std::chrono::seconds(std::stoll(text));
+    return;
+  }
+  auto parsed = ParseDuration(text);
+  if (!parsed.ok()) {
+    reader.Fail(key, "\"" + text + "\" is not seconds or a duration (e.g. 3600 or \"1h\")");
+    return;
+  }
+  *out = *parsed;
+}
+
+void ReadContainerDefaults(ConfigReader& reader, Duration* preemption_timeout) {
+  ReadTimeout(reader, "preemption_timeout", preemption_timeout);
+}
+
+ProviderLimits ReadProvider(ConfigReader& reader) {
+  ProviderLimits limits;
+  reader.AllowOtherKeys();
+  reader.ReadOneOf("type", &limits.type, kProviderTypes);
+  if (limits.type.empty()) reader.Fail("type", "is required (one of aws, gcp, local)");
+  reader.ReadInt("max_instances", &limits.max_instances, 1, 100000);
+  reader.ReadInt("min_instances", &limits.min_instances, 0, 100000);
+  if (limits.min_instances > limits.max_instances) {
+    reader.Fail("min_instances",
+                "must not exceed max_instances (" + std::to_string(limits.max_instances) + ")");
+  }
+  int slots = -1;
+  reader.ReadInt("instance_slots", &slots, 0, 4096);
+  if (limits.type == "gcp" && slots < 0) {
+    slots = 4;
+    ConfigReader& instance_type = reader.Child("instance_type");
+    instance_type.AllowOtherKeys();
+    instance_type.ReadInt("gpu_num", &slots, 0, 4096);
+  } else if (limits.type == "aws" && slots < 0) {
+    std::string instance_type = "g4dn.metal";
+    reader.Read("instance_type", &instance_type);
+    slots = AwsInstanceSlots(instance_type);
+    if (slots < 0) {
+      reader.Fail("instance_slots", "is required for instance_type \"" + instance_type +
+                                        "\" (its GPU count is not known to the master)");
+    }
+  }
+  limits.slots_per_instance = std::max(slots, 0);
+  return limits;
+}
+
+void ReadPool(ConfigReader& reader, const ResourcesConfig& defaults, ResourcePoolConfig* pool) {
+  reader.Read("pool_name", &pool->pool_name);
+  if (pool->pool_name.empty()) reader.Fail("pool_name", "is required");
+  reader.Read("description", &pool->description);
+  reader.ReadInt("max_aux_containers_per_agent", &pool->max_aux_containers_per_agent, 0, 100000);
+  if (reader.Has("agent_reconnect_wait")) {
+    Duration wait{};
+    reader.Read("agent_reconnect_wait", &wait);
+    pool->agent_reconnect_wait = wait;
+  }
+  pool->scheduler = defaults.resource_manager.scheduler;
+  if (reader.Has("scheduler")) {
+    pool->scheduler = {};
+    ReadScheduler(reader.Child("scheduler"), &pool->scheduler);
+  }
+  pool->preemption_timeout = defaults.preemption_timeout;
+  ReadContainerDefaults(reader.Child("task_container_defaults"), &pool->preemption_timeout);
+  if (reader.Has("provider")) {
+    pool->provider = ReadProvider(reader.Child("provider"));
+    pool->provider->raw = reader.Raw("provider");
+  }
+}
+
+}  // namespace
+
+void ReadResourcesConfig(ConfigReader& reader, ResourcesConfig* config) {
+  ConfigReader& manager = reader.Child("resource_manager");
+  std::string type = "agent";
+  constexpr const char* kManagerTypes[] = {"agent"};
+  manager.ReadOneOf("type", &type, kManagerTypes);
+  ReadScheduler(manager.Child("scheduler"), &config->resource_manager.scheduler);
+  ReadContainerDefaults(reader.Child("task_container_defaults"), &config->preemption_timeout);
+
+  if (reader.Has("resource_pools")) {
+    config->resource_pools.clear();
+  } else {
+    ResourcePoolConfig& only = config->resource_pools.front();
+    only.scheduler = config->resource_manager.scheduler;
+    only.preemption_timeout = config->preemption_timeout;
+  }
+  std::set<std::string> names;
+  for (ConfigReader* item : reader.Items("resource_pools")) {
+    ResourcePoolConfig& pool = config->resource_pools.emplace_back();
+    ReadPool(*item, *config, &pool);
+    if (!pool.pool_name.empty() && !names.insert(pool.pool_name).second) {
+      item->Fail("pool_name", "\"" + pool.pool_name + "\" names another pool too");
+    }
+  }
+  // Unset default pools are "default" when there is one, else the first pool.
+  ResourceManagerConfig& rm = config->resource_manager;
+  const std::string fallback = FindPool(*config, "default") || config->resource_pools.empty()
+                                   ? "default"
+                                   : config->resource_pools.front().pool_name;
+  rm.default_compute_resource_pool = rm.default_aux_resource_pool = fallback;
+  manager.Read("default_compute_resource_pool", &rm.default_compute_resource_pool);
+  manager.Read("default_aux_resource_pool", &rm.default_aux_resource_pool);
+  for (const auto& [key, name] :
+       {std::pair{"default_compute_resource_pool", &rm.default_compute_resource_pool},
+        std::pair{"default_aux_resource_pool", &rm.default_aux_resource_pool}}) {
+    if (FindPool(*config, *name)) continue;
+    std::string known;
+    for (const auto& pool : config->resource_pools) {
+      known += (known.empty() ? "" : ", ") + pool.pool_name;
+    }
+    manager.Fail(key, "\"" + *name + "\" is not one of resource_pools (" + known + ")");
+  }
+}
+
+const ResourcePoolConfig* FindPool(const ResourcesConfig& config, const std::string& name) {
+  for (const ResourcePoolConfig& pool : config.resource_pools) {
+    if (pool.pool_name == name) return &pool;
+  }
+  return nullptr;
+}
+
+}  // namespace det::master

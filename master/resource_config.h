@@ -1,0 +1,61 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/config.h"
+#include "master/scheduler/scheduler_types.h"
+
+namespace det::master {
+
+// What the master needs of a pool's `provider:` (the autoscaler reads the whole section): how big
+// the pool can grow, to refuse work that could never fit and to count demand.
+struct ProviderLimits {
+  std::string type;                // `type`: aws | gcp | local
+  int max_instances = 5;           // `max_instances` (> 0)
+  int min_instances = 0;           // `min_instances` (<= max_instances)
+  int32_t slots_per_instance = 0;  // `instance_slots`; gcp: `instance_type.gpu_num` (4); aws: by
+                                   // `instance_type` (g4dn.metal: 8) when not given
+  YAML::Node raw;                  // the section as written, for the autoscaler
+};
+
+// One of `resource_pools` (Determined's names). Agents join a pool by name; an agent naming a pool
+// that is not configured is refused.
+struct ResourcePoolConfig {
+  std::string pool_name;  // required, unique
+  std::string description;
+  int max_aux_containers_per_agent = 100;               // zero-slot tasks an agent runs at once
+  std::optional<Duration> agent_reconnect_wait;         // unset: the master's (bus) setting, 25 s
+  scheduler::SchedulerConfig scheduler;                 // `scheduler`; unset: resource_manager's
+  Duration preemption_timeout = std::chrono::hours(1);  // `task_container_defaults.
+                                                        // preemption_timeout`: then killed
+  std::optional<ProviderLimits> provider;
+};
+
+// `resource_manager:` (type `agent`, the only one).
+struct ResourceManagerConfig {
+  scheduler::SchedulerConfig scheduler;  // priority, best fit, no preemption, priority 42
+  // Where tasks that name no pool go: with slots / without. Unset: "default" when such a pool
+  // exists, else the first pool.
+  std::string default_compute_resource_pool = "default";
+  std::string default_aux_resource_pool = "default";
+};
+
+struct ResourcesConfig {
+  ResourceManagerConfig resource_manager;
+  std::vector<ResourcePoolConfig> resource_pools = {{.pool_name = "default"}};
+  Duration preemption_timeout = std::chrono::hours(1);  // master-level task_container_defaults
+};
+
+// Reads `resource_manager`, `resource_pools` and `task_container_defaults` from the top of
+// master.yaml into `config`, recording errors (field, value, what is allowed) on `reader`:
+// unknown scheduler types or fitting policies, priorities outside 1..99, duplicate or missing
+// pool names, default pools that are not configured, provider limits out of range.
+void ReadResourcesConfig(ConfigReader& reader, ResourcesConfig* config);
+
+// The pool called `name`, or nullptr.
+const ResourcePoolConfig* FindPool(const ResourcesConfig& config, const std::string& name);
+
+}  // namespace det::master
