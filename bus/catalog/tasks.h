@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,13 @@ struct CommandRunRequest {
   static constexpr std::string_view kType = "command.run";
   std::vector<std::string> entrypoint;
   int32_t slots = 1;
-  std::string resource_pool;  // empty: the default pool
+  std::string resource_pool;  // empty: the default pool (compute, or aux for 0 slots)
   std::map<std::string, std::string> env;
+  std::optional<int32_t> priority;  // 1 (most urgent) .. 99; unset: the pool's default
+  double weight = 1.0;              // fair share
+  bool preemptible = false;         // may be stopped (SIGTERM, then SIGKILL after the pool's
+                                    // preemption_timeout) for more urgent work, and run again later
+  bool single_node = true;          // resources.is_single_node: never spread over several agents
   bool operator==(const CommandRunRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -25,6 +31,10 @@ struct CommandRunRequest {
     v("slots", s.slots);
     v("resource_pool", s.resource_pool);
     v("env", s.env);
+    v("priority", s.priority);
+    v("weight", s.weight);
+    v("preemptible", s.preemptible);
+    v("single_node", s.single_node);
   }
 };
 
@@ -51,6 +61,12 @@ struct TaskSummary {
   std::string message;
   int64_t submitted_at = 0;  // Unix nanoseconds
   int64_t ended_at = 0;      // Unix nanoseconds; 0 while not ended
+  int32_t priority = 0;
+  double weight = 1.0;
+  bool preemptible = false;
+  bool preempting = false;    // asked to stop for more urgent work; queued again once it has
+  int32_t allocations = 0;    // times placed (more than one after preemptions)
+  std::string allocation_id;  // the current (or last) allocation
   bool operator==(const TaskSummary&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -66,6 +82,12 @@ struct TaskSummary {
     v("message", s.message);
     v("submitted_at", s.submitted_at);
     v("ended_at", s.ended_at);
+    v("priority", s.priority);
+    v("weight", s.weight);
+    v("preemptible", s.preemptible);
+    v("preempting", s.preempting);
+    v("allocations", s.allocations);
+    v("allocation_id", s.allocation_id);
   }
 };
 
