@@ -4,6 +4,7 @@
 
 #include "cli/agent_commands.h"
 #include "cli/cli_client.h"
+#include "cli/job_commands.h"
 #include "cli/task_commands.h"
 #include "common/version.h"
 
@@ -68,7 +69,17 @@ int main(int argc, char** argv) {
       cmd->add_subcommand("run", "run ENTRYPOINT... (one argument: through /bin/sh -c)");
   cmd_run->add_option("entrypoint", run.entrypoint, "the program and its arguments")->required();
   cmd_run->add_option("--slots", run.slots, "slots to use (default 1)");
-  cmd_run->add_option("--resource-pool", run.resource_pool, "resource pool (default: default)");
+  cmd_run->add_option("--resource-pool", run.resource_pool,
+                      "resource pool (default: the master's default compute pool, or aux pool "
+                      "for 0 slots)");
+  cmd_run->add_option("--priority", run.priority, "1 (most urgent) to 99 (default: the pool's)")
+      ->check(CLI::Range(1, 99));
+  cmd_run->add_option("--weight", run.weight, "fair-share weight (default 1)");
+  cmd_run->add_flag("--preemptible", run.preemptible,
+                    "may be stopped for more urgent work (SIGTERM, SIGKILL after the pool's "
+                    "preemption_timeout) and run again later");
+  cmd_run->add_flag("--multi-node", run.multi_node,
+                    "may span several agents (is_single_node: false)");
   cmd_run->add_option("-e,--env", run.env, "KEY=VALUE for the command's environment");
   cmd_run->prefix_command(false);
   cmd_run->callback([&] { rc = det::cli::CommandRun(options, run); });
@@ -89,6 +100,8 @@ int main(int argc, char** argv) {
   auto* wait = task->add_subcommand("wait", "wait for a task to end; exit 0 if it succeeded");
   wait->add_option("task_id", task_id, "the task")->required();
   wait->callback([&] { rc = det::cli::TaskWait(options, task_id); });
+
+  det::cli::AddJobCommands(app, options, rc);
 
   std::string base;
   auto* keygen = app.add_subcommand("keygen", "create a CURVE key pair: NAME.key and NAME.pub");

@@ -26,7 +26,13 @@ nlohmann::ordered_json ToJson(const bus::TaskSummary& t) {
           {"failure_type", t.failure_type},
           {"message", t.message},
           {"submitted_at", t.submitted_at},
-          {"ended_at", t.ended_at}};
+          {"ended_at", t.ended_at},
+          {"priority", t.priority},
+          {"weight", t.weight},
+          {"preemptible", t.preemptible},
+          {"preempting", t.preempting},
+          {"allocations", t.allocations},
+          {"allocation_id", t.allocation_id}};
 }
 
 std::string Joined(const std::vector<std::string>& parts) {
@@ -50,6 +56,10 @@ std::string TimeText(int64_t unix_ns) {
 
 int CommandRun(const CliOptions& options, const CommandRunOptions& run) {
   bus::CommandRunRequest request{run.entrypoint, run.slots, run.resource_pool, {}};
+  request.priority = run.priority;
+  request.weight = run.weight;
+  request.preemptible = run.preemptible;
+  request.single_node = !run.multi_node;
   for (const std::string& kv : run.env) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,10 @@ struct CommandRunOptions {
   int slots = 1;
   std::string resource_pool;
   std::vector<std::string> env;  // KEY=VALUE
+  std::optional<int> priority;   // 1 (most urgent) .. 99; unset: the pool's default
+  double weight = 1.0;
+  bool preemptible = false;
+  bool multi_node = false;  // may span agents (resources.is_single_node: false)
 };
 
 // det cmd run: prints the new task's id.

@@ -30,16 +30,16 @@ constexpr auto kTimerInterval = std::chrono::milliseconds(50);
 
 AgentRegistry::AgentRegistry(zmq::context_t& context, const Clock& clock,
                              const MasterBusConfig& config, Store& store,
-                             std::string master_address, std::vector<std::string> pools)
+                             std::string master_address, const ResourcesConfig& resources)
     : clock_(clock),
       channel_(context, "master", clock, config.channel,
                bus::SocketLimits{.max_message_bytes = config.max_message_bytes}),
       queries_(context, "agent-registry", clock),
       publisher_(context, "master.agent-registry", clock),
       store_(store),
-      tasks_(*this, std::move(master_address)),
-      reconnect_window_(config.channel.reconnect_window),
-      pools_(std::move(pools)) {
+      tasks_(*this, resources, std::move(master_address)),
+      reconnect_window_(config.channel.reconnect_window) {
+  for (const ResourcePoolConfig& pool : resources.resource_pools) pools_.push_back(pool.pool_name);
   HandleQueries();
 }
 
@@ -55,10 +55,19 @@ void AgentRegistry::HandleQueries() {
       [this](const RpcContext&, const bus::SlotEnableRequest& r) { return EnableSlot(r); });
   queries_.Handle<bus::CommandRunRequest, bus::CommandRunReply>(
       [this](const RpcContext&, const bus::CommandRunRequest& r) -> Result<bus::CommandRunReply> {
-        DET_ASSIGN_OR_RETURN(
-            std::string id,
-            tasks_.Submit({r.entrypoint, r.slots, r.resource_pool, r.env}, NowNs()));
+        TaskSpec spec{r.entrypoint, r.slots,  r.resource_pool, r.env,
+                      r.priority,   r.weight, r.preemptible,   r.single_node};
+        DET_ASSIGN_OR_RETURN(std::string id, tasks_.Submit(std::move(spec), NowNs()));
         return bus::CommandRunReply{id};
+      });
+  queries_.Handle<bus::JobListRequest, bus::JobList>(
+      [this](const RpcContext&, const bus::JobListRequest& r) -> Result<bus::JobList> {
+        return bus::JobList{tasks_.Jobs(r.resource_pool)};
+      });
+  queries_.Handle<bus::JobUpdateRequest, bus::JobUpdateReply>(
+      [this](const RpcContext&, const bus::JobUpdateRequest& r) -> Result<bus::JobUpdateReply> {
+        DET_ASSIGN_OR_RETURN(bus::JobSummary job, tasks_.UpdateJob(r));
+        return bus::JobUpdateReply{std::move(job)};
       });
   queries_.Handle<bus::TaskListRequest, bus::TaskList>(
       [this](const RpcContext&, const bus::TaskListRequest&) -> Result<bus::TaskList> {
@@ -146,6 +155,7 @@ void AgentRegistry::Run() {
       channel_.Tick(&events);
     }
     for (auto& event : events) OnChannelEvent(event);
+    tasks_.Schedule();  // once for all the changes above
     SendNotices();
     if (timers_due) {
       ExpireAwaitedAgents();
@@ -244,6 +254,15 @@ void AgentRegistry::KillWorkload(const std::string& agent_id, const bus::Workloa
 void AgentRegistry::TaskChanged(const Task& task) {
   store_.Enqueue(PersistTaskChange(task));
   Status published = publisher_.Publish(bus::TaskStateEvent{task.Summary()});
+  if (!published.ok()) spdlog::warn("agent registry: {}", published.message());
+}
+
+void AgentRegistry::TaskSettingsChanged(const Task& task) {
+  store_.Enqueue(PersistTaskSettings(task));
+}
+
+void AgentRegistry::PendingChanged(const bus::ClusterPending& pending) {
+  Status published = publisher_.Publish(pending, "pending/" + pending.resource_pool);
   if (!published.ok()) spdlog::warn("agent registry: {}", published.message());
 }
 
@@ -359,7 +378,8 @@ void AgentRegistry::PublishIdle() {
   std::vector<IdleTracker::AgentNow> agents;
   for (const auto& [id, entry] : agents_) {
     agents.push_back({id, entry.info.resource_pool,
-                      entry.state == "connected" && tasks_.Usage(id).used_slots == 0});
+                      entry.state == "connected" && tasks_.Usage(id).used_slots == 0 &&
+                          tasks_.Usage(id).aux_tasks == 0});
   }
   if (!idle_.Update(agents, NowNs())) return;
   Status published = publisher_.Publish(idle_.current(), "cluster/idle");

@@ -9,6 +9,7 @@
 
 #include "bus/agent_channel_server.h"
 #include "bus/catalog/agent.h"
+#include "bus/catalog/jobs.h"
 #include "bus/catalog/master.h"
 #include "bus/event_publisher.h"
 #include "bus/rpc_server.h"
@@ -36,9 +37,10 @@ class AgentRegistry : private TaskManager::Listener {
  public:
   static constexpr const char* kQueryEndpoint = "inproc://master/agent-registry";
 
-  // `store` outlives the registry; `master_address` is DET_MASTER for workloads.
+  // `store` outlives the registry; `master_address` is DET_MASTER for workloads; `resources` are
+  // the pools agents may join and how each is scheduled.
   AgentRegistry(zmq::context_t& context, const Clock& clock, const MasterBusConfig& config,
-                Store& store, std::string master_address, std::vector<std::string> pools);
+                Store& store, std::string master_address, const ResourcesConfig& resources);
   ~AgentRegistry();
 
   // Binds the agent channel (TCP) and the query endpoint, connects the event publisher.
@@ -86,6 +88,8 @@ class AgentRegistry : private TaskManager::Listener {
   void StartWorkload(const std::string& agent_id, const bus::WorkloadStart& start) override;
   void KillWorkload(const std::string& agent_id, const bus::WorkloadKill& kill) override;
   void TaskChanged(const Task& task) override;
+  void TaskSettingsChanged(const Task& task) override;
+  void PendingChanged(const bus::ClusterPending& pending) override;
 
   const Clock& clock_;
   bus::AgentChannelServer channel_;

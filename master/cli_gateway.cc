@@ -26,6 +26,8 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, bus::MasterI
   Forward<bus::TaskListRequest, bus::TaskList>();
   Forward<bus::TaskGetRequest, bus::TaskGetReply>();
   Forward<bus::TaskKillRequest, bus::TaskKillReply>();
+  Forward<bus::JobListRequest, bus::JobList>();
+  Forward<bus::JobUpdateRequest, bus::JobUpdateReply>();
   server_.Handle<bus::TaskLogsRequest, bus::TaskLogsReply>(
       [this](const bus::RpcContext&, const bus::TaskLogsRequest& request) {
         return ReadTaskLogs(request);

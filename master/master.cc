@@ -66,15 +66,14 @@ Result<MasterEndpoints> Master::Start() {
   gateway_->Start();
 
   store_ = std::make_unique<Store>(database_->db().config());
-  std::vector<std::string> pools;
   for (const ResourcePoolConfig& pool : config_.resources.resource_pools) {
-    pools.push_back(pool.pool_name);
     store_->Enqueue([pool](pqxx::work& tx) {
       storage::UpsertResourcePool(tx, {pool.pool_name, pool.description, "{}"});
     });
   }
-  registry_ = std::make_unique<AgentRegistry>(context_, clock_, bus_config, *store_,
-                                              WorkloadMasterAddress(endpoints.gateway), pools);
+  registry_ =
+      std::make_unique<AgentRegistry>(context_, clock_, bus_config, *store_,
+                                      WorkloadMasterAddress(endpoints.gateway), config_.resources);
   DET_ASSIGN_OR_RETURN(endpoints.agent,
                        registry_->Bind(tcp(bus_config.agent_port), security, kInprocPublish));
   DET_ASSIGN_OR_RETURN(std::vector<Task> unfinished, LoadOpenTasks(database_->db()));

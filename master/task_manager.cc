@@ -5,26 +5,27 @@
 #include "bus/rpc_client.h"
 
 namespace det::master {
+namespace {
 
-bus::TaskSummary Task::Summary() const {
-  bus::TaskSummary s;
-  s.id = id;
-  s.type = type;
-  s.state = state;
-  s.resource_pool = spec.resource_pool;
-  s.slots = spec.slots;
-  if (!agent_id.empty()) s.agents = {agent_id};
-  s.entrypoint = spec.entrypoint;
-  s.exit_code = exit_code;
-  s.failure_type = failure_type;
-  s.message = message;
-  s.submitted_at = submitted_ns;
-  s.ended_at = ended_ns;
-  return s;
+// How far a workload has come; a task is as far as its least advanced part.
+int Progress(std::string_view state) {
+  if (state == bus::kWorkloadPulling) return 1;
+  if (state == bus::kWorkloadStarting) return 2;
+  if (state == bus::kWorkloadRunning) return 3;
+  if (state == bus::kWorkloadTerminated) return 4;
+  return 0;  // ASSIGNED
 }
 
-TaskManager::TaskManager(Listener& listener, std::string master_address)
-    : listener_(listener), master_address_(std::move(master_address)) {}
+}  // namespace
+
+TaskManager::TaskManager(Listener& listener, ResourcesConfig resources, std::string master_address)
+    : listener_(listener),
+      resources_(std::move(resources)),
+      master_address_(std::move(master_address)) {}
+
+const ResourcePoolConfig* TaskManager::Pool(const std::string& name) const {
+  return FindPool(resources_, name);
+}
 
 void TaskManager::SetAgent(const std::string& agent_id, const std::string& pool,
                            const std::vector<std::string>& slot_ids) {
@@ -33,14 +34,14 @@ void TaskManager::SetAgent(const std::string& agent_id, const std::string& pool,
   agent.slot_ids = slot_ids;
   agent.registered = true;
   // Slots in use stay in use (the workloads on them keep running) even if no longer reported.
-  Place();
+  dirty_ = true;
 }
 
 void TaskManager::SetAgentSchedulable(const std::string& agent_id, bool schedulable) {
   auto it = agents_.find(agent_id);
   if (it == agents_.end()) return;
   it->second.schedulable = schedulable;
-  if (schedulable) Place();
+  dirty_ = true;
 }
 
 Status TaskManager::SetAgentEnabled(const std::string& agent_id, bool enabled, bool drain) {
@@ -48,17 +49,13 @@ Status TaskManager::SetAgentEnabled(const std::string& agent_id, bool enabled, b
   if (it == agents_.end()) return NotFound("agent " + agent_id + " not found");
   it->second.enabled = enabled;
   it->second.drain = !enabled && drain;
-  if (enabled) {
-    Place();
-    return Status::Ok();
-  }
-  if (drain) return Status::Ok();
-  for (const std::string& id : order_) {
-    Task& task = tasks_.at(id);
-    if (task.agent_id != agent_id || task.ended() || task.kill_requested) continue;
-    task.kill_requested = true;
-    task.message = "agent " + agent_id + " was disabled";
-    listener_.KillWorkload(agent_id, {task.allocation_id, grace_ms});
+  dirty_ = true;
+  if (enabled || drain) return Status::Ok();
+  for (Task* task : OpenTasksOn(agent_id)) {
+    if (task->kill_requested) continue;
+    task->kill_requested = true;
+    task->message = "agent " + agent_id + " was disabled";
+    KillParts(*task, grace_ms);
   }
   return Status::Ok();
 }
@@ -73,10 +70,10 @@ Status TaskManager::SetSlotEnabled(const std::string& agent_id, const std::strin
   }
   if (enabled) {
     agent.disabled_slots.erase(slot_id);
-    Place();
   } else {
     agent.disabled_slots.insert(slot_id);
   }
+  dirty_ = true;
   return Status::Ok();
 }
 
@@ -86,21 +83,32 @@ TaskManager::AgentUsage TaskManager::Usage(const std::string& agent_id) const {
   if (it == agents_.end()) return usage;
   usage.enabled = it->second.enabled;
   usage.used_slots = it->second.used.size();
-  usage.draining = it->second.drain && usage.used_slots > 0;
+  usage.aux_tasks = static_cast<size_t>(it->second.aux);
+  usage.draining = it->second.drain && (usage.used_slots > 0 || usage.aux_tasks > 0);
   usage.disabled_slots.assign(it->second.disabled_slots.begin(), it->second.disabled_slots.end());
   return usage;
 }
 
-void TaskManager::RemoveAgent(const std::string& agent_id, int64_t now_ns) {
-  for (const std::string& id : order_) {
+std::vector<Task*> TaskManager::OpenTasksOn(const std::string& agent_id) {
+  std::vector<Task*> on;
+  for (const std::string& id : open_) {
     Task& task = tasks_.at(id);
-    if (task.agent_id == agent_id && !task.ended()) {
-      Finish(task, -1, bus::kFailureAgentFailed,
-             "agent " + agent_id + " was lost and did not come back in time", now_ns);
+    if (task.RunsOn(agent_id)) on.push_back(&task);
+  }
+  return on;
+}
+
+void TaskManager::RemoveAgent(const std::string& agent_id, int64_t now_ns) {
+  for (Task* task : OpenTasksOn(agent_id)) {
+    for (Resource& resource : task->resources) {
+      if (resource.agent_id != agent_id || resource.ended()) continue;
+      EndResource(*task, resource, -1, bus::kFailureAgentFailed,
+                  "agent " + agent_id + " was lost and did not come back in time", now_ns);
+      break;
     }
   }
   agents_.erase(agent_id);
-  Place();
+  dirty_ = true;
 }
 
 Result<std::string> TaskManager::Submit(TaskSpec spec, int64_t now_ns) {
@@ -111,17 +119,38 @@ Result<std::string> TaskManager::Submit(TaskSpec spec, int64_t now_ns) {
   if (spec.slots < 0) {
     return InvalidArgument("slots must be 0 or more, not " + std::to_string(spec.slots));
   }
-  if (spec.resource_pool.empty()) spec.resource_pool = "default";
+  if (spec.priority &&
+      (*spec.priority < scheduler::kMinPriority || *spec.priority > scheduler::kMaxPriority)) {
+    return InvalidArgument("priority must be 1 (most urgent) to 99, not " +
+                           std::to_string(*spec.priority));
+  }
+  if (!(spec.weight > 0)) return InvalidArgument("weight must be more than 0");
+  if (spec.resource_pool.empty()) {
+    spec.resource_pool = spec.slots == 0
+                             ? resources_.resource_manager.default_aux_resource_pool
+                             : resources_.resource_manager.default_compute_resource_pool;
+  }
+  const ResourcePoolConfig* pool = Pool(spec.resource_pool);
+  if (!pool) {
+    std::string known;
+    for (const auto& p : resources_.resource_pools)
+      known += (known.empty() ? "" : ", ") + p.pool_name;
+    return InvalidArgument("resource pool \"" + spec.resource_pool +
+                           "\" is not configured; pools: " + known);
+  }
+  DET_RETURN_IF_ERROR(CheckFits(spec, *pool));
+  if (!spec.priority) spec.priority = pool->scheduler.default_priority;
   Task task;
   task.id = bus::RandomId();
+  task.job_id = task.id;
   task.spec = std::move(spec);
   task.submitted_ns = now_ns;
   const std::string id = task.id;
   tasks_.emplace(id, std::move(task));
   order_.push_back(id);
-  queue_.push_back(id);
+  open_.insert(id);
   listener_.TaskChanged(tasks_.at(id));
-  Place();
+  dirty_ = true;
   return id;
 }
 
@@ -130,14 +159,19 @@ Result<std::string> TaskManager::Kill(const std::string& task_id, int64_t now_ns
   if (it == tasks_.end()) return NotFound("task " + task_id + " not found");
   Task& task = it->second;
   if (task.ended()) return task.state;
-  if (task.allocation_id.empty()) {  // still queued
-    queue_.erase(std::remove(queue_.begin(), queue_.end(), task_id), queue_.end());
+  if (!task.placed()) {
     Finish(task, -1, bus::kFailureKilled, "killed before it was placed", now_ns);
     return task.state;
   }
   task.kill_requested = true;
-  listener_.KillWorkload(task.agent_id, {task.allocation_id, grace_ms});
+  KillParts(task, grace_ms);
   return task.state;
+}
+
+void TaskManager::KillParts(Task& task, int64_t grace) {
+  for (const Resource& resource : task.resources) {
+    if (!resource.ended()) listener_.KillWorkload(resource.agent_id, {task.allocation_id, grace});
+  }
 }
 
 void TaskManager::OnWorkloadState(const std::string& agent_id, const bus::WorkloadState& report,
@@ -145,17 +179,169 @@ void TaskManager::OnWorkloadState(const std::string& agent_id, const bus::Worklo
   auto owner = task_of_allocation_.find(report.allocation_id);
   if (owner == task_of_allocation_.end()) return;
   Task& task = tasks_.at(owner->second);
-  if (task.agent_id != agent_id || task.ended() || task.state == report.state) return;
+  if (task.ended() || task.allocation_id != report.allocation_id) return;
+  auto resource = std::find_if(task.resources.begin(), task.resources.end(),
+                               [&](const Resource& r) { return r.agent_id == agent_id; });
+  if (resource == task.resources.end() || resource->ended()) return;
   if (report.state == bus::kWorkloadTerminated) {
-    std::string failure = report.failure_type;
-    if (task.kill_requested && !failure.empty()) failure = bus::kFailureKilled;
-    std::string message =
-        task.message.empty() ? report.message : task.message + " (" + report.message + ")";
-    Finish(task, report.exit_code, failure, std::move(message), now_ns);
+    EndResource(task, *resource, report.exit_code, report.failure_type, report.message, now_ns);
     return;
   }
-  task.state = report.state;
+  if (resource->state == report.state) return;
+  resource->state = report.state;
+  AggregateState(task);
+}
+
+void TaskManager::AggregateState(Task& task) {
+  std::string least;
+  for (const Resource& resource : task.resources) {
+    if (resource.ended()) continue;
+    if (least.empty() || Progress(resource.state) < Progress(least)) least = resource.state;
+  }
+  if (least.empty() || least == task.state) return;
+  task.state = least;
   listener_.TaskChanged(task);
+}
+
+void TaskManager::EndResource(Task& task, Resource& resource, int32_t exit_code,
+                              std::string_view failure, std::string message, int64_t now_ns) {
+  resource.state = bus::kWorkloadTerminated;
+  resource.exit_code = exit_code;
+  resource.failure_type = failure;
+  resource.message = std::move(message);
+  const bool all_ended = std::all_of(task.resources.begin(), task.resources.end(),
+                                     [](const Resource& r) { return r.ended(); });
+  if (all_ended) return EndAllocation(task, now_ns);
+  if (!failure.empty() || exit_code != 0) KillParts(task, grace_ms);  // a gang stops together
+  AggregateState(task);
+}
+
+void TaskManager::EndAllocation(Task& task, int64_t now_ns) {
+  // The first part that failed tells how the allocation ended.
+  const Resource* how = &task.resources.front();
+  for (const Resource& resource : task.resources) {
+    if (!resource.failure_type.empty() || resource.exit_code != 0) {
+      how = &resource;
+      break;
+    }
+  }
+  std::string failure = how->failure_type;
+  if (task.kill_requested && !failure.empty()) failure = bus::kFailureKilled;
+  std::string message = task.message.empty() || how->message.empty()
+                            ? task.message + how->message
+                            : task.message + " (" + how->message + ")";
+  if (task.preempting && !task.kill_requested) {
+    Requeue(task, {task.allocation_id, how->exit_code, failure, std::move(message), now_ns});
+    return;
+  }
+  Finish(task, how->exit_code, failure, std::move(message), now_ns);
+}
+
+void TaskManager::Requeue(Task& task, AllocationEnd end) {
+  Release(task);
+  task.last_end = std::move(end);
+  task.resources.clear();
+  task.preempting = false;
+  task.backfilled = false;
+  task.message = "preempted; queued again";
+  task.state = "QUEUED";
+  listener_.TaskChanged(task);
+  dirty_ = true;
+}
+
+void TaskManager::Finish(Task& task, int32_t exit_code, std::string_view failure,
+                         std::string message, int64_t now_ns) {
+  Release(task);
+  task.state = bus::kWorkloadTerminated;
+  task.exit_code = exit_code;
+  task.failure_type = failure;
+  task.message = std::move(message);
+  task.ended_ns = now_ns;
+  open_.erase(task.id);
+  listener_.TaskChanged(task);
+  dirty_ = true;
+}
+
+void TaskManager::Release(const Task& task) {
+  for (const Resource& resource : task.resources) {
+    auto agent = agents_.find(resource.agent_id);
+    if (agent == agents_.end()) continue;
+    if (resource.slot_ids.empty()) agent->second.aux = std::max(0, agent->second.aux - 1);
+    for (const std::string& slot : resource.slot_ids) agent->second.used.erase(slot);
+  }
+}
+
+void TaskManager::SendStart(const Task& task, const Resource& resource) {
+  listener_.StartWorkload(resource.agent_id,
+                          {task.allocation_id, task.id, task.spec.entrypoint, task.spec.env,
+                           resource.slot_ids, master_address_, bus::RandomId()});
+}
+
+void TaskManager::Reconcile(const std::string& agent_id,
+                            const std::vector<bus::WorkloadState>& reported, bool complete,
+                            int64_t now_ns) {
+  std::set<std::string> known;
+  for (const bus::WorkloadState& state : reported) {
+    known.insert(state.allocation_id);
+    OnWorkloadState(agent_id, state, now_ns);
+    if (state.state == bus::kWorkloadTerminated) continue;
+    auto owner = task_of_allocation_.find(state.allocation_id);
+    const Task* task = owner == task_of_allocation_.end() ? nullptr : &tasks_.at(owner->second);
+    if (!task || task->ended() || task->allocation_id != state.allocation_id ||
+        !task->RunsOn(agent_id)) {
+      // Still running but no longer wanted (its task ended while the agent was away): stop it.
+      listener_.KillWorkload(agent_id, {state.allocation_id, 0});
+    } else if (task->kill_requested || task->preempting) {
+      listener_.KillWorkload(agent_id, {state.allocation_id, grace_ms});  // may have been lost
+    }
+  }
+  if (!complete) return;
+  for (Task* task : OpenTasksOn(agent_id)) {  // decided first: ending one frees slots
+    for (Resource& resource : task->resources) {
+      if (resource.agent_id != agent_id || resource.ended() || known.count(task->allocation_id)) {
+        continue;
+      }
+      if (resource.state == bus::kWorkloadAssigned && task->kill_requested) {
+        EndResource(*task, resource, -1, bus::kFailureKilled, "killed before it started", now_ns);
+      } else if (resource.state == bus::kWorkloadAssigned) {
+        SendStart(*task, resource);  // the start may have been lost with a restarted master
+      } else {
+        EndResource(*task, resource, -1, bus::kFailureAgentFailed,
+                    "agent " + agent_id + " no longer runs it (the agent restarted without it)",
+                    now_ns);
+      }
+      break;
+    }
+  }
+}
+
+void TaskManager::Restore(Task task) {
+  const std::string id = task.id;
+  if (task.job_id.empty()) task.job_id = id;
+  if (!task.spec.priority) {
+    const ResourcePoolConfig* pool = Pool(task.spec.resource_pool);
+    task.spec.priority = pool ? pool->scheduler.default_priority : 42;
+  }
+  if (task.placed()) {
+    task_of_allocation_[task.allocation_id] = id;
+    for (const Resource& resource : task.resources) {
+      AgentSlots& agent = agents_[resource.agent_id];
+      if (resource.slot_ids.empty()) ++agent.aux;
+      for (const std::string& slot : resource.slot_ids) agent.used.insert(slot);
+    }
+  }
+  order_.push_back(id);
+  open_.insert(id);
+  tasks_.emplace(id, std::move(task));
+  dirty_ = true;
+}
+
+std::vector<std::string> TaskManager::AwaitedAgents() const {
+  std::vector<std::string> awaited;
+  for (const auto& [id, agent] : agents_) {
+    if (!agent.registered) awaited.push_back(id);
+  }
+  return awaited;
 }
 
 const Task* TaskManager::Find(const std::string& task_id) const {
@@ -170,132 +356,9 @@ std::vector<bus::TaskSummary> TaskManager::List() const {
   return list;
 }
 
-void TaskManager::Place() {
-  // Free slots of each agent that takes work, counted once per pass (counting walks every slot);
-  // a task that needs more than the most any agent has is passed over at once.
-  std::map<std::string, size_t> free;
-  size_t most = 0;
-  for (const auto& [agent_id, agent] : agents_) {
-    if (!agent.registered || !agent.schedulable || !agent.enabled) continue;
-    most = std::max(most, free[agent_id] = agent.free());
-  }
-  for (auto it = queue_.begin(); it != queue_.end();) {
-    Task& task = tasks_.at(*it);
-    if (static_cast<size_t>(task.spec.slots) > most || !TryPlace(task, free)) {
-      ++it;
-      continue;
-    }
-    it = queue_.erase(it);
-    most = 0;
-    for (const auto& [agent_id, count] : free) most = std::max(most, count);
-  }
-}
-
-bool TaskManager::TryPlace(Task& task, std::map<std::string, size_t>& free) {
-  for (auto& [agent_id, count] : free) {
-    AgentSlots& agent = agents_.at(agent_id);
-    if (agent.pool != task.spec.resource_pool) continue;
-    if (count < static_cast<size_t>(task.spec.slots)) continue;
-    count -= static_cast<size_t>(task.spec.slots);
-    std::vector<std::string> slots;
-    for (const std::string& slot : agent.slot_ids) {
-      if (slots.size() == static_cast<size_t>(task.spec.slots)) break;
-      if (agent.usable(slot)) slots.push_back(slot);
-    }
-    for (const std::string& slot : slots) agent.used.insert(slot);
-    task.agent_id = agent_id;
-    task.slot_ids = slots;
-    task.allocation_id = task.id + ".1";
-    task.state = bus::kWorkloadAssigned;
-    task_of_allocation_[task.allocation_id] = task.id;
-    listener_.TaskChanged(task);
-    SendStart(task);
-    return true;
-  }
-  return false;
-}
-
-void TaskManager::SendStart(const Task& task) {
-  listener_.StartWorkload(task.agent_id,
-                          {task.allocation_id, task.id, task.spec.entrypoint, task.spec.env,
-                           task.slot_ids, master_address_, bus::RandomId()});
-}
-
-void TaskManager::Reconcile(const std::string& agent_id,
-                            const std::vector<bus::WorkloadState>& reported, bool complete,
-                            int64_t now_ns) {
-  std::set<std::string> known;
-  for (const bus::WorkloadState& state : reported) {
-    known.insert(state.allocation_id);
-    OnWorkloadState(agent_id, state, now_ns);
-    if (state.state == bus::kWorkloadTerminated) continue;
-    auto owner = task_of_allocation_.find(state.allocation_id);
-    const Task* task = owner == task_of_allocation_.end() ? nullptr : &tasks_.at(owner->second);
-    if (!task || task->ended() || task->agent_id != agent_id) {
-      // Still running but no longer wanted (its task ended while the agent was away): stop it.
-      listener_.KillWorkload(agent_id, {state.allocation_id, 0});
-    } else if (task->kill_requested) {
-      listener_.KillWorkload(agent_id, {state.allocation_id, grace_ms});  // may have been lost
-    }
-  }
-  if (!complete) return;
-  std::vector<std::string> unreported;  // decided first: ending one places others on the agent
-  for (const std::string& id : order_) {
-    const Task& task = tasks_.at(id);
-    if (task.agent_id == agent_id && !task.ended() && !known.count(task.allocation_id)) {
-      unreported.push_back(id);
-    }
-  }
-  for (const std::string& id : unreported) {
-    Task& task = tasks_.at(id);
-    if (task.state == bus::kWorkloadAssigned && task.kill_requested) {
-      Finish(task, -1, bus::kFailureKilled, "killed before it started", now_ns);
-    } else if (task.state == bus::kWorkloadAssigned) {
-      SendStart(task);  // the start may have been lost with a restarted master
-    } else {
-      Finish(task, -1, bus::kFailureAgentFailed,
-             "agent " + agent_id + " no longer runs it (the agent restarted without it)", now_ns);
-    }
-  }
-}
-
-void TaskManager::Restore(Task task) {
-  const std::string id = task.id;
-  if (task.allocation_id.empty()) {
-    queue_.push_back(id);
-  } else {
-    task_of_allocation_[task.allocation_id] = id;
-    AgentSlots& agent = agents_[task.agent_id];
-    for (const std::string& slot : task.slot_ids) agent.used.insert(slot);
-  }
-  order_.push_back(id);
-  tasks_.emplace(id, std::move(task));
-}
-
-std::vector<std::string> TaskManager::AwaitedAgents() const {
-  std::vector<std::string> awaited;
-  for (const auto& [id, agent] : agents_) {
-    if (!agent.registered) awaited.push_back(id);
-  }
-  return awaited;
-}
-
-void TaskManager::Finish(Task& task, int32_t exit_code, std::string_view failure,
-                         std::string message, int64_t now_ns) {
-  Release(task);
-  task.state = bus::kWorkloadTerminated;
-  task.exit_code = exit_code;
-  task.failure_type = failure;
-  task.message = std::move(message);
-  task.ended_ns = now_ns;
-  listener_.TaskChanged(task);
-  Place();
-}
-
-void TaskManager::Release(const Task& task) {
-  auto agent = agents_.find(task.agent_id);
-  if (agent == agents_.end()) return;
-  for (const std::string& slot : task.slot_ids) agent->second.used.erase(slot);
+size_t TaskManager::queued() const {
+  return static_cast<size_t>(std::count_if(
+      open_.begin(), open_.end(), [&](const std::string& id) { return !tasks_.at(id).placed(); }));
 }
 
 }  // namespace det::master

@@ -1,52 +1,34 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "bus/catalog/jobs.h"
 #include "bus/catalog/tasks.h"
 #include "bus/catalog/workload.h"
 #include "common/status.h"
+#include "master/resource_config.h"
+#include "master/task.h"
 
 namespace det::master {
 
-// What a user asked to run.
-struct TaskSpec {
-  std::vector<std::string> entrypoint;
-  int32_t slots = 1;
-  std::string resource_pool = "default";
-  std::map<std::string, std::string> env;
-};
-
-struct Task {
-  std::string id;
-  std::string type = "COMMAND";
-  TaskSpec spec;
-  std::string state = "QUEUED";  // then bus::kWorkload* states
-  std::string allocation_id;     // set when placed
-  std::string agent_id;          // where it runs (first fit: one agent)
-  std::vector<std::string> slot_ids;
-  int32_t exit_code = 0;
-  std::string failure_type;
-  std::string message;
-  int64_t submitted_ns = 0;
-  int64_t ended_ns = 0;
-  bool kill_requested = false;
-
-  bool ended() const { return state == bus::kWorkloadTerminated; }
-  bus::TaskSummary Summary() const;
-};
-
-// Tasks and where they run: a FIFO queue per cluster placed first-fit onto agents' free slots,
-// and the state each task is in.
+// Tasks, the agents' slots they run on, and the scheduling passes that place them.
 //
-// Desired state: every queued task that fits somewhere is placed, every task whose agent is gone
-// is terminated with AgentFailed, every kill reaches the workload. Actual state: the agents' slots
-// and the states agents report. Effects go out through the Listener (sending to agents,
-// persisting, publishing), called synchronously from these methods.
+// Desired state: in every pool, the pool's scheduler (master/scheduler) is content: every
+// placement it would make is made, every preemption it asks for is under way; every task whose
+// agent is gone ends with AgentFailed; every kill reaches each agent the task runs on. Actual
+// state: the agents' slots and the states agents report. Changes only mark the manager dirty;
+// Schedule() runs the passes (so a burst of submissions costs one pass). Effects go out through
+// the Listener (sending to agents, persisting, publishing), called synchronously.
+//
+// A task runs as one allocation at a time, on one agent or, for a gang fit, on several (one
+// Resource each); it ends when all its parts have ended, and a part that fails stops the others.
+// A preempted task (preemptible, asked to stop for more urgent work: SIGTERM, then SIGKILL after
+// the pool's preemption_timeout) goes back to the queue when its allocation ends, however it
+// ended, unless a user killed it; its next allocation is <task id>.<n+1>.
 //
 // Threading: not thread-safe; owned by one actor.
 class TaskManager {
@@ -56,11 +38,15 @@ class TaskManager {
     virtual ~Listener() = default;
     virtual void StartWorkload(const std::string& agent_id, const bus::WorkloadStart& start) = 0;
     virtual void KillWorkload(const std::string& agent_id, const bus::WorkloadKill& kill) = 0;
-    // The task was created or changed state.
+    // The task was created or changed state (placed, preempted, queued again, ended).
     virtual void TaskChanged(const Task& task) = 0;
+    // The task's job settings (priority, weight, pool) changed.
+    virtual void TaskSettingsChanged(const Task& task) = 0;
+    // A pool's pending demand after a pass differs from the last one reported.
+    virtual void PendingChanged(const bus::ClusterPending& pending) = 0;
   };
 
-  explicit TaskManager(Listener& listener, std::string master_address = "");
+  TaskManager(Listener& listener, ResourcesConfig resources, std::string master_address = "");
 
   // An agent joined or re-registered with these slots; `schedulable` false keeps work off it.
   void SetAgent(const std::string& agent_id, const std::string& pool,
@@ -78,13 +64,15 @@ class TaskManager {
     bool draining = false;  // disabled with drain while tasks still run
     std::vector<std::string> disabled_slots;
     size_t used_slots = 0;
+    size_t aux_tasks = 0;
   };
   AgentUsage Usage(const std::string& agent_id) const;
-  // The agent is gone for good: its tasks end with AgentFailed and its slots are forgotten.
+  // The agent is gone for good: its parts of tasks end with AgentFailed (the tasks' other parts
+  // are stopped) and its slots are forgotten.
   void RemoveAgent(const std::string& agent_id, int64_t now_ns);
   // Applies what a registering agent says it runs (and has ended). A workload it runs that no
   // task wants any more is killed, and a requested kill is sent again. With `complete` (the agent
-  // process or the master is new, so no start is in flight) a task the agent does not report is
+  // process or the master is new, so no start is in flight) a part the agent does not report is
   // started again if it never got past ASSIGNED (or ends Killed if a kill was asked), and
   // otherwise ends with AgentFailed.
   void Reconcile(const std::string& agent_id, const std::vector<bus::WorkloadState>& reported,
@@ -95,7 +83,8 @@ class TaskManager {
   // Agents that restored tasks run on and that have not registered yet.
   std::vector<std::string> AwaitedAgents() const;
 
-  // InvalidArgument for an empty entrypoint or a non-positive slot count.
+  // InvalidArgument for an empty entrypoint, negative slots, a priority outside 1..99, a weight
+  // that is not positive, a pool that is not configured, or slots the pool can never provide.
   Result<std::string> Submit(TaskSpec spec, int64_t now_ns);
   // The task's state after the request; NotFound for an unknown task.
   Result<std::string> Kill(const std::string& task_id, int64_t now_ns);
@@ -103,9 +92,19 @@ class TaskManager {
   void OnWorkloadState(const std::string& agent_id, const bus::WorkloadState& state,
                        int64_t now_ns);
 
+  // Unfinished jobs of `pool` (every pool when empty), each pool in its queue order.
+  std::vector<bus::JobSummary> Jobs(const std::string& pool = "") const;
+  // Changes a job's priority, weight or pool (the pool only while nothing of it runs). NotFound
+  // for a job that is unknown or over; InvalidArgument / FailedPrecondition saying why not.
+  Result<bus::JobSummary> UpdateJob(const bus::JobUpdateRequest& update);
+
+  // Runs a scheduling pass over every pool if anything changed since the last: places, asks for
+  // preemptions, reports pending demand.
+  void Schedule();
+
   const Task* Find(const std::string& task_id) const;
   std::vector<bus::TaskSummary> List() const;
-  size_t queued() const { return queue_.size(); }
+  size_t queued() const;
   int64_t grace_ms = 10000;  // between SIGTERM and SIGKILL on kill
 
  private:
@@ -113,6 +112,7 @@ class TaskManager {
     std::string pool;
     std::vector<std::string> slot_ids;
     std::set<std::string> used;
+    int32_t aux = 0;          // zero-slot tasks it runs
     bool registered = false;  // restored work may name an agent before it registers
     bool schedulable = true;  // connected
     bool enabled = true;      // the operator's choice
@@ -121,28 +121,40 @@ class TaskManager {
     bool usable(const std::string& slot) const {
       return !used.count(slot) && !disabled_slots.count(slot);
     }
-    size_t free() const {
-      size_t n = 0;
-      for (const auto& slot : slot_ids) n += usable(slot) ? 1 : 0;
-      return n;
-    }
   };
 
-  void Place();
-  // First fit over `free` (free slots per agent that takes work), which it keeps up to date.
-  bool TryPlace(Task& task, std::map<std::string, size_t>& free);
+  // task_scheduling.cc: the passes.
+  void SchedulePool(const ResourcePoolConfig& pool);
+  void Place(Task& task, const std::vector<std::pair<std::string, int32_t>>& parts,
+             bool backfilled);
+  void Preempt(Task& task, const ResourcePoolConfig& pool);
+  Status CheckFits(const TaskSpec& spec, const ResourcePoolConfig& pool) const;
+  bus::JobSummary JobOf(const std::vector<const Task*>& tasks, int32_t ahead) const;
+
+  // The end of one part; when every part has ended, of the allocation.
+  void EndResource(Task& task, Resource& resource, int32_t exit_code, std::string_view failure,
+                   std::string message, int64_t now_ns);
+  void EndAllocation(Task& task, int64_t now_ns);
   void Finish(Task& task, int32_t exit_code, std::string_view failure, std::string message,
               int64_t now_ns);
+  void Requeue(Task& task, AllocationEnd end);
   void Release(const Task& task);
-  void SendStart(const Task& task);
+  void KillParts(Task& task, int64_t grace);
+  void SendStart(const Task& task, const Resource& resource);
+  void AggregateState(Task& task);
+  std::vector<Task*> OpenTasksOn(const std::string& agent_id);
+  const ResourcePoolConfig* Pool(const std::string& name) const;
 
   Listener& listener_;
+  ResourcesConfig resources_;
   std::string master_address_;
   std::map<std::string, AgentSlots> agents_;
   std::map<std::string, Task> tasks_;
   std::map<std::string, std::string> task_of_allocation_;
-  std::deque<std::string> queue_;   // task ids, in submission order
-  std::vector<std::string> order_;  // every task id, in submission order
+  std::set<std::string> open_;                          // tasks not ended
+  std::vector<std::string> order_;                      // every task id, in submission order
+  std::map<std::string, bus::ClusterPending> pending_;  // last reported, per pool
+  bool dirty_ = false;
 };
 
 }  // namespace det::master

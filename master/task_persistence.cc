@@ -5,46 +5,91 @@
 #include "storage/tasks_repo.h"
 
 namespace det::master {
+namespace {
 
-std::string TaskConfigJson(const TaskSpec& spec) {
+std::optional<int32_t> ExitCode(int32_t code) {
+  return code >= 0 ? std::optional<int32_t>(code) : std::nullopt;
+}
+
+// The failure column: "<type>: <message>", or nothing for a clean end.
+std::optional<std::string> Failure(const std::string& type, const std::string& message) {
+  if (type.empty()) return std::nullopt;
+  return type + ": " + message;
+}
+
+Store::Op FinishOp(std::string allocation_id, int64_t end_ns, std::optional<int32_t> exit_code,
+                   std::optional<std::string> failure) {
+  return [=](pqxx::work& tx) {
+    (void)storage::FinishAllocation(tx, allocation_id, std::string(bus::kWorkloadTerminated),
+                                    end_ns, exit_code, failure);
+  };
+}
+
+Store::Op QueuedOp(const Task& task) {
+  storage::TaskRecord record{task.id,           task.type,   std::nullopt, TaskConfigJson(task),
+                             task.submitted_ns, std::nullopt};
+  Store::Op finish_last;
+  if (task.last_end) {  // queued again after a preemption: the allocation before is over
+    const AllocationEnd& end = *task.last_end;
+    finish_last = FinishOp(
+        end.allocation_id, end.ended_ns, ExitCode(end.exit_code),
+        "Preempted: " + (end.failure_type.empty() ? "" : end.failure_type + ": ") + end.message);
+  }
+  return [record, finish_last](pqxx::work& tx) {
+    storage::CreateTask(tx, record);
+    if (finish_last) finish_last(tx);
+  };
+}
+
+Store::Op PlacedOp(const Task& task) {
+  nlohmann::json agents = nlohmann::json::array();
+  for (const Resource& resource : task.resources) {
+    agents.push_back({{"agent", resource.agent_id}, {"slots", resource.slot_ids}});
+  }
+  storage::AllocationRecord record{task.allocation_id, task.id,       task.spec.resource_pool,
+                                   task.spec.slots,    agents.dump(), task.state};
+  return [record](pqxx::work& tx) { storage::CreateAllocation(tx, record); };
+}
+
+}  // namespace
+
+std::string TaskConfigJson(const Task& task) {
+  const TaskSpec& spec = task.spec;
   nlohmann::json config = {{"entrypoint", spec.entrypoint},
                            {"slots", spec.slots},
                            {"resource_pool", spec.resource_pool},
-                           {"env", spec.env}};
+                           {"env", spec.env},
+                           {"weight", spec.weight},
+                           {"preemptible", spec.preemptible},
+                           {"single_node", spec.single_node},
+                           {"job_id", task.job_id}};
+  if (spec.priority) config["priority"] = *spec.priority;
   return config.dump();
 }
 
 Store::Op PersistTaskChange(const Task& task) {
-  if (task.state == "QUEUED") {
-    storage::TaskRecord record{task.id,           task.type,
-                               std::nullopt,      TaskConfigJson(task.spec),
-                               task.submitted_ns, std::nullopt};
-    return [record](pqxx::work& tx) { storage::CreateTask(tx, record); };
-  }
-  if (task.state == bus::kWorkloadAssigned) {
-    nlohmann::json agents =
-        nlohmann::json::array({{{"agent", task.agent_id}, {"slots", task.slot_ids}}});
-    storage::AllocationRecord record{task.allocation_id, task.id,       task.spec.resource_pool,
-                                     task.spec.slots,    agents.dump(), task.state};
-    return [record](pqxx::work& tx) { storage::CreateAllocation(tx, record); };
-  }
+  if (task.state == "QUEUED") return QueuedOp(task);
+  if (task.state == bus::kWorkloadAssigned) return PlacedOp(task);
   if (task.ended()) {
-    std::optional<int32_t> exit_code;
-    if (task.exit_code >= 0) exit_code = task.exit_code;
-    std::optional<std::string> failure;
-    if (!task.failure_type.empty()) failure = task.failure_type + ": " + task.message;
-    const std::string task_id = task.id, allocation_id = task.allocation_id;
+    const std::string task_id = task.id;
     const int64_t end_ns = task.ended_ns;
+    Store::Op finish;
+    if (!task.allocation_id.empty()) {
+      finish = FinishOp(task.allocation_id, end_ns, ExitCode(task.exit_code),
+                        Failure(task.failure_type, task.message));
+    }
     return [=](pqxx::work& tx) {
-      if (!allocation_id.empty()) {
-        (void)storage::FinishAllocation(tx, allocation_id, std::string(bus::kWorkloadTerminated),
-                                        end_ns, exit_code, failure);
-      }
+      if (finish) finish(tx);
       (void)storage::EndTask(tx, task_id, end_ns);
     };
   }
   const std::string allocation_id = task.allocation_id, state = task.state;
   return [=](pqxx::work& tx) { (void)storage::SetAllocationState(tx, allocation_id, state); };
+}
+
+Store::Op PersistTaskSettings(const Task& task) {
+  const std::string id = task.id, config = TaskConfigJson(task);
+  return [=](pqxx::work& tx) { (void)storage::SetTaskConfig(tx, id, config); };
 }
 
 }  // namespace det::master

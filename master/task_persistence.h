@@ -5,12 +5,15 @@
 
 namespace det::master {
 
-// The database change that records `task` in its current state: the task when it is queued, its
-// allocation when placed, the allocation's state as it moves, and both ends when it terminates.
-// Each op is idempotent (Store may retry it).
+// The database change that records `task` in its current state: the task when it is queued (and
+// the end of its previous allocation when it is queued again after a preemption), its allocation
+// when placed (every agent of it), the allocation's state as it moves, and both ends when it
+// terminates. Each op is idempotent (Store may retry it).
 Store::Op PersistTaskChange(const Task& task);
+// Records the task's current spec and job settings (after a job update).
+Store::Op PersistTaskSettings(const Task& task);
 
-// The task's spec as the JSON kept in tasks.config.
-std::string TaskConfigJson(const TaskSpec& spec);
+// The task's spec and job settings as the JSON kept in tasks.config.
+std::string TaskConfigJson(const Task& task);
 
 }  // namespace det::master

@@ -7,7 +7,7 @@
 
 namespace det::master {
 
-Result<TaskSpec> ParseTaskConfigJson(const std::string& json) {
+Result<TaskSpec> ParseTaskConfigJson(const std::string& json, std::string* job_id) {
   auto config = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (!config.is_object()) return InvalidArgument("task config is not a JSON object: " + json);
   try {
@@ -16,6 +16,11 @@ Result<TaskSpec> ParseTaskConfigJson(const std::string& json) {
     spec.slots = config.value("slots", 1);
     spec.resource_pool = config.value("resource_pool", "default");
     spec.env = config.value("env", std::map<std::string, std::string>{});
+    if (config.contains("priority")) spec.priority = config.at("priority").get<int32_t>();
+    spec.weight = config.value("weight", 1.0);
+    spec.preemptible = config.value("preemptible", false);
+    spec.single_node = config.value("single_node", true);
+    if (job_id) *job_id = config.value("job_id", "");
     return spec;
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("task config: ") + e.what());
@@ -24,12 +29,20 @@ Result<TaskSpec> ParseTaskConfigJson(const std::string& json) {
 
 namespace {
 
-// agents_json is [{"agent": id, "slots": [...]}] (TaskPersistence); first fit uses one agent.
-void ApplyPlacement(const std::string& agents_json, Task* task) {
-  auto agents = nlohmann::json::parse(agents_json, nullptr, false);
-  if (!agents.is_array() || agents.empty() || !agents[0].is_object()) return;
-  task->agent_id = agents[0].value("agent", "");
-  task->slot_ids = agents[0].value("slots", std::vector<std::string>{});
+// agents_json is [{"agent": id, "slots": [...]}, ...] (TaskPersistence): one entry per agent.
+void ApplyPlacement(const storage::AllocationRecord& allocation, Task* task) {
+  auto agents = nlohmann::json::parse(allocation.agents_json, nullptr, false);
+  if (!agents.is_array()) return;
+  for (const auto& agent : agents) {
+    if (!agent.is_object()) continue;
+    Resource resource;
+    resource.agent_id = agent.value("agent", "");
+    resource.slot_ids = agent.value("slots", std::vector<std::string>{});
+    resource.state = allocation.state;
+    if (!resource.agent_id.empty()) task->resources.push_back(std::move(resource));
+  }
+  task->allocation_id = allocation.id;
+  task->state = task->resources.empty() ? "QUEUED" : allocation.state;
 }
 
 }  // namespace
@@ -40,17 +53,18 @@ Result<std::vector<Task>> LoadOpenTasks(storage::Database& database) {
     tasks.clear();
     std::map<std::string, storage::AllocationRecord> allocations;
     for (auto& a : storage::ListOpenAllocations(tx)) allocations[a.task_id] = std::move(a);
+    const std::map<std::string, int32_t> counts = storage::CountOpenTaskAllocations(tx);
     for (const storage::TaskRecord& record : storage::ListOpenTasks(tx)) {
-      DET_ASSIGN_OR_RETURN(TaskSpec spec, ParseTaskConfigJson(record.config_json));
       Task task;
+      DET_ASSIGN_OR_RETURN(task.spec, ParseTaskConfigJson(record.config_json, &task.job_id));
       task.id = record.id;
       task.type = record.type;
-      task.spec = std::move(spec);
       task.submitted_ns = record.start_ns;
+      if (auto count = counts.find(record.id); count != counts.end()) {
+        task.allocations = count->second;
+      }
       if (auto a = allocations.find(record.id); a != allocations.end()) {
-        task.allocation_id = a->second.id;
-        task.state = a->second.state;
-        ApplyPlacement(a->second.agents_json, &task);
+        ApplyPlacement(a->second, &task);
       }
       tasks.push_back(std::move(task));
     }

@@ -39,6 +39,12 @@ void CreateTask(pqxx::work& tx, const TaskRecord& task) {
       task.id, task.type, task.trial_id, task.config_json, task.start_ns);
 }
 
+Status SetTaskConfig(pqxx::work& tx, const std::string& id, const std::string& config_json) {
+  return ExpectUpdated(
+      tx.exec_params("UPDATE tasks SET config = $2::jsonb WHERE id = $1", id, config_json),
+      "task \"" + id + "\"");
+}
+
 Result<TaskRecord> GetTask(pqxx::work& tx, const std::string& id) {
   auto result = tx.exec_params(std::string(kTaskSelect) + " WHERE id = $1", id);
   if (result.empty()) return NotFound("task \"" + id + "\" not found");
@@ -104,6 +110,16 @@ std::vector<AllocationRecord> ListTaskAllocations(pqxx::work& tx, const std::str
   return ReadAllocations(tx.exec_params(
       std::string(kAllocationSelect) + " WHERE task_id = $1 ORDER BY start_time NULLS LAST, id",
       task_id));
+}
+
+std::map<std::string, int32_t> CountOpenTaskAllocations(pqxx::work& tx) {
+  std::map<std::string, int32_t> counts;
+  for (const auto& row : tx.exec(
+           "SELECT a.task_id, count(*) FROM allocations a JOIN tasks t ON t.id = a.task_id"
+           " WHERE t.end_time IS NULL GROUP BY a.task_id")) {
+    counts[row[0].as<std::string>()] = row[1].as<int32_t>();
+  }
+  return counts;
 }
 
 }  // namespace det::storage

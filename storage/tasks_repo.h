@@ -7,6 +7,7 @@
 // Functions take the caller's transaction (Database::Run). Times are Unix nanoseconds.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
@@ -29,6 +30,8 @@ struct TaskRecord {
 void CreateTask(pqxx::work& tx, const TaskRecord& task);
 Result<TaskRecord> GetTask(pqxx::work& tx, const std::string& id);  // NotFound
 Status EndTask(pqxx::work& tx, const std::string& id, int64_t end_ns);
+// Replaces the task's config (its spec and job settings, which users may change).
+Status SetTaskConfig(pqxx::work& tx, const std::string& id, const std::string& config_json);
 // Tasks without an end time, oldest first: what a restarted master resumes.
 std::vector<TaskRecord> ListOpenTasks(pqxx::work& tx);
 
@@ -58,5 +61,7 @@ Status FinishAllocation(pqxx::work& tx, const std::string& id, const std::string
 // Allocations without an end time, oldest first.
 std::vector<AllocationRecord> ListOpenAllocations(pqxx::work& tx);
 std::vector<AllocationRecord> ListTaskAllocations(pqxx::work& tx, const std::string& task_id);
+// How many allocations each task without an end time has had (tasks with none are left out).
+std::map<std::string, int32_t> CountOpenTaskAllocations(pqxx::work& tx);
 
 }  // namespace det::storage

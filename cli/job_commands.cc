@@ -1,0 +1,86 @@
+#include "cli/job_commands.h"
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "bus/catalog/jobs.h"
+#include "cli/rpc_call.h"
+
+namespace det::cli {
+namespace {
+
+nlohmann::ordered_json ToJson(const bus::JobSummary& j) {
+  return {{"job_id", j.job_id},
+          {"type", j.type},
+          {"state", j.state},
+          {"resource_pool", j.resource_pool},
+          {"jobs_ahead", j.jobs_ahead},
+          {"requested_slots", j.requested_slots},
+          {"allocated_slots", j.allocated_slots},
+          {"priority", j.priority},
+          {"weight", j.weight},
+          {"preemptible", j.preemptible},
+          {"submitted_at", j.submitted_at},
+          {"name", j.name}};
+}
+
+void PrintJobs(const std::vector<bus::JobSummary>& jobs) {
+  std::printf("%-32s %-12s %-20s %5s %8s %9s %8s %6s  %s\n", "JOB ID", "POOL", "STATE", "AHEAD",
+              "PRIORITY", "REQUESTED", "ASSIGNED", "WEIGHT", "NAME");
+  for (const auto& j : jobs) {
+    std::printf("%-32s %-12s %-20s %5d %8d %9d %8d %6g  %s\n", j.job_id.c_str(),
+                j.resource_pool.c_str(), j.state.c_str(), j.jobs_ahead, j.priority,
+                j.requested_slots, j.allocated_slots, j.weight, j.name.c_str());
+  }
+}
+
+int JobList(const CliOptions& options, const std::string& pool) {
+  auto reply = Call<bus::JobListRequest, bus::JobList>(options, {pool});
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.json) {
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    for (const auto& j : reply->jobs) all.push_back(ToJson(j));
+    std::cout << all.dump() << "\n";
+  } else {
+    PrintJobs(reply->jobs);
+  }
+  return 0;
+}
+
+int JobUpdate(const CliOptions& options, const bus::JobUpdateRequest& request) {
+  if (!request.priority && !request.weight && !request.resource_pool) {
+    return Fail(InvalidArgument("nothing to change: give --priority, --weight or --resource-pool"));
+  }
+  auto reply = Call<bus::JobUpdateRequest, bus::JobUpdateReply>(options, request);
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.json) {
+    std::cout << ToJson(reply->job).dump() << "\n";
+  } else {
+    PrintJobs({reply->job});
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddJobCommands(CLI::App& app, const CliOptions& options, int& rc) {
+  auto* job = app.add_subcommand("job", "the job queue")->require_subcommand(1);
+  auto list_pool = std::make_shared<std::string>();
+  auto* list = job->add_subcommand("list", "unfinished jobs in queue order, per pool");
+  list->add_option("--resource-pool", *list_pool, "only this pool");
+  list->callback([&options, &rc, list_pool] { rc = JobList(options, *list_pool); });
+
+  auto update = std::make_shared<bus::JobUpdateRequest>();
+  auto* sub = job->add_subcommand("update", "change a job's priority, weight or pool");
+  sub->add_option("job_id", update->job_id, "the job")->required();
+  sub->add_option("--priority", update->priority, "1 (most urgent) to 99")
+      ->check(CLI::Range(1, 99));
+  sub->add_option("--weight", update->weight, "fair-share weight (more than 0)");
+  sub->add_option("--resource-pool", update->resource_pool,
+                  "move the job (only while nothing of it runs)");
+  sub->callback([&options, &rc, update] { rc = JobUpdate(options, *update); });
+}
+
+}  // namespace det::cli

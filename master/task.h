@@ -1,0 +1,73 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bus/catalog/tasks.h"
+#include "bus/catalog/workload.h"
+
+namespace det::master {
+
+// What a user asked to run.
+struct TaskSpec {
+  std::vector<std::string> entrypoint;
+  int32_t slots = 1;
+  std::string resource_pool;  // empty: the default compute pool (aux pool for zero slots)
+  std::map<std::string, std::string> env;
+  std::optional<int32_t> priority;  // unset: the pool's default_priority
+  double weight = 1.0;
+  bool preemptible = false;
+  bool single_node = true;
+};
+
+// One agent's part of an allocation: the slots there and the workload's state on it.
+struct Resource {
+  std::string agent_id;
+  std::vector<std::string> slot_ids;  // empty for a zero-slot task
+  std::string state = std::string(bus::kWorkloadAssigned);
+  int32_t exit_code = 0;
+  std::string failure_type;
+  std::string message;
+  bool ended() const { return state == bus::kWorkloadTerminated; }
+};
+
+// How an allocation that is over ended (kept for the record when the task is queued again).
+struct AllocationEnd {
+  std::string allocation_id;
+  int32_t exit_code = 0;
+  std::string failure_type;
+  std::string message;
+  int64_t ended_ns = 0;
+};
+
+struct Task {
+  std::string id;
+  std::string type = "COMMAND";
+  std::string job_id;  // the job it belongs to (a command is its own job)
+  TaskSpec spec;       // spec.resource_pool and spec.priority are always set once submitted
+  std::string state = "QUEUED";           // then bus::kWorkload* states
+  std::string allocation_id;              // the current (or last) allocation
+  int32_t allocations = 0;                // times placed; allocation ids are <task id>.<n>
+  std::vector<Resource> resources;        // where the current allocation runs (several: a gang)
+  bool preempting = false;                // asked to stop for more urgent work
+  bool backfilled = false;                // placed past a request ahead of it
+  std::optional<AllocationEnd> last_end;  // the allocation before this one, if any
+  int32_t exit_code = 0;
+  std::string failure_type;
+  std::string message;
+  int64_t submitted_ns = 0;
+  int64_t ended_ns = 0;
+  bool kill_requested = false;
+
+  bool ended() const { return state == bus::kWorkloadTerminated; }
+  bool placed() const { return !resources.empty(); }
+  int32_t priority() const { return spec.priority.value_or(0); }
+  bool RunsOn(const std::string& agent_id) const;
+  std::vector<std::string> Agents() const;
+  bus::TaskSummary Summary() const;
+};
+
+}  // namespace det::master

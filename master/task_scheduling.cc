@@ -1,0 +1,240 @@
+// TaskManager's scheduling passes and job queue: the bridge between its state and the pure
+// scheduler (master/scheduler).
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "master/scheduler/fair_share_scheduler.h"
+#include "master/scheduler/fit_check.h"
+#include "master/scheduler/pending_demand.h"
+#include "master/scheduler/priority_scheduler.h"
+#include "master/task_manager.h"
+
+namespace det::master {
+namespace {
+
+using scheduler::PoolView;
+
+// One pool as the scheduler sees it, and what its indices stand for.
+struct Snapshot {
+  PoolView view;
+  std::vector<std::string> agent_ids;
+  std::vector<std::string> task_ids;
+};
+
+// Tasks of a pool in queue order: priority, then position (submission), then id.
+bool QueueOrder(const Task* a, const Task* b) {
+  return std::tuple(a->priority(), a->submitted_ns, a->id) <
+         std::tuple(b->priority(), b->submitted_ns, b->id);
+}
+
+}  // namespace
+
+void TaskManager::Schedule() {
+  if (!dirty_) return;
+  dirty_ = false;
+  for (const ResourcePoolConfig& pool : resources_.resource_pools) SchedulePool(pool);
+}
+
+void TaskManager::SchedulePool(const ResourcePoolConfig& pool) {
+  Snapshot snap;
+  snap.view.max_aux_per_agent = pool.max_aux_containers_per_agent;
+  std::map<std::string, size_t> agent_index, job_index;
+  for (const auto& [id, agent] : agents_) {
+    if (agent.pool != pool.pool_name || !agent.registered) continue;
+    scheduler::AgentView view{id, 0, 0, agent.aux, agent.schedulable && agent.enabled};
+    for (const std::string& slot : agent.slot_ids) {
+      if (agent.disabled_slots.count(slot)) continue;
+      ++view.slots;
+      if (agent.used.count(slot)) ++view.used;
+    }
+    agent_index[id] = snap.view.agents.size();
+    snap.agent_ids.push_back(id);
+    snap.view.agents.push_back(std::move(view));
+  }
+  for (const std::string& id : open_) {
+    const Task& task = tasks_.at(id);
+    if (task.spec.resource_pool != pool.pool_name) continue;
+    scheduler::RequestView request{id,
+                                   0,
+                                   task.spec.slots,
+                                   task.spec.preemptible,
+                                   task.spec.single_node,
+                                   task.submitted_ns,
+                                   {},
+                                   task.preempting};
+    for (const Resource& resource : task.resources) {
+      auto agent = agent_index.find(resource.agent_id);
+      if (agent != agent_index.end()) {
+        request.placed.emplace_back(agent->second, static_cast<int32_t>(resource.slot_ids.size()));
+      }
+    }
+    if (task.placed() && request.placed.empty()) continue;  // on agents not back yet
+    auto [job, added] = job_index.try_emplace(task.job_id, snap.view.jobs.size());
+    if (added) {
+      snap.view.jobs.push_back(
+          {task.job_id, task.priority(), task.spec.weight, std::nullopt, task.submitted_ns});
+    }
+    request.job = job->second;
+    snap.task_ids.push_back(id);
+    snap.view.requests.push_back(std::move(request));
+  }
+  const scheduler::Decisions decisions =
+      pool.scheduler.type == scheduler::SchedulerConfig::Type::kFairShare
+          ? scheduler::ScheduleFairShare(snap.view, pool.scheduler)
+          : scheduler::SchedulePriority(snap.view, pool.scheduler);
+  for (const scheduler::Placement& placement : decisions.placements) {
+    std::vector<std::pair<std::string, int32_t>> parts;
+    for (const auto& [agent, slots] : placement.agents)
+      parts.emplace_back(snap.agent_ids[agent], slots);
+    Place(tasks_.at(snap.task_ids[placement.request]), parts, placement.backfilled);
+    snap.view.requests[placement.request].placed = placement.agents;
+  }
+  for (size_t preempted : decisions.preemptions) Preempt(tasks_.at(snap.task_ids[preempted]), pool);
+
+  const int32_t per_instance = pool.provider ? pool.provider->slots_per_instance : 0;
+  const scheduler::PendingDemand demand = scheduler::CountPending(snap.view, per_instance);
+  const bus::ClusterPending pending{pool.pool_name, demand.slots, demand.aux_tasks, demand.tasks,
+                                    demand.largest};
+  auto [last, first] = pending_.try_emplace(pool.pool_name, pending);
+  if (first || last->second != pending) {
+    last->second = pending;
+    listener_.PendingChanged(pending);
+  }
+}
+
+void TaskManager::Place(Task& task, const std::vector<std::pair<std::string, int32_t>>& parts,
+                        bool backfilled) {
+  task.resources.clear();
+  for (const auto& [agent_id, slots] : parts) {
+    AgentSlots& agent = agents_.at(agent_id);
+    Resource resource{agent_id};
+    for (const std::string& slot : agent.slot_ids) {
+      if (static_cast<int32_t>(resource.slot_ids.size()) == slots) break;
+      if (agent.usable(slot)) resource.slot_ids.push_back(slot);
+    }
+    for (const std::string& slot : resource.slot_ids) agent.used.insert(slot);
+    if (slots == 0) ++agent.aux;
+    task.resources.push_back(std::move(resource));
+  }
+  task.allocation_id = task.id + "." + std::to_string(++task.allocations);
+  task.state = bus::kWorkloadAssigned;
+  task.backfilled = backfilled;
+  task_of_allocation_[task.allocation_id] = task.id;
+  listener_.TaskChanged(task);
+  for (const Resource& resource : task.resources) SendStart(task, resource);
+}
+
+void TaskManager::Preempt(Task& task, const ResourcePoolConfig& pool) {
+  if (task.preempting || task.kill_requested) return;
+  task.preempting = true;
+  task.message = "preempted for more urgent work";
+  listener_.TaskChanged(task);
+  KillParts(task,
+            std::chrono::duration_cast<std::chrono::milliseconds>(pool.preemption_timeout).count());
+}
+
+Status TaskManager::CheckFits(const TaskSpec& spec, const ResourcePoolConfig& pool) const {
+  std::vector<int32_t> agent_slots;
+  for (const auto& [id, agent] : agents_) {
+    if (agent.pool == pool.pool_name && agent.registered) {
+      agent_slots.push_back(static_cast<int32_t>(agent.slot_ids.size()));
+    }
+  }
+  std::optional<scheduler::ProviderSize> provider;
+  if (pool.provider) provider = {pool.provider->max_instances, pool.provider->slots_per_instance};
+  return scheduler::CheckCanEverFit(spec.slots, spec.single_node, pool.pool_name, agent_slots,
+                                    provider);
+}
+
+bus::JobSummary TaskManager::JobOf(const std::vector<const Task*>& tasks, int32_t ahead) const {
+  const Task& first = *tasks.front();
+  bus::JobSummary job;
+  job.job_id = first.job_id;
+  job.type = first.type;
+  job.state = bus::kJobQueued;
+  job.resource_pool = first.spec.resource_pool;
+  job.jobs_ahead = ahead;
+  job.priority = first.priority();
+  job.weight = first.spec.weight;
+  job.preemptible = first.spec.preemptible;
+  job.submitted_at = first.submitted_ns;
+  for (const std::string& part : first.spec.entrypoint) {
+    job.name += (job.name.empty() ? "" : " ") + part;
+  }
+  for (const Task* task : tasks) {
+    job.requested_slots += task->spec.slots;
+    if (!task->placed()) continue;
+    job.allocated_slots += task->spec.slots;
+    if (job.state != bus::kJobScheduled) {
+      job.state = task->backfilled ? bus::kJobBackfilled : bus::kJobScheduled;
+    }
+  }
+  return job;
+}
+
+std::vector<bus::JobSummary> TaskManager::Jobs(const std::string& pool) const {
+  std::map<std::string, std::vector<const Task*>> by_pool;
+  for (const std::string& id : open_) {
+    const Task& task = tasks_.at(id);
+    if (pool.empty() || task.spec.resource_pool == pool) {
+      by_pool[task.spec.resource_pool].push_back(&task);
+    }
+  }
+  std::vector<bus::JobSummary> jobs;
+  for (auto& [name, tasks] : by_pool) {
+    std::sort(tasks.begin(), tasks.end(), QueueOrder);
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<const Task*>> of_job;
+    for (const Task* task : tasks) {
+      if (of_job[task->job_id].empty()) order.push_back(task->job_id);
+      of_job[task->job_id].push_back(task);
+    }
+    for (size_t i = 0; i < order.size(); ++i) {
+      jobs.push_back(JobOf(of_job[order[i]], static_cast<int32_t>(i)));
+    }
+  }
+  return jobs;
+}
+
+Result<bus::JobSummary> TaskManager::UpdateJob(const bus::JobUpdateRequest& update) {
+  std::vector<Task*> tasks;
+  for (const std::string& id : open_) {
+    Task& task = tasks_.at(id);
+    if (task.job_id == update.job_id) tasks.push_back(&task);
+  }
+  if (tasks.empty()) return NotFound("job " + update.job_id + " not found (or already over)");
+  if (update.priority &&
+      (*update.priority < scheduler::kMinPriority || *update.priority > scheduler::kMaxPriority)) {
+    return InvalidArgument("priority must be 1 (most urgent) to 99, not " +
+                           std::to_string(*update.priority));
+  }
+  if (update.weight && !(*update.weight > 0)) return InvalidArgument("weight must be more than 0");
+  if (update.resource_pool) {
+    const ResourcePoolConfig* pool = Pool(*update.resource_pool);
+    if (!pool) {
+      return InvalidArgument("resource pool \"" + *update.resource_pool + "\" is not configured");
+    }
+    for (const Task* task : tasks) {
+      if (task->placed()) {
+        return FailedPrecondition("job " + update.job_id + " runs in pool \"" +
+                                  task->spec.resource_pool +
+                                  "\"; its pool can change only while it is queued");
+      }
+      DET_RETURN_IF_ERROR(CheckFits(task->spec, *pool));
+    }
+  }
+  for (Task* task : tasks) {
+    if (update.priority) task->spec.priority = *update.priority;
+    if (update.weight) task->spec.weight = *update.weight;
+    if (update.resource_pool) task->spec.resource_pool = *update.resource_pool;
+    listener_.TaskSettingsChanged(*task);
+  }
+  dirty_ = true;
+  for (const bus::JobSummary& job : Jobs(tasks.front()->spec.resource_pool)) {
+    if (job.job_id == update.job_id) return job;
+  }
+  return NotFound("job " + update.job_id + " not found");
+}
+
+}  // namespace det::master
