@@ -16,28 +16,6 @@ class WorkloadProcessTest : public ClusterProcessTest {
  protected:
   std::string ExtraBusConfig() const override { return "  agent_reconnect_wait: 3s\n"; }
 
-  std::string Run(const std::string& entrypoint) {
-    const std::string out = Det("--json cmd run '" + entrypoint + "'");
-    auto reply = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
-    EXPECT_TRUE(reply.is_object()) << out;
-    return reply.is_object() ? reply.value("task_id", "") : "";
-  }
-  // Waits for the task to end and returns its summary.
-  nlohmann::json Wait(const std::string& task_id) {
-    const std::string out = Det("--json task wait " + task_id);
-    auto summary = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
-    EXPECT_TRUE(summary.is_object()) << out;
-    return summary;
-  }
-  std::vector<std::string> LogTexts(const std::string& task_id) {
-    std::vector<std::string> texts;
-    std::stringstream lines(Det("--json task logs " + task_id));
-    for (std::string line; std::getline(lines, line);) {
-      auto entry = nlohmann::json::parse(line, nullptr, false);
-      if (entry.is_object()) texts.push_back(entry.value("log", ""));
-    }
-    return texts;
-  }
   void WaitForAgents(int n) {
     for (int i = 0; i < 100; ++i) {
       auto agents = nlohmann::json::parse(Det("--json agent list"), nullptr, false);

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -83,6 +84,8 @@ class ClusterProcessTest : public ::testing::Test {
  protected:
   // Extra master.yaml lines under `bus:` (indented two spaces).
   virtual std::string ExtraBusConfig() const { return ""; }
+  // Extra top-level master.yaml sections (resource_manager, resource_pools, ...).
+  virtual std::string ExtraConfig() const { return ""; }
 
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("det-cluster-" + bus::RandomId());
@@ -93,7 +96,7 @@ class ClusterProcessTest : public ::testing::Test {
         << "bus:\n  host: 127.0.0.1\n  gateway_port: 0\n  agent_port: 0\n"
            "  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
            "  agent_silence_limit: 2s\n  security: {plaintext: true}\n"
-        << ExtraBusConfig();
+        << ExtraBusConfig() << ExtraConfig();
     master_ = std::make_unique<Process>(
         std::vector<std::string>{BuildDir() + "/master/det-master", "-c",
                                  (dir_ / "master.yaml").string(), "--endpoints-file",
@@ -163,7 +166,7 @@ class ClusterProcessTest : public ::testing::Test {
         << "\n  agent_port: " << agent_port_
         << "\n  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
            "  security: {plaintext: true}\n"
-        << ExtraBusConfig();
+        << ExtraBusConfig() << ExtraConfig();
     master_ =
         std::make_unique<Process>(std::vector<std::string>{BuildDir() + "/master/det-master", "-c",
                                                            (dir_ / "master2.yaml").string()},
@@ -173,6 +176,29 @@ class ClusterProcessTest : public ::testing::Test {
   std::string Det(const std::string& args) {
     return Shell("timeout 120 " + BuildDir() + "/cli/det --plaintext -m " + gateway_ + " " + args +
                  " 2>&1");
+  }
+  // det cmd run: the new task's id ("" on failure, which the test is told of).
+  std::string Run(const std::string& entrypoint, const std::string& flags = "") {
+    const std::string out = Det("--json cmd run " + flags + " '" + entrypoint + "'");
+    auto reply = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(reply.is_object()) << out;
+    return reply.is_object() ? reply.value("task_id", "") : "";
+  }
+  // Waits for the task to end and returns its summary.
+  nlohmann::json Wait(const std::string& task_id) {
+    const std::string out = Det("--json task wait " + task_id);
+    auto summary = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(summary.is_object()) << out;
+    return summary;
+  }
+  std::vector<std::string> LogTexts(const std::string& task_id) {
+    std::vector<std::string> texts;
+    std::stringstream lines(Det("--json task logs " + task_id));
+    for (std::string line; std::getline(lines, line);) {
+      auto entry = nlohmann::json::parse(line, nullptr, false);
+      if (entry.is_object()) texts.push_back(entry.value("log", ""));
+    }
+    return texts;
   }
   bool WaitFor(const std::string& args, const std::string& needle) {
     for (int i = 0; i < 100; ++i) {
