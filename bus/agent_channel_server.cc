@@ -108,6 +108,13 @@ void AgentChannelServer::HandleReliable(const std::string& identity, Session& se
   }
 }
 
+Status AgentChannelServer::SetReconnectWindow(const std::string& agent_id, Duration window) {
+  auto it = sessions_.find(agent_id);
+  if (it == sessions_.end()) return NotFound("no session for agent " + agent_id);
+  it->second.reconnect_window = window;
+  return Status::Ok();
+}
+
 void AgentChannelServer::Tick(std::vector<Event>* events) {
   const MonoTime now = clock_.Now();
   for (auto it = sessions_.begin(); it != sessions_.end();) {
@@ -118,7 +125,8 @@ void AgentChannelServer::Tick(std::vector<Event>* events) {
       session.lost_at = now;
       events->push_back({Event::Kind::kLost, it->first});
     }
-    if (session.state == SessionState::kLost && now - session.lost_at >= config_.reconnect_window) {
+    if (session.state == SessionState::kLost &&
+        now - session.lost_at >= session.reconnect_window.value_or(config_.reconnect_window)) {
       events->push_back({Event::Kind::kExpired, it->first});
       it = sessions_.erase(it);
       continue;

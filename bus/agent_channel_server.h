@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -66,6 +67,10 @@ class AgentChannelServer {
     return Send(agent_id, M::kType, MakeHeader(name_, epoch_, 0, clock_), Encode(message));
   }
 
+  // The agent's own reconnect window (its resource pool's `agent_reconnect_wait`) in place of the
+  // channel's; NotFound if no session exists for agent_id.
+  Status SetReconnectWindow(const std::string& agent_id, Duration window);
+
   std::vector<SessionInfo> Sessions() const;
   const DropLog& drops() const { return drops_; }
   uint64_t epoch() const { return epoch_; }
@@ -76,6 +81,7 @@ class AgentChannelServer {
     uint64_t agent_epoch = 0;
     MonoTime last_heard;
     MonoTime lost_at;
+    std::optional<Duration> reconnect_window;  // unset: the channel's
     Outbox outbox;
     DedupWindow inbound;
   };

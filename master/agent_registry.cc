@@ -39,7 +39,12 @@ AgentRegistry::AgentRegistry(zmq::context_t& context, const Clock& clock,
       store_(store),
       tasks_(*this, resources, std::move(master_address)),
       reconnect_window_(config.channel.reconnect_window) {
-  for (const ResourcePoolConfig& pool : resources.resource_pools) pools_.push_back(pool.pool_name);
+  for (const ResourcePoolConfig& pool : resources.resource_pools) {
+    pools_.push_back(pool.pool_name);
+    if (pool.agent_reconnect_wait) {
+      pool_reconnect_waits_[pool.pool_name] = *pool.agent_reconnect_wait;
+    }
+  }
   HandleQueries();
 }
 
@@ -305,6 +310,10 @@ void AgentRegistry::OnRegister(const std::string& agent_id, const bus::AgentRegi
   std::vector<std::string> slot_ids;
   for (const auto& slot : info.slots) slot_ids.push_back(slot.id);
   awaited_.erase(agent_id);
+  if (auto wait = pool_reconnect_waits_.find(info.resource_pool);
+      wait != pool_reconnect_waits_.end()) {
+    (void)channel_.SetReconnectWindow(agent_id, wait->second);
+  }
   // Reconciled before the agent's slots are offered: work placed now must not look unreported.
   tasks_.Reconcile(agent_id, info.workloads, reconcile_.erase(agent_id) > 0, NowNs());
   tasks_.SetAgent(agent_id, info.resource_pool, slot_ids);

@@ -102,6 +102,7 @@ class AgentRegistry : private TaskManager::Listener {
   std::set<std::string> reconcile_;          // agents whose next registration is complete
   Duration reconnect_window_;
   std::vector<std::string> pools_;
+  std::map<std::string, Duration> pool_reconnect_waits_;  // pools with their own
   IdleTracker idle_;
   MonoTime next_idle_check_{};
   MonoTime next_timers_{};

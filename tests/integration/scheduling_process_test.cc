@@ -101,3 +101,27 @@ TEST_F(SchedulingProcessTest, RequestsThatCanNeverFitAreRefusedAndQueuedJobsCanB
 
 }  // namespace
 }  // namespace det
+
+namespace det {
+namespace {
+
+// A pool with its own agent_reconnect_wait, far shorter than the master's.
+class PoolReconnectWaitTest : public testing::ClusterProcessTest {
+ protected:
+  std::string ExtraBusConfig() const override { return "  agent_reconnect_wait: 10m\n"; }
+  std::string ExtraConfig() const override {
+    return "resource_pools:\n  - pool_name: default\n    agent_reconnect_wait: 1s\n";
+  }
+};
+
+TEST_F(PoolReconnectWaitTest, ALostAgentsTasksFailAfterItsPoolsWindow) {
+  auto agent = StartAgent("agent-1", 1);
+  const std::string id = Run("sleep 60");
+  ASSERT_TRUE(WaitFor("task list", "RUNNING"));
+  agent->Stop(SIGKILL);
+  // Silence limit 2 s, then the pool's 1 s (the master's own window is 10 minutes).
+  EXPECT_TRUE(WaitFor("task list", "AgentFailed")) << Det("task list");
+}
+
+}  // namespace
+}  // namespace det

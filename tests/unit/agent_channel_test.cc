@@ -87,6 +87,18 @@ TEST_P(AgentChannelTest, HelloIsWelcomedAndReliableMessagesArriveOnce) {
   EXPECT_EQ(registers, 1);
 }
 
+TEST_P(AgentChannelTest, AnAgentsOwnReconnectWindowReplacesTheChannels) {
+  Connect();
+  ASSERT_TRUE(server_->SetReconnectWindow("agent-1", 2s).ok());
+  EXPECT_EQ(server_->SetReconnectWindow("nobody", 2s).code(), StatusCode::kNotFound);
+  clock_.Advance(6s);
+  PumpServer();
+  EXPECT_TRUE(ServerSaw(ServerEvent::Kind::kLost));
+  clock_.Advance(3s);  // past its own 2 s, well within the channel's 25 s
+  PumpServer();
+  EXPECT_TRUE(ServerSaw(ServerEvent::Kind::kExpired));
+}
+
 TEST_P(AgentChannelTest, SilentAgentIsLostThenExpiresAfterTheReconnectWindow) {
   Connect();
   clock_.Advance(6s);  // past the 5 s silence limit, without the client sending anything
