@@ -125,6 +125,8 @@ class TaskManager {
 
   // task_scheduling.cc: the passes.
   void SchedulePool(const ResourcePoolConfig& pool);
+  // Tells the listener when the pool's demand differs from what it was last told.
+  void ReportPending(const bus::ClusterPending& pending);
   void Place(Task& task, const std::vector<std::pair<std::string, int32_t>>& parts,
              bool backfilled);
   void Preempt(Task& task, const ResourcePoolConfig& pool);

@@ -37,6 +37,16 @@ void TaskManager::Schedule() {
 }
 
 void TaskManager::SchedulePool(const ResourcePoolConfig& pool) {
+  // Nothing waits: nothing to place or to preempt for, and no demand (the common case while
+  // agents come and go), without walking the agents.
+  const bool waiting = std::any_of(open_.begin(), open_.end(), [&](const std::string& id) {
+    const Task& task = tasks_.at(id);
+    return !task.placed() && task.spec.resource_pool == pool.pool_name;
+  });
+  if (!waiting) {
+    ReportPending({pool.pool_name, 0, 0, 0, 0});
+    return;
+  }
   Snapshot snap;
   snap.view.max_aux_per_agent = pool.max_aux_containers_per_agent;
   std::map<std::string, size_t> agent_index, job_index;
@@ -94,9 +104,11 @@ void TaskManager::SchedulePool(const ResourcePoolConfig& pool) {
 
   const int32_t per_instance = pool.provider ? pool.provider->slots_per_instance : 0;
   const scheduler::PendingDemand demand = scheduler::CountPending(snap.view, per_instance);
-  const bus::ClusterPending pending{pool.pool_name, demand.slots, demand.aux_tasks, demand.tasks,
-                                    demand.largest};
-  auto [last, first] = pending_.try_emplace(pool.pool_name, pending);
+  ReportPending({pool.pool_name, demand.slots, demand.aux_tasks, demand.tasks, demand.largest});
+}
+
+void TaskManager::ReportPending(const bus::ClusterPending& pending) {
+  auto [last, first] = pending_.try_emplace(pending.resource_pool, pending);
   if (first || last->second != pending) {
     last->second = pending;
     listener_.PendingChanged(pending);
