@@ -131,6 +131,7 @@ void TaskManager::Place(Task& task, const std::vector<std::pair<std::string, int
   }
   task.allocation_id = task.id + "." + std::to_string(++task.allocations);
   task.state = bus::kWorkloadAssigned;
+  task.message.clear();  // what was said of an earlier allocation (preempted) is over
   task.backfilled = backfilled;
   task_of_allocation_[task.allocation_id] = task.id;
   listener_.TaskChanged(task);

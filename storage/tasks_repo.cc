@@ -114,9 +114,9 @@ std::vector<AllocationRecord> ListTaskAllocations(pqxx::work& tx, const std::str
 
 std::map<std::string, int32_t> CountOpenTaskAllocations(pqxx::work& tx) {
   std::map<std::string, int32_t> counts;
-  for (const auto& row : tx.exec(
-           "SELECT a.task_id, count(*) FROM allocations a JOIN tasks t ON t.id = a.task_id"
-           " WHERE t.end_time IS NULL GROUP BY a.task_id")) {
+  for (const auto& row :
+       tx.exec("SELECT a.task_id, count(*) FROM allocations a JOIN tasks t ON t.id = a.task_id"
+               " WHERE t.end_time IS NULL GROUP BY a.task_id")) {
     counts[row[0].as<std::string>()] = row[1].as<int32_t>();
   }
   return counts;

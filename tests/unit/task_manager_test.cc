@@ -43,7 +43,7 @@ ResourcesConfig TwoPools() {
 }
 
 bus::WorkloadState State(const std::string& allocation, std::string_view state, int code = 0,
-                          std::string_view failure = {}) {
+                         std::string_view failure = {}) {
   return {allocation, "", std::string(state), code, std::string(failure), ""};
 }
 
@@ -62,8 +62,8 @@ class TaskManagerTest : public ::testing::Test {
   }
   void Report(const std::string& agent, const std::string& allocation, std::string_view state,
               int code = 0, std::string_view failure = {}, int64_t now = 10) {
-    manager_.OnWorkloadState(agent, {allocation, "", std::string(state), code,
-                                     std::string(failure), ""}, now);
+    manager_.OnWorkloadState(
+        agent, {allocation, "", std::string(state), code, std::string(failure), ""}, now);
     manager_.Schedule();
   }
 
@@ -161,7 +161,13 @@ TEST_F(TaskManagerTest, UnschedulableAgentGetsNoNewWork) {
 
 TEST_F(TaskManagerTest, BadSpecsAreRefusedWithTheReason) {
   auto empty = Submit(Command(1), 1);
-  empty = Submit([] { TaskSpec spec = Command(1); spec.entrypoint = {}; return spec; }(), 1);
+  empty = Submit(
+      [] {
+        TaskSpec spec = Command(1);
+        spec.entrypoint = {};
+        return spec;
+      }(),
+      1);
   EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(empty.status().message().find("entrypoint"), std::string::npos);
   auto negative = Submit(Command(-1), 1);
@@ -255,10 +261,10 @@ TEST_F(TaskManagerTest, ReconcileKillsWorkloadsNoTaskWantsAndResendsRequestedKil
   const std::string ended_allocation = manager_.Find(*ended)->allocation_id;
   manager_.RemoveAgent("a1", 3);  // both end with AgentFailed while the agent is away
   Agent("a1", "default", {"s0", "s1"});
-  manager_.Reconcile("a1",
-                     {State(ended_allocation, bus::kWorkloadRunning),
-                      State("stranger.1", bus::kWorkloadRunning)},
-                     /*complete=*/true, 4);
+  manager_.Reconcile(
+      "a1",
+      {State(ended_allocation, bus::kWorkloadRunning), State("stranger.1", bus::kWorkloadRunning)},
+      /*complete=*/true, 4);
   ASSERT_EQ(listener_.kills.size(), 2u);
   EXPECT_EQ(listener_.kills[0].second.allocation_id, ended_allocation);
   EXPECT_EQ(listener_.kills[0].second.grace_ms, 0);
@@ -303,6 +309,7 @@ TEST_F(TaskManagerTest, PreemptedTaskIsQueuedAgainAndResumesAsANewAllocation) {
 
   Report("a1", *low + ".1", bus::kWorkloadTerminated, 143, "TaskError");
   EXPECT_EQ(manager_.Find(*low)->state, "QUEUED");  // back in the queue, not failed
+  EXPECT_EQ(manager_.Find(*low)->message, "preempted; queued again");
   ASSERT_TRUE(manager_.Find(*low)->last_end.has_value());
   EXPECT_EQ(manager_.Find(*low)->last_end->exit_code, 143);
   EXPECT_EQ(manager_.Find(*urgent)->state, "ASSIGNED");
@@ -314,6 +321,7 @@ TEST_F(TaskManagerTest, PreemptedTaskIsQueuedAgainAndResumesAsANewAllocation) {
   EXPECT_EQ(manager_.Find(*low)->state, "TERMINATED");
   EXPECT_EQ(manager_.Find(*low)->failure_type, "");
   EXPECT_EQ(manager_.Find(*low)->allocations, 2);
+  EXPECT_EQ(manager_.Find(*low)->message, "");  // the preemption is not how it ended
 }
 
 TEST_F(TaskManagerTest, AKillDuringPreemptionEndsTheTaskInsteadOfQueueingIt) {
