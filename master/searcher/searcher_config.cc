@@ -1,0 +1,89 @@
+#include "master/searcher/searcher_config.h"
+
+#include "common/yaml_json.h"
+
+namespace det::master::searcher {
+namespace {
+
+constexpr const char* kSearchers[] = {"single", "random", "grid", "async_halving", "adaptive_asha"};
+constexpr const char* kModes[] = {"aggressive", "standard", "conservative"};
+constexpr const char* kLengthUnits[] = {"batches", "records", "epochs"};
+
+// Determined's older `max_length`: {batches|records|epochs: N}, or a bare N (batches).
+void ReadMaxLength(ConfigReader& reader, SearcherConfig* config) {
+  const YAML::Node node = reader.Raw("max_length");
+  if (!node.IsDefined() || node.IsNull()) return;
+  const nlohmann::json length = YamlToJson(node);
+  if (length.is_number_integer()) {
+    config->time_metric = "batches";
+    config->max_time = length.get<int64_t>();
+  } else if (length.is_object() && length.size() == 1 &&
+             length.begin().value().is_number_integer()) {
+    const std::string unit = length.begin().key();
+    if (std::find(std::begin(kLengthUnits), std::end(kLengthUnits), unit) ==
+        std::end(kLengthUnits)) {
+      reader.Fail("max_length",
+                  "unit \"" + unit + "\" is not allowed; allowed: batches, records, epochs");
+      return;
+    }
+    config->time_metric = unit;
+    config->max_time = length.begin().value().get<int64_t>();
+  } else {
+    reader.Fail("max_length",
+                "must be a count, or {batches|records|epochs: count}, not " + length.dump());
+    return;
+  }
+  if (config->max_time < 1) reader.Fail("max_length", "must be at least 1");
+}
+
+void ReadBrackets(ConfigReader& reader, SearcherConfig* config) {
+  const nlohmann::json rungs = YamlToJson(reader.Raw("bracket_rungs"));
+  if (rungs.is_null()) return;
+  if (!rungs.is_array()) return reader.Fail("bracket_rungs", "must be a list of rung counts");
+  for (const auto& r : rungs) {
+    if (!r.is_number_integer() || r.get<int64_t>() < 1) {
+      return reader.Fail("bracket_rungs", "each must be a positive integer, not " + r.dump());
+    }
+    config->bracket_rungs.push_back(static_cast<int>(r.get<int64_t>()));
+  }
+}
+
+void Require(ConfigReader& reader, bool present, const char* field, const std::string& name) {
+  if (!present) reader.Fail(field, "is required for searcher " + name);
+}
+
+}  // namespace
+
+SearcherConfig ReadSearcherConfig(ConfigReader& reader) {
+  SearcherConfig config;
+  reader.ReadOneOf("name", &config.name, kSearchers);
+  if (config.name.empty()) {
+    reader.Fail("name", "is required (single, random, grid, async_halving or adaptive_asha)");
+  }
+  reader.Read("metric", &config.metric);
+  if (config.metric.empty()) reader.Fail("metric", "is required");
+  reader.Read("smaller_is_better", &config.smaller_is_better);
+  const bool has_trials = reader.Has("max_trials");
+  reader.ReadInt("max_trials", &config.max_trials, 1, 1000000);
+  reader.ReadInt("max_concurrent_trials", &config.max_concurrent_trials, 0, 1000000);
+  reader.Read("time_metric", &config.time_metric);
+  reader.ReadInt("max_time", &config.max_time, 1, int64_t{1} << 50);
+  ReadMaxLength(reader, &config);
+  const bool has_length = config.max_time > 0 && !config.time_metric.empty();
+  reader.ReadOneOf("mode", &config.mode, kModes);
+  reader.Read("divisor", &config.divisor);
+  if (!(config.divisor > 1)) reader.Fail("divisor", "must be more than 1");
+  reader.ReadInt("num_rungs", &config.num_rungs, 1, 64);
+  reader.ReadInt("max_rungs", &config.max_rungs, 1, 64);
+  ReadBrackets(reader, &config);
+  Require(reader, has_length, "max_time", config.name + " (with time_metric; or max_length)");
+  if (config.name == "random" || config.name == "async_halving" || config.name == "adaptive_asha") {
+    Require(reader, has_trials, "max_trials", config.name);
+  }
+  if (config.name == "async_halving")
+    Require(reader, config.num_rungs > 0, "num_rungs", config.name);
+  if (config.name == "single") config.max_trials = 1;
+  return config;
+}
+
+}  // namespace det::master::searcher
