@@ -132,6 +132,8 @@ void ConfigReader::Fail(std::string_view key, std::string message) {
   shared_->errors.push_back(FieldPath(key) + ": " + message);
 }
 
+void ConfigReader::AddError(std::string message) { shared_->errors.push_back(std::move(message)); }
+
 bool ConfigReader::Scalar(std::string_view key, std::string* text) {
   known_.emplace_back(key);
   if (!node_.IsMap()) return false;

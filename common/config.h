@@ -68,6 +68,9 @@ class ConfigReader {
   // Keys of this mapping that no Read* asks for are not errors: another component reads them.
   void AllowOtherKeys() { allow_other_keys_ = true; }
 
+  // Records an error that already names its field (from a parser of a section's own).
+  void AddError(std::string message);
+
   // Records an error found by the caller's own validation, under this reader's path.
   void Fail(std::string_view key, std::string message);
 

@@ -116,7 +116,7 @@ nlohmann::json AshaSearch::Save() const {
 
 Status AshaSearch::Load(const nlohmann::json& state) {
   try {
-    const auto rungs = state.at("rungs");
+    const auto& rungs = state.at("rungs");
     if (rungs.size() != rungs_.size()) {
       return InvalidArgument("ASHA state has " + std::to_string(rungs.size()) + " rungs, not " +
                              std::to_string(rungs_.size()));

@@ -222,15 +222,25 @@ Status Combined(const Errors& errors) {
 
 }  // namespace
 
-Result<Hyperparameters> ParseHyperparameters(const YAML::Node& node) {
+Hyperparameters ParseHyperparameters(const YAML::Node& node, std::vector<std::string>* errors) {
   Hyperparameters hparams;
   if (!node || node.IsNull()) return hparams;
-  if (!node.IsMap()) return InvalidArgument("hyperparameters: must be a mapping of names");
-  Errors errors;
+  if (!node.IsMap()) {
+    errors->push_back("hyperparameters: must be a mapping of names");
+    return hparams;
+  }
+  Errors found;
   for (const auto& entry : node) {
     const std::string name = entry.first.Scalar();
-    hparams[name] = ParseOne(entry.second, "hyperparameters." + name, errors);
+    hparams[name] = ParseOne(entry.second, "hyperparameters." + name, found);
   }
+  errors->insert(errors->end(), found.list.begin(), found.list.end());
+  return hparams;
+}
+
+Result<Hyperparameters> ParseHyperparameters(const YAML::Node& node) {
+  Errors errors;
+  Hyperparameters hparams = ParseHyperparameters(node, &errors.list);
   DET_RETURN_IF_ERROR(Combined(errors));
   return hparams;
 }

@@ -31,6 +31,8 @@ using Hyperparameters = std::map<std::string, Hyperparameter>;
 // Reads `hyperparameters:`; InvalidArgument naming each bad field ("hyperparameters.lr.maxval:
 // must not be less than minval (0.1)"), unknown fields included.
 Result<Hyperparameters> ParseHyperparameters(const YAML::Node& node);
+// The same, appending each problem (already naming its field) to `errors`.
+Hyperparameters ParseHyperparameters(const YAML::Node& node, std::vector<std::string>* errors);
 
 // A random sample: int uniform in [minval, maxval], double in [minval, maxval), log base^x with x
 // in [minval, maxval), categorical one of vals; nested groups as objects. Draws in name order.

@@ -1,0 +1,125 @@
+#include "master/experiment/experiment_config.h"
+
+#include "common/config.h"
+#include "common/yaml_json.h"
+
+namespace det::master::experiment {
+namespace {
+
+constexpr const char* kStorageTypes[] = {"shared_fs"};
+constexpr const char* kLengthUnits[] = {"batches", "records", "epochs"};
+
+void ReadEntrypoint(ConfigReader& reader, std::vector<std::string>* entrypoint) {
+  const nlohmann::json value = YamlToJson(reader.Raw("entrypoint"));
+  if (value.is_string() && !value.get<std::string>().empty()) {
+    *entrypoint = {value.get<std::string>()};
+  } else if (value.is_array() && !value.empty() &&
+             std::all_of(value.begin(), value.end(), [](const auto& a) { return a.is_string(); })) {
+    *entrypoint = value.get<std::vector<std::string>>();
+  } else {
+    reader.Fail("entrypoint", "is required: a command line, or a list of arguments");
+  }
+}
+
+void ReadResources(ConfigReader& reader, TrialResources* resources) {
+  reader.ReadInt("slots_per_trial", &resources->slots_per_trial, 0, 1 << 20);
+  if (reader.Has("max_slots")) {
+    int max_slots = 0;
+    reader.ReadInt("max_slots", &max_slots, 1, 1 << 20);
+    resources->max_slots = max_slots;
+  }
+  reader.Read("weight", &resources->weight);
+  if (!(resources->weight > 0)) reader.Fail("weight", "must be more than 0");
+  if (reader.Has("priority")) {
+    int priority = 0;
+    reader.ReadInt("priority", &priority, 1, 99);
+    resources->priority = priority;
+  }
+  reader.Read("resource_pool", &resources->resource_pool);
+  reader.Read("is_single_node", &resources->is_single_node);
+}
+
+void ReadStorage(ConfigReader& reader, CheckpointStorage* storage) {
+  reader.ReadOneOf("type", &storage->type, kStorageTypes);
+  reader.Read("host_path", &storage->host_path);
+  if (storage->host_path.empty() || storage->host_path.front() != '/') {
+    reader.Fail("host_path", "is required: an absolute folder every agent sees at the same place");
+  }
+  reader.Read("storage_path", &storage->storage_path);
+  if (storage->storage_path.find("..") != std::string::npos) {
+    reader.Fail("storage_path", "must stay under host_path (no \"..\")");
+  }
+  reader.ReadInt("save_experiment_best", &storage->save_experiment_best, 0, 1000000);
+  reader.ReadInt("save_trial_best", &storage->save_trial_best, 0, 1000000);
+  reader.ReadInt("save_trial_latest", &storage->save_trial_latest, 0, 1000000);
+}
+
+void ReadPeriod(ConfigReader& reader, ExperimentConfig* config) {
+  const nlohmann::json period = YamlToJson(reader.Raw("min_validation_period"));
+  if (period.is_null()) return;
+  if (period.is_object() && period.size() == 1 && period.begin()->is_number_integer() &&
+      period.begin()->get<int64_t>() > 0 &&
+      std::find(std::begin(kLengthUnits), std::end(kLengthUnits), period.begin().key()) !=
+          std::end(kLengthUnits)) {
+    config->min_validation_period = {period.begin().key(), period.begin()->get<int64_t>()};
+    return;
+  }
+  reader.Fail("min_validation_period",
+              "must be {batches|records|epochs: count > 0}, not " + period.dump());
+}
+
+void ReadEnvironment(ConfigReader& reader, std::map<std::string, std::string>* variables) {
+  const nlohmann::json list = YamlToJson(reader.Raw("environment_variables"));
+  if (list.is_null()) return;
+  if (!list.is_array()) {
+    return reader.Fail("environment_variables", "must be a list of \"KEY=VALUE\"");
+  }
+  for (const auto& entry : list) {
+    const std::string text = entry.is_string() ? entry.get<std::string>() : entry.dump();
+    const size_t eq = text.find('=');
+    if (!entry.is_string() || eq == std::string::npos || eq == 0) {
+      reader.Fail("environment_variables", "\"" + text + "\" is not KEY=VALUE");
+      continue;
+    }
+    (*variables)[text.substr(0, eq)] = text.substr(eq + 1);
+  }
+}
+
+}  // namespace
+
+Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc) {
+  if (!doc.IsMap()) return InvalidArgument("the experiment config must be a YAML mapping");
+  ExperimentConfig config;
+  ConfigReader reader(doc);
+  reader.Read("name", &config.name);
+  reader.Read("description", &config.description);
+  reader.Read("labels", &config.labels);
+  ReadEntrypoint(reader, &config.entrypoint);
+  std::vector<std::string> errors;
+  config.hyperparameters = searcher::ParseHyperparameters(reader.Raw("hyperparameters"), &errors);
+  for (std::string& error : errors) reader.AddError(std::move(error));
+  if (reader.Has("searcher")) {
+    config.searcher = searcher::ReadSearcherConfig(reader.Child("searcher"));
+  } else {
+    reader.Fail("searcher", "is required");
+  }
+  ReadResources(reader.Child("resources"), &config.resources);
+  reader.ReadInt("max_restarts", &config.max_restarts, 0, 1000000);
+  ReadPeriod(reader, &config);
+  if (reader.Has("checkpoint_storage")) {
+    ReadStorage(reader.Child("checkpoint_storage"), &config.checkpoint_storage);
+  } else {
+    reader.Fail("checkpoint_storage", "is required (type shared_fs with host_path)");
+  }
+  ReadEnvironment(reader.Child("environment"), &config.environment_variables);
+  ConfigReader& reproducibility = reader.Child("reproducibility");
+  if (reproducibility.Has("experiment_seed")) {
+    int64_t seed = -1;
+    reproducibility.ReadInt("experiment_seed", &seed, 0, 0xffffffffLL);
+    if (seed >= 0) config.experiment_seed = static_cast<uint32_t>(seed);
+  }
+  DET_RETURN_IF_ERROR(reader.Finish());
+  return config;
+}
+
+}  // namespace det::master::experiment

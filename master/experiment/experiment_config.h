@@ -1,0 +1,59 @@
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "master/searcher/hyperparameters.h"
+#include "master/searcher/searcher_config.h"
+
+namespace det::master::experiment {
+
+// `resources:` of an experiment: what each trial asks of the scheduler.
+struct TrialResources {
+  int slots_per_trial = 1;
+  std::optional<int> max_slots;  // the whole experiment at once (fair share, demand)
+  double weight = 1;
+  std::optional<int> priority;  // 1 (most urgent) .. 99; unset: the pool's default
+  std::string resource_pool;    // empty: the master's default compute pool
+  bool is_single_node = false;  // trials may span agents unless this is set
+};
+
+// `checkpoint_storage:` (type shared_fs): where trial code writes checkpoints, and which the
+// experiment keeps when it ends.
+struct CheckpointStorage {
+  std::string type = "shared_fs";
+  std::string host_path;     // required: a folder every agent mounts at the same place
+  std::string storage_path;  // under host_path
+  int save_experiment_best = 0;
+  int save_trial_best = 1;
+  int save_trial_latest = 1;
+};
+
+// An experiment's configuration (Determined's field names and defaults).
+struct ExperimentConfig {
+  std::string name;
+  std::string description;
+  std::vector<std::string> labels;
+  std::vector<std::string> entrypoint;  // a single string runs through /bin/sh -c
+  searcher::Hyperparameters hyperparameters;
+  searcher::SearcherConfig searcher;
+  TrialResources resources;
+  int max_restarts = 5;  // failures a trial may have (not those the cluster caused)
+  // `min_validation_period: {batches|records|epochs: N}`: unit and count; unset: none.
+  std::optional<std::pair<std::string, int64_t>> min_validation_period;
+  CheckpointStorage checkpoint_storage;
+  std::map<std::string, std::string> environment_variables;  // environment.environment_variables
+  std::optional<uint32_t> experiment_seed;                   // reproducibility.experiment_seed
+};
+
+// Reads an experiment config; InvalidArgument listing every problem by field path ("searcher.
+// max_trials: is required for searcher random"), unknown fields included.
+Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc);
+
+}  // namespace det::master::experiment

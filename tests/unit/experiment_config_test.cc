@@ -1,0 +1,126 @@
+// Experiment configs: Determined's fields and defaults, and every bad field named by its path.
+#include "master/experiment/experiment_config.h"
+
+#include <gtest/gtest.h>
+
+namespace det::master::experiment {
+namespace {
+
+constexpr const char* kAsha = R"(
+name: mnist-asha
+description: tune the learning rate
+labels: [demo, asha]
+entrypoint: python3 train.py
+hyperparameters:
+  lr: {type: log, base: 10, minval: -4, maxval: -1}
+  layers: {type: int, minval: 1, maxval: 3}
+  batch_size: 64
+searcher:
+  name: adaptive_asha
+  metric: validation_loss
+  smaller_is_better: true
+  max_trials: 16
+  max_time: 900
+  time_metric: batches
+  mode: aggressive
+resources: {slots_per_trial: 2, max_slots: 8, priority: 30, weight: 2, resource_pool: gpu}
+max_restarts: 2
+min_validation_period: {batches: 100}
+checkpoint_storage: {type: shared_fs, host_path: /mnt/ckpt, storage_path: det, save_trial_best: 2}
+environment: {environment_variables: ["A=1", "B=x=y"]}
+reproducibility: {experiment_seed: 1234}
+)";
+
+TEST(ExperimentConfigTest, DeterminedsFieldsAreRead) {
+  auto config = ParseExperimentConfig(YAML::Load(kAsha));
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->name, "mnist-asha");
+  EXPECT_EQ(config->labels, (std::vector<std::string>{"demo", "asha"}));
+  EXPECT_EQ(config->entrypoint, std::vector<std::string>{"python3 train.py"});
+  EXPECT_EQ(config->hyperparameters.size(), 3u);
+  EXPECT_EQ(config->searcher.name, "adaptive_asha");
+  EXPECT_EQ(config->searcher.max_trials, 16);
+  EXPECT_EQ(config->searcher.mode, "aggressive");
+  EXPECT_EQ(config->resources.slots_per_trial, 2);
+  EXPECT_EQ(config->resources.max_slots, 8);
+  EXPECT_EQ(config->resources.priority, 30);
+  EXPECT_FALSE(config->resources.is_single_node);
+  EXPECT_EQ(config->max_restarts, 2);
+  EXPECT_EQ(config->min_validation_period, (std::pair<std::string, int64_t>{"batches", 100}));
+  EXPECT_EQ(config->checkpoint_storage.save_trial_best, 2);
+  EXPECT_EQ(config->checkpoint_storage.save_trial_latest, 1);
+  EXPECT_EQ(config->environment_variables.at("B"), "x=y");
+  EXPECT_EQ(config->experiment_seed, 1234u);
+}
+
+TEST(ExperimentConfigTest, DefaultsAreDetermineds) {
+  auto config = ParseExperimentConfig(YAML::Load(R"(
+entrypoint: [python3, train.py]
+searcher: {name: single, metric: loss, max_length: {batches: 500}}
+checkpoint_storage: {host_path: /tmp/ckpt}
+)"));
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->max_restarts, 5);
+  EXPECT_EQ(config->resources.slots_per_trial, 1);
+  EXPECT_EQ(config->searcher.time_metric, "batches");
+  EXPECT_EQ(config->searcher.max_time, 500);
+  EXPECT_TRUE(config->searcher.smaller_is_better);
+  EXPECT_EQ(config->checkpoint_storage.save_experiment_best, 0);
+  EXPECT_FALSE(config->experiment_seed.has_value());
+}
+
+struct BadCase {
+  const char* yaml;
+  const char* error;
+};
+
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.error; }
+
+class BadExperimentConfigTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadExperimentConfigTest, IsRefusedNamingTheField) {
+  const std::string base =
+      "entrypoint: train\ncheckpoint_storage: {host_path: /c}\n"
+      "searcher: {name: random, metric: loss, max_trials: 2, max_time: 10, time_metric: batches}\n";
+  YAML::Node doc = YAML::Load(base);
+  YAML::Node extra = YAML::Load(GetParam().yaml);
+  for (const auto& entry : extra) doc[entry.first.Scalar()] = entry.second;
+  auto config = ParseExperimentConfig(doc);
+  ASSERT_FALSE(config.ok()) << GetParam().yaml;
+  EXPECT_NE(config.status().message().find(GetParam().error), std::string::npos)
+      << config.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, BadExperimentConfigTest,
+    ::testing::Values(
+        BadCase{"entrypoint: []", "entrypoint: is required"},
+        BadCase{"searcher: {name: bayes, metric: loss}",
+                "searcher.name: \"bayes\" is not allowed; allowed: single, random, grid, "
+                "async_halving, adaptive_asha"},
+        BadCase{"searcher: {name: random, metric: loss, max_time: 10, time_metric: batches}",
+                "searcher.max_trials: is required for searcher random"},
+        BadCase{"searcher: {name: grid, max_time: 10, time_metric: batches}",
+                "searcher.metric: is required"},
+        BadCase{"searcher: {name: single, metric: loss}", "searcher.max_time: is required"},
+        BadCase{"searcher: {name: async_halving, metric: loss, max_trials: 4, max_time: 9, "
+                "time_metric: batches}",
+                "searcher.num_rungs: is required for searcher async_halving"},
+        BadCase{"searcher: {name: single, metric: loss, max_length: {steps: 5}}",
+                "searcher.max_length: unit \"steps\" is not allowed"},
+        BadCase{"hyperparameters: {lr: {type: double, minval: 1}}",
+                "hyperparameters.lr.maxval: is required for type double"},
+        BadCase{"resources: {slots_per_trial: -1}", "resources.slots_per_trial"},
+        BadCase{"resources: {priority: 100}", "resources.priority"},
+        BadCase{"resources: {gpus: 2}", "resources.gpus: unknown field"},
+        BadCase{"checkpoint_storage: {type: s3, host_path: /c}", "checkpoint_storage.type"},
+        BadCase{"checkpoint_storage: {storage_path: x}",
+                "checkpoint_storage.host_path: is required"},
+        BadCase{"min_validation_period: {batches: 0}", "min_validation_period: must be"},
+        BadCase{"environment: {environment_variables: [NOEQUALS]}",
+                "environment.environment_variables: \"NOEQUALS\" is not KEY=VALUE"},
+        BadCase{"reproducibility: {experiment_seed: -1}", "reproducibility.experiment_seed"},
+        BadCase{"max_restart: 3", "max_restart: unknown field"}));
+
+}  // namespace
+}  // namespace det::master::experiment
