@@ -146,7 +146,8 @@ std::string Play(std::unique_ptr<Searcher> searcher, const SearcherConfig& confi
       EXPECT_TRUE(restored.ok()) << restored.status().ToString();
       searcher = std::move(restored).value();
     }
-    auto [id, next] = active.front();
+    const int64_t id = active.front().first;  // (clang cannot capture structured bindings)
+    const size_t next = active.front().second;
     active.pop_front();
     const int64_t batches = checkpoints[next];
     auto ops = searcher->ValidationCompleted(
