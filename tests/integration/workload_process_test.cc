@@ -46,7 +46,7 @@ TEST_F(WorkloadProcessTest, FiftyCommandsOnThreeAgentsCompleteWithOrderedLogs) {
     for (int n = 1; n <= 20; ++n) EXPECT_EQ(texts[n - 1], id + " " + std::to_string(n));
     EXPECT_EQ(texts[20], "done");
   }
-  EXPECT_EQ(agents_used.size(), 3u) << "with 50 tasks queued, first fit fills every agent";
+  EXPECT_EQ(agents_used.size(), 3u) << "with 50 tasks queued, every agent is filled";
 }
 
 TEST_F(WorkloadProcessTest, KillStopsARunningCommand) {
