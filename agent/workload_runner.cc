@@ -19,6 +19,7 @@
 
 #include "agent/workload_folders.h"
 #include "agent/workload_shim.h"
+#include "common/strings.h"
 
 extern char** environ;
 
@@ -48,15 +49,6 @@ void CloseFd(int& fd) {
 // which is executed directly: the same result, without a shell.
 bool NeedsShell(const std::string& command) {
   return command.find_first_of(" \t\n|&;<>()$`\\\"'*?[]#~=%{}!") != std::string::npos;
-}
-
-std::string Join(const std::vector<std::string>& parts, const char* separator) {
-  std::string joined;
-  for (const auto& part : parts) {
-    if (!joined.empty()) joined += separator;
-    joined += part;
-  }
-  return joined;
 }
 
 std::string ReadFile(const fs::path& path) {

@@ -8,6 +8,7 @@
 
 #include "bus/catalog/tasks.h"
 #include "cli/rpc_call.h"
+#include "common/strings.h"
 
 namespace det::cli {
 namespace {
@@ -33,12 +34,6 @@ nlohmann::ordered_json ToJson(const bus::TaskSummary& t) {
           {"preempting", t.preempting},
           {"allocations", t.allocations},
           {"allocation_id", t.allocation_id}};
-}
-
-std::string Joined(const std::vector<std::string>& parts) {
-  std::string joined;
-  for (const auto& p : parts) joined += (joined.empty() ? "" : " ") + p;
-  return joined;
 }
 
 std::string TimeText(int64_t unix_ns) {
@@ -94,8 +89,8 @@ int TaskList(const CliOptions& options) {
       result = t.failure_type.empty() ? "ok" : t.failure_type;
     }
     std::printf("%-32s %-8s %-11s %5d %-16s %-12s %s\n", t.id.c_str(), t.type.c_str(),
-                t.state.c_str(), t.slots, Joined(t.agents).c_str(), result.c_str(),
-                Joined(t.entrypoint).c_str());
+                t.state.c_str(), t.slots, Join(t.agents, " ").c_str(), result.c_str(),
+                Join(t.entrypoint, " ").c_str());
   }
   return 0;
 }

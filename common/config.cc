@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/strings.h"
+
 namespace det {
 namespace {
 
@@ -279,8 +281,7 @@ void ConfigReader::CheckUnknownKeys() {
   for (const auto& entry : node_) {
     std::string key = entry.first.Scalar();
     if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
-    std::string known;
-    for (const auto& k : known_) known += (known.empty() ? "" : ", ") + k;
+    const std::string known = Join(known_, ", ");
     shared_->errors.push_back(FieldPath(key) + ": unknown field; known fields here: " + known);
   }
 }
@@ -288,9 +289,7 @@ void ConfigReader::CheckUnknownKeys() {
 Status ConfigReader::Finish() {
   CheckUnknownKeys();
   if (shared_->errors.empty()) return Status::Ok();
-  std::string message;
-  for (const auto& e : shared_->errors) message += (message.empty() ? "" : "; ") + e;
-  return InvalidArgument(message);
+  return InvalidArgument(Join(shared_->errors, "; "));
 }
 
 }  // namespace det

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/strings.h"
 #include "master/task_persistence.h"
 #include "storage/agents_repo.h"
 
@@ -38,9 +39,9 @@ AgentRegistry::AgentRegistry(zmq::context_t& context, const Clock& clock,
       publisher_(context, "master.agent-registry", clock),
       store_(store),
       tasks_(*this, resources, std::move(master_address)),
-      reconnect_window_(config.channel.reconnect_window) {
+      reconnect_window_(config.channel.reconnect_window),
+      pools_(PoolNames(resources)) {
   for (const ResourcePoolConfig& pool : resources.resource_pools) {
-    pools_.push_back(pool.pool_name);
     if (pool.agent_reconnect_wait) {
       pool_reconnect_waits_[pool.pool_name] = *pool.agent_reconnect_wait;
     }
@@ -274,9 +275,8 @@ void AgentRegistry::PendingChanged(const bus::ClusterPending& pending) {
 std::string AgentRegistry::RefusalReason(const std::string& agent_id,
                                          const bus::AgentRegister& info) const {
   if (std::find(pools_.begin(), pools_.end(), info.resource_pool) == pools_.end()) {
-    std::string known;
-    for (const auto& pool : pools_) known += (known.empty() ? "" : ", ") + pool;
-    return "resource pool \"" + info.resource_pool + "\" is not configured; known pools: " + known;
+    return "resource pool \"" + info.resource_pool +
+           "\" is not configured; known pools: " + Join(pools_, ", ");
   }
   auto it = agents_.find(agent_id);
   if (it == agents_.end()) return "";
@@ -386,9 +386,9 @@ void AgentRegistry::PublishIdle() {
   next_idle_check_ = now + std::chrono::milliseconds(500);
   std::vector<IdleTracker::AgentNow> agents;
   for (const auto& [id, entry] : agents_) {
+    const TaskManager::AgentUsage usage = tasks_.Usage(id);
     agents.push_back({id, entry.info.resource_pool,
-                      entry.state == "connected" && tasks_.Usage(id).used_slots == 0 &&
-                          tasks_.Usage(id).aux_tasks == 0});
+                      entry.state == "connected" && usage.used_slots == 0 && usage.aux_tasks == 0});
   }
   if (!idle_.Update(agents, NowNs())) return;
   Status published = publisher_.Publish(idle_.current(), "cluster/idle");

@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 
+#include "common/strings.h"
+
 namespace det::master {
 namespace {
 
@@ -153,12 +155,15 @@ void ReadResourcesConfig(ConfigReader& reader, ResourcesConfig* config) {
        {std::pair{"default_compute_resource_pool", &rm.default_compute_resource_pool},
         std::pair{"default_aux_resource_pool", &rm.default_aux_resource_pool}}) {
     if (FindPool(*config, *name)) continue;
-    std::string known;
-    for (const auto& pool : config->resource_pools) {
-      known += (known.empty() ? "" : ", ") + pool.pool_name;
-    }
-    manager.Fail(key, "\"" + *name + "\" is not one of resource_pools (" + known + ")");
+    manager.Fail(key, "\"" + *name + "\" is not one of resource_pools (" +
+                          Join(PoolNames(*config), ", ") + ")");
   }
+}
+
+std::vector<std::string> PoolNames(const ResourcesConfig& config) {
+  std::vector<std::string> names;
+  for (const ResourcePoolConfig& pool : config.resource_pools) names.push_back(pool.pool_name);
+  return names;
 }
 
 const ResourcePoolConfig* FindPool(const ResourcesConfig& config, const std::string& name) {

@@ -55,6 +55,9 @@ struct ResourcesConfig {
 // pool names, default pools that are not configured, provider limits out of range.
 void ReadResourcesConfig(ConfigReader& reader, ResourcesConfig* config);
 
+// The configured pools' names, in order.
+std::vector<std::string> PoolNames(const ResourcesConfig& config);
+
 // The pool called `name`, or nullptr.
 const ResourcePoolConfig* FindPool(const ResourcesConfig& config, const std::string& name);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "bus/rpc_client.h"
+#include "common/strings.h"
 
 namespace det::master {
 namespace {
@@ -25,6 +26,22 @@ TaskManager::TaskManager(Listener& listener, ResourcesConfig resources, std::str
 
 const ResourcePoolConfig* TaskManager::Pool(const std::string& name) const {
   return FindPool(resources_, name);
+}
+
+Result<const ResourcePoolConfig*> TaskManager::KnownPool(const std::string& name) const {
+  if (const ResourcePoolConfig* pool = Pool(name)) return pool;
+  return InvalidArgument("resource pool \"" + name +
+                         "\" is not configured; pools: " + Join(PoolNames(resources_), ", "));
+}
+
+Status TaskManager::CheckJobSettings(std::optional<int32_t> priority,
+                                     std::optional<double> weight) {
+  if (priority && (*priority < scheduler::kMinPriority || *priority > scheduler::kMaxPriority)) {
+    return InvalidArgument("priority must be 1 (most urgent) to 99, not " +
+                           std::to_string(*priority));
+  }
+  if (weight && !(*weight > 0)) return InvalidArgument("weight must be more than 0");
+  return Status::Ok();
 }
 
 void TaskManager::SetAgent(const std::string& agent_id, const std::string& pool,
@@ -119,25 +136,13 @@ Result<std::string> TaskManager::Submit(TaskSpec spec, int64_t now_ns) {
   if (spec.slots < 0) {
     return InvalidArgument("slots must be 0 or more, not " + std::to_string(spec.slots));
   }
-  if (spec.priority &&
-      (*spec.priority < scheduler::kMinPriority || *spec.priority > scheduler::kMaxPriority)) {
-    return InvalidArgument("priority must be 1 (most urgent) to 99, not " +
-                           std::to_string(*spec.priority));
-  }
-  if (!(spec.weight > 0)) return InvalidArgument("weight must be more than 0");
+  DET_RETURN_IF_ERROR(CheckJobSettings(spec.priority, spec.weight));
   if (spec.resource_pool.empty()) {
     spec.resource_pool = spec.slots == 0
                              ? resources_.resource_manager.default_aux_resource_pool
                              : resources_.resource_manager.default_compute_resource_pool;
   }
-  const ResourcePoolConfig* pool = Pool(spec.resource_pool);
-  if (!pool) {
-    std::string known;
-    for (const auto& p : resources_.resource_pools)
-      known += (known.empty() ? "" : ", ") + p.pool_name;
-    return InvalidArgument("resource pool \"" + spec.resource_pool +
-                           "\" is not configured; pools: " + known);
-  }
+  DET_ASSIGN_OR_RETURN(const ResourcePoolConfig* pool, KnownPool(spec.resource_pool));
   DET_RETURN_IF_ERROR(CheckFits(spec, *pool));
   if (!spec.priority) spec.priority = pool->scheduler.default_priority;
   Task task;

@@ -146,6 +146,10 @@ class TaskManager {
   void AggregateState(Task& task);
   std::vector<Task*> OpenTasksOn(const std::string& agent_id);
   const ResourcePoolConfig* Pool(const std::string& name) const;
+  // The pool, or InvalidArgument naming the configured ones.
+  Result<const ResourcePoolConfig*> KnownPool(const std::string& name) const;
+  // InvalidArgument for a priority outside 1..99 or a weight that is not positive.
+  static Status CheckJobSettings(std::optional<int32_t> priority, std::optional<double> weight);
 
   Listener& listener_;
   ResourcesConfig resources_;

@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "common/strings.h"
 #include "master/scheduler/fair_share_scheduler.h"
 #include "master/scheduler/fit_check.h"
 #include "master/scheduler/pending_demand.h"
@@ -172,9 +173,7 @@ bus::JobSummary TaskManager::JobOf(const std::vector<const Task*>& tasks, int32_
   job.weight = first.spec.weight;
   job.preemptible = first.spec.preemptible;
   job.submitted_at = first.submitted_ns;
-  for (const std::string& part : first.spec.entrypoint) {
-    job.name += (job.name.empty() ? "" : " ") + part;
-  }
+  job.name = Join(first.spec.entrypoint, " ");
   for (const Task* task : tasks) {
     job.requested_slots += task->spec.slots;
     if (!task->placed()) continue;
@@ -217,17 +216,9 @@ Result<bus::JobSummary> TaskManager::UpdateJob(const bus::JobUpdateRequest& upda
     if (task.job_id == update.job_id) tasks.push_back(&task);
   }
   if (tasks.empty()) return NotFound("job " + update.job_id + " not found (or already over)");
-  if (update.priority &&
-      (*update.priority < scheduler::kMinPriority || *update.priority > scheduler::kMaxPriority)) {
-    return InvalidArgument("priority must be 1 (most urgent) to 99, not " +
-                           std::to_string(*update.priority));
-  }
-  if (update.weight && !(*update.weight > 0)) return InvalidArgument("weight must be more than 0");
+  DET_RETURN_IF_ERROR(CheckJobSettings(update.priority, update.weight));
   if (update.resource_pool) {
-    const ResourcePoolConfig* pool = Pool(*update.resource_pool);
-    if (!pool) {
-      return InvalidArgument("resource pool \"" + *update.resource_pool + "\" is not configured");
-    }
+    DET_ASSIGN_OR_RETURN(const ResourcePoolConfig* pool, KnownPool(*update.resource_pool));
     for (const Task* task : tasks) {
       if (task->placed()) {
         return FailedPrecondition("job " + update.job_id + " runs in pool \"" +

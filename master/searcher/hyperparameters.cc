@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "common/strings.h"
 #include "common/yaml_json.h"
 
 namespace det::master::searcher {
@@ -215,9 +216,7 @@ void Axes(const Hyperparameters& hparams, std::vector<std::string> prefix,
 
 Status Combined(const Errors& errors) {
   if (errors.list.empty()) return Status::Ok();
-  std::string message;
-  for (const auto& e : errors.list) message += (message.empty() ? "" : "; ") + e;
-  return InvalidArgument(message);
+  return InvalidArgument(Join(errors.list, "; "));
 }
 
 }  // namespace
