@@ -7,7 +7,6 @@ namespace det::master::experiment {
 namespace {
 
 constexpr const char* kStorageTypes[] = {"shared_fs"};
-constexpr const char* kLengthUnits[] = {"batches", "records", "epochs"};
 
 void ReadEntrypoint(ConfigReader& reader, std::vector<std::string>* entrypoint) {
   const nlohmann::json value = YamlToJson(reader.Raw("entrypoint"));
@@ -57,15 +56,9 @@ void ReadStorage(ConfigReader& reader, CheckpointStorage* storage) {
 void ReadPeriod(ConfigReader& reader, ExperimentConfig* config) {
   const nlohmann::json period = YamlToJson(reader.Raw("min_validation_period"));
   if (period.is_null()) return;
-  if (period.is_object() && period.size() == 1 && period.begin()->is_number_integer() &&
-      period.begin()->get<int64_t>() > 0 &&
-      std::find(std::begin(kLengthUnits), std::end(kLengthUnits), period.begin().key()) !=
-          std::end(kLengthUnits)) {
-    config->min_validation_period = {period.begin().key(), period.begin()->get<int64_t>()};
-    return;
-  }
-  reader.Fail("min_validation_period",
-              "must be {batches|records|epochs: count > 0}, not " + period.dump());
+  auto parsed = searcher::ParseLength(period);
+  if (!parsed.ok()) return reader.Fail("min_validation_period", parsed.status().message());
+  config->min_validation_period = *parsed;
 }
 
 void ReadEnvironment(ConfigReader& reader, std::map<std::string, std::string>* variables) {

@@ -1,5 +1,8 @@
 #include "master/searcher/searcher_config.h"
 
+#include <algorithm>
+#include <tuple>
+
 #include "common/yaml_json.h"
 
 namespace det::master::searcher {
@@ -11,29 +14,12 @@ constexpr const char* kLengthUnits[] = {"batches", "records", "epochs"};
 
 // Determined's older `max_length`: {batches|records|epochs: N}, or a bare N (batches).
 void ReadMaxLength(ConfigReader& reader, SearcherConfig* config) {
-  const YAML::Node node = reader.Raw("max_length");
-  if (!node.IsDefined() || node.IsNull()) return;
-  const nlohmann::json length = YamlToJson(node);
-  if (length.is_number_integer()) {
-    config->time_metric = "batches";
-    config->max_time = length.get<int64_t>();
-  } else if (length.is_object() && length.size() == 1 &&
-             length.begin().value().is_number_integer()) {
-    const std::string unit = length.begin().key();
-    if (std::find(std::begin(kLengthUnits), std::end(kLengthUnits), unit) ==
-        std::end(kLengthUnits)) {
-      reader.Fail("max_length",
-                  "unit \"" + unit + "\" is not allowed; allowed: batches, records, epochs");
-      return;
-    }
-    config->time_metric = unit;
-    config->max_time = length.begin().value().get<int64_t>();
-  } else {
-    reader.Fail("max_length",
-                "must be a count, or {batches|records|epochs: count}, not " + length.dump());
-    return;
-  }
-  if (config->max_time < 1) reader.Fail("max_length", "must be at least 1");
+  nlohmann::json length = YamlToJson(reader.Raw("max_length"));
+  if (length.is_null()) return;
+  if (length.is_number_integer()) length = {{"batches", length}};
+  auto parsed = ParseLength(length);
+  if (!parsed.ok()) return reader.Fail("max_length", parsed.status().message());
+  std::tie(config->time_metric, config->max_time) = *parsed;
 }
 
 void ReadBrackets(ConfigReader& reader, SearcherConfig* config) {
@@ -53,6 +39,19 @@ void Require(ConfigReader& reader, bool present, const char* field, const std::s
 }
 
 }  // namespace
+
+Result<std::pair<std::string, int64_t>> ParseLength(const nlohmann::json& length) {
+  if (!length.is_object() || length.size() != 1 || !length.begin()->is_number_integer() ||
+      length.begin()->get<int64_t>() < 1) {
+    return InvalidArgument("must be {batches|records|epochs: count > 0}, not " + length.dump());
+  }
+  const std::string unit = length.begin().key();
+  if (std::find(std::begin(kLengthUnits), std::end(kLengthUnits), unit) == std::end(kLengthUnits)) {
+    return InvalidArgument("unit \"" + unit +
+                           "\" is not allowed; allowed: batches, records, epochs");
+  }
+  return std::pair{unit, length.begin()->get<int64_t>()};
+}
 
 SearcherConfig ReadSearcherConfig(ConfigReader& reader) {
   SearcherConfig config;

@@ -1,10 +1,13 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/config.h"
+#include "common/status.h"
 
 namespace det::master::searcher {
 
@@ -26,6 +29,10 @@ struct SearcherConfig {
   std::string mode = "standard";   // adaptive_asha: aggressive | standard | conservative
   std::vector<int> bracket_rungs;  // adaptive_asha: explicit brackets (rungs each)
 };
+
+// A training length as Determined writes it, `{batches|records|epochs: N}` with N > 0: the unit
+// and N, or InvalidArgument saying what is wrong (no field path: the caller adds it).
+Result<std::pair<std::string, int64_t>> ParseLength(const nlohmann::json& length);
 
 // Reads `searcher:` from `reader`, recording each bad field on it (name, value, what is allowed).
 SearcherConfig ReadSearcherConfig(ConfigReader& reader);
