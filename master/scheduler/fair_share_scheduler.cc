@@ -12,7 +12,7 @@
 namespace det::master::scheduler {
 namespace {
 
-constexpr int kMaxRedistributions = 64;  // then every job stuck below its smallest request is out
+constexpr int kMaxRedistributions = 64;  // rounds that leave out one stuck job each
 
 // What one job wants and holds in the pool.
 struct Group {
@@ -79,40 +79,52 @@ std::vector<int32_t> Pour(const PoolView& pool, const std::vector<Group>& groups
   return offers;
 }
 
-// The newest job that runs nothing and whose share cannot start its smallest request.
-std::optional<size_t> Stuck(const PoolView& pool, const std::vector<Group>& groups,
-                            const std::vector<int32_t>& offers, const std::vector<bool>& left_out) {
-  std::optional<size_t> newest;
+// The jobs that run nothing and whose share cannot start their smallest request, newest first.
+std::vector<size_t> Stuck(const PoolView& pool, const std::vector<Group>& groups,
+                          const std::vector<int32_t>& offers, const std::vector<bool>& left_out) {
+  std::vector<size_t> stuck;
   for (size_t j = 0; j < groups.size(); ++j) {
     const Group& group = groups[j];
     if (left_out[j] || group.active > 0 || group.smallest == INT32_MAX) continue;
     if (offers[j] >= group.smallest || offers[j] == 0) continue;
-    if (!newest || pool.jobs[j].position > pool.jobs[*newest].position) newest = j;
+    stuck.push_back(j);
   }
-  return newest;
+  std::sort(stuck.begin(), stuck.end(), [&](size_t a, size_t b) {
+    return std::tuple(pool.jobs[a].position, a) > std::tuple(pool.jobs[b].position, b);
+  });
+  return stuck;
+}
+
+// Shares of `groups` (Groups()): water filling, then stuck jobs left out one at a time (the
+// newest first) and the rest shared again; after kMaxRedistributions rounds, all but the oldest
+// at once.
+std::vector<int32_t> Shares(const PoolView& pool, const std::vector<Group>& groups,
+                            int32_t capacity) {
+  std::vector<bool> left_out(groups.size(), false);
+  std::vector<int32_t> offers = Pour(pool, groups, left_out, capacity);
+  for (int round = 0;; ++round) {
+    const std::vector<size_t> stuck = Stuck(pool, groups, offers, left_out);
+    if (stuck.empty()) return offers;
+    // The newest one; past the cap, all but the oldest (the one that would be left in the end).
+    const size_t count = round < kMaxRedistributions ? 1 : std::max<size_t>(stuck.size() - 1, 1);
+    for (size_t i = 0; i < count; ++i) left_out[stuck[i]] = true;
+    offers = Pour(pool, groups, left_out, capacity);
+  }
 }
 
 }  // namespace
 
 std::vector<int32_t> FairShares(const PoolView& pool) {
   const int32_t capacity = Capacity(pool);
-  const std::vector<Group> groups = Groups(pool, capacity);
-  std::vector<bool> left_out(groups.size(), false);
-  std::vector<int32_t> offers = Pour(pool, groups, left_out, capacity);
-  for (int round = 0; round < kMaxRedistributions; ++round) {
-    const std::optional<size_t> stuck = Stuck(pool, groups, offers, left_out);
-    if (!stuck) break;
-    left_out[*stuck] = true;
-    offers = Pour(pool, groups, left_out, capacity);
-  }
-  return offers;
+  return Shares(pool, Groups(pool, capacity), capacity);
 }
 
 Decisions ScheduleFairShare(const PoolView& pool, const SchedulerConfig& config) {
   Decisions decisions;
   PlaceAuxRequests(pool, &decisions);
-  const std::vector<int32_t> shares = FairShares(pool);
-  const std::vector<Group> groups = Groups(pool, Capacity(pool));
+  const int32_t capacity = Capacity(pool);
+  const std::vector<Group> groups = Groups(pool, capacity);
+  const std::vector<int32_t> shares = Shares(pool, groups, capacity);
   std::vector<int32_t> held(groups.size());
   for (size_t j = 0; j < groups.size(); ++j) held[j] = groups[j].active;
 

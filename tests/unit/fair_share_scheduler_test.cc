@@ -110,5 +110,17 @@ TEST_P(FairShareRuleTest, Holds) {
 
 INSTANTIATE_TEST_SUITE_P(Rules, FairShareRuleTest, ::testing::ValuesIn(kCases));
 
+TEST(FairShareTest, ManyJobsWhoseSharesCannotStartAnythingLeaveTheOldestToRun) {
+  PoolBuilder builder;
+  builder.Agent("a", 8);
+  for (int i = 0; i < 70; ++i) builder.Pending("job" + std::to_string(i), 8);
+  const std::vector<int32_t> shares = FairShares(builder.view());
+  EXPECT_EQ(shares[0], 8);
+  EXPECT_EQ(std::count(shares.begin(), shares.end(), 0), 69);
+  SchedulerConfig config;
+  config.type = SchedulerConfig::Type::kFairShare;
+  EXPECT_EQ(builder.Render(ScheduleFairShare(builder.view(), config)), "job0>a");
+}
+
 }  // namespace
 }  // namespace det::master::scheduler
