@@ -58,8 +58,8 @@ std::vector<Bracket> PlanBrackets(const SearcherConfig& config) {
   return plan;
 }
 
-AdaptiveAshaSearch::AdaptiveAshaSearch(const SearcherConfig& config) : plan_(PlanBrackets(config)) {
-  for (const Bracket& bracket : plan_) {
+AdaptiveAshaSearch::AdaptiveAshaSearch(const SearcherConfig& config) {
+  for (const Bracket& bracket : PlanBrackets(config)) {
     SearcherConfig inner = config;
     inner.num_rungs = bracket.rungs;
     inner.max_trials = bracket.max_trials;

@@ -39,15 +39,12 @@ class AdaptiveAshaSearch : public SearchMethod {
   nlohmann::json Save() const override;
   Status Load(const nlohmann::json& state) override;
 
-  const std::vector<Bracket>& brackets() const { return plan_; }
-  const AshaSearch& bracket(size_t i) const { return *brackets_.at(i); }
-  int BracketOf(int64_t request_id) const;
-
  private:
+  // The bracket that created the trial, or -1.
+  int BracketOf(int64_t request_id) const;
   // Notes which bracket made each Create in `operations`.
   std::vector<Operation> Owned(size_t bracket, std::vector<Operation> operations);
 
-  std::vector<Bracket> plan_;
   std::vector<std::unique_ptr<AshaSearch>> brackets_;
   std::map<int64_t, size_t> owner_;
 };

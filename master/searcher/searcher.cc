@@ -109,8 +109,4 @@ std::vector<Operation> Searcher::TrialClosed(int64_t request_id) {
   return Track(method_->Closed(context, request_id));
 }
 
-double Searcher::Progress() const {
-  return requested_ == 0 ? 0.0 : static_cast<double>(closed_) / requested_;
-}
-
 }  // namespace det::master::searcher

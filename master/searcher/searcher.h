@@ -36,9 +36,6 @@ class Searcher {
   std::vector<Operation> TrialExitedEarly(int64_t request_id, ExitReason reason);
   std::vector<Operation> TrialClosed(int64_t request_id);
 
-  // Trials closed of those asked for so far (0..1).
-  double Progress() const;
-  bool shut_down() const { return shut_down_; }
   nlohmann::json Save() const;
 
  private:
