@@ -124,7 +124,9 @@ class TaskManager {
   };
 
   // task_scheduling.cc: the passes.
+  struct PoolSnapshot;  // the pool as the scheduler sees it
   void SchedulePool(const ResourcePoolConfig& pool);
+  PoolSnapshot Snapshot(const ResourcePoolConfig& pool) const;
   // Tells the listener when the pool's demand differs from what it was last told.
   void ReportPending(const bus::ClusterPending& pending);
   void Place(Task& task, const std::vector<std::pair<std::string, int32_t>>& parts,

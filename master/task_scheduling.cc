@@ -14,15 +14,6 @@
 namespace det::master {
 namespace {
 
-using scheduler::PoolView;
-
-// One pool as the scheduler sees it, and what its indices stand for.
-struct Snapshot {
-  PoolView view;
-  std::vector<std::string> agent_ids;
-  std::vector<std::string> task_ids;
-};
-
 // Tasks of a pool in queue order: priority, then position (submission), then id.
 bool QueueOrder(const Task* a, const Task* b) {
   return std::tuple(a->priority(), a->submitted_ns, a->id) <
@@ -37,6 +28,14 @@ void TaskManager::Schedule() {
   for (const ResourcePoolConfig& pool : resources_.resource_pools) SchedulePool(pool);
 }
 
+// One pool as the scheduler sees it, and what its indices stand for.
+struct TaskManager::PoolSnapshot {
+  scheduler::PoolView view;
+  std::vector<std::string> agent_ids;
+  std::vector<std::string> task_ids;
+  std::map<std::string, size_t> agent_index;
+};
+
 void TaskManager::SchedulePool(const ResourcePoolConfig& pool) {
   // Nothing waits: nothing to place or to preempt for, and no demand (the common case while
   // agents come and go), without walking the agents.
@@ -48,9 +47,29 @@ void TaskManager::SchedulePool(const ResourcePoolConfig& pool) {
     ReportPending({pool.pool_name, 0, 0, 0, 0});
     return;
   }
-  Snapshot snap;
+  PoolSnapshot snap = Snapshot(pool);
+  const scheduler::Decisions decisions =
+      pool.scheduler.type == scheduler::SchedulerConfig::Type::kFairShare
+          ? scheduler::ScheduleFairShare(snap.view, pool.scheduler)
+          : scheduler::SchedulePriority(snap.view, pool.scheduler);
+  for (const scheduler::Placement& placement : decisions.placements) {
+    std::vector<std::pair<std::string, int32_t>> parts;
+    for (const auto& [agent, slots] : placement.agents) {
+      parts.emplace_back(snap.agent_ids[agent], slots);
+    }
+    Place(tasks_.at(snap.task_ids[placement.request]), parts, placement.backfilled);
+    snap.view.requests[placement.request].placed = placement.agents;
+  }
+  for (size_t preempted : decisions.preemptions) Preempt(tasks_.at(snap.task_ids[preempted]), pool);
+
+  const int32_t per_instance = pool.provider ? pool.provider->slots_per_instance : 0;
+  const scheduler::PendingDemand demand = scheduler::CountPending(snap.view, per_instance);
+  ReportPending({pool.pool_name, demand.slots, demand.aux_tasks, demand.tasks, demand.largest});
+}
+
+TaskManager::PoolSnapshot TaskManager::Snapshot(const ResourcePoolConfig& pool) const {
+  PoolSnapshot snap;
   snap.view.max_aux_per_agent = pool.max_aux_containers_per_agent;
-  std::map<std::string, size_t> agent_index, job_index;
   for (const auto& [id, agent] : agents_) {
     if (agent.pool != pool.pool_name || !agent.registered) continue;
     scheduler::AgentView view{id, 0, 0, agent.aux, agent.schedulable && agent.enabled};
@@ -59,10 +78,11 @@ void TaskManager::SchedulePool(const ResourcePoolConfig& pool) {
       ++view.slots;
       if (agent.used.count(slot)) ++view.used;
     }
-    agent_index[id] = snap.view.agents.size();
+    snap.agent_index[id] = snap.view.agents.size();
     snap.agent_ids.push_back(id);
     snap.view.agents.push_back(std::move(view));
   }
+  std::map<std::string, size_t> job_index;
   for (const std::string& id : open_) {
     const Task& task = tasks_.at(id);
     if (task.spec.resource_pool != pool.pool_name) continue;
@@ -75,8 +95,8 @@ void TaskManager::SchedulePool(const ResourcePoolConfig& pool) {
                                    {},
                                    task.preempting};
     for (const Resource& resource : task.resources) {
-      auto agent = agent_index.find(resource.agent_id);
-      if (agent != agent_index.end()) {
+      auto agent = snap.agent_index.find(resource.agent_id);
+      if (agent != snap.agent_index.end()) {
         request.placed.emplace_back(agent->second, static_cast<int32_t>(resource.slot_ids.size()));
       }
     }
@@ -90,22 +110,7 @@ void TaskManager::SchedulePool(const ResourcePoolConfig& pool) {
     snap.task_ids.push_back(id);
     snap.view.requests.push_back(std::move(request));
   }
-  const scheduler::Decisions decisions =
-      pool.scheduler.type == scheduler::SchedulerConfig::Type::kFairShare
-          ? scheduler::ScheduleFairShare(snap.view, pool.scheduler)
-          : scheduler::SchedulePriority(snap.view, pool.scheduler);
-  for (const scheduler::Placement& placement : decisions.placements) {
-    std::vector<std::pair<std::string, int32_t>> parts;
-    for (const auto& [agent, slots] : placement.agents)
-      parts.emplace_back(snap.agent_ids[agent], slots);
-    Place(tasks_.at(snap.task_ids[placement.request]), parts, placement.backfilled);
-    snap.view.requests[placement.request].placed = placement.agents;
-  }
-  for (size_t preempted : decisions.preemptions) Preempt(tasks_.at(snap.task_ids[preempted]), pool);
-
-  const int32_t per_instance = pool.provider ? pool.provider->slots_per_instance : 0;
-  const scheduler::PendingDemand demand = scheduler::CountPending(snap.view, per_instance);
-  ReportPending({pool.pool_name, demand.slots, demand.aux_tasks, demand.tasks, demand.largest});
+  return snap;
 }
 
 void TaskManager::ReportPending(const bus::ClusterPending& pending) {
