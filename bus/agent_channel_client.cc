@@ -61,6 +61,12 @@ void AgentChannelClient::Receive(std::vector<Event>* events) {
 void AgentChannelClient::Handle(Envelope envelope, std::vector<Event>* events) {
   if (envelope.is(ChannelWelcome::kType)) return HandleWelcome(envelope, events);
   if (envelope.is(ChannelRejoin::kType)) {
+    // The master has no session for us (it restarted, or let ours expire). Until its welcome
+    // nothing else goes out: a message sent now would reach it right after the hello, ahead of
+    // what the owner re-sends on learning of the restart (log batches would land out of order).
+    if (state_ != State::kConnected) return;  // a hello is already on its way
+    state_ = State::kJoining;
+    joining_since_ = clock_.Now();
     (void)Send(ChannelHello::kType, 0, Encode(ChannelHello{agent_id_}));
     return;
   }

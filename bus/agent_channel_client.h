@@ -22,7 +22,9 @@ namespace det::bus {
 // reliable message delivered once. Actual state: what the socket and the clock say. When the
 // master has been silent for `silence_limit` the client drops the socket, waits a jittered
 // exponential backoff and joins again with a fresh socket; after a welcome it replays every
-// reliable message the master has not acknowledged. After `max_attempts` failed joins in a row
+// reliable message the master has not acknowledged. A master that has no session for it (it
+// restarted) answers with a rejoin: the client joins again on the same socket and sends nothing
+// else until the welcome. After `max_attempts` failed joins in a row
 // (0: never give up) it reports GaveUp and stops.
 //
 // Threading: owned by one actor; all methods on that actor's thread. The owner polls socket()

@@ -210,6 +210,46 @@ TEST_P(AgentChannelTcpTest, AgentRejoinsAndReplaysItsUnackedMessagesAfterMasterR
   EXPECT_TRUE(restarted_seen);
 }
 
+// The owner re-sends log batches itself after a master restart, oldest first. A batch sent between
+// the rejoin and the welcome must not reach the new master ahead of those.
+TEST_P(AgentChannelTcpTest, NothingReachesARestartedMasterBetweenTheRejoinAndTheWelcome) {
+  const std::string endpoint = server_->socket().get(zmq::sockopt::last_endpoint);
+  // A client patient enough not to drop its socket while this test drives heartbeats.
+  AgentChannelConfig patient = TestTiming();
+  patient.silence_limit = std::chrono::hours(1);
+  client_ = std::make_unique<AgentChannelClient>(context_, "agent-1", endpoint, SocketSecurity{},
+                                                 clock_, patient, BackoffPolicy{}, 0);
+  ASSERT_TRUE(client_->Start().ok());
+  client_->ResendsOnMasterRestart(std::string(AgentEcho::kType));
+  Connect();
+  server_.reset();
+  server_ = std::make_unique<AgentChannelServer>(context_, "master", clock_, TestTiming());
+  ASSERT_TRUE(det::testing::PumpUntil([] {}, [&] { return server_->Bind(endpoint, {}).ok(); }));
+  client_events_.clear();
+  // Heartbeats reach the new master once libzmq has reconnected; it asks for a hello.
+  ASSERT_TRUE(det::testing::PumpUntil(
+      [&] {
+        clock_.Advance(100ms);
+        PumpBoth();
+      },
+      [&] { return client_->state() == AgentChannelClient::State::kJoining; }));
+  client_->SendReliable(AgentEcho{"between-rejoin-and-welcome"});
+  server_events_.clear();
+  ASSERT_TRUE(det::testing::PumpUntil([&] { PumpBoth(); },
+                                      [&] {
+                                        for (auto& e : client_events_)
+                                          if (e.kind == ClientEvent::Kind::kConnected &&
+                                              e.master_restarted)
+                                            return true;
+                                        return false;
+                                      }));
+  for (int i = 0; i < 20; ++i) PumpBoth();
+  for (auto& e : server_events_) {
+    EXPECT_FALSE(e.kind == ServerEvent::Kind::kMessage && e.message.is(AgentEcho::kType))
+        << "a message the owner re-sends itself reached the new master on its own";
+  }
+}
+
 TEST_P(AgentChannelTest, GivesUpAfterMaxAttempts) {
   AgentChannelClient lonely(context_, "agent-2", "tcp://127.0.0.1:1", SocketSecurity{}, clock_,
                             TestTiming(), BackoffPolicy{1s, 2s, 2.0, 0.0}, /*max_attempts=*/2);
