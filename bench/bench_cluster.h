@@ -79,7 +79,7 @@ class BenchCluster {
     std::ofstream(dir_ / "master.yaml")
         << "db:\n  host: " << db.host << "\n  port: " << db.port << "\n  name: " << db.name
         << "\n  user: " << db.user << "\n  password: " << db.password
-        << "\nbus:\n  host: 127.0.0.1\n  gateway_port: 0\n  agent_port: 0\n"
+        << "\nport: 0\nbus:\n  host: 127.0.0.1\n  gateway_port: 0\n  agent_port: 0\n"
            "  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
            "  security: {plaintext: true}\n"
         << extra_bus_config_ << "log: {level: warn}\n";

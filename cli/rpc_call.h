@@ -16,12 +16,13 @@ inline int Fail(const Status& status) {
   return status.code() == StatusCode::kUnavailable ? 3 : 1;
 }
 
+// `config`: how long to wait and how often to try (a call that is not idempotent tries once).
 template <class Req, class Rep>
-Result<Rep> Call(const CliOptions& options, const Req& request) {
+Result<Rep> Call(const CliOptions& options, const Req& request, bus::RpcClientConfig config = {}) {
   auto security = bus::ResolveClientSecurity(options.security);
   if (!security.ok()) return security.status();
   zmq::context_t context;
-  bus::RpcClient client(context, GatewayEndpoint(options.master), *security);
+  bus::RpcClient client(context, GatewayEndpoint(options.master), *security, config);
   return client.Call<Req, Rep>(request);
 }
 

@@ -23,3 +23,7 @@ if(NOT DET_HAVE_MSGPACK)
 endif()
 add_library(det_msgpack INTERFACE)
 target_compile_definitions(det_msgpack INTERFACE MSGPACK_NO_BOOST MSGPACK_DEFAULT_API_VERSION=3)
+
+find_package(OpenSSL REQUIRED)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # the REST server (Core API)
+pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)  # model definition archives

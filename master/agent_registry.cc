@@ -23,6 +23,11 @@ std::string SlotsJson(const std::vector<bus::SlotInfo>& slots) {
   return all.dump();
 }
 
+TaskSpec SpecOf(const bus::CommandRunRequest& r) {
+  return {r.entrypoint, r.slots,  r.resource_pool, r.env,
+          r.priority,   r.weight, r.preemptible,   r.single_node};
+}
+
 }  // namespace
 
 using ChannelEvent = bus::AgentChannelServer::Event;
@@ -31,7 +36,8 @@ constexpr auto kTimerInterval = std::chrono::milliseconds(50);
 
 AgentRegistry::AgentRegistry(zmq::context_t& context, const Clock& clock,
                              const MasterBusConfig& config, Store& store,
-                             std::string master_address, const ResourcesConfig& resources)
+                             std::string master_address, const ResourcesConfig& resources,
+                             AllocationTokens tokens)
     : clock_(clock),
       channel_(context, "master", clock, config.channel,
                bus::SocketLimits{.max_message_bytes = config.max_message_bytes}),
@@ -40,7 +46,8 @@ AgentRegistry::AgentRegistry(zmq::context_t& context, const Clock& clock,
       store_(store),
       tasks_(*this, resources, std::move(master_address)),
       reconnect_window_(config.channel.reconnect_window),
-      pools_(PoolNames(resources)) {
+      pools_(PoolNames(resources)),
+      tokens_(std::move(tokens)) {
   for (const ResourcePoolConfig& pool : resources.resource_pools) {
     if (pool.agent_reconnect_wait) {
       pool_reconnect_waits_[pool.pool_name] = *pool.agent_reconnect_wait;
@@ -61,9 +68,13 @@ void AgentRegistry::HandleQueries() {
       [this](const RpcContext&, const bus::SlotEnableRequest& r) { return EnableSlot(r); });
   queries_.Handle<bus::CommandRunRequest, bus::CommandRunReply>(
       [this](const RpcContext&, const bus::CommandRunRequest& r) -> Result<bus::CommandRunReply> {
-        TaskSpec spec{r.entrypoint, r.slots,  r.resource_pool, r.env,
-                      r.priority,   r.weight, r.preemptible,   r.single_node};
-        DET_ASSIGN_OR_RETURN(std::string id, tasks_.Submit(std::move(spec), NowNs()));
+        DET_ASSIGN_OR_RETURN(std::string id, tasks_.Submit(SpecOf(r), NowNs()));
+        return bus::CommandRunReply{id};
+      });
+  queries_.Handle<bus::TaskSubmitRequest, bus::CommandRunReply>(
+      [this](const RpcContext&, const bus::TaskSubmitRequest& r) -> Result<bus::CommandRunReply> {
+        DET_ASSIGN_OR_RETURN(std::string id,
+                             tasks_.Submit(SpecOf(r.spec), NowNs(), {r.task_id, r.type, r.job_id}));
         return bus::CommandRunReply{id};
       });
   queries_.Handle<bus::JobListRequest, bus::JobList>(
@@ -76,8 +87,13 @@ void AgentRegistry::HandleQueries() {
         return bus::JobUpdateReply{std::move(job)};
       });
   queries_.Handle<bus::TaskListRequest, bus::TaskList>(
-      [this](const RpcContext&, const bus::TaskListRequest&) -> Result<bus::TaskList> {
-        return bus::TaskList{tasks_.List()};
+      [this](const RpcContext&, const bus::TaskListRequest& r) -> Result<bus::TaskList> {
+        if (r.task_ids.empty()) return bus::TaskList{tasks_.List()};
+        bus::TaskList some;
+        for (const std::string& id : r.task_ids) {
+          if (const Task* task = tasks_.Find(id)) some.tasks.push_back(task->Summary());
+        }
+        return some;
       });
   queries_.Handle<bus::TaskGetRequest, bus::TaskGetReply>(
       [this](const RpcContext&, const bus::TaskGetRequest& r) -> Result<bus::TaskGetReply> {
@@ -246,7 +262,9 @@ void AgentRegistry::SendNotices() {
 }
 
 void AgentRegistry::StartWorkload(const std::string& agent_id, const bus::WorkloadStart& start) {
-  if (Status sent = channel_.SendCommand(agent_id, start); !sent.ok()) {
+  bus::WorkloadStart signed_start = start;
+  signed_start.session_token = tokens_.Issue(start.allocation_id);
+  if (Status sent = channel_.SendCommand(agent_id, signed_start); !sent.ok()) {
     spdlog::error("cannot start {} on agent {}: {}", start.allocation_id, agent_id, sent.message());
   }
 }

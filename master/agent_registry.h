@@ -13,6 +13,7 @@
 #include "bus/catalog/master.h"
 #include "bus/event_publisher.h"
 #include "bus/rpc_server.h"
+#include "master/allocation_token.h"
 #include "master/idle_tracker.h"
 #include "master/master_config.h"
 #include "master/store.h"
@@ -38,9 +39,10 @@ class AgentRegistry : private TaskManager::Listener {
   static constexpr const char* kQueryEndpoint = "inproc://master/agent-registry";
 
   // `store` outlives the registry; `master_address` is DET_MASTER for workloads; `resources` are
-  // the pools agents may join and how each is scheduled.
+  // the pools agents may join and how each is scheduled; `tokens` issue each allocation's token.
   AgentRegistry(zmq::context_t& context, const Clock& clock, const MasterBusConfig& config,
-                Store& store, std::string master_address, const ResourcesConfig& resources);
+                Store& store, std::string master_address, const ResourcesConfig& resources,
+                AllocationTokens tokens);
   ~AgentRegistry();
 
   // Binds the agent channel (TCP) and the query endpoint, connects the event publisher.
@@ -104,6 +106,7 @@ class AgentRegistry : private TaskManager::Listener {
   std::vector<std::string> pools_;
   std::map<std::string, Duration> pool_reconnect_waits_;  // pools with their own
   IdleTracker idle_;
+  AllocationTokens tokens_;  // each workload's DET_SESSION_TOKEN
   MonoTime next_idle_check_{};
   MonoTime next_timers_{};
   std::atomic<bool> stop_{false};

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "master/agent_registry.h"
+#include "master/experiment_service.h"
 #include "storage/tasks_repo.h"
 #include "storage/telemetry_repo.h"
 
@@ -14,20 +15,28 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, bus::MasterI
       database_(database),
       server_(context, "master", clock, bus::SocketLimits{.max_message_bytes = max_message_bytes}),
       registry_(context, AgentRegistry::kQueryEndpoint, {},
-                bus::RpcClientConfig{.timeout = std::chrono::seconds(2), .attempts = 1}) {
+                bus::RpcClientConfig{.timeout = std::chrono::seconds(2), .attempts = 1}),
+      experiments_(context, ExperimentService::kEndpoint, {},
+                   bus::RpcClientConfig{.timeout = std::chrono::seconds(30), .attempts = 1},
+                   bus::SocketLimits{.max_message_bytes = max_message_bytes}) {
   server_.Handle<bus::MasterInfoRequest, bus::MasterInfo>(
       [this](const bus::RpcContext&, const bus::MasterInfoRequest&) -> Result<bus::MasterInfo> {
         return info_;
       });
-  Forward<bus::AgentListRequest, bus::AgentList>();
-  Forward<bus::AgentEnableRequest, bus::AgentReply>();
-  Forward<bus::SlotEnableRequest, bus::AgentReply>();
-  Forward<bus::CommandRunRequest, bus::CommandRunReply>();
-  Forward<bus::TaskListRequest, bus::TaskList>();
-  Forward<bus::TaskGetRequest, bus::TaskGetReply>();
-  Forward<bus::TaskKillRequest, bus::TaskKillReply>();
-  Forward<bus::JobListRequest, bus::JobList>();
-  Forward<bus::JobUpdateRequest, bus::JobUpdateReply>();
+  Forward<bus::AgentListRequest, bus::AgentList>(registry_);
+  Forward<bus::AgentEnableRequest, bus::AgentReply>(registry_);
+  Forward<bus::SlotEnableRequest, bus::AgentReply>(registry_);
+  Forward<bus::CommandRunRequest, bus::CommandRunReply>(registry_);
+  Forward<bus::TaskListRequest, bus::TaskList>(registry_);
+  Forward<bus::TaskGetRequest, bus::TaskGetReply>(registry_);
+  Forward<bus::TaskKillRequest, bus::TaskKillReply>(registry_);
+  Forward<bus::JobListRequest, bus::JobList>(registry_);
+  Forward<bus::JobUpdateRequest, bus::JobUpdateReply>(registry_);
+  Forward<bus::ExperimentCreateRequest, bus::ExperimentCreateReply>(experiments_);
+  Forward<bus::ExperimentListRequest, bus::ExperimentList>(experiments_);
+  Forward<bus::ExperimentGetRequest, bus::ExperimentGetReply>(experiments_);
+  Forward<bus::ExperimentActionRequest, bus::ExperimentActionReply>(experiments_);
+  Forward<bus::TrialGetRequest, bus::TrialGetReply>(experiments_);
   server_.Handle<bus::TaskLogsRequest, bus::TaskLogsReply>(
       [this](const bus::RpcContext&, const bus::TaskLogsRequest& request) {
         return ReadTaskLogs(request);
@@ -35,9 +44,9 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, bus::MasterI
 }
 
 template <class Req, class Rep>
-void CliGateway::Forward() {
-  server_.Handle<Req, Rep>([this](const bus::RpcContext& ctx, const Req& request) {
-    return registry_.Call<Req, Rep>(request, ctx.token);
+void CliGateway::Forward(bus::RpcClient& to) {
+  server_.Handle<Req, Rep>([&to](const bus::RpcContext& ctx, const Req& request) {
+    return to.Call<Req, Rep>(request, ctx.token);
   });
 }
 

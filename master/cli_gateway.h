@@ -15,8 +15,8 @@
 namespace det::master {
 
 // The CLI gateway: the ROUTER the det CLI reaches with REQ. It answers master.info itself, reads
-// task logs from the database, and forwards agent and task methods to the agent registry over
-// inproc (same rpc messages).
+// task logs from the database, and forwards agent, task and job methods to the agent registry and
+// experiment and trial methods to the experiment service over inproc (same rpc messages).
 //
 // Threading: an actor; Start() runs it on its own thread.
 class CliGateway {
@@ -32,15 +32,16 @@ class CliGateway {
 
  private:
   void Run();
-  // Answers Req by asking the agent registry over inproc.
+  // Answers Req by asking `to` (the agent registry or the experiment service) over inproc.
   template <class Req, class Rep>
-  void Forward();
+  void Forward(bus::RpcClient& to);
   Result<bus::TaskLogsReply> ReadTaskLogs(const bus::TaskLogsRequest& request);
 
   bus::MasterInfo info_;
   storage::Database& database_;
   bus::RpcServer server_;
   bus::RpcClient registry_;
+  bus::RpcClient experiments_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

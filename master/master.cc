@@ -15,12 +15,16 @@ namespace {
 
 constexpr const char* kInprocPublish = "inproc://master/events-publish";
 
-// "tcp://10.0.0.5:8090" -> "10.0.0.5:8090"; a wildcard host becomes this host's name.
+// A wildcard host as workloads reach it: this host's name.
+std::string Reachable(const std::string& host) {
+  return host == "*" || host == "0.0.0.0" ? HostName() : host;
+}
+
+// "tcp://10.0.0.5:8090" -> "10.0.0.5:8090".
 std::string WorkloadMasterAddress(const std::string& gateway_endpoint) {
-  std::string address = gateway_endpoint.substr(gateway_endpoint.find("://") + 3);
+  const std::string address = gateway_endpoint.substr(gateway_endpoint.find("://") + 3);
   const std::string host = address.substr(0, address.rfind(':'));
-  if (host == "*" || host == "0.0.0.0") address = HostName() + address.substr(host.size());
-  return address;
+  return Reachable(host) + address.substr(host.size());
 }
 
 }  // namespace
@@ -71,18 +75,30 @@ Result<MasterEndpoints> Master::Start() {
       storage::UpsertResourcePool(tx, {pool.pool_name, pool.description, "{}"});
     });
   }
-  registry_ =
-      std::make_unique<AgentRegistry>(context_, clock_, bus_config, *store_,
-                                      WorkloadMasterAddress(endpoints.gateway), config_.resources);
+  const AllocationTokens tokens(database_->token_secret());
+  registry_ = std::make_unique<AgentRegistry>(context_, clock_, bus_config, *store_,
+                                              WorkloadMasterAddress(endpoints.gateway),
+                                              config_.resources, tokens);
   DET_ASSIGN_OR_RETURN(endpoints.agent,
                        registry_->Bind(tcp(bus_config.agent_port), security, kInprocPublish));
   DET_ASSIGN_OR_RETURN(std::vector<Task> unfinished, LoadOpenTasks(database_->db()));
   registry_->Restore(std::move(unfinished));
   registry_->Start();
 
+  core_api_ = std::make_unique<CoreApi>(context_, database_->db().config(), tokens);
+  DET_ASSIGN_OR_RETURN(int rest_port, core_api_->Bind(bus_config.host, config_.port));
+  endpoints.rest = "http://" + Reachable(bus_config.host) + ":" + std::to_string(rest_port);
+  experiments_ = std::make_unique<ExperimentService>(context_, clock_, database_->db().config(),
+                                                     TrialLaunchOptions{endpoints.rest});
+  DET_RETURN_IF_ERROR(experiments_->Bind());
+  DET_RETURN_IF_ERROR(experiments_->Restore());
+  experiments_->Start();
+  core_api_->Start();
+
   spdlog::info(
-      "det-master {} listening: gateway {}, agents {}, events {} (publish {}, snapshot {})",
-      kVersion, endpoints.gateway, endpoints.agent, endpoints.events.subscribe,
+      "det-master {} listening: gateway {}, agents {}, REST {}, events {} (publish {}, snapshot "
+      "{})",
+      kVersion, endpoints.gateway, endpoints.agent, endpoints.rest, endpoints.events.subscribe,
       endpoints.events.publish, endpoints.events.snapshot);
   DET_RETURN_IF_ERROR(WriteEndpointsFile(endpoints));
   return endpoints;
@@ -90,9 +106,13 @@ Result<MasterEndpoints> Master::Start() {
 
 void Master::Stop() {
   if (gateway_) gateway_->Stop();
+  if (core_api_) core_api_->Stop();
+  if (experiments_) experiments_->Stop();
   if (registry_) registry_->Stop();
   if (broker_) broker_->Stop();
   gateway_.reset();
+  core_api_.reset();
+  experiments_.reset();
   registry_.reset();
   store_.reset();  // after the registry: writes what it queued
   broker_.reset();
@@ -106,7 +126,7 @@ Status Master::WriteEndpointsFile(const MasterEndpoints& e) const {
   {
     std::ofstream out(tmp, std::ios::trunc);
     if (!out) return InvalidArgument("endpoints_file: cannot write " + tmp);
-    out << "gateway: " << e.gateway << "\nagent: " << e.agent
+    out << "gateway: " << e.gateway << "\nrest: " << e.rest << "\nagent: " << e.agent
         << "\nevent_subscribe: " << e.events.subscribe << "\nevent_publish: " << e.events.publish
         << "\nsnapshot: " << e.events.snapshot << "\n";
   }

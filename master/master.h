@@ -8,6 +8,8 @@
 #include "bus/security.h"
 #include "master/agent_registry.h"
 #include "master/cli_gateway.h"
+#include "master/core_api.h"
+#include "master/experiment_service.h"
 #include "master/master_config.h"
 #include "master/master_database.h"
 #include "master/store.h"
@@ -17,13 +19,15 @@ namespace det::master {
 // The endpoints the master actually bound (ports resolved when configured as 0).
 struct MasterEndpoints {
   std::string gateway;
+  std::string rest;  // http://host:port
   std::string agent;
   bus::EventBrokerEndpoints events;
 };
 
-// det-master: wires the event broker, the agent registry and the CLI gateway, each an actor on its
-// own thread, over one ZeroMQ context. Start() binds everything (and writes the endpoints file);
-// Stop() (or destruction) stops the actors in reverse order.
+// det-master: wires the event broker, the agent registry, the experiment service, the CLI gateway
+// and the Core API, each an actor on its own thread(s), over one ZeroMQ context. Start() binds
+// everything (and writes the endpoints file); Stop() (or destruction) stops the actors in reverse
+// order.
 class Master {
  public:
   Master(MasterConfig config, const Clock& clock);
@@ -44,6 +48,8 @@ class Master {
   std::unique_ptr<Store> store_;
   std::unique_ptr<AgentRegistry> registry_;
   std::unique_ptr<CliGateway> gateway_;
+  std::unique_ptr<ExperimentService> experiments_;
+  std::unique_ptr<CoreApi> core_api_;
 };
 
 }  // namespace det::master

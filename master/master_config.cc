@@ -48,6 +48,7 @@ Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc) {
   reader.Child("local_db").Read("data_dir", &config.database.local_data_dir);
   reader.Read("cluster_name", &config.cluster_name);
   reader.Read("endpoints_file", &config.endpoints_file);
+  reader.ReadPort("port", &config.port);
   ReadLogConfig(reader.Child("log"), &config.log);
   ReadBus(reader.Child("bus"), &config.bus);
   ReadResourcesConfig(reader, &config.resources);

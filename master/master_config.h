@@ -41,6 +41,7 @@ std::string DefaultLocalDataDir();
 
 struct MasterConfig {
   std::string cluster_name = "default";
+  int port = 8080;            // HTTP: the Core API (and REST) on bus.host, as Determined's `port`
   ResourcesConfig resources;  // resource_manager, resource_pools, task_container_defaults
   MasterDbConfig database;
   MasterBusConfig bus;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bus/rpc_client.h"
+#include "master/allocation_token.h"
 #include "storage/agents_repo.h"
 #include "storage/migrations.h"
 
@@ -25,6 +26,7 @@ Result<std::unique_ptr<MasterDatabase>> MasterDatabase::Open(const MasterDbConfi
   opened->db_ = std::make_unique<storage::Database>(db);
   DET_RETURN_IF_ERROR(opened->db_->Run([&](pqxx::work& tx) {
     opened->cluster_id_ = storage::EnsureClusterId(tx, bus::RandomId());
+    opened->token_secret_ = storage::EnsureTokenSecret(tx, AllocationTokens::NewSecret());
     return Status::Ok();
   }));
   return opened;

@@ -19,12 +19,15 @@ class MasterDatabase {
   int schema_version() const { return schema_version_; }
   // The cluster's id: chosen at the first start and kept in the database.
   const std::string& cluster_id() const { return cluster_id_; }
+  // Signs allocation tokens (AllocationTokens); the same across restarts.
+  const std::string& token_secret() const { return token_secret_; }
 
  private:
   std::unique_ptr<storage::LocalPostgres> local_;  // declared first: destroyed last
   std::unique_ptr<storage::Database> db_;
   int schema_version_ = 0;
   std::string cluster_id_;
+  std::string token_secret_;
 };
 
 }  // namespace det::master

@@ -23,6 +23,13 @@ struct TaskSpec {
   bool single_node = true;
 };
 
+// Who a task is when its submitter names it (empty id: a new COMMAND, its own job).
+struct TaskName {
+  std::string id;
+  std::string type;
+  std::string job_id;
+};
+
 // One agent's part of an allocation: the slots there and the workload's state on it.
 struct Resource {
   std::string agent_id;

@@ -128,7 +128,8 @@ void TaskManager::RemoveAgent(const std::string& agent_id, int64_t now_ns) {
   dirty_ = true;
 }
 
-Result<std::string> TaskManager::Submit(TaskSpec spec, int64_t now_ns) {
+Result<std::string> TaskManager::Submit(TaskSpec spec, int64_t now_ns, const TaskName& named) {
+  if (!named.id.empty() && tasks_.count(named.id)) return named.id;
   if (spec.entrypoint.empty() || std::all_of(spec.entrypoint.begin(), spec.entrypoint.end(),
                                              [](const std::string& a) { return a.empty(); })) {
     return InvalidArgument("entrypoint is empty: give the command to run");
@@ -146,8 +147,9 @@ Result<std::string> TaskManager::Submit(TaskSpec spec, int64_t now_ns) {
   DET_RETURN_IF_ERROR(CheckFits(spec, *pool));
   if (!spec.priority) spec.priority = pool->scheduler.default_priority;
   Task task;
-  task.id = bus::RandomId();
-  task.job_id = task.id;
+  task.id = named.id.empty() ? bus::RandomId() : named.id;
+  if (!named.type.empty()) task.type = named.type;
+  task.job_id = named.job_id.empty() ? task.id : named.job_id;
   task.spec = std::move(spec);
   task.submitted_ns = now_ns;
   const std::string id = task.id;

@@ -85,7 +85,9 @@ class TaskManager {
 
   // InvalidArgument for an empty entrypoint, negative slots, a priority outside 1..99, a weight
   // that is not positive, a pool that is not configured, or slots the pool can never provide.
-  Result<std::string> Submit(TaskSpec spec, int64_t now_ns);
+  // `named` gives the task's id, type and job (a trial); an id already known changes nothing and
+  // answers that id. Without it the task is a COMMAND with a new id, its own job.
+  Result<std::string> Submit(TaskSpec spec, int64_t now_ns, const TaskName& named = {});
   // The task's state after the request; NotFound for an unknown task.
   Result<std::string> Kill(const std::string& task_id, int64_t now_ns);
   // A state report from `agent_id`; reports for allocations it does not run are ignored.

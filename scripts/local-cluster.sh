@@ -26,6 +26,7 @@ for name in master agent autoscaler cli; do "$BUILD/cli/det" keygen "$RUN/$name"
 cat "$RUN/agent.pub" "$RUN/autoscaler.pub" "$RUN/cli.pub" > "$RUN/allowed_clients"
 
 cat > "$RUN/master.yaml" <<YAML
+port: 0
 bus:
   host: 127.0.0.1
   gateway_port: 0
@@ -69,9 +70,20 @@ echo "== det agent list"; "$BUILD/cli/det" agent list
 for _ in $(seq 50); do grep -q "agent local-agent is connected" "$RUN/autoscaler.log" && break; sleep 0.1; done
 echo "== det-autoscaler saw:"; grep "agent local-agent" "$RUN/autoscaler.log" || true
 
+# The example experiment (one trial, checkpoints under $RUN), run to completion.
+sed "s|host_path: .*|host_path: $RUN/checkpoints|" "$ROOT/examples/linear_regression/const.yaml" > "$RUN/const.yaml"
+echo "== det experiment create examples/linear_regression/const.yaml"
+experiment_ok=0
+if "$BUILD/cli/det" experiment create "$RUN/const.yaml" "$ROOT/examples/linear_regression"; then
+  id="$("$BUILD/cli/det" --json experiment list | sed 's/^\[{"id":\([0-9]*\).*/\1/')"
+  timeout 300 "$BUILD/cli/det" experiment wait "$id" && experiment_ok=1
+  "$BUILD/cli/det" experiment describe "$id"
+fi
+
 if [ "$CHECK" = 1 ]; then
   grep -q "agent local-agent is connected" "$RUN/autoscaler.log" || { echo "FAIL: autoscaler did not see the agent"; cat "$RUN"/*.log; exit 1; }
   [ "$ok" = 1 ] || { echo "FAIL: the agent did not join"; cat "$RUN"/*.log; exit 1; }
+  [ "$experiment_ok" = 1 ] || { echo "FAIL: the example experiment did not complete"; cat "$RUN"/*.log; exit 1; }
   echo "local cluster OK"
   exit 0
 fi

@@ -24,6 +24,12 @@ std::string EnsureClusterId(pqxx::work& tx, const std::string& candidate) {
   return tx.exec1("SELECT id FROM cluster_info ORDER BY created_at LIMIT 1")[0].as<std::string>();
 }
 
+std::string EnsureTokenSecret(pqxx::work& tx, const std::string& candidate) {
+  tx.exec_params("UPDATE cluster_info SET token_secret = $1 WHERE token_secret IS NULL", candidate);
+  return tx.exec1("SELECT token_secret FROM cluster_info ORDER BY created_at LIMIT 1")[0]
+      .as<std::string>();
+}
+
 void UpsertResourcePool(pqxx::work& tx, const ResourcePoolRecord& pool) {
   tx.exec_params(
       "INSERT INTO resource_pools (name, description, config) VALUES ($1, $2, $3::jsonb)"

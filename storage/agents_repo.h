@@ -16,6 +16,9 @@ namespace det::storage {
 
 // The id stored at the first start; later calls return it and ignore `candidate`.
 std::string EnsureClusterId(pqxx::work& tx, const std::string& candidate);
+// The key that signs allocation tokens: stored at the first call (after EnsureClusterId); later
+// calls return it and ignore `candidate`.
+std::string EnsureTokenSecret(pqxx::work& tx, const std::string& candidate);
 
 struct ResourcePoolRecord {
   std::string name;

@@ -141,6 +141,14 @@ Status SetTrialState(pqxx::work& tx, int64_t id, const std::string& state,
                        TrialName(id));
 }
 
+Status UpdateTrial(pqxx::work& tx, int64_t id, const std::string& state, int32_t restarts,
+                   int32_t run_id, std::optional<int64_t> end_ns) {
+  return ExpectUpdated(tx.exec_params("UPDATE trials SET state = $2, restarts = $3, run_id = $4,"
+                                      " end_time = coalesce(det_ts($5), end_time) WHERE id = $1",
+                                      id, state, restarts, run_id, end_ns),
+                       TrialName(id));
+}
+
 Result<int32_t> RecordTrialRestart(pqxx::work& tx, int64_t id) {
   auto result = tx.exec_params(
       "UPDATE trials SET restarts = restarts + 1 WHERE id = $1 RETURNING restarts", id);

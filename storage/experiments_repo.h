@@ -69,6 +69,9 @@ Result<TrialRecord> GetTrial(pqxx::work& tx, int64_t id);  // NotFound
 std::vector<TrialRecord> ListTrials(pqxx::work& tx, int64_t experiment_id);
 Status SetTrialState(pqxx::work& tx, int64_t id, const std::string& state,
                      std::optional<int64_t> end_ns);
+// State, restarts and run as the master tracks them (end_ns set marks the trial over).
+Status UpdateTrial(pqxx::work& tx, int64_t id, const std::string& state, int32_t restarts,
+                   int32_t run_id, std::optional<int64_t> end_ns);
 Result<int32_t> RecordTrialRestart(pqxx::work& tx, int64_t id);  // returns the new count
 Result<int32_t> StartTrialRun(pqxx::work& tx, int64_t id);       // returns the new run id
 

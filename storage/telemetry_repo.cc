@@ -15,6 +15,14 @@ std::vector<MetricPoint> ReadMetrics(pqxx::work& tx, int64_t trial_id, const std
   return points;
 }
 
+bool RecordMetric(pqxx::work& tx, const MetricPoint& point) {
+  return tx.exec_params(
+               "INSERT INTO metrics (trial_id, kind, step, run_id, metrics)"
+               " VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT DO NOTHING",
+               point.trial_id, point.kind, point.step, point.run_id, point.metrics_json)
+             .affected_rows() == 1;
+}
+
 std::vector<StoredLogLine> ReadTaskLogs(pqxx::work& tx, const std::string& task_id,
                                         int64_t after_id, int limit) {
   std::vector<StoredLogLine> lines;

@@ -1,6 +1,7 @@
 #pragma once
 
-// Reads of what IngestWriter writes: a trial's metrics and a task's log lines, in pages.
+// Reads of what IngestWriter writes: a trial's metrics and a task's log lines, in pages; and the
+// Core API's single metric reports.
 //
 // Functions take the caller's transaction (Database::Run). Times are Unix nanoseconds.
 
@@ -16,6 +17,9 @@ namespace det::storage {
 // Points of one kind ("training" | "validation") with step > after_step, by step, at most `limit`.
 std::vector<MetricPoint> ReadMetrics(pqxx::work& tx, int64_t trial_id, const std::string& kind,
                                      int64_t after_step, int limit);
+
+// Stores one point; false when (trial, kind, step) was already stored (a report sent again).
+bool RecordMetric(pqxx::work& tx, const MetricPoint& point);
 
 struct StoredLogLine {
   int64_t id = 0;  // increases in the order lines were stored: the next page's cursor

@@ -48,6 +48,25 @@ struct CommandRunReply {
   }
 };
 
+// Method "task.submit" (inproc, from the experiment service): a task whose id, type and job the
+// caller names. Submitting an id the registry already knows changes nothing and answers that id
+// (a retried call).
+struct TaskSubmitRequest {
+  static constexpr std::string_view kType = "task.submit";
+  std::string task_id;
+  std::string type;    // TRIAL, ...
+  std::string job_id;  // tasks of one job share its queue place (an experiment's trials)
+  CommandRunRequest spec;
+  bool operator==(const TaskSubmitRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("task_id", s.task_id, kRequired);
+    v("type", s.type, kRequired);
+    v("job_id", s.job_id, kRequired);
+    v("spec", s.spec, kRequired);
+  }
+};
+
 struct TaskSummary {
   std::string id;
   std::string type;
@@ -91,12 +110,16 @@ struct TaskSummary {
   }
 };
 
-// Method "task.list": tasks the master knows, oldest first.
+// Method "task.list": tasks the master knows, oldest first; only those named in `task_ids` when
+// it is not empty (names it does not know are left out).
 struct TaskListRequest {
   static constexpr std::string_view kType = "task.list";
+  std::vector<std::string> task_ids;
   bool operator==(const TaskListRequest&) const = default;
   template <class Self, class V>
-  static void Fields(Self&, V&) {}
+  static void Fields(Self& s, V& v) {
+    v("task_ids", s.task_ids);
+  }
 };
 
 struct TaskList {

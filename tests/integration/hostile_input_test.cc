@@ -22,6 +22,7 @@ master::MasterConfig LocalConfig() {
   config.bus.host = "127.0.0.1";
   config.bus.gateway_port = config.bus.agent_port = config.bus.event_subscribe_port =
       config.bus.event_publish_port = config.bus.snapshot_port = 0;
+  config.port = 0;
   config.bus.security.plaintext = true;
   config.bus.max_message_bytes = 64 << 10;
   config.database.db = det::testing::PostgresEnvironment::Get()->FreshDatabase();

@@ -92,7 +92,7 @@ class ClusterProcessTest : public ::testing::Test {
     fs::create_directories(dir_);
     db_ = det::testing::PostgresEnvironment::Get()->FreshDatabase();
     std::ofstream(dir_ / "master.yaml")
-        << DbSection()
+        << DbSection() << "port: 0\n"
         << "bus:\n  host: 127.0.0.1\n  gateway_port: 0\n  agent_port: 0\n"
            "  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
            "  agent_silence_limit: 2s\n  security: {plaintext: true}\n"
@@ -110,6 +110,7 @@ class ClusterProcessTest : public ::testing::Test {
     event_subscribe_ = (*endpoints)["event_subscribe"].as<std::string>();
     snapshot_ = (*endpoints)["snapshot"].as<std::string>();
     agent_port_ = gateway_port_of((*endpoints)["agent"].as<std::string>());
+    rest_port_ = gateway_port_of((*endpoints)["rest"].as<std::string>());
   }
   void TearDown() override {
     KillLeftoverWorkloads();
@@ -162,7 +163,8 @@ class ClusterProcessTest : public ::testing::Test {
   void RestartMaster() {
     master_->Stop(SIGKILL);
     std::ofstream(dir_ / "master2.yaml")
-        << DbSection() << "bus:\n  host: 127.0.0.1\n  gateway_port: " << gateway_port_of(gateway_)
+        << DbSection() << "port: " << rest_port_
+        << "\nbus:\n  host: 127.0.0.1\n  gateway_port: " << gateway_port_of(gateway_)
         << "\n  agent_port: " << agent_port_
         << "\n  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
            "  security: {plaintext: true}\n"
@@ -211,7 +213,7 @@ class ClusterProcessTest : public ::testing::Test {
   fs::path dir_;
   storage::DbConfig db_;
   std::unique_ptr<Process> master_;
-  std::string gateway_, agent_port_, event_subscribe_, snapshot_;
+  std::string gateway_, agent_port_, rest_port_, event_subscribe_, snapshot_;
 };
 
 }  // namespace det::testing

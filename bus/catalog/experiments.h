@@ -1,0 +1,243 @@
+#pragma once
+
+// Gateway methods for experiments and trials, and the experiment service's methods the Core API
+// (trial code's REST calls) reaches over inproc.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bus/codec.h"
+
+namespace det::bus {
+
+// Method "experiment.create": the experiment YAML as written and its model definition folder as a
+// gzipped tar (at most kMaxModelDefinitionBytes).
+struct ExperimentCreateRequest {
+  static constexpr std::string_view kType = "experiment.create";
+  static constexpr int64_t kMaxModelDefinitionBytes = 96 << 20;  // Determined's limit, ~95 MiB
+  std::string config_yaml;
+  Bytes model_definition;
+  bool operator==(const ExperimentCreateRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("config_yaml", s.config_yaml, kRequired);
+    v("model_definition", s.model_definition);
+  }
+};
+struct ExperimentCreateReply {
+  static constexpr std::string_view kType = "experiment.create.reply";
+  int64_t id = 0;
+  bool operator==(const ExperimentCreateReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("id", s.id, kRequired);
+  }
+};
+
+struct TrialSummary {
+  int64_t id = 0;
+  int64_t experiment_id = 0;
+  int64_t request_id = 0;            // the searcher's number for it
+  std::string state;                 // ACTIVE, PAUSED, STOPPING_*, COMPLETED, CANCELED, ERROR
+  std::string task_state;            // its current run's task: QUEUED ... TERMINATED; empty if none
+  std::string hparams_json;          // the hyperparameters, as JSON
+  int32_t restarts = 0;              // failures counted against max_restarts
+  int32_t run_id = 0;                // runs started (restarts, pauses and preemptions each add one)
+  std::string task_id;               // the current (or last) run's task
+  int64_t steps_completed = 0;       // the latest validation's time_metric
+  std::string best_validation_json;  // the best validation's metrics; empty if none yet
+  std::string latest_checkpoint;     // uuid; empty if none
+  int64_t start_at = 0;
+  int64_t end_at = 0;
+  bool operator==(const TrialSummary&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("id", s.id, kRequired);
+    v("experiment_id", s.experiment_id);
+    v("request_id", s.request_id);
+    v("state", s.state);
+    v("task_state", s.task_state);
+    v("hparams_json", s.hparams_json);
+    v("restarts", s.restarts);
+    v("run_id", s.run_id);
+    v("task_id", s.task_id);
+    v("steps_completed", s.steps_completed);
+    v("best_validation_json", s.best_validation_json);
+    v("latest_checkpoint", s.latest_checkpoint);
+    v("start_at", s.start_at);
+    v("end_at", s.end_at);
+  }
+};
+
+struct ExperimentSummary {
+  int64_t id = 0;
+  std::string name;
+  std::string description;
+  std::vector<std::string> labels;
+  std::string state;  // ACTIVE, PAUSED, STOPPING_*, COMPLETED, CANCELED, ERROR, DELETING
+  std::string searcher;
+  std::string resource_pool;
+  int32_t trials = 0;
+  int32_t trials_active = 0;
+  int32_t trials_completed = 0;
+  int32_t trials_errored = 0;
+  std::string message;  // why it errored, if it did
+  int64_t start_at = 0;
+  int64_t end_at = 0;
+  bool operator==(const ExperimentSummary&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("id", s.id, kRequired);
+    v("name", s.name);
+    v("description", s.description);
+    v("labels", s.labels);
+    v("state", s.state);
+    v("searcher", s.searcher);
+    v("resource_pool", s.resource_pool);
+    v("trials", s.trials);
+    v("trials_active", s.trials_active);
+    v("trials_completed", s.trials_completed);
+    v("trials_errored", s.trials_errored);
+    v("message", s.message);
+    v("start_at", s.start_at);
+    v("end_at", s.end_at);
+  }
+};
+
+// Method "experiment.list": experiments, newest first.
+struct ExperimentListRequest {
+  static constexpr std::string_view kType = "experiment.list";
+  bool operator==(const ExperimentListRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self&, V&) {}
+};
+struct ExperimentList {
+  static constexpr std::string_view kType = "experiment.list.reply";
+  std::vector<ExperimentSummary> experiments;
+  bool operator==(const ExperimentList&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("experiments", s.experiments);
+  }
+};
+
+// Method "experiment.get": one experiment with its trials (by id) and its config.
+struct ExperimentGetRequest {
+  static constexpr std::string_view kType = "experiment.get";
+  int64_t id = 0;
+  bool operator==(const ExperimentGetRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("id", s.id, kRequired);
+  }
+};
+struct ExperimentGetReply {
+  static constexpr std::string_view kType = "experiment.get.reply";
+  ExperimentSummary experiment;
+  std::vector<TrialSummary> trials;
+  std::string config_yaml;
+  bool operator==(const ExperimentGetReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("experiment", s.experiment, kRequired);
+    v("trials", s.trials);
+    v("config_yaml", s.config_yaml);
+  }
+};
+
+// Method "experiment.action": pause | activate | cancel | kill | delete. The reply carries the
+// experiment's state after it; FailedPrecondition when the state does not allow the action.
+struct ExperimentActionRequest {
+  static constexpr std::string_view kType = "experiment.action";
+  int64_t id = 0;
+  std::string action;
+  bool operator==(const ExperimentActionRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("id", s.id, kRequired);
+    v("action", s.action, kRequired);
+  }
+};
+struct ExperimentActionReply {
+  static constexpr std::string_view kType = "experiment.action.reply";
+  std::string state;
+  bool operator==(const ExperimentActionReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("state", s.state);
+  }
+};
+
+// Method "trial.get".
+struct TrialGetRequest {
+  static constexpr std::string_view kType = "trial.get";
+  int64_t id = 0;
+  bool operator==(const TrialGetRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("id", s.id, kRequired);
+  }
+};
+struct TrialGetReply {
+  static constexpr std::string_view kType = "trial.get.reply";
+  TrialSummary trial;
+  bool operator==(const TrialGetReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("trial", s.trial, kRequired);
+  }
+};
+
+// Core API -> experiment service (inproc): what one allocation of a trial reported, after the
+// Core API has stored it. `kind`: validation (metrics_json carries the searcher's metric and
+// time_metric), checkpoint (checkpoint uuid, steps), exit (reason: ERRORED | INVALID_HP |
+// USER_CANCELED), ready, progress. The reply says whether the trial should stop now.
+struct TrialReport {
+  static constexpr std::string_view kType = "trial.report";
+  std::string allocation_id;
+  std::string kind;
+  int64_t steps = 0;
+  std::string metrics_json;
+  std::string checkpoint_uuid;
+  std::string reason;
+  double progress = 0;
+  bool operator==(const TrialReport&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("allocation_id", s.allocation_id, kRequired);
+    v("kind", s.kind, kRequired);
+    v("steps", s.steps);
+    v("metrics_json", s.metrics_json);
+    v("checkpoint_uuid", s.checkpoint_uuid);
+    v("reason", s.reason);
+    v("progress", s.progress);
+  }
+};
+// Method "trial.signal": whether the allocation should stop (preempted, paused, stopped by the
+// searcher, killed); also the reply to trial.report. NotFound for an allocation that is not a
+// trial's current run.
+struct TrialSignalRequest {
+  static constexpr std::string_view kType = "trial.signal";
+  std::string allocation_id;
+  bool operator==(const TrialSignalRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("allocation_id", s.allocation_id, kRequired);
+  }
+};
+struct TrialSignal {
+  static constexpr std::string_view kType = "trial.signal.reply";
+  int64_t trial_id = 0;
+  bool should_stop = false;
+  std::string reason;  // why it should stop
+  bool operator==(const TrialSignal&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("trial_id", s.trial_id);
+    v("should_stop", s.should_stop);
+    v("reason", s.reason);
+  }
+};
+
+}  // namespace det::bus

@@ -1,0 +1,231 @@
+#include "cli/experiment_commands.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "bus/catalog/experiments.h"
+#include "cli/model_archive.h"
+#include "cli/rpc_call.h"
+#include "cli/task_commands.h"
+
+namespace det::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json ToJson(const bus::ExperimentSummary& e) {
+  return {{"id", e.id},
+          {"name", e.name},
+          {"description", e.description},
+          {"labels", e.labels},
+          {"state", e.state},
+          {"searcher", e.searcher},
+          {"resource_pool", e.resource_pool},
+          {"trials", e.trials},
+          {"trials_active", e.trials_active},
+          {"trials_completed", e.trials_completed},
+          {"trials_errored", e.trials_errored},
+          {"message", e.message},
+          {"start_at", e.start_at},
+          {"end_at", e.end_at}};
+}
+
+ordered_json ToJson(const bus::TrialSummary& t) {
+  auto parsed = [](const std::string& text) {
+    return text.empty() ? ordered_json() : ordered_json::parse(text, nullptr, false);
+  };
+  return {{"id", t.id},
+          {"experiment_id", t.experiment_id},
+          {"request_id", t.request_id},
+          {"state", t.state},
+          {"task_state", t.task_state},
+          {"hparams", parsed(t.hparams_json)},
+          {"restarts", t.restarts},
+          {"run_id", t.run_id},
+          {"task_id", t.task_id},
+          {"steps_completed", t.steps_completed},
+          {"best_validation", parsed(t.best_validation_json)},
+          {"latest_checkpoint", t.latest_checkpoint},
+          {"start_at", t.start_at},
+          {"end_at", t.end_at}};
+}
+
+void PrintExperiments(const std::vector<bus::ExperimentSummary>& experiments) {
+  std::printf("%-6s %-20s %-14s %-20s %6s %9s %7s  %s\n", "ID", "STATE", "SEARCHER", "NAME",
+              "TRIALS", "COMPLETED", "ERRORED", "MESSAGE");
+  for (const auto& e : experiments) {
+    std::printf("%-6lld %-20s %-14s %-20s %6d %9d %7d  %s\n", static_cast<long long>(e.id),
+                e.state.c_str(), e.searcher.c_str(), e.name.c_str(), e.trials, e.trials_completed,
+                e.trials_errored, e.message.c_str());
+  }
+}
+
+void PrintTrials(const std::vector<bus::TrialSummary>& trials) {
+  std::printf("%-6s %-10s %-11s %4s %8s %6s  %-30s %s\n", "TRIAL", "STATE", "TASK", "RUN",
+              "RESTARTS", "STEPS", "BEST VALIDATION", "HPARAMS");
+  for (const auto& t : trials) {
+    std::printf("%-6lld %-10s %-11s %4d %8d %6lld  %-30s %s\n", static_cast<long long>(t.id),
+                t.state.c_str(), t.task_state.c_str(), t.run_id, t.restarts,
+                static_cast<long long>(t.steps_completed), t.best_validation_json.c_str(),
+                t.hparams_json.c_str());
+  }
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgument("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int Create(const CliOptions& options, const std::string& config_path,
+           const std::string& model_dir) {
+  auto config = ReadFile(config_path);
+  if (!config.ok()) return Fail(config.status());
+  bus::ExperimentCreateRequest request{*config, {}};
+  if (!model_dir.empty()) {
+    auto packed =
+        PackModelDefinition(model_dir, bus::ExperimentCreateRequest::kMaxModelDefinitionBytes);
+    if (!packed.ok()) return Fail(packed.status());
+    request.model_definition.data = std::move(*packed);
+  }
+  // Not idempotent: one attempt, with time for a large model definition.
+  auto reply = Call<bus::ExperimentCreateRequest, bus::ExperimentCreateReply>(
+      options, request, {.timeout = std::chrono::seconds(60), .attempts = 1});
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.json) {
+    std::cout << ordered_json{{"id", reply->id}}.dump() << "\n";
+  } else {
+    std::cout << "Created experiment " << reply->id << "\n";
+  }
+  return 0;
+}
+
+int List(const CliOptions& options) {
+  auto reply = Call<bus::ExperimentListRequest, bus::ExperimentList>(options, {});
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.json) {
+    ordered_json all = ordered_json::array();
+    for (const auto& e : reply->experiments) all.push_back(ToJson(e));
+    std::cout << all.dump() << "\n";
+  } else {
+    PrintExperiments(reply->experiments);
+  }
+  return 0;
+}
+
+int Describe(const CliOptions& options, int64_t id) {
+  auto reply = Call<bus::ExperimentGetRequest, bus::ExperimentGetReply>(options, {id});
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.json) {
+    ordered_json trials = ordered_json::array();
+    for (const auto& t : reply->trials) trials.push_back(ToJson(t));
+    std::cout << ordered_json{{"experiment", ToJson(reply->experiment)},
+                              {"trials", trials},
+                              {"config", reply->config_yaml}}
+                     .dump()
+              << "\n";
+  } else {
+    PrintExperiments({reply->experiment});
+    std::cout << "\n";
+    PrintTrials(reply->trials);
+  }
+  return 0;
+}
+
+int Act(const CliOptions& options, int64_t id, const std::string& action) {
+  auto reply =
+      Call<bus::ExperimentActionRequest, bus::ExperimentActionReply>(options, {id, action});
+  if (!reply.ok()) return Fail(reply.status());
+  std::cout << "experiment " << id << " is " << reply->state << "\n";
+  return 0;
+}
+
+// Waits until the experiment has ended; 0 when it COMPLETED.
+int Wait(const CliOptions& options, int64_t id) {
+  while (true) {
+    auto reply = Call<bus::ExperimentGetRequest, bus::ExperimentGetReply>(options, {id});
+    if (!reply.ok()) return Fail(reply.status());
+    const std::string& state = reply->experiment.state;
+    if (state == "COMPLETED" || state == "CANCELED" || state == "ERROR") {
+      std::cout << "experiment " << id << " ended " << state << "\n";
+      return state == "COMPLETED" ? 0 : 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+int TrialDescribe(const CliOptions& options, int64_t id) {
+  auto reply = Call<bus::TrialGetRequest, bus::TrialGetReply>(options, {id});
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.json) {
+    std::cout << ToJson(reply->trial).dump() << "\n";
+  } else {
+    PrintTrials({reply->trial});
+  }
+  return 0;
+}
+
+// Every run's output, oldest run first; following the current one with `follow`.
+int TrialLogs(const CliOptions& options, int64_t id, bool follow) {
+  auto reply = Call<bus::TrialGetRequest, bus::TrialGetReply>(options, {id});
+  if (!reply.ok()) return Fail(reply.status());
+  for (int run = 1; run <= reply->trial.run_id; ++run) {
+    const std::string task = "trial-" + std::to_string(id) + "-" + std::to_string(run);
+    const int rc = TaskLogs(options, task, follow && run == reply->trial.run_id);
+    if (rc != 0) return rc;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddExperimentCommands(CLI::App& app, const CliOptions& options, int& rc) {
+  auto* experiment =
+      app.add_subcommand("experiment", "experiments and their trials")->require_subcommand(1);
+  experiment->alias("e");
+  auto config = std::make_shared<std::string>();
+  auto model_dir = std::make_shared<std::string>();
+  auto* create = experiment->add_subcommand("create", "submit an experiment");
+  create->add_option("config", *config, "the experiment YAML")->required();
+  create->add_option("model_dir", *model_dir, "the model definition folder (uploaded)");
+  create->callback(
+      [&options, &rc, config, model_dir] { rc = Create(options, *config, *model_dir); });
+
+  experiment->add_subcommand("list", "experiments, newest first")->callback([&options, &rc] {
+    rc = List(options);
+  });
+
+  auto id = std::make_shared<int64_t>(0);
+  auto* describe = experiment->add_subcommand("describe", "an experiment and its trials");
+  describe->add_option("id", *id, "experiment id")->required();
+  describe->callback([&options, &rc, id] { rc = Describe(options, *id); });
+
+  for (const char* action : {"pause", "activate", "cancel", "kill"}) {
+    auto* sub = experiment->add_subcommand(action, std::string(action) + " an experiment");
+    sub->add_option("id", *id, "experiment id")->required();
+    sub->callback([&options, &rc, id, action] { rc = Act(options, *id, action); });
+  }
+  auto* wait = experiment->add_subcommand("wait", "wait for an experiment to end (0: COMPLETED)");
+  wait->add_option("id", *id, "experiment id")->required();
+  wait->callback([&options, &rc, id] { rc = Wait(options, *id); });
+
+  auto* trial = app.add_subcommand("trial", "trials")->require_subcommand(1);
+  trial->alias("t");
+  auto* trial_describe = trial->add_subcommand("describe", "one trial");
+  trial_describe->add_option("id", *id, "trial id")->required();
+  trial_describe->callback([&options, &rc, id] { rc = TrialDescribe(options, *id); });
+  auto follow = std::make_shared<bool>(false);
+  auto* logs = trial->add_subcommand("logs", "a trial's output, every run");
+  logs->add_option("id", *id, "trial id")->required();
+  logs->add_flag("-f,--follow", *follow, "keep printing until the trial's run ends");
+  logs->callback([&options, &rc, id, follow] { rc = TrialLogs(options, *id, *follow); });
+}
+
+}  // namespace det::cli

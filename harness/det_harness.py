@@ -1,0 +1,174 @@
+"""The Core API client for trial code (Python standard library only).
+
+A trial's run gets this module in its working folder (the master serves it and the run's
+launcher puts it there), so trial code just does::
+
+    import det_harness
+    ctx = det_harness.init()
+    state = ctx.load_checkpoint() or fresh_state()        # resume where the trial stood
+    while state["steps"] < ctx.max_length:
+        ...train one batch...
+        ctx.report_training_metrics(steps, {"loss": loss})
+        if time_to_validate:
+            ctx.report_validation_metrics(steps, {"validation_loss": v})
+            ctx.save_checkpoint(steps, state)
+            if ctx.should_preempt():                     # paused, preempted or stopped by the
+                return                                   # searcher: exit 0, resume later
+
+Everything comes from the environment the master gives the run: DET_MASTER_URL, DET_SESSION_TOKEN
+(the allocation's token), DET_TRIAL_ID, DET_EXPERIMENT_ID, DET_ALLOCATION_ID, DET_HPARAMS,
+DET_LATEST_CHECKPOINT, DET_CHECKPOINT_DIR, DET_MAX_LENGTH, DET_TIME_METRIC, DET_SEARCHER_METRIC.
+Calls retry while the master is unreachable (it may be restarting) and raise CoreApiError on an
+answer that refuses them.
+"""
+
+import json
+import os
+import signal
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+__all__ = ["init", "Context", "CoreApiError"]
+
+_RETRY_FOR_SECONDS = 300
+
+
+class CoreApiError(Exception):
+    """The master refused a call (bad input, wrong token, unknown trial)."""
+
+
+class Context:
+    """One trial run's view of the Core API."""
+
+    def __init__(self, env=None):
+        env = os.environ if env is None else env
+        self.master_url = env["DET_MASTER_URL"].rstrip("/")
+        self.token = env["DET_SESSION_TOKEN"]
+        self.trial_id = int(env["DET_TRIAL_ID"])
+        self.experiment_id = int(env["DET_EXPERIMENT_ID"])
+        self.allocation_id = env.get("DET_ALLOCATION_ID", "")
+        self.run_id = int(env.get("DET_RUN_ID", "1"))
+        self.trial_seed = int(env.get("DET_TRIAL_SEED", "0"))
+        self.hparams = json.loads(env.get("DET_HPARAMS", "{}"))
+        self.latest_checkpoint = env.get("DET_LATEST_CHECKPOINT") or None
+        self.checkpoint_dir = env.get("DET_CHECKPOINT_DIR", "")
+        self.max_length = int(env.get("DET_MAX_LENGTH", "0"))
+        self.time_metric = env.get("DET_TIME_METRIC", "batches")
+        self.searcher_metric = env.get("DET_SEARCHER_METRIC", "")
+        self.validation_period = int(env.get("DET_MIN_VALIDATION_PERIOD", "0")) or None
+        self._terminated = False
+        self._stop_reason = ""
+
+    # --- transport -------------------------------------------------------------------------
+
+    def _call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Authorization": "Bearer " + self.token, "Content-Type": "application/json"}
+        deadline = time.monotonic() + _RETRY_FOR_SECONDS
+        delay = 0.2
+        while True:
+            request = urllib.request.Request(
+                self.master_url + path, data=data, headers=headers, method=method)
+            try:
+                with urllib.request.urlopen(request, timeout=700) as response:
+                    return json.loads(response.read() or b"{}")
+            except urllib.error.HTTPError as e:
+                detail = e.read().decode(errors="replace")
+                if e.code < 500:
+                    raise CoreApiError("%s %s: %s %s" % (method, path, e.code, detail)) from None
+                failure = "%s %s" % (e.code, detail)
+            except OSError as e:
+                failure = str(e)
+            if time.monotonic() > deadline:
+                raise CoreApiError("%s %s: master unreachable: %s" % (method, path, failure))
+            time.sleep(delay)
+            delay = min(delay * 2, 5)
+
+    def _trial_path(self, what):
+        return "/api/v1/trials/%d/%s" % (self.trial_id, what)
+
+    def _note_signal(self, answer):
+        if answer.get("preempt"):
+            self._stop_reason = answer.get("reason", "") or "asked to stop"
+        return answer
+
+    # --- metrics ---------------------------------------------------------------------------
+
+    def report_training_metrics(self, steps_completed, metrics):
+        """Stores training metrics at `steps_completed` (a step sent again is stored once)."""
+        self._note_signal(self._call("POST", self._trial_path("metrics"), {
+            "group": "training", "steps_completed": steps_completed, "metrics": metrics}))
+
+    def report_validation_metrics(self, steps_completed, metrics):
+        """Stores validation metrics; the searcher sees them (with the time metric added)."""
+        metrics = dict(metrics)
+        metrics.setdefault(self.time_metric, steps_completed)
+        self._note_signal(self._call("POST", self._trial_path("metrics"), {
+            "group": "validation", "steps_completed": steps_completed, "metrics": metrics}))
+
+    def report_progress(self, fraction):
+        self._call("POST", self._trial_path("progress"), {"progress": float(fraction)})
+
+    def report_early_exit(self, reason="ERRORED"):
+        """ERRORED, INVALID_HP or USER_CANCELED: the trial cannot go on (then exit)."""
+        self._call("POST", self._trial_path("early_exit"), {"reason": reason})
+
+    # --- checkpoints (shared_fs) -----------------------------------------------------------
+
+    def checkpoint_path(self, checkpoint_uuid):
+        return os.path.join(self.checkpoint_dir, checkpoint_uuid)
+
+    def save_checkpoint(self, steps_completed, state, metadata=None):
+        """Writes `state` (JSON-serialisable) as a new checkpoint and registers it; its uuid."""
+        checkpoint_uuid = str(uuid.uuid4())
+        folder = self.checkpoint_path(checkpoint_uuid)
+        partial = folder + ".partial"
+        os.makedirs(partial)
+        with open(os.path.join(partial, "state.json"), "w") as f:
+            json.dump({"steps_completed": steps_completed, "state": state}, f)
+        os.rename(partial, folder)  # readers never see a half-written checkpoint
+        resources = {name: os.path.getsize(os.path.join(folder, name))
+                     for name in os.listdir(folder)}
+        self._note_signal(self._call("POST", self._trial_path("checkpoints"), {
+            "uuid": checkpoint_uuid, "steps_completed": steps_completed,
+            "resources": resources, "metadata": dict(metadata or {})}))
+        self.latest_checkpoint = checkpoint_uuid
+        return checkpoint_uuid
+
+    def load_checkpoint(self):
+        """The state the latest checkpoint saved, or None for a trial that has none."""
+        if not self.latest_checkpoint:
+            return None
+        with open(os.path.join(self.checkpoint_path(self.latest_checkpoint), "state.json")) as f:
+            return json.load(f)["state"]
+
+    # --- preemption ------------------------------------------------------------------------
+
+    def should_preempt(self, wait_seconds=0):
+        """Whether this run should checkpoint and exit now (the experiment paused or was
+        canceled, the scheduler preempted it, the searcher has what it needs, or SIGTERM)."""
+        if self._terminated or self._stop_reason:
+            return True
+        answer = self._call(
+            "GET", "/api/v1/allocations/%s/signals/preemption?timeout_seconds=%d"
+            % (self.allocation_id, int(wait_seconds)))
+        self._note_signal(answer)
+        return bool(self._stop_reason)
+
+    @property
+    def stop_reason(self):
+        return self._stop_reason or ("terminated" if self._terminated else "")
+
+    def _on_sigterm(self, signum, frame):
+        self._terminated = True
+
+
+def init(env=None):
+    """The run's Context; SIGTERM from then on only sets should_preempt()."""
+    context = Context(env)
+    signal.signal(signal.SIGTERM, context._on_sigterm)
+    return context
+

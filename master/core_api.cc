@@ -1,0 +1,266 @@
+#include "master/core_api.h"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "bus/catalog/experiments.h"
+#include "bus/rpc_client.h"
+#include "master/experiment_service.h"
+#include "storage/experiments_repo.h"
+#include "storage/telemetry_repo.h"
+
+namespace det::generated {
+extern const char kHarnessPy[];
+}
+
+namespace det::master {
+namespace {
+
+using nlohmann::json;
+
+// Who is calling: an allocation of run `run_id` of trial `trial_id` ("trial-<id>-<run>.<n>").
+struct Caller {
+  std::string allocation_id;
+  int64_t trial_id = 0;
+  int32_t run_id = 0;
+};
+
+int HttpStatusOf(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kFailedPrecondition:
+      return 400;
+    case StatusCode::kUnauthenticated:
+      return 401;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kUnavailable:
+    case StatusCode::kDeadlineExceeded:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+void Reply(httplib::Response& res, const Result<json>& result) {
+  if (result.ok()) {
+    res.set_content(result->dump(), "application/json");
+    return;
+  }
+  res.status = HttpStatusOf(result.status());
+  res.set_content(json{{"error", result.status().message()}}.dump(), "application/json");
+}
+
+Result<Caller> CallerOf(const std::string& allocation_id) {
+  static const std::regex kTrialAllocation(R"(trial-(\d+)-(\d+)\.\d+)");
+  std::smatch match;
+  if (!std::regex_match(allocation_id, match, kTrialAllocation)) {
+    return PermissionDenied("allocation " + allocation_id + " is not a trial's");
+  }
+  return Caller{allocation_id, std::stoll(match[1]), std::stoi(match[2])};
+}
+
+Result<json> ParseBody(const httplib::Request& req) {
+  json body = json::parse(req.body, nullptr, false);
+  if (!body.is_object()) return InvalidArgument("request body: expected a JSON object");
+  return body;
+}
+
+// The field as T, or InvalidArgument naming it.
+template <class T>
+Result<T> Field(const json& body, const std::string& name, const char* expected) {
+  if (!body.contains(name)) return InvalidArgument(name + ": is required (" + expected + ")");
+  try {
+    return body.at(name).get<T>();
+  } catch (const json::exception&) {
+    return InvalidArgument(name + ": expected " + expected);
+  }
+}
+
+}  // namespace
+
+CoreApi::CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens)
+    : context_(context),
+      db_(std::move(db), 4),
+      tokens_(std::move(tokens)),
+      server_(std::make_unique<httplib::Server>()) {
+  Route();
+}
+
+CoreApi::~CoreApi() { Stop(); }
+
+Result<int> CoreApi::Bind(const std::string& host, int port) {
+  if (port == 0) {
+    const int bound = server_->bind_to_any_port(host);
+    if (bound <= 0) return Unavailable("port: cannot listen on " + host);
+    return bound;
+  }
+  if (!server_->bind_to_port(host, port)) {
+    return Unavailable("port: cannot listen on " + host + ":" + std::to_string(port));
+  }
+  return port;
+}
+
+void CoreApi::Start() {
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+}
+
+void CoreApi::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void CoreApi::Route() {
+  // The caller's allocation, checked against the trial the path names (when it names one).
+  auto authenticate = [this](const httplib::Request& req, int64_t trial_id) -> Result<Caller> {
+    const std::string header = req.get_header_value("Authorization");
+    if (!header.starts_with("Bearer ")) {
+      return Unauthenticated("Authorization: expected \"Bearer <DET_SESSION_TOKEN>\"");
+    }
+    DET_ASSIGN_OR_RETURN(std::string allocation_id, tokens_.Verify(header.substr(7)));
+    DET_ASSIGN_OR_RETURN(Caller caller, CallerOf(allocation_id));
+    if (trial_id != 0 && caller.trial_id != trial_id) {
+      return PermissionDenied("this token is for trial " + std::to_string(caller.trial_id) +
+                              ", not trial " + std::to_string(trial_id));
+    }
+    return caller;
+  };
+  auto tell = [this](const bus::TrialReport& report) -> Result<json> {
+    bus::RpcClient service(context_, ExperimentService::kEndpoint, {},
+                           {.timeout = std::chrono::seconds(10), .attempts = 1});
+    DET_ASSIGN_OR_RETURN(bus::TrialSignal signal,
+                         (service.Call<bus::TrialReport, bus::TrialSignal>(report)));
+    return json{{"preempt", signal.should_stop}, {"reason", signal.reason}};
+  };
+  auto trial_of = [](const httplib::Request& req) { return std::stoll(req.matches[1].str()); };
+
+  server_->Post(R"(/api/v1/trials/(\d+)/metrics)", [=, this](const httplib::Request& req,
+                                                             httplib::Response& res) {
+    Reply(res, [&]() -> Result<json> {
+      DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
+      DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+      DET_ASSIGN_OR_RETURN(std::string group,
+                           Field<std::string>(body, "group", "\"training\" or \"validation\""));
+      if (group != "training" && group != "validation") {
+        return InvalidArgument("group: expected \"training\" or \"validation\", not " + group);
+      }
+      DET_ASSIGN_OR_RETURN(int64_t steps,
+                           Field<int64_t>(body, "steps_completed", "a whole number"));
+      if (!body.contains("metrics") || !body["metrics"].is_object()) {
+        return InvalidArgument("metrics: expected a JSON object of metric names to values");
+      }
+      const std::string metrics = body["metrics"].dump();
+      DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
+        storage::RecordMetric(tx, {caller.trial_id, group, steps, caller.run_id, metrics});
+        return Status::Ok();
+      }));
+      return tell({caller.allocation_id, group, steps, metrics});
+    }());
+  });
+
+  server_->Post(R"(/api/v1/trials/(\d+)/checkpoints)", [=, this](const httplib::Request& req,
+                                                                 httplib::Response& res) {
+    Reply(res, [&]() -> Result<json> {
+      DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
+      DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+      storage::CheckpointRecord checkpoint;
+      DET_ASSIGN_OR_RETURN(checkpoint.uuid, Field<std::string>(body, "uuid", "a UUID"));
+      DET_ASSIGN_OR_RETURN(checkpoint.steps_completed,
+                           Field<int64_t>(body, "steps_completed", "a whole number"));
+      checkpoint.trial_id = caller.trial_id;
+      checkpoint.state = "COMPLETED";
+      checkpoint.resources_json = body.value("resources", json::object()).dump();
+      checkpoint.metadata_json = body.value("metadata", json::object()).dump();
+      DET_RETURN_IF_ERROR(
+          db_.Run([&](pqxx::work& tx) { return storage::SaveCheckpoint(tx, checkpoint); }));
+      bus::TrialReport report{caller.allocation_id, "checkpoint", checkpoint.steps_completed};
+      report.checkpoint_uuid = checkpoint.uuid;
+      return tell(report);
+    }());
+  });
+
+  server_->Post(R"(/api/v1/trials/(\d+)/early_exit)",
+                [=](const httplib::Request& req, httplib::Response& res) {
+                  Reply(res, [&]() -> Result<json> {
+                    DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
+                    DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+                    bus::TrialReport report{caller.allocation_id, "exit"};
+                    DET_ASSIGN_OR_RETURN(
+                        report.reason,
+                        Field<std::string>(body, "reason", "ERRORED, INVALID_HP or USER_CANCELED"));
+                    return tell(report);
+                  }());
+                });
+
+  server_->Post(R"(/api/v1/trials/(\d+)/progress)", [=](const httplib::Request& req,
+                                                        httplib::Response& res) {
+    Reply(res, [&]() -> Result<json> {
+      DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
+      DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+      bus::TrialReport report{caller.allocation_id, "progress"};
+      DET_ASSIGN_OR_RETURN(report.progress, Field<double>(body, "progress", "a number in 0..1"));
+      return tell(report);
+    }());
+  });
+
+  server_->Get(R"(/api/v1/trials/(\d+)/context)",
+               [=, this](const httplib::Request& req, httplib::Response& res) {
+                 auto caller = authenticate(req, trial_of(req));
+                 if (!caller.ok()) return Reply(res, caller.status());
+                 Result<std::optional<std::string>> archive =
+                     NotFound("trial " + std::to_string(caller->trial_id) + " not found");
+                 (void)db_.Run([&](pqxx::work& tx) {
+                   auto trial = storage::GetTrial(tx, caller->trial_id);
+                   if (trial.ok()) archive = storage::GetModelDefinition(tx, trial->experiment_id);
+                   return Status::Ok();
+                 });
+                 if (!archive.ok()) return Reply(res, archive.status());
+                 if (!archive->has_value() || (*archive)->empty()) {
+                   return Reply(res, NotFound("the experiment has no model definition"));
+                 }
+                 res.set_content(**archive, "application/gzip");
+               });
+
+  server_->Get(R"(/api/v1/allocations/([^/]+)/signals/preemption)", [=](const httplib::Request& req,
+                                                                        httplib::Response& res) {
+    Reply(res, [&]() -> Result<json> {
+      DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, 0));
+      if (caller.allocation_id != req.matches[1].str()) {
+        return PermissionDenied("this token is for allocation " + caller.allocation_id);
+      }
+      int timeout_s = 60;
+      if (req.has_param("timeout_seconds")) {
+        timeout_s = std::clamp(std::atoi(req.get_param_value("timeout_seconds").c_str()), 0, 600);
+      }
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+      while (true) {
+        DET_ASSIGN_OR_RETURN(json signal, tell({caller.allocation_id, "ready"}));
+        if (signal["preempt"].get<bool>() || std::chrono::steady_clock::now() >= deadline) {
+          return signal;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    }());
+  });
+
+  server_->Post(R"(/api/v1/allocations/([^/]+)/ready)",
+                [=](const httplib::Request& req, httplib::Response& res) {
+                  Reply(res, [&]() -> Result<json> {
+                    DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, 0));
+                    return tell({caller.allocation_id, "ready"});
+                  }());
+                });
+
+  server_->Get("/api/v1/harness/det_harness.py",
+               [](const httplib::Request&, httplib::Response& res) {
+                 res.set_content(generated::kHarnessPy, "text/x-python");
+               });
+}
+
+}  // namespace det::master

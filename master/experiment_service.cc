@@ -1,0 +1,443 @@
+#include "master/experiment_service.h"
+
+#include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
+
+#include <random>
+
+#include "bus/catalog/workload.h"
+#include "master/agent_registry.h"
+#include "master/trial_launch.h"
+#include "storage/experiments_repo.h"
+#include "storage/telemetry_repo.h"
+
+namespace det::master {
+namespace {
+
+using experiment::Experiment;
+using experiment::Trial;
+
+std::optional<searcher::ExitReason> ExitReasonOf(const std::string& reason) {
+  if (reason == "ERRORED") return searcher::ExitReason::kErrored;
+  if (reason == "INVALID_HP") return searcher::ExitReason::kInvalidHyperparameters;
+  if (reason == "USER_CANCELED") return searcher::ExitReason::kUserCanceled;
+  return std::nullopt;
+}
+
+Result<experiment::ExperimentConfig> ParseConfigText(const std::string& yaml) {
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument("experiment config is not YAML: " + std::string(e.what()));
+  }
+  return experiment::ParseExperimentConfig(doc);
+}
+
+// A trial as stored, with its searcher position from the experiment's saved state.
+Trial TrialOf(const storage::TrialRecord& record, const nlohmann::json& saved_trials) {
+  Trial trial;
+  trial.id = record.id;
+  trial.experiment_id = record.experiment_id;
+  trial.request_id = std::stoll(record.request_id);
+  trial.hparams = nlohmann::json::parse(record.hparams_json, nullptr, false);
+  trial.state = record.state;
+  trial.restarts = record.restarts;
+  trial.run_id = record.run_id;
+  trial.start_ns = record.start_ns;
+  trial.end_ns = record.end_ns.value_or(0);
+  const std::string key = std::to_string(record.id);
+  if (saved_trials.contains(key)) {
+    trial.searcher_steps = saved_trials[key].value("searcher_steps", int64_t{0});
+    trial.searcher_stopped = saved_trials[key].value("searcher_stopped", false);
+  }
+  // A run was live when the previous master stopped unless the trial was over or paused.
+  trial.running = trial.run_id > 0 && !experiment::IsTerminal(trial.state) &&
+                  trial.state != experiment::kPaused;
+  return trial;
+}
+
+}  // namespace
+
+ExperimentService::ExperimentService(zmq::context_t& context, const Clock& clock,
+                                     storage::DbConfig db, TrialLaunchOptions launch)
+    : clock_(clock),
+      db_(std::move(db), 1),
+      launch_(std::move(launch)),
+      server_(context, "experiments", clock, bus::SocketLimits{.max_message_bytes = 128 << 20}),
+      registry_(context, AgentRegistry::kQueryEndpoint, {},
+                bus::RpcClientConfig{.timeout = std::chrono::seconds(2), .attempts = 3}) {
+  HandleRequests();
+}
+
+ExperimentService::~ExperimentService() { Stop(); }
+
+Status ExperimentService::Bind() { return server_.Bind(kEndpoint, {}).status(); }
+
+void ExperimentService::HandleRequests() {
+  using bus::RpcContext;
+  server_.Handle<bus::ExperimentCreateRequest, bus::ExperimentCreateReply>(
+      [this](const RpcContext&, const bus::ExperimentCreateRequest& r) { return Create(r); });
+  server_.Handle<bus::ExperimentActionRequest, bus::ExperimentActionReply>(
+      [this](const RpcContext&, const bus::ExperimentActionRequest& r) { return Act(r); });
+  server_.Handle<bus::ExperimentListRequest, bus::ExperimentList>(
+      [this](const RpcContext&, const bus::ExperimentListRequest&) -> Result<bus::ExperimentList> {
+        bus::ExperimentList list;
+        for (auto it = experiments_.rbegin(); it != experiments_.rend(); ++it) {
+          list.experiments.push_back(Summary(*it->second.experiment));
+        }
+        return list;
+      });
+  server_.Handle<bus::ExperimentGetRequest, bus::ExperimentGetReply>(
+      [this](const RpcContext&,
+             const bus::ExperimentGetRequest& r) -> Result<bus::ExperimentGetReply> {
+        auto it = experiments_.find(r.id);
+        if (it == experiments_.end()) {
+          return NotFound("experiment " + std::to_string(r.id) + " not found");
+        }
+        bus::ExperimentGetReply reply{Summary(*it->second.experiment), {}, it->second.config_yaml};
+        for (const auto& [id, trial] : it->second.experiment->trials()) {
+          reply.trials.push_back(TrialSummaryOf(trial));
+        }
+        return reply;
+      });
+  server_.Handle<bus::TrialGetRequest, bus::TrialGetReply>(
+      [this](const RpcContext&, const bus::TrialGetRequest& r) -> Result<bus::TrialGetReply> {
+        for (const auto& [id, entry] : experiments_) {
+          if (const Trial* trial = entry.experiment->FindTrial(r.id)) {
+            return bus::TrialGetReply{TrialSummaryOf(*trial)};
+          }
+        }
+        return NotFound("trial " + std::to_string(r.id) + " not found");
+      });
+  server_.Handle<bus::TrialReport, bus::TrialSignal>(
+      [this](const RpcContext&, const bus::TrialReport& r) { return Report(r); });
+  server_.Handle<bus::TrialSignalRequest, bus::TrialSignal>(
+      [this](const RpcContext&, const bus::TrialSignalRequest& r) {
+        return Signal(r.allocation_id);
+      });
+}
+
+Result<bus::ExperimentCreateReply> ExperimentService::Create(
+    const bus::ExperimentCreateRequest& request) {
+  if (static_cast<int64_t>(request.model_definition.data.size()) >
+      bus::ExperimentCreateRequest::kMaxModelDefinitionBytes) {
+    return InvalidArgument("model definition is " +
+                           std::to_string(request.model_definition.data.size() >> 20) +
+                           " MiB compressed; the limit is 96 MiB: leave data sets out of the "
+                           "model folder");
+  }
+  DET_ASSIGN_OR_RETURN(experiment::ExperimentConfig config, ParseConfigText(request.config_yaml));
+  const uint32_t seed = config.experiment_seed.value_or(std::random_device{}());
+  DET_ASSIGN_OR_RETURN(auto search,
+                       searcher::Searcher::Make(config.searcher, config.hyperparameters, seed));
+  int64_t id = 0;
+  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
+    id = storage::CreateExperiment(
+        tx, {config.name, request.config_yaml, std::string(experiment::kActive), std::nullopt,
+             request.model_definition.data});
+    return Status::Ok();
+  }));
+  Entry& entry = experiments_[id];
+  entry.config_yaml = request.config_yaml;
+  entry.start_ns = NowNs();
+  entry.experiment =
+      std::make_unique<Experiment>(id, std::move(config), std::move(search), Effects());
+  Status started = entry.experiment->Start(NowNs());
+  FinishEndedRuns();
+  if (!started.ok()) spdlog::error("experiment {}: {}", id, started.message());
+  spdlog::info("experiment {} created ({} trials to start with)", id,
+               entry.experiment->trials().size());
+  return bus::ExperimentCreateReply{id};
+}
+
+Status ExperimentService::Restore() {
+  std::vector<storage::ExperimentRecord> records;
+  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
+    records = storage::ListExperiments(tx, {.only_unfinished = true});
+    return Status::Ok();
+  }));
+  for (storage::ExperimentRecord& record : records) {
+    auto config = ParseConfigText(record.config);
+    if (!config.ok()) {
+      spdlog::error("experiment {} cannot be resumed: {}", record.id, config.status().message());
+      continue;
+    }
+    const nlohmann::json saved =
+        nlohmann::json::parse(record.searcher_state.value_or("{}"), nullptr, false);
+    auto search = saved.contains("searcher")
+                      ? searcher::Searcher::Restore(config->searcher, config->hyperparameters,
+                                                    saved["searcher"])
+                      : searcher::Searcher::Make(config->searcher, config->hyperparameters,
+                                                 config->experiment_seed.value_or(0));
+    if (!search.ok()) {
+      spdlog::error("experiment {} cannot be resumed: {}", record.id, search.status().message());
+      continue;
+    }
+    std::vector<Trial> trials;
+    std::map<int64_t, std::vector<storage::MetricPoint>> unseen;  // validations the search missed
+    const nlohmann::json saved_trials = saved.value("trials", nlohmann::json::object());
+    DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
+      for (const storage::TrialRecord& stored : storage::ListTrials(tx, record.id)) {
+        Trial trial = TrialOf(stored, saved_trials);
+        if (auto latest = storage::LatestCheckpoint(tx, trial.id)) {
+          trial.latest_checkpoint = latest->uuid;
+        }
+        unseen[trial.id] =
+            storage::ReadMetrics(tx, trial.id, "validation", trial.searcher_steps, 100000);
+        trials.push_back(std::move(trial));
+      }
+      return Status::Ok();
+    }));
+    Entry& entry = experiments_[record.id];
+    entry.config_yaml = record.config;
+    entry.start_ns = record.start_ns;
+    entry.experiment =
+        std::make_unique<Experiment>(record.id, std::move(*config), std::move(*search), Effects());
+    const bool fresh = !saved.contains("searcher");
+    entry.experiment->Restore(record.state, std::move(trials));
+    for (const auto& [id, trial] : entry.experiment->trials()) {
+      if (trial.running) runs_[trial.TaskId()] = {record.id, id, "", false};
+    }
+    if (fresh) (void)entry.experiment->Start(NowNs());
+    for (const auto& [trial_id, points] : unseen) {
+      for (const storage::MetricPoint& point : points) {
+        (void)entry.experiment->Validated(trial_id, point.step,
+                                          nlohmann::json::parse(point.metrics_json), NowNs());
+      }
+    }
+    spdlog::info("experiment {} resumed ({}, {} trials)", record.id, record.state,
+                 entry.experiment->trials().size());
+  }
+  return Status::Ok();
+}
+
+Result<bus::ExperimentActionReply> ExperimentService::Act(
+    const bus::ExperimentActionRequest& request) {
+  Experiment* experiment = Find(request.id);
+  if (!experiment) return NotFound("experiment " + std::to_string(request.id) + " not found");
+  DET_ASSIGN_OR_RETURN(std::string state, experiment->Act(request.action, NowNs()));
+  FinishEndedRuns();
+  return bus::ExperimentActionReply{experiment->state()};
+}
+
+Result<std::pair<Experiment*, const Trial*>> ExperimentService::RunOf(
+    const std::string& allocation_id) {
+  const std::string task_id = allocation_id.substr(0, allocation_id.rfind('.'));
+  auto run = runs_.find(task_id);
+  if (run == runs_.end()) {
+    return NotFound("allocation " + allocation_id + " is not a live trial run");
+  }
+  Experiment* experiment = Find(run->second.experiment_id);
+  const Trial* trial = experiment ? experiment->FindTrial(run->second.trial_id) : nullptr;
+  if (!trial) return NotFound("allocation " + allocation_id + " is not a live trial run");
+  return std::make_pair(experiment, trial);
+}
+
+Result<bus::TrialSignal> ExperimentService::Report(const bus::TrialReport& report) {
+  DET_ASSIGN_OR_RETURN(auto run, RunOf(report.allocation_id));
+  auto [experiment, trial] = run;
+  const int64_t trial_id = trial->id;
+  if (report.kind == "validation") {
+    auto metrics = nlohmann::json::parse(report.metrics_json, nullptr, false);
+    if (!metrics.is_object()) return InvalidArgument("metrics: expected a JSON object");
+    DET_RETURN_IF_ERROR(experiment->Validated(trial_id, report.steps, metrics, NowNs()));
+  } else if (report.kind == "checkpoint") {
+    experiment->CheckpointSaved(trial_id, report.checkpoint_uuid);
+  } else if (report.kind == "exit") {
+    auto reason = ExitReasonOf(report.reason);
+    if (!reason) {
+      return InvalidArgument("reason: \"" + report.reason +
+                             "\" is not one of ERRORED, INVALID_HP, USER_CANCELED");
+    }
+    experiment->ExitedEarly(trial_id, *reason, NowNs());
+  } else if (report.kind != "training" && report.kind != "progress" && report.kind != "ready") {
+    return InvalidArgument("unknown report kind " + report.kind);
+  }
+  FinishEndedRuns();
+  return Signal(report.allocation_id);
+}
+
+Result<bus::TrialSignal> ExperimentService::Signal(const std::string& allocation_id) {
+  DET_ASSIGN_OR_RETURN(auto run, RunOf(allocation_id));
+  auto [experiment, trial] = run;
+  bus::TrialSignal signal{trial->id, false, experiment->StopReason(trial->id)};
+  const std::string task_id = allocation_id.substr(0, allocation_id.rfind('.'));
+  if (signal.reason.empty() && runs_[task_id].preempting) {
+    signal.reason = "preempted by the scheduler for more urgent work";
+  }
+  signal.should_stop = !signal.reason.empty();
+  return signal;
+}
+
+Experiment* ExperimentService::Find(int64_t experiment_id) {
+  auto it = experiments_.find(experiment_id);
+  return it == experiments_.end() ? nullptr : it->second.experiment.get();
+}
+
+bus::ExperimentSummary ExperimentService::Summary(const Experiment& experiment) const {
+  const experiment::ExperimentConfig& config = experiment.config();
+  const Entry& entry = experiments_.at(experiment.id());
+  bus::ExperimentSummary summary{experiment.id(),
+                                 config.name,
+                                 config.description,
+                                 config.labels,
+                                 experiment.state(),
+                                 config.searcher.name,
+                                 config.resources.resource_pool};
+  summary.message = experiment.message();
+  summary.start_at = entry.start_ns;
+  summary.end_at = entry.end_ns;
+  for (const auto& [id, trial] : experiment.trials()) {
+    ++summary.trials;
+    summary.trials_active += trial.state == experiment::kActive ? 1 : 0;
+    summary.trials_completed += trial.state == experiment::kCompleted ? 1 : 0;
+    summary.trials_errored += trial.state == experiment::kError ? 1 : 0;
+  }
+  return summary;
+}
+
+bus::TrialSummary ExperimentService::TrialSummaryOf(const Trial& trial) const {
+  bus::TrialSummary summary;
+  summary.id = trial.id;
+  summary.experiment_id = trial.experiment_id;
+  summary.request_id = trial.request_id;
+  summary.state = trial.state;
+  summary.hparams_json = trial.hparams.dump();
+  summary.restarts = trial.restarts;
+  summary.run_id = trial.run_id;
+  summary.task_id = trial.run_id > 0 ? trial.TaskId() : "";
+  if (auto run = runs_.find(summary.task_id); run != runs_.end()) {
+    summary.task_state = run->second.task_state;
+  }
+  summary.steps_completed = trial.steps_completed;
+  if (!trial.best_validation.is_null()) summary.best_validation_json = trial.best_validation.dump();
+  summary.latest_checkpoint = trial.latest_checkpoint;
+  summary.start_at = trial.start_ns;
+  summary.end_at = trial.end_ns;
+  return summary;
+}
+
+void ExperimentService::PollRuns() {
+  if (runs_.empty()) return;
+  bus::TaskListRequest request;
+  for (const auto& [task_id, run] : runs_) request.task_ids.push_back(task_id);
+  auto listed = registry_.Call<bus::TaskListRequest, bus::TaskList>(request);
+  if (!listed.ok()) {
+    spdlog::warn("experiments: cannot read trial tasks: {}", listed.status().message());
+    return;
+  }
+  std::set<std::string> seen;
+  for (const bus::TaskSummary& task : listed->tasks) {
+    seen.insert(task.id);
+    LiveRun& run = runs_[task.id];
+    run.task_state = task.state;
+    run.preempting = task.preempting;
+    if (task.state == bus::kWorkloadTerminated) {
+      ended_.push_back(
+          {run.experiment_id, run.trial_id, {task.exit_code, task.failure_type, task.message}});
+    }
+  }
+  for (const auto& [task_id, run] : runs_) {
+    if (seen.count(task_id)) continue;
+    // The registry no longer has it (it ended while no master was running, say): as if the
+    // cluster lost it, so it runs again without counting against the trial.
+    ended_.push_back({run.experiment_id,
+                      run.trial_id,
+                      {-1, std::string(bus::kFailureAgentFailed), "the run's task is gone"}});
+  }
+  FinishEndedRuns();
+}
+
+void ExperimentService::FinishEndedRuns() {
+  while (!ended_.empty()) {
+    EndedRun ended = std::move(ended_.front());
+    ended_.erase(ended_.begin());
+    Experiment* experiment = Find(ended.experiment_id);
+    if (!experiment) continue;
+    if (const Trial* trial = experiment->FindTrial(ended.trial_id)) runs_.erase(trial->TaskId());
+    experiment->RunEnded(ended.trial_id, ended.end, NowNs());
+    if (experiment::IsTerminal(experiment->state())) {
+      experiments_[experiment->id()].end_ns = NowNs();
+    }
+  }
+}
+
+Result<int64_t> ExperimentService::CreateTrial(int64_t experiment_id, const Trial& trial) {
+  int64_t id = 0;
+  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
+    id = storage::CreateTrial(tx, experiment_id, std::to_string(trial.request_id),
+                              trial.hparams.dump(), trial.state);
+    return Status::Ok();
+  }));
+  return id;
+}
+
+void ExperimentService::StartRun(const Trial& trial) {
+  const Experiment* experiment = Find(trial.experiment_id);
+  runs_[trial.TaskId()] = {trial.experiment_id, trial.id, "QUEUED", false};
+  bus::TaskSubmitRequest submit{trial.TaskId(), "TRIAL",
+                                "experiment-" + std::to_string(trial.experiment_id),
+                                TrialTaskSpec(experiment->config(), trial, launch_.master_url)};
+  auto submitted = registry_.Call<bus::TaskSubmitRequest, bus::CommandRunReply>(submit);
+  if (!submitted.ok()) {
+    spdlog::error("trial {}: cannot submit its run: {}", trial.id, submitted.status().message());
+    ended_.push_back({trial.experiment_id,
+                      trial.id,
+                      {-1, std::string(bus::kFailureStartFailed), submitted.status().message()}});
+  }
+}
+
+void ExperimentService::StopRun(const Trial& trial) {
+  auto killed = registry_.Call<bus::TaskKillRequest, bus::TaskKillReply>(
+      bus::TaskKillRequest{trial.TaskId()});
+  if (!killed.ok()) {
+    spdlog::warn("trial {}: cannot stop its run: {}", trial.id, killed.status().message());
+  }
+}
+
+void ExperimentService::TrialChanged(const Trial& trial) {
+  Status stored = db_.Run([&](pqxx::work& tx) {
+    return storage::UpdateTrial(tx, trial.id, trial.state, trial.restarts, trial.run_id,
+                                trial.end_ns ? std::optional<int64_t>(trial.end_ns) : std::nullopt);
+  });
+  if (!stored.ok()) spdlog::error("trial {}: not stored: {}", trial.id, stored.message());
+}
+
+void ExperimentService::ExperimentChanged(const Experiment& experiment) {
+  const bool over = experiment::IsTerminal(experiment.state());
+  Status stored = db_.Run([&](pqxx::work& tx) {
+    DET_RETURN_IF_ERROR(
+        storage::SetExperimentState(tx, experiment.id(), experiment.state(),
+                                    over ? std::optional<int64_t>(NowNs()) : std::nullopt));
+    return storage::SaveSearcherState(tx, experiment.id(), experiment.SaveState().dump());
+  });
+  if (!stored.ok()) {
+    spdlog::error("experiment {}: not stored: {}", experiment.id(), stored.message());
+  }
+}
+
+void ExperimentService::Start() {
+  stop_ = false;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void ExperimentService::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void ExperimentService::Run() {
+  while (!stop_) {
+    zmq::pollitem_t item{server_.socket().handle(), 0, ZMQ_POLLIN, 0};
+    bus::Poll(&item, 1, std::chrono::milliseconds(100));
+    if (item.revents & ZMQ_POLLIN) server_.Receive();
+    const MonoTime now = clock_.Now();
+    if (now >= next_poll_) {
+      next_poll_ = now + poll_interval_;
+      PollRuns();
+    }
+  }
+}
+
+}  // namespace det::master

@@ -1,0 +1,110 @@
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+#include <zmq.hpp>
+
+#include "bus/catalog/experiments.h"
+#include "bus/catalog/tasks.h"
+#include "bus/rpc_client.h"
+#include "bus/rpc_server.h"
+#include "master/experiment/experiment.h"
+#include "storage/database.h"
+
+namespace det::master {
+
+// What trial runs are given besides their experiment's settings.
+struct TrialLaunchOptions {
+  std::string master_url;  // DET_MASTER_URL: the Core API's base URL as trial code reaches it
+};
+
+// The experiment service: experiments, their trials and searches (experiment::Experiment), and
+// what the Core API tells about trial runs.
+//
+// Desired state: every unfinished experiment stored in PostgreSQL is in memory and moving: each
+// trial that should run has a task in the agent registry, each run that ended has been accounted
+// for (restart, close, pause). Actual state: the registry's tasks, read every `poll_interval`
+// for the runs this service started. State changes are written to PostgreSQL before the service
+// acts on them or answers (this actor is not the scheduler's loop; its writes are a few rows per
+// trial event).
+//
+// Threading: an actor. Start() runs it on its own thread; the CLI gateway and the Core API reach
+// it over its inproc endpoint (kEndpoint).
+class ExperimentService : private experiment::ExperimentEffects {
+ public:
+  static constexpr const char* kEndpoint = "inproc://master/experiments";
+
+  ExperimentService(zmq::context_t& context, const Clock& clock, storage::DbConfig db,
+                    TrialLaunchOptions launch);
+  ~ExperimentService() override;
+
+  Status Bind();
+  // Before Start(): the unfinished experiments a previous master left, as they stood.
+  Status Restore();
+  void Start();
+  void Stop();
+
+ private:
+  void Run();
+  void HandleRequests();
+  Result<bus::ExperimentCreateReply> Create(const bus::ExperimentCreateRequest& request);
+  Result<bus::ExperimentActionReply> Act(const bus::ExperimentActionRequest& request);
+  Result<bus::TrialSignal> Report(const bus::TrialReport& report);
+  Result<bus::TrialSignal> Signal(const std::string& allocation_id);
+  bus::ExperimentSummary Summary(const experiment::Experiment& experiment) const;
+  bus::TrialSummary TrialSummaryOf(const experiment::Trial& trial) const;
+  // The experiment and trial whose current run `allocation_id` belongs to.
+  Result<std::pair<experiment::Experiment*, const experiment::Trial*>> RunOf(
+      const std::string& allocation_id);
+  experiment::Experiment* Find(int64_t experiment_id);
+  // Reads the registry's view of every live run; ended runs are accounted for.
+  void PollRuns();
+  void FinishEndedRuns();
+  int64_t NowNs() const { return UnixNanos(clock_.WallNow()); }
+
+  experiment::ExperimentEffects& Effects() { return *this; }
+  // ExperimentEffects
+  Result<int64_t> CreateTrial(int64_t experiment_id, const experiment::Trial& trial) override;
+  void StartRun(const experiment::Trial& trial) override;
+  void StopRun(const experiment::Trial& trial) override;
+  void TrialChanged(const experiment::Trial& trial) override;
+  void ExperimentChanged(const experiment::Experiment& experiment) override;
+
+  struct Entry {
+    std::unique_ptr<experiment::Experiment> experiment;
+    std::string config_yaml;
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+  };
+  struct LiveRun {
+    int64_t experiment_id = 0;
+    int64_t trial_id = 0;
+    std::string task_state;
+    bool preempting = false;
+  };
+  struct EndedRun {
+    int64_t experiment_id = 0;
+    int64_t trial_id = 0;
+    experiment::RunEnd end;
+  };
+
+  const Clock& clock_;
+  storage::Database db_;
+  TrialLaunchOptions launch_;
+  bus::RpcServer server_;
+  bus::RpcClient registry_;
+  std::map<int64_t, Entry> experiments_;
+  std::map<std::string, LiveRun> runs_;  // by task id
+  std::vector<EndedRun> ended_;          // to account for once the current call is done
+  Duration poll_interval_ = std::chrono::milliseconds(500);
+  MonoTime next_poll_{};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace det::master

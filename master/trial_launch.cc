@@ -1,0 +1,79 @@
+#include "master/trial_launch.h"
+
+#include <nlohmann/json.hpp>
+
+namespace det::master {
+namespace {
+
+// Runs as `python3 -c`: fetch, unpack (refusing entries that would land outside the folder),
+// then exec the entrypoint. Retries while the master is unreachable (it may be restarting).
+constexpr const char* kLauncher = R"PY(
+import io, json, os, sys, tarfile, time, urllib.error, urllib.request
+def fetch(path):
+    url = os.environ["DET_MASTER_URL"] + path
+    headers = {"Authorization": "Bearer " + os.environ["DET_SESSION_TOKEN"]}
+    for attempt in range(60):
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=60) as r:
+                return r.read()
+        except urllib.error.HTTPError as e:
+            sys.exit("det launcher: GET %s: %s %s" % (path, e.code, e.read().decode(errors="replace")))
+        except OSError as e:
+            print("det launcher: master unreachable (%s); retrying" % e, file=sys.stderr)
+            time.sleep(min(1 + attempt, 5))
+    sys.exit("det launcher: gave up reaching the master at " + url)
+with tarfile.open(fileobj=io.BytesIO(fetch("/api/v1/trials/%s/context" % os.environ["DET_TRIAL_ID"])), mode="r:gz") as tar:
+    for m in tar.getmembers():
+        parts = m.name.split("/")
+        if m.name.startswith("/") or ".." in parts or not (m.isfile() or m.isdir()):
+            sys.exit("det launcher: refusing model definition entry %r" % m.name)
+    tar.extractall(".")
+with open("det_harness.py", "wb") as f:
+    f.write(fetch("/api/v1/harness/det_harness.py"))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))
+argv = json.loads(os.environ["DET_ENTRYPOINT"])
+if len(argv) == 1:
+    argv = ["/bin/sh", "-c", argv[0]]
+sys.stdout.flush()
+os.execvp(argv[0], argv)
+)PY";
+
+}  // namespace
+
+std::string CheckpointRoot(const experiment::CheckpointStorage& storage) {
+  if (storage.storage_path.empty()) return storage.host_path;
+  return storage.host_path + "/" + storage.storage_path;
+}
+
+bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
+                                     const experiment::Trial& trial,
+                                     const std::string& master_url) {
+  bus::CommandRunRequest spec;
+  spec.entrypoint = {"python3", "-c", kLauncher};
+  spec.slots = config.resources.slots_per_trial;
+  spec.resource_pool = config.resources.resource_pool;
+  spec.priority = config.resources.priority;
+  spec.weight = config.resources.weight;
+  spec.preemptible = true;
+  spec.single_node = config.resources.is_single_node;
+  spec.env = config.environment_variables;
+  spec.env["DET_MASTER_URL"] = master_url;
+  spec.env["DET_EXPERIMENT_ID"] = std::to_string(trial.experiment_id);
+  spec.env["DET_TRIAL_ID"] = std::to_string(trial.id);
+  spec.env["DET_TRIAL_SEED"] = std::to_string(trial.seed);
+  spec.env["DET_RUN_ID"] = std::to_string(trial.run_id);
+  spec.env["DET_HPARAMS"] = trial.hparams.dump();
+  spec.env["DET_LATEST_CHECKPOINT"] = trial.latest_checkpoint;
+  spec.env["DET_CHECKPOINT_DIR"] = CheckpointRoot(config.checkpoint_storage);
+  spec.env["DET_ENTRYPOINT"] = nlohmann::json(config.entrypoint).dump();
+  spec.env["DET_SEARCHER_METRIC"] = config.searcher.metric;
+  spec.env["DET_SMALLER_IS_BETTER"] = config.searcher.smaller_is_better ? "1" : "0";
+  spec.env["DET_TIME_METRIC"] = config.searcher.time_metric;
+  spec.env["DET_MAX_LENGTH"] = std::to_string(config.searcher.max_time);
+  if (config.min_validation_period) {
+    spec.env["DET_MIN_VALIDATION_PERIOD"] = std::to_string(config.min_validation_period->second);
+  }
+  return spec;
+}
+
+}  // namespace det::master

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <string>
+
+#include "bus/catalog/tasks.h"
+#include "master/experiment/experiment.h"
+
+namespace det::master {
+
+// What a trial's run asks the registry to run: its experiment's resources and environment, the
+// trial's identity (DET_TRIAL_ID, DET_EXPERIMENT_ID, DET_HPARAMS, DET_TRIAL_SEED, DET_RUN_ID,
+// DET_LATEST_CHECKPOINT, DET_CHECKPOINT_DIR, DET_MASTER_URL, the searcher's metric and length),
+// and as entrypoint a small Python launcher (standard library only) that fetches the model
+// definition and the harness from the Core API, unpacks them into the run's working folder and
+// then executes the experiment's entrypoint there.
+bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
+                                     const experiment::Trial& trial, const std::string& master_url);
+
+// The checkpoint folder trial code writes under: host_path[/storage_path].
+std::string CheckpointRoot(const experiment::CheckpointStorage& storage);
+
+}  // namespace det::master
