@@ -216,7 +216,7 @@ Result<bus::ExperimentActionReply> ExperimentService::Act(
     const bus::ExperimentActionRequest& request) {
   Experiment* experiment = Find(request.id);
   if (!experiment) return NotFound("experiment " + std::to_string(request.id) + " not found");
-  DET_ASSIGN_OR_RETURN(std::string state, experiment->Act(request.action, NowNs()));
+  DET_RETURN_IF_ERROR(experiment->Act(request.action, NowNs()).status());
   FinishEndedRuns();
   return bus::ExperimentActionReply{experiment->state()};
 }

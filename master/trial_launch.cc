@@ -8,7 +8,7 @@ namespace {
 // Runs as `python3 -c`: fetch, unpack (refusing entries that would land outside the folder),
 // then exec the entrypoint. Retries while the master is unreachable (it may be restarting).
 constexpr const char* kLauncher = R"PY(
-import io, json, os, sys, tarfile, time, urllib.error, urllib.request
+import io, json, os, shlex, sys, tarfile, time, urllib.error, urllib.request
 def fetch(path):
     url = os.environ["DET_MASTER_URL"] + path
     headers = {"Authorization": "Bearer " + os.environ["DET_SESSION_TOKEN"]}
@@ -33,7 +33,9 @@ with open("det_harness.py", "wb") as f:
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))
 argv = json.loads(os.environ["DET_ENTRYPOINT"])
 if len(argv) == 1:
-    argv = ["/bin/sh", "-c", argv[0]]
+    # A plain command runs as itself, so that it (not a shell) gets SIGTERM; anything with shell
+    # syntax runs through /bin/sh.
+    argv = shlex.split(argv[0]) if not set(argv[0]) & set("|&;<>()$`\\\"'*?[#~=%{}") else ["/bin/sh", "-c", argv[0]]
 sys.stdout.flush()
 os.execvp(argv[0], argv)
 )PY";
@@ -58,6 +60,7 @@ bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
   spec.single_node = config.resources.is_single_node;
   spec.env = config.environment_variables;
   spec.env["DET_MASTER_URL"] = master_url;
+  spec.env["PYTHONUNBUFFERED"] = "1";  // output reaches the logs as it is printed
   spec.env["DET_EXPERIMENT_ID"] = std::to_string(trial.experiment_id);
   spec.env["DET_TRIAL_ID"] = std::to_string(trial.id);
   spec.env["DET_TRIAL_SEED"] = std::to_string(trial.seed);

@@ -194,9 +194,13 @@ Status Experiment::Validated(int64_t trial_id, int64_t steps, const nlohmann::js
                              int64_t now_ns) {
   Trial* trial = Find(trial_id);
   if (!trial) return NotFound("trial " + std::to_string(trial_id) + " not found");
-  trial->steps_completed = std::max(trial->steps_completed, steps);
   const std::string& metric = config_.searcher.metric;
-  if (metrics.contains(metric) && metrics[metric].is_number()) {
+  if (!metrics.contains(metric) || !metrics[metric].is_number()) {
+    return InvalidArgument("metrics: a validation must carry the searcher's metric \"" + metric +
+                           "\" as a number");
+  }
+  trial->steps_completed = std::max(trial->steps_completed, steps);
+  {
     const double value = metrics[metric].get<double>();
     const bool better =
         trial->best_validation.is_null() ||

@@ -1,0 +1,230 @@
+// Experiments end to end: the real det-master (experiment service, Core API), real agents running
+// the example's Python trials through the harness, the det CLI, PostgreSQL.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+
+#include "storage/database.h"
+#include "storage/experiments_repo.h"
+#include "storage/telemetry_repo.h"
+#include "tests/testing/cluster_fixture.h"
+
+namespace det {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ClusterProcessTest;
+namespace fs = std::filesystem;
+
+class ExperimentProcessTest : public ClusterProcessTest {
+ protected:
+  static std::string Example() { return SourceDir() + "/examples/linear_regression"; }
+  static std::string SourceDir() {
+    const char* dir = std::getenv("DET_SOURCE_DIR");
+    return dir ? dir : DET_SOURCE_DIR_DEFAULT;
+  }
+
+  // The example config `name` with checkpoints in the test's folder, after `edit`.
+  std::string Config(const std::string& name, const std::function<void(YAML::Node&)>& edit = {}) {
+    YAML::Node config = YAML::LoadFile(Example() + "/" + name);
+    config["checkpoint_storage"]["host_path"] = (dir_ / "checkpoints").string();
+    if (edit) edit(config);
+    const fs::path path = dir_ / ("config-" + bus::RandomId() + ".yaml");
+    YAML::Emitter out;
+    out << config;
+    std::ofstream(path) << out.c_str();
+    return path.string();
+  }
+  int64_t Create(const std::string& config_path) {
+    const std::string out = Det("--json experiment create " + config_path + " " + Example());
+    auto reply = nlohmann::json::parse(out, nullptr, false);
+    EXPECT_TRUE(reply.is_object()) << out;
+    return reply.is_object() ? reply.value("id", int64_t{0}) : 0;
+  }
+  nlohmann::json Describe(int64_t id) {
+    const std::string out = Det("--json experiment describe " + std::to_string(id));
+    auto reply = nlohmann::json::parse(out, nullptr, false);
+    EXPECT_TRUE(reply.is_object()) << out;
+    return reply;
+  }
+  std::string WaitEnded(int64_t id) {
+    Det("experiment wait " + std::to_string(id));
+    return Describe(id)["experiment"].value("state", "");
+  }
+  // Polls the first trial until `done` holds (at most a minute).
+  bool WaitForTrial(int64_t id, const std::function<bool(const nlohmann::json&)>& done) {
+    for (int i = 0; i < 600; ++i) {
+      auto trials = Describe(id)["trials"];
+      if (trials.is_array() && !trials.empty() && done(trials[0])) return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    return false;
+  }
+  std::vector<int64_t> MetricSteps(int64_t trial_id, const std::string& kind) {
+    storage::Database db(db_, 1);
+    std::vector<int64_t> steps;
+    EXPECT_TRUE(db.Run([&](pqxx::work& tx) {
+                    for (const auto& point : storage::ReadMetrics(tx, trial_id, kind, 0, 100000)) {
+                      steps.push_back(point.step);
+                    }
+                    return Status::Ok();
+                  }).ok());
+    return steps;
+  }
+  static std::vector<int64_t> Every(int64_t period, int64_t last) {
+    std::vector<int64_t> steps;
+    for (int64_t s = period; s <= last; s += period) steps.push_back(s);
+    return steps;
+  }
+  // kill -9 of the trial's Python process (found by its working folder under this test's).
+  bool KillTrialProcess() {
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      std::error_code ec;
+      const fs::path cwd = fs::read_symlink(entry.path() / "cwd", ec);
+      if (ec || cwd.string().rfind(dir_.string(), 0) != 0) continue;
+      std::ifstream cmdline(entry.path() / "cmdline");
+      std::string text((std::istreambuf_iterator<char>(cmdline)), {});
+      if (text.find("train.py") == std::string::npos) continue;
+      return kill(std::stoi(entry.path().filename()), SIGKILL) == 0;
+    }
+    return false;
+  }
+};
+
+TEST_F(ExperimentProcessTest, SingleTrialCompletesWithEveryMetricStoredOnce) {
+  auto agent = StartAgent("agent-e", 2);
+  const int64_t id = Create(Config("const.yaml"));
+  ASSERT_GT(id, 0);
+  EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log");
+  auto trial = Describe(id)["trials"][0];
+  EXPECT_EQ(trial.value("state", ""), "COMPLETED");
+  EXPECT_EQ(trial.value("steps_completed", 0), 200);
+  const int64_t trial_id = trial.value("id", int64_t{0});
+  EXPECT_EQ(MetricSteps(trial_id, "training"), Every(5, 200));
+  EXPECT_EQ(MetricSteps(trial_id, "validation"), Every(20, 200));
+  EXPECT_NE(trial.value("latest_checkpoint", ""), "");
+  EXPECT_TRUE(
+      fs::exists(dir_ / "checkpoints" / trial.value("latest_checkpoint", "") / "state.json"));
+}
+
+TEST_F(ExperimentProcessTest, PauseAndActivateResumeFromTheCheckpointWithoutGapOrDuplicate) {
+  auto agent = StartAgent("agent-p", 2);
+  const int64_t id = Create(
+      Config("const.yaml", [](YAML::Node& c) { c["hyperparameters"]["step_seconds"] = 0.02; }));
+  ASSERT_TRUE(WaitForTrial(id, [](auto& t) { return t.value("steps_completed", 0) >= 40; }));
+  EXPECT_NE(Det("experiment pause " + std::to_string(id)).find("PAUSED"), std::string::npos);
+  ASSERT_TRUE(WaitForTrial(id, [](auto& t) { return t.value("task_state", "") == ""; }))
+      << "the paused trial's run did not end";
+  auto paused = Describe(id)["trials"][0];
+  EXPECT_EQ(paused.value("state", ""), "PAUSED");
+  EXPECT_LT(paused.value("steps_completed", 0), 200);
+  EXPECT_NE(Det("experiment activate " + std::to_string(id)).find("ACTIVE"), std::string::npos);
+  EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log");
+  auto trial = Describe(id)["trials"][0];
+  EXPECT_EQ(trial.value("run_id", 0), 2);
+  EXPECT_EQ(trial.value("restarts", -1), 0) << "a pause is not a failure";
+  const int64_t trial_id = trial.value("id", int64_t{0});
+  EXPECT_EQ(MetricSteps(trial_id, "training"), Every(5, 200));
+  EXPECT_EQ(MetricSteps(trial_id, "validation"), Every(20, 200));
+  const std::string logs = Det("trial logs " + std::to_string(trial_id));
+  EXPECT_NE(logs.find("stopping at step"), std::string::npos) << logs;
+  EXPECT_NE(
+      logs.find("run 2: starting at step " + std::to_string(paused.value("steps_completed", 0))),
+      std::string::npos)
+      << logs;
+}
+
+TEST_F(ExperimentProcessTest, KilledTrialProcessCountsARestartAndResumes) {
+  auto agent = StartAgent("agent-k", 2);
+  const int64_t id = Create(
+      Config("const.yaml", [](YAML::Node& c) { c["hyperparameters"]["step_seconds"] = 0.02; }));
+  ASSERT_TRUE(WaitForTrial(id, [](auto& t) { return t.value("steps_completed", 0) >= 40; }));
+  ASSERT_TRUE(KillTrialProcess());
+  EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log");
+  auto trial = Describe(id)["trials"][0];
+  EXPECT_EQ(trial.value("restarts", 0), 1);
+  EXPECT_EQ(trial.value("run_id", 0), 2);
+  const int64_t trial_id = trial.value("id", int64_t{0});
+  EXPECT_EQ(MetricSteps(trial_id, "training"), Every(5, 200));
+  EXPECT_EQ(MetricSteps(trial_id, "validation"), Every(20, 200));
+}
+
+TEST_F(ExperimentProcessTest, PastMaxRestartsTheTrialAndTheExperimentError) {
+  auto agent = StartAgent("agent-f", 2);
+  const int64_t id = Create(Config("const.yaml", [](YAML::Node& c) {
+    c["hyperparameters"]["fail_at_step"] = 30;  // the first run exits 7 there
+    c["max_restarts"] = 0;
+  }));
+  EXPECT_EQ(WaitEnded(id), "ERROR") << Log("master.log");
+  auto described = Describe(id);
+  EXPECT_EQ(described["trials"][0].value("state", ""), "ERROR");
+  EXPECT_EQ(described["trials"][0].value("restarts", 0), 1);
+  EXPECT_EQ(described["experiment"].value("message", ""), "every trial failed");
+}
+
+TEST_F(ExperimentProcessTest, AdaptiveAshaExampleStopsTrialsOnlyAtRungs) {
+  auto agent = StartAgent("agent-a", 4);
+  const int64_t id = Create(Config("adaptive.yaml"));
+  EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log");
+  auto trials = Describe(id)["trials"];
+  ASSERT_EQ(trials.size(), 16u);
+  // Rungs at 256 / 4^k batches: a trial ends at one, and fewer go on from each rung.
+  std::map<int64_t, int> ended_at;
+  for (const auto& trial : trials) {
+    EXPECT_EQ(trial.value("state", ""), "COMPLETED");
+    ++ended_at[trial.value("steps_completed", int64_t{0})];
+  }
+  for (const auto& [steps, count] : ended_at) {
+    EXPECT_TRUE(steps == 16 || steps == 64 || steps == 256) << steps;
+  }
+  EXPECT_GE(ended_at[256], 1);
+  EXPECT_GT(ended_at[16], ended_at[256]) << "most trials stop at the first rung";
+}
+
+TEST_F(ExperimentProcessTest, BadConfigsAreRefusedNamingTheField) {
+  const std::string config = Config("adaptive.yaml", [](YAML::Node& c) {
+    c["searcher"].remove("max_trials");
+    c["resources"]["slots_per_trial"] = -1;
+    c["max_restart"] = 3;
+  });
+  const std::string out = Det("experiment create " + config + " " + Example());
+  EXPECT_NE(out.find("searcher.max_trials"), std::string::npos) << out;
+  EXPECT_NE(out.find("resources.slots_per_trial"), std::string::npos) << out;
+  EXPECT_NE(out.find("max_restart"), std::string::npos) << out;
+  EXPECT_NE(Det("experiment create " + config + " /no/such/folder").find("is not a folder"),
+            std::string::npos);
+  EXPECT_NE(Det("experiment pause 999").find("experiment 999 not found"), std::string::npos);
+}
+
+TEST_F(ExperimentProcessTest, MasterRestartMidSearchEndsWithTheSameTrials) {
+  auto agent = StartAgent("agent-r", 4);
+  auto hparams_of = [&](int64_t id) {
+    std::set<std::string> all;
+    auto described = Describe(id);
+    for (const auto& trial : described["trials"]) all.insert(trial["hparams"].dump());
+    EXPECT_EQ(all.size(), 16u) << described.dump();
+    return all;
+  };
+  const std::string config =
+      Config("adaptive.yaml", [](YAML::Node& c) { c["hyperparameters"]["step_seconds"] = 0.01; });
+  const int64_t interrupted = Create(config);
+  ASSERT_TRUE(
+      WaitForTrial(interrupted, [](auto& t) { return t.value("steps_completed", 0) >= 16; }));
+  RestartMaster();
+  EXPECT_EQ(WaitEnded(interrupted), "COMPLETED") << Log("master2.log");
+  EXPECT_NE(Log("master2.log").find("experiment " + std::to_string(interrupted) + " resumed"),
+            std::string::npos)
+      << Log("master2.log");
+  const int64_t uninterrupted = Create(config);
+  EXPECT_EQ(WaitEnded(uninterrupted), "COMPLETED");
+  EXPECT_EQ(hparams_of(interrupted).size(), 16u);
+  EXPECT_EQ(hparams_of(interrupted), hparams_of(uninterrupted));
+}
+
+}  // namespace
+}  // namespace det
