@@ -154,58 +154,62 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
 Status ExperimentService::Restore() {
   std::vector<storage::ExperimentRecord> records;
   DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
-    records = storage::ListExperiments(tx, {.only_unfinished = true});
+    records = storage::ListExperiments(tx, {});
     return Status::Ok();
   }));
-  for (storage::ExperimentRecord& record : records) {
-    auto config = ParseConfigText(record.config);
-    if (!config.ok()) {
-      spdlog::error("experiment {} cannot be resumed: {}", record.id, config.status().message());
-      continue;
+  for (const storage::ExperimentRecord& record : records) {
+    Status restored = RestoreOne(record);
+    if (!restored.ok()) {
+      spdlog::error("experiment {} cannot be resumed: {}", record.id, restored.message());
     }
-    const nlohmann::json saved =
-        nlohmann::json::parse(record.searcher_state.value_or("{}"), nullptr, false);
-    auto search = saved.contains("searcher")
-                      ? searcher::Searcher::Restore(config->searcher, config->hyperparameters,
-                                                    saved["searcher"])
-                      : searcher::Searcher::Make(config->searcher, config->hyperparameters,
-                                                 config->experiment_seed.value_or(0));
-    if (!search.ok()) {
-      spdlog::error("experiment {} cannot be resumed: {}", record.id, search.status().message());
-      continue;
-    }
-    std::vector<Trial> trials;
-    std::map<int64_t, std::vector<storage::MetricPoint>> unseen;  // validations the search missed
-    const nlohmann::json saved_trials = saved.value("trials", nlohmann::json::object());
-    DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
-      for (const storage::TrialRecord& stored : storage::ListTrials(tx, record.id)) {
-        Trial trial = TrialOf(stored, saved_trials);
-        if (auto latest = storage::LatestCheckpoint(tx, trial.id)) {
-          trial.latest_checkpoint = latest->uuid;
-        }
-        unseen[trial.id] =
-            storage::ReadMetrics(tx, trial.id, "validation", trial.searcher_steps, 100000);
-        trials.push_back(std::move(trial));
+  }
+  return Status::Ok();
+}
+
+Status ExperimentService::RestoreOne(const storage::ExperimentRecord& record) {
+  DET_ASSIGN_OR_RETURN(experiment::ExperimentConfig config, ParseConfigText(record.config));
+  const nlohmann::json saved =
+      nlohmann::json::parse(record.searcher_state.value_or("{}"), nullptr, false);
+  const bool fresh = !saved.is_object() || !saved.contains("searcher");  // crashed before a save
+  DET_ASSIGN_OR_RETURN(auto search,
+                       fresh ? searcher::Searcher::Make(config.searcher, config.hyperparameters,
+                                                        config.experiment_seed.value_or(0))
+                             : searcher::Searcher::Restore(config.searcher, config.hyperparameters,
+                                                           saved["searcher"]));
+  std::vector<Trial> trials;
+  std::vector<storage::MetricPoint> validations;  // replayed: the search gets those it missed
+  const nlohmann::json saved_trials =
+      fresh ? nlohmann::json::object() : saved.value("trials", nlohmann::json::object());
+  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
+    for (const storage::TrialRecord& stored : storage::ListTrials(tx, record.id)) {
+      Trial trial = TrialOf(stored, saved_trials);
+      if (auto latest = storage::LatestCheckpoint(tx, trial.id)) {
+        trial.latest_checkpoint = latest->uuid;
       }
-      return Status::Ok();
-    }));
-    Entry& entry = experiments_[record.id];
-    entry.config_yaml = record.config;
-    entry.start_ns = record.start_ns;
-    entry.experiment =
-        std::make_unique<Experiment>(record.id, std::move(*config), std::move(*search), Effects());
-    const bool fresh = !saved.contains("searcher");
-    entry.experiment->Restore(record.state, std::move(trials));
-    for (const auto& [id, trial] : entry.experiment->trials()) {
-      if (trial.running) runs_[trial.TaskId()] = {record.id, id, "", false};
-    }
-    if (fresh) (void)entry.experiment->Start(NowNs());
-    for (const auto& [trial_id, points] : unseen) {
-      for (const storage::MetricPoint& point : points) {
-        (void)entry.experiment->Validated(trial_id, point.step,
-                                          nlohmann::json::parse(point.metrics_json), NowNs());
+      for (auto& point : storage::ReadMetrics(tx, trial.id, "validation", 0, 1000000)) {
+        validations.push_back(std::move(point));
       }
+      trials.push_back(std::move(trial));
     }
+    return Status::Ok();
+  }));
+  const bool over = experiment::IsTerminal(record.state);
+  Entry& entry = experiments_[record.id];
+  entry.config_yaml = record.config;
+  entry.start_ns = record.start_ns;
+  entry.end_ns = record.end_ns.value_or(0);
+  entry.experiment =
+      std::make_unique<Experiment>(record.id, std::move(config), std::move(search), Effects());
+  entry.experiment->Restore(record.state, std::move(trials));
+  for (const auto& [id, trial] : entry.experiment->trials()) {
+    if (trial.running && !over) runs_[trial.TaskId()] = {record.id, id, "", false};
+  }
+  if (fresh && !over) (void)entry.experiment->Start(NowNs());
+  for (const storage::MetricPoint& point : validations) {
+    (void)entry.experiment->Validated(point.trial_id, point.step,
+                                      nlohmann::json::parse(point.metrics_json), NowNs());
+  }
+  if (!over) {
     spdlog::info("experiment {} resumed ({}, {} trials)", record.id, record.state,
                  entry.experiment->trials().size());
   }

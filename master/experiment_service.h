@@ -15,6 +15,7 @@
 #include "bus/rpc_server.h"
 #include "master/experiment/experiment.h"
 #include "storage/database.h"
+#include "storage/experiments_repo.h"
 
 namespace det::master {
 
@@ -44,7 +45,8 @@ class ExperimentService : private experiment::ExperimentEffects {
   ~ExperimentService() override;
 
   Status Bind();
-  // Before Start(): the unfinished experiments a previous master left, as they stood.
+  // Before Start(): the experiments a previous master left, as they stood; unfinished ones go on
+  // (validations stored but not yet seen by their search are given to it).
   Status Restore();
   void Start();
   void Stop();
@@ -52,6 +54,7 @@ class ExperimentService : private experiment::ExperimentEffects {
  private:
   void Run();
   void HandleRequests();
+  Status RestoreOne(const storage::ExperimentRecord& record);
   Result<bus::ExperimentCreateReply> Create(const bus::ExperimentCreateRequest& request);
   Result<bus::ExperimentActionReply> Act(const bus::ExperimentActionRequest& request);
   Result<bus::TrialSignal> Report(const bus::TrialReport& report);

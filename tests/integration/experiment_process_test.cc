@@ -212,6 +212,8 @@ TEST_F(ExperimentProcessTest, MasterRestartMidSearchEndsWithTheSameTrials) {
   };
   const std::string config =
       Config("adaptive.yaml", [](YAML::Node& c) { c["hyperparameters"]["step_seconds"] = 0.01; });
+  const int64_t finished = Create(Config("const.yaml"));
+  ASSERT_EQ(WaitEnded(finished), "COMPLETED");
   const int64_t interrupted = Create(config);
   ASSERT_TRUE(
       WaitForTrial(interrupted, [](auto& t) { return t.value("steps_completed", 0) >= 16; }));
@@ -220,6 +222,9 @@ TEST_F(ExperimentProcessTest, MasterRestartMidSearchEndsWithTheSameTrials) {
   EXPECT_NE(Log("master2.log").find("experiment " + std::to_string(interrupted) + " resumed"),
             std::string::npos)
       << Log("master2.log");
+  auto before = Describe(finished);  // finished before the restart: still there, as it ended
+  EXPECT_EQ(before["experiment"].value("state", ""), "COMPLETED") << before.dump();
+  EXPECT_EQ(before["trials"][0].value("steps_completed", 0), 200) << before.dump();
   const int64_t uninterrupted = Create(config);
   EXPECT_EQ(WaitEnded(uninterrupted), "COMPLETED");
   EXPECT_EQ(hparams_of(interrupted).size(), 16u);
