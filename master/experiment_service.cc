@@ -225,23 +225,19 @@ Result<bus::ExperimentActionReply> ExperimentService::Act(
   return bus::ExperimentActionReply{experiment->state()};
 }
 
-Result<std::pair<Experiment*, const Trial*>> ExperimentService::RunOf(
-    const std::string& allocation_id) {
-  const std::string task_id = allocation_id.substr(0, allocation_id.rfind('.'));
-  auto run = runs_.find(task_id);
-  if (run == runs_.end()) {
-    return NotFound("allocation " + allocation_id + " is not a live trial run");
-  }
-  Experiment* experiment = Find(run->second.experiment_id);
+Result<ExperimentService::RunRef> ExperimentService::RunOf(const std::string& allocation_id) {
+  // Allocation ids are "<task id>.<n>".
+  auto run = runs_.find(allocation_id.substr(0, allocation_id.rfind('.')));
+  Experiment* experiment = run == runs_.end() ? nullptr : Find(run->second.experiment_id);
   const Trial* trial = experiment ? experiment->FindTrial(run->second.trial_id) : nullptr;
   if (!trial) return NotFound("allocation " + allocation_id + " is not a live trial run");
-  return std::make_pair(experiment, trial);
+  return RunRef{experiment, trial, &run->second};
 }
 
 Result<bus::TrialSignal> ExperimentService::Report(const bus::TrialReport& report) {
-  DET_ASSIGN_OR_RETURN(auto run, RunOf(report.allocation_id));
-  auto [experiment, trial] = run;
-  const int64_t trial_id = trial->id;
+  DET_ASSIGN_OR_RETURN(RunRef run, RunOf(report.allocation_id));
+  Experiment* experiment = run.experiment;
+  const int64_t trial_id = run.trial->id;
   if (report.kind == "validation") {
     auto metrics = nlohmann::json::parse(report.metrics_json, nullptr, false);
     if (!metrics.is_object()) return InvalidArgument("metrics: expected a JSON object");
@@ -263,11 +259,9 @@ Result<bus::TrialSignal> ExperimentService::Report(const bus::TrialReport& repor
 }
 
 Result<bus::TrialSignal> ExperimentService::Signal(const std::string& allocation_id) {
-  DET_ASSIGN_OR_RETURN(auto run, RunOf(allocation_id));
-  auto [experiment, trial] = run;
-  bus::TrialSignal signal{trial->id, false, experiment->StopReason(trial->id)};
-  const std::string task_id = allocation_id.substr(0, allocation_id.rfind('.'));
-  if (signal.reason.empty() && runs_[task_id].preempting) {
+  DET_ASSIGN_OR_RETURN(RunRef run, RunOf(allocation_id));
+  bus::TrialSignal signal{run.trial->id, false, run.experiment->StopReason(run.trial->id)};
+  if (signal.reason.empty() && run.live->preempting) {
     signal.reason = "preempted by the scheduler for more urgent work";
   }
   signal.should_stop = !signal.reason.empty();

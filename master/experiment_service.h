@@ -61,9 +61,14 @@ class ExperimentService : private experiment::ExperimentEffects {
   Result<bus::TrialSignal> Signal(const std::string& allocation_id);
   bus::ExperimentSummary Summary(const experiment::Experiment& experiment) const;
   bus::TrialSummary TrialSummaryOf(const experiment::Trial& trial) const;
-  // The experiment and trial whose current run `allocation_id` belongs to.
-  Result<std::pair<experiment::Experiment*, const experiment::Trial*>> RunOf(
-      const std::string& allocation_id);
+  struct LiveRun;
+  // The live run `allocation_id` belongs to, with its experiment and trial.
+  struct RunRef {
+    experiment::Experiment* experiment;
+    const experiment::Trial* trial;
+    const LiveRun* live;
+  };
+  Result<RunRef> RunOf(const std::string& allocation_id);
   experiment::Experiment* Find(int64_t experiment_id);
   // Reads the registry's view of every live run; ended runs are accounted for.
   void PollRuns();

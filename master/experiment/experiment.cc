@@ -45,13 +45,6 @@ Trial* Experiment::Find(int64_t trial_id) {
   return it == trials_.end() ? nullptr : &it->second;
 }
 
-const Trial* Experiment::TrialOfTask(const std::string& task_id) const {
-  for (const auto& [id, trial] : trials_) {
-    if (trial.running && trial.TaskId() == task_id) return &trial;
-  }
-  return nullptr;
-}
-
 Status Experiment::Start(int64_t now_ns) {
   Status applied = Apply(searcher_->Start(), now_ns);
   effects_.ExperimentChanged(*this);

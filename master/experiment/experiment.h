@@ -100,8 +100,6 @@ class Experiment {
   const std::string& message() const { return message_; }
   const std::map<int64_t, Trial>& trials() const { return trials_; }
   const Trial* FindTrial(int64_t trial_id) const;
-  // The trial whose current run is `task_id`, if any.
-  const Trial* TrialOfTask(const std::string& task_id) const;
 
   // A new experiment: asks the search for its first trials.
   Status Start(int64_t now_ns);

@@ -48,7 +48,6 @@ TEST(ExperimentTest, ASingleTrialRunsAndCompletesTheExperiment) {
   RecordingEffects effects;
   auto experiment = Make(effects, kSingle);
   ASSERT_EQ(effects.started, std::vector<std::string>{"trial-1-1"});
-  EXPECT_EQ(experiment->TrialOfTask("trial-1-1")->id, 1);
   ASSERT_TRUE(experiment->Validated(1, 100, {{"loss", 0.5}, {"batches", 100}}, 1).ok());
   experiment->RunEnded(1, kExitedZero, 2);
   EXPECT_EQ(experiment->trials().at(1).state, kCompleted);
