@@ -76,6 +76,29 @@ class ExperimentProcessTest : public ClusterProcessTest {
                   }).ok());
     return steps;
   }
+  // Each trial's validation loss by step, trials in the order they first reported one.
+  std::vector<std::pair<int64_t, std::map<int64_t, double>>> ValidationLossesInRunOrder(
+      int64_t experiment_id) {
+    storage::Database db(db_, 1);
+    std::vector<std::pair<int64_t, std::map<int64_t, double>>> trials;
+    EXPECT_TRUE(db.Run([&](pqxx::work& tx) {
+                    for (const auto& row : tx.exec_params(
+                             "SELECT m.trial_id, m.step, (m.metrics->>'validation_loss')::float8"
+                             " FROM metrics m JOIN trials t ON t.id = m.trial_id"
+                             " WHERE t.experiment_id = $1 AND m.kind = 'validation'"
+                             " ORDER BY min(m.reported_at) OVER (PARTITION BY m.trial_id),"
+                             " m.trial_id, m.step",
+                             experiment_id)) {
+                      const auto trial_id = row[0].as<int64_t>();
+                      if (trials.empty() || trials.back().first != trial_id) {
+                        trials.push_back({trial_id, {}});
+                      }
+                      trials.back().second[row[1].as<int64_t>()] = row[2].as<double>();
+                    }
+                    return Status::Ok();
+                  }).ok());
+    return trials;
+  }
   static std::vector<int64_t> Every(int64_t period, int64_t last) {
     std::vector<int64_t> steps;
     for (int64_t s = period; s <= last; s += period) steps.push_back(s);
@@ -167,23 +190,42 @@ TEST_F(ExperimentProcessTest, PastMaxRestartsTheTrialAndTheExperimentError) {
   EXPECT_EQ(described["experiment"].value("message", ""), "every trial failed");
 }
 
-TEST_F(ExperimentProcessTest, AdaptiveAshaExampleStopsTrialsOnlyAtRungs) {
-  auto agent = StartAgent("agent-a", 4);
-  const int64_t id = Create(Config("adaptive.yaml"));
+// ASHA's rule, replayed: at each rung a trial goes on only if, when it arrived there, it was
+// within the top max(floor(n / divisor), 1) of the n trials that had reached the rung. One slot
+// runs one trial at a time, so the order trials reached their rungs is the order they ran in.
+// (`aggressive` makes one bracket, so every trial shares the same rungs.)
+TEST_F(ExperimentProcessTest, AdaptiveAshaExampleContinuesExactlyTheTrialsAshasRulePicks) {
+  auto agent = StartAgent("agent-a", 1);
+  const int64_t id = Create(Config("adaptive.yaml", [](YAML::Node& c) {
+    c["searcher"]["mode"] = "aggressive";
+    c["hyperparameters"]["step_seconds"] = 0.0005;
+  }));
   EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log");
   auto trials = Describe(id)["trials"];
   ASSERT_EQ(trials.size(), 16u);
-  // Rungs at 256 / 4^k batches: a trial ends at one, and fewer go on from each rung.
-  std::map<int64_t, int> ended_at;
+  std::map<int64_t, int64_t> ended_at;
   for (const auto& trial : trials) {
     EXPECT_EQ(trial.value("state", ""), "COMPLETED");
-    ++ended_at[trial.value("steps_completed", int64_t{0})];
+    ended_at[trial.value("id", int64_t{0})] = trial.value("steps_completed", int64_t{0});
   }
-  for (const auto& [steps, count] : ended_at) {
-    EXPECT_TRUE(steps == 16 || steps == 64 || steps == 256) << steps;
+  const std::vector<int64_t> rung_batches = {16, 64, 256};
+  std::map<int64_t, int64_t> expected_end;
+  std::vector<std::vector<double>> rung_losses(rung_batches.size());
+  for (const auto& [trial_id, losses] : ValidationLossesInRunOrder(id)) {
+    for (size_t k = 0; k < rung_batches.size(); ++k) {
+      ASSERT_TRUE(losses.count(rung_batches[k])) << "trial " << trial_id << " rung " << k;
+      const double loss = losses.at(rung_batches[k]);
+      auto& arrived = rung_losses[k];
+      const auto better =
+          std::count_if(arrived.begin(), arrived.end(), [&](double other) { return other < loss; });
+      arrived.push_back(loss);
+      const auto keep = std::max<int64_t>(static_cast<int64_t>(arrived.size()) / 4, 1);
+      expected_end[trial_id] = rung_batches[k];
+      if (better >= keep) break;
+    }
   }
-  EXPECT_GE(ended_at[256], 1);
-  EXPECT_GT(ended_at[16], ended_at[256]) << "most trials stop at the first rung";
+  EXPECT_EQ(ended_at, expected_end);
+  EXPECT_EQ(rung_losses[0].size(), 16u);
 }
 
 TEST_F(ExperimentProcessTest, BadConfigsAreRefusedNamingTheField) {
