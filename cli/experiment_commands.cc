@@ -1,5 +1,7 @@
 #include "cli/experiment_commands.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -147,6 +149,28 @@ int Act(const CliOptions& options, int64_t id, const std::string& action) {
   return 0;
 }
 
+// Deleting removes checkpoints and records for good: asks first unless `yes`, and refuses to
+// guess when nobody is at a terminal to answer.
+int Delete(const CliOptions& options, int64_t id, bool yes) {
+  if (!yes) {
+    if (!isatty(STDIN_FILENO)) {
+      return Fail(FailedPrecondition(
+          "deleting experiment " + std::to_string(id) +
+          " removes its checkpoints, metrics and logs for good: pass --yes to confirm"));
+    }
+    std::cout << "Delete experiment " << id
+              << " with its checkpoints, metrics and logs? This cannot be undone. [y/N] "
+              << std::flush;
+    std::string answer;
+    std::getline(std::cin, answer);
+    if (answer != "y" && answer != "Y" && answer != "yes") {
+      std::cout << "not deleted\n";
+      return 1;
+    }
+  }
+  return Act(options, id, "delete");
+}
+
 // Waits until the experiment has ended; 0 when it COMPLETED.
 int Wait(const CliOptions& options, int64_t id) {
   while (true) {
@@ -212,6 +236,12 @@ void AddExperimentCommands(CLI::App& app, const CliOptions& options, int& rc) {
     sub->add_option("id", *id, "experiment id")->required();
     sub->callback([&options, &rc, id, action] { rc = Act(options, *id, action); });
   }
+  auto yes = std::make_shared<bool>(false);
+  auto* remove = experiment->add_subcommand(
+      "delete", "delete a finished experiment with its checkpoints, metrics and logs");
+  remove->add_option("id", *id, "experiment id")->required();
+  remove->add_flag("-y,--yes", *yes, "do not ask for confirmation");
+  remove->callback([&options, &rc, id, yes] { rc = Delete(options, *id, *yes); });
   auto* wait = experiment->add_subcommand("wait", "wait for an experiment to end (0: COMPLETED)");
   wait->add_option("id", *id, "experiment id")->required();
   wait->callback([&options, &rc, id] { rc = Wait(options, *id); });

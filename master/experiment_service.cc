@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <random>
+#include <utility>
 
 #include "bus/catalog/workload.h"
 #include "master/agent_registry.h"
@@ -213,6 +214,11 @@ Status ExperimentService::RestoreOne(const storage::ExperimentRecord& record) {
     spdlog::info("experiment {} resumed ({}, {} trials)", record.id, record.state,
                  entry.experiment->trials().size());
   }
+  if (record.state == experiment::kDeleting) {
+    collector_.Delete(*entry.experiment);
+  } else {
+    to_collect_.insert(record.id);  // what a previous master's collection left
+  }
   return Status::Ok();
 }
 
@@ -221,6 +227,7 @@ Result<bus::ExperimentActionReply> ExperimentService::Act(
   Experiment* experiment = Find(request.id);
   if (!experiment) return NotFound("experiment " + std::to_string(request.id) + " not found");
   DET_RETURN_IF_ERROR(experiment->Act(request.action, NowNs()).status());
+  if (request.action == "delete") collector_.Delete(*experiment);
   FinishEndedRuns();
   return bus::ExperimentActionReply{experiment->state()};
 }
@@ -394,7 +401,23 @@ void ExperimentService::StopRun(const Trial& trial) {
   }
 }
 
+void ExperimentService::CollectCheckpoints() {
+  for (int64_t id : std::exchange(to_collect_, {})) {
+    if (const Experiment* experiment = Find(id)) collector_.Collect(*experiment);
+  }
+  for (const auto& [id, outcome] : collector_.Poll()) {
+    if (outcome.ok()) {
+      spdlog::info("experiment {} deleted", id);
+      experiments_.erase(id);
+    } else if (Experiment* experiment = Find(id)) {
+      spdlog::warn("experiment {}: delete failed: {}", id, outcome.message());
+      experiment->DeleteFailed(outcome.message());
+    }
+  }
+}
+
 void ExperimentService::TrialChanged(const Trial& trial) {
+  if (experiment::IsTerminal(trial.state)) to_collect_.insert(trial.experiment_id);
   Status stored = db_.Run([&](pqxx::work& tx) {
     return storage::UpdateTrial(tx, trial.id, trial.state, trial.restarts, trial.run_id,
                                 trial.end_ns ? std::optional<int64_t>(trial.end_ns) : std::nullopt);
@@ -403,7 +426,9 @@ void ExperimentService::TrialChanged(const Trial& trial) {
 }
 
 void ExperimentService::ExperimentChanged(const Experiment& experiment) {
-  const bool over = experiment::IsTerminal(experiment.state());
+  const bool over = experiment::IsTerminal(experiment.state()) &&
+                    experiment.state() != experiment::kDeleting &&
+                    experiment.state() != experiment::kDeleteFailed;
   Status stored = db_.Run([&](pqxx::work& tx) {
     DET_RETURN_IF_ERROR(
         storage::SetExperimentState(tx, experiment.id(), experiment.state(),
@@ -434,6 +459,7 @@ void ExperimentService::Run() {
     if (now >= next_poll_) {
       next_poll_ = now + poll_interval_;
       PollRuns();
+      CollectCheckpoints();
     }
   }
 }

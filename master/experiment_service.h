@@ -13,6 +13,7 @@
 #include "bus/catalog/tasks.h"
 #include "bus/rpc_client.h"
 #include "bus/rpc_server.h"
+#include "master/checkpoint_collector.h"
 #include "master/experiment/experiment.h"
 #include "storage/database.h"
 #include "storage/experiments_repo.h"
@@ -29,10 +30,11 @@ struct TrialLaunchOptions {
 //
 // Desired state: every unfinished experiment stored in PostgreSQL is in memory and moving: each
 // trial that should run has a task in the agent registry, each run that ended has been accounted
-// for (restart, close, pause). Actual state: the registry's tasks, read every `poll_interval`
-// for the runs this service started. State changes are written to PostgreSQL before the service
-// acts on them or answers (this actor is not the scheduler's loop; its writes are a few rows per
-// trial event).
+// for (restart, close, pause). Checkpoints the experiment's save_* policy does not keep are
+// removed as its trials end (CheckpointCollector); a deleted experiment's go with it. Actual state:
+// the registry's tasks, read every `poll_interval` for the runs this service started. State changes
+// are written to PostgreSQL before the service acts on them or answers (this actor is not the
+// scheduler's loop; its writes are a few rows per trial event).
 //
 // Threading: an actor. Start() runs it on its own thread; the CLI gateway and the Core API reach
 // it over its inproc endpoint (kEndpoint).
@@ -73,6 +75,9 @@ class ExperimentService : private experiment::ExperimentEffects {
   // Reads the registry's view of every live run; ended runs are accounted for.
   void PollRuns();
   void FinishEndedRuns();
+  // Checkpoint collection for the experiments whose trials ended since the last call; finished
+  // deletions leave the service (or fail).
+  void CollectCheckpoints();
   int64_t NowNs() const { return UnixNanos(clock_.WallNow()); }
 
   experiment::ExperimentEffects& Effects() { return *this; }
@@ -109,6 +114,8 @@ class ExperimentService : private experiment::ExperimentEffects {
   std::map<int64_t, Entry> experiments_;
   std::map<std::string, LiveRun> runs_;  // by task id
   std::vector<EndedRun> ended_;          // to account for once the current call is done
+  CheckpointCollector collector_{registry_, db_};
+  std::set<int64_t> to_collect_;  // experiments with a trial that ended since the last collection
   Duration poll_interval_ = std::chrono::milliseconds(500);
   MonoTime next_poll_{};
   std::atomic<bool> stop_{false};

@@ -202,4 +202,39 @@ std::optional<CheckpointRecord> LatestCheckpoint(pqxx::work& tx, int64_t trial_i
   return ReadCheckpoint(result[0]);
 }
 
+std::vector<ScoredCheckpoint> ListScoredCheckpoints(pqxx::work& tx, int64_t experiment_id,
+                                                    const std::string& metric) {
+  std::vector<ScoredCheckpoint> checkpoints;
+  for (const auto& row :
+       tx.exec_params("SELECT c.uuid, c.trial_id, c.steps_completed,"
+                      " CASE WHEN jsonb_typeof(m.metrics -> $2) = 'number'"
+                      " THEN (m.metrics ->> $2)::float8 END"
+                      " FROM checkpoints c JOIN trials t ON t.id = c.trial_id"
+                      " LEFT JOIN metrics m ON m.trial_id = c.trial_id AND m.kind = 'validation'"
+                      " AND m.step = c.steps_completed"
+                      " WHERE t.experiment_id = $1 AND c.state = 'COMPLETED'"
+                      " ORDER BY c.trial_id, c.steps_completed, c.uuid",
+                      experiment_id, metric)) {
+    ScoredCheckpoint checkpoint{row[0].as<std::string>(), row[1].as<int64_t>(),
+                                row[2].as<int64_t>(), std::nullopt};
+    if (!row[3].is_null()) checkpoint.metric = row[3].as<double>();
+    checkpoints.push_back(std::move(checkpoint));
+  }
+  return checkpoints;
+}
+
+Status DeleteExperiment(pqxx::work& tx, int64_t experiment_id) {
+  tx.exec_params(
+      "DELETE FROM task_logs WHERE task_id IN (SELECT 'trial-' || t.id || '-' || r"
+      " FROM trials t, generate_series(1, t.run_id) r WHERE t.experiment_id = $1)",
+      experiment_id);
+  tx.exec_params(
+      "DELETE FROM metrics WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = $1)",
+      experiment_id);
+  if (tx.exec_params("DELETE FROM experiments WHERE id = $1", experiment_id).affected_rows() == 0) {
+    return NotFound("experiment " + std::to_string(experiment_id) + " not found");
+  }
+  return Status::Ok();
+}
+
 }  // namespace det::storage

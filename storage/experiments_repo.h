@@ -93,4 +93,18 @@ std::vector<CheckpointRecord> ListCheckpoints(pqxx::work& tx, int64_t trial_id);
 // The COMPLETED checkpoint with the most steps: where a restarted trial resumes.
 std::optional<CheckpointRecord> LatestCheckpoint(pqxx::work& tx, int64_t trial_id);
 
+// A COMPLETED checkpoint of an experiment with the value of `metric` in its trial's validation
+// at the same step (none when there is no such validation or the value is not a number).
+struct ScoredCheckpoint {
+  std::string uuid;
+  int64_t trial_id = 0;
+  int64_t steps_completed = 0;
+  std::optional<double> metric;
+};
+std::vector<ScoredCheckpoint> ListScoredCheckpoints(pqxx::work& tx, int64_t experiment_id,
+                                                    const std::string& metric);
+
+// Removes the experiment with its trials, their checkpoint rows, metrics and run logs.
+Status DeleteExperiment(pqxx::work& tx, int64_t experiment_id);
+
 }  // namespace det::storage

@@ -24,7 +24,8 @@ std::string_view TrialEndStateOf(searcher::ExitReason reason) {
 }  // namespace
 
 bool IsTerminal(std::string_view state) {
-  return state == kCompleted || state == kCanceled || state == kError || state == kDeleting;
+  return state == kCompleted || state == kCanceled || state == kError || state == kDeleting ||
+         state == kDeleteFailed;
 }
 
 std::string Trial::TaskId() const {
@@ -156,7 +157,23 @@ Result<std::string> Experiment::Act(const std::string& action, int64_t now_ns) {
     Stop(stopping, now_ns);
     return state_;
   }
-  return InvalidArgument("unknown action " + action + ": expected pause, activate, cancel or kill");
+  if (action == "delete") {
+    if (state_ == kDeleting) return state_;
+    if (!IsTerminal(state_)) {
+      return FailedPrecondition("cannot delete experiment " + std::to_string(id_) + ": it is " +
+                                state_ + "; cancel or kill it first");
+    }
+    message_.clear();
+    SetState(kDeleting);
+    return state_;
+  }
+  return InvalidArgument("unknown action " + action +
+                         ": expected pause, activate, cancel, kill or delete");
+}
+
+void Experiment::DeleteFailed(const std::string& why) {
+  message_ = "delete failed: " + why;
+  SetState(kDeleteFailed);
 }
 
 void Experiment::Stop(std::string_view stopping_state, int64_t now_ns) {

@@ -26,6 +26,7 @@ inline constexpr std::string_view kCompleted = "COMPLETED";
 inline constexpr std::string_view kCanceled = "CANCELED";
 inline constexpr std::string_view kError = "ERROR";
 inline constexpr std::string_view kDeleting = "DELETING";
+inline constexpr std::string_view kDeleteFailed = "DELETE_FAILED";  // delete may be asked again
 
 bool IsTerminal(std::string_view state);
 
@@ -85,8 +86,9 @@ class ExperimentEffects {
 // search failed) -> COMPLETED | CANCELED | ERROR once no run is left. A trial's run that ends by
 // a failure the cluster caused (its agent was lost) starts again without counting; any other
 // failure counts a restart and starts again while restarts <= max_restarts, else the trial ends
-// in ERROR. Pausing stops every run (trials PAUSED), activating starts them again: a run resumes
-// from its trial's latest checkpoint (the trial code's part).
+// in ERROR. A finished experiment may be deleted: DELETING, then gone (or DELETE_FAILED, from which
+// delete may be asked again). Pausing stops every run (trials PAUSED), activating starts them
+// again: a run resumes from its trial's latest checkpoint (the trial code's part).
 //
 // Threading: not thread-safe; owned by the experiment service's thread.
 class Experiment {
@@ -106,8 +108,11 @@ class Experiment {
   // A restored one: its state and trials as stored; runs that were live are live again.
   void Restore(std::string state, std::vector<Trial> trials);
 
-  // pause | activate | cancel | kill: the state after it, or FailedPrecondition.
+  // pause | activate | cancel | kill | delete: the state after it, or FailedPrecondition. Delete
+  // only moves a finished experiment to DELETING: its owner removes the checkpoints and rows,
+  // then calls DeleteFailed() or forgets the experiment.
   Result<std::string> Act(const std::string& action, int64_t now_ns);
+  void DeleteFailed(const std::string& why);
 
   // A validation of `trial_id` at `steps` (the time_metric in `metrics`); returns whether the
   // trial's run should stop.

@@ -13,6 +13,7 @@
 #include "storage/experiments_repo.h"
 #include "storage/telemetry_repo.h"
 #include "tests/testing/cluster_fixture.h"
+#include "tests/testing/test_util.h"
 
 namespace det {
 namespace {
@@ -226,6 +227,65 @@ TEST_F(ExperimentProcessTest, AdaptiveAshaExampleContinuesExactlyTheTrialsAshasR
   }
   EXPECT_EQ(ended_at, expected_end);
   EXPECT_EQ(rung_losses[0].size(), 16u);
+}
+
+// Checkpoint GC by the save_* policy when the trial ends, then `det experiment delete`: the
+// files go (removed by a task on the agent), then the rows.
+TEST_F(ExperimentProcessTest, CheckpointsThePolicyDoesNotKeepAreRemovedAndDeleteRemovesTheRest) {
+  auto agent = StartAgent("agent-g", 1);
+  const fs::path folder = dir_ / "checkpoints";
+  const int64_t id = Create(Config("const.yaml", [](YAML::Node& c) {
+    c["hyperparameters"]["step_seconds"] = 0.001;
+    c["checkpoint_storage"]["save_trial_best"] = 0;
+    c["checkpoint_storage"]["save_trial_latest"] = 2;
+  }));
+  EXPECT_NE(Det("experiment delete --yes " + std::to_string(id)).find("cancel or kill it first"),
+            std::string::npos);
+  EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log");
+  const int64_t trial_id = Describe(id)["trials"][0].value("id", int64_t{0});
+  auto states = [&] {
+    std::map<int64_t, std::string> by_step;
+    storage::Database db(db_, 1);
+    EXPECT_TRUE(db.Run([&](pqxx::work& tx) {
+                    for (const auto& c : storage::ListCheckpoints(tx, trial_id)) {
+                      by_step[c.steps_completed] = c.state;
+                    }
+                    return Status::Ok();
+                  }).ok());
+    return by_step;
+  };
+  auto kept_on_disk = [&] {
+    std::set<std::string> names;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(folder, ec)) {
+      names.insert(entry.path().filename());
+    }
+    return names;
+  };
+  ASSERT_TRUE(testing::Eventually([&] { return kept_on_disk().size() == 2; }, 30s))
+      << kept_on_disk().size() << " checkpoint folders left\n"
+      << Log("master.log");
+  ASSERT_TRUE(testing::Eventually([&] { return states()[20] == "DELETED"; }, 10s));
+  std::map<int64_t, std::string> expected;
+  for (int64_t step : Every(20, 200)) expected[step] = step >= 180 ? "COMPLETED" : "DELETED";
+  EXPECT_EQ(states(), expected);
+
+  EXPECT_NE(Det("experiment delete " + std::to_string(id) + " < /dev/null").find("--yes"),
+            std::string::npos)
+      << "no terminal to ask: refused";
+  EXPECT_NE(Det("experiment delete --yes " + std::to_string(id)).find("DELETING"),
+            std::string::npos);
+  ASSERT_TRUE(testing::Eventually(
+      [&] {
+        return Det("experiment describe " + std::to_string(id)).find("not found") !=
+               std::string::npos;
+      },
+      30s))
+      << Log("master.log");
+  EXPECT_TRUE(kept_on_disk().empty());
+  EXPECT_TRUE(states().empty());
+  EXPECT_TRUE(MetricSteps(trial_id, "validation").empty());
+  EXPECT_EQ(Det("experiment list").find("linear-regression-const"), std::string::npos);
 }
 
 TEST_F(ExperimentProcessTest, BadConfigsAreRefusedNamingTheField) {

@@ -20,6 +20,13 @@ inline bool PumpUntil(const std::function<void()>& step, const std::function<boo
   return done();
 }
 
+// Checks `done` every 100 ms until it returns true or `timeout` passes; returns done(). For
+// tests of real processes, whose state changes on their own.
+inline bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  return PumpUntil([] { std::this_thread::sleep_for(std::chrono::milliseconds(99)); }, done,
+                   timeout);
+}
+
 // A unique inproc endpoint for one test.
 inline std::string InprocEndpoint(const std::string& name) {
   static int counter = 0;

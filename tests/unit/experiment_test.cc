@@ -118,5 +118,27 @@ TEST(ExperimentTest, AValidationSentAgainIsNotNewsToTheSearch) {
       << "the searcher's metric is missing";
 }
 
+TEST(ExperimentTest, OnlyAFinishedExperimentMayBeDeletedAndAFailedDeleteMayBeAskedAgain) {
+  RecordingEffects effects;
+  auto experiment = Make(effects, kSingle);
+  auto refused = experiment->Act("delete", 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "cannot delete experiment 1: it is ACTIVE; cancel or kill it first");
+  ASSERT_EQ(*experiment->Act("kill", 2), kStoppingKilled);
+  EXPECT_FALSE(experiment->Act("delete", 3).ok()) << "a run is still stopping";
+  experiment->RunEnded(1, kCrashed, 4);
+  ASSERT_EQ(experiment->state(), kCanceled);
+  const int writes = effects.experiment_writes;
+  ASSERT_EQ(*experiment->Act("delete", 5), kDeleting);
+  EXPECT_EQ(effects.experiment_writes, writes + 1) << "DELETING is stored";
+  EXPECT_EQ(*experiment->Act("delete", 6), kDeleting) << "asked twice: still deleting";
+  EXPECT_FALSE(experiment->Act("activate", 7).ok());
+  experiment->DeleteFailed("task checkpoint-gc-1 exited 1");
+  EXPECT_EQ(experiment->state(), kDeleteFailed);
+  EXPECT_EQ(experiment->message(), "delete failed: task checkpoint-gc-1 exited 1");
+  EXPECT_EQ(*experiment->Act("delete", 8), kDeleting);
+}
+
 }  // namespace
 }  // namespace det::master::experiment

@@ -1,0 +1,167 @@
+#include "master/checkpoint_collector.h"
+
+#include <spdlog/spdlog.h>
+
+#include "bus/catalog/tasks.h"
+#include "bus/catalog/workload.h"
+#include "bus/rpc_client.h"
+#include "master/experiment/checkpoint_policy.h"
+#include "master/trial_launch.h"
+#include "storage/experiments_repo.h"
+
+namespace det::master {
+namespace {
+
+constexpr size_t kFoldersPerTask = 500;  // keeps a task's argv far below the kernel's limit
+
+std::vector<experiment::CheckpointScore> ScoresOf(
+    const std::vector<storage::ScoredCheckpoint>& stored) {
+  std::vector<experiment::CheckpointScore> scores;
+  for (const auto& c : stored) {
+    scores.push_back({c.uuid, c.trial_id, c.steps_completed, c.metric});
+  }
+  return scores;
+}
+
+}  // namespace
+
+void CheckpointCollector::Collect(const experiment::Experiment& experiment) {
+  const experiment::ExperimentConfig& config = experiment.config();
+  std::vector<storage::ScoredCheckpoint> stored;
+  Status read = db_.Run([&](pqxx::work& tx) {
+    stored = storage::ListScoredCheckpoints(tx, experiment.id(), config.searcher.metric);
+    return Status::Ok();
+  });
+  if (!read.ok()) {
+    spdlog::warn("experiment {}: checkpoints not collected: {}", experiment.id(), read.message());
+    return;
+  }
+  std::set<int64_t> ended;
+  for (const auto& [id, trial] : experiment.trials()) {
+    if (experiment::IsTerminal(trial.state)) ended.insert(id);
+  }
+  Status started = Remove(
+      experiment, experiment::CheckpointsToDelete(ScoresOf(stored), config.checkpoint_storage,
+                                                  config.searcher.smaller_is_better, ended));
+  if (!started.ok()) {
+    spdlog::warn("experiment {}: checkpoints not collected: {}", experiment.id(),
+                 started.message());
+  }
+}
+
+void CheckpointCollector::Delete(const experiment::Experiment& experiment) {
+  std::vector<std::string> uuids;
+  Status outcome = db_.Run([&](pqxx::work& tx) {
+    for (const auto& c : storage::ListScoredCheckpoints(tx, experiment.id(), "")) {
+      uuids.push_back(c.uuid);
+    }
+    return Status::Ok();
+  });
+  if (outcome.ok()) outcome = Remove(experiment, std::move(uuids));
+  deletions_.emplace(experiment.id(), outcome);
+}
+
+Status CheckpointCollector::Remove(const experiment::Experiment& experiment,
+                                   std::vector<std::string> uuids) {
+  std::erase_if(uuids, [&](const std::string& uuid) { return removing_.count(uuid) > 0; });
+  const std::string root = CheckpointRoot(experiment.config().checkpoint_storage);
+  for (size_t first = 0; first < uuids.size(); first += kFoldersPerTask) {
+    Removal removal{experiment.id(), {}};
+    bus::TaskSubmitRequest submit{
+        "checkpoint-gc-" + std::to_string(experiment.id()) + "-" + bus::RandomId(),
+        "CHECKPOINT_GC",
+        "experiment-" + std::to_string(experiment.id()),
+        {}};
+    submit.spec.entrypoint = {"rm", "-rf", "--"};
+    submit.spec.slots = 0;
+    for (size_t i = first; i < uuids.size() && i < first + kFoldersPerTask; ++i) {
+      submit.spec.entrypoint.push_back(root + "/" + uuids[i]);  // uuids are checked UUIDs
+      removal.uuids.push_back(uuids[i]);
+    }
+    auto submitted = registry_.Call<bus::TaskSubmitRequest, bus::CommandRunReply>(submit);
+    if (!submitted.ok()) return submitted.status();
+    removing_.insert(removal.uuids.begin(), removal.uuids.end());
+    removals_[submit.task_id] = std::move(removal);
+    spdlog::info("experiment {}: removing {} checkpoint(s) ({})", experiment.id(),
+                 removals_[submit.task_id].uuids.size(), submit.task_id);
+  }
+  return Status::Ok();
+}
+
+bool CheckpointCollector::Removing(int64_t experiment_id) const {
+  for (const auto& [task_id, removal] : removals_) {
+    if (removal.experiment_id == experiment_id) return true;
+  }
+  return false;
+}
+
+std::vector<std::pair<int64_t, Status>> CheckpointCollector::Poll() {
+  std::vector<std::pair<int64_t, Status>> finished;
+  if (!removals_.empty()) {
+    bus::TaskListRequest request;
+    for (const auto& [task_id, removal] : removals_) request.task_ids.push_back(task_id);
+    auto listed = registry_.Call<bus::TaskListRequest, bus::TaskList>(request);
+    if (!listed.ok()) {
+      spdlog::warn("checkpoint collection: cannot read its tasks: {}", listed.status().message());
+      return finished;
+    }
+    std::map<std::string, Status> ended;
+    for (const auto& [task_id, removal] : removals_) {
+      ended[task_id] = Unavailable("its task " + task_id + " is gone");
+    }
+    for (const bus::TaskSummary& task : listed->tasks) {
+      if (task.state != bus::kWorkloadTerminated) {
+        ended.erase(task.id);
+      } else if (task.exit_code == 0) {
+        ended[task.id] = Status::Ok();
+      } else {
+        ended[task.id] = Internal("task " + task.id + " exited " + std::to_string(task.exit_code) +
+                                  (task.message.empty() ? "" : ": " + task.message));
+      }
+    }
+    for (const auto& [task_id, outcome] : ended) {
+      Ended(removals_.at(task_id), outcome);
+      removals_.erase(task_id);
+    }
+  }
+  FinishDeletions(&finished);
+  return finished;
+}
+
+void CheckpointCollector::Ended(const Removal& removal, const Status& outcome) {
+  for (const std::string& uuid : removal.uuids) removing_.erase(uuid);
+  Status marked = outcome;
+  if (outcome.ok()) {
+    marked = db_.Run([&](pqxx::work& tx) {
+      for (const std::string& uuid : removal.uuids) {
+        DET_RETURN_IF_ERROR(storage::SetCheckpointState(tx, uuid, "DELETED"));
+      }
+      return Status::Ok();
+    });
+  }
+  if (!marked.ok()) {
+    spdlog::warn("experiment {}: {} checkpoint(s) not removed: {}", removal.experiment_id,
+                 removal.uuids.size(), marked.message());
+  }
+  auto deletion = deletions_.find(removal.experiment_id);
+  if (deletion != deletions_.end() && deletion->second.ok()) deletion->second = marked;
+}
+
+void CheckpointCollector::FinishDeletions(std::vector<std::pair<int64_t, Status>>* finished) {
+  for (auto it = deletions_.begin(); it != deletions_.end();) {
+    const auto [experiment_id, outcome] = *it;
+    if (Removing(experiment_id)) {
+      ++it;
+      continue;
+    }
+    Status deleted = outcome;
+    if (deleted.ok()) {
+      deleted =
+          db_.Run([&](pqxx::work& tx) { return storage::DeleteExperiment(tx, experiment_id); });
+    }
+    finished->emplace_back(experiment_id, deleted);
+    it = deletions_.erase(it);
+  }
+}
+
+}  // namespace det::master

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bus/rpc_client.h"
+#include "common/status.h"
+#include "master/experiment/experiment.h"
+#include "storage/database.h"
+
+namespace det::master {
+
+// Checkpoint garbage collection and experiment deletion.
+//
+// Checkpoint files live where agents see them (shared_fs host_path, not necessarily mounted on
+// the master's host), so removing them is a task: `rm -rf` of the checkpoint folders, with no
+// slots, run by the agent registry on some agent (Determined's checkpoint GC task). A checkpoint
+// is marked DELETED only once its task exited 0; a failed task leaves it COMPLETED, and the next
+// collection (at the latest when the master starts again) tries it again.
+//
+// Threading: not thread-safe; owned by the experiment service's thread, sharing its registry
+// client and database.
+class CheckpointCollector {
+ public:
+  CheckpointCollector(bus::RpcClient& registry, storage::Database& db)
+      : registry_(registry), db_(db) {}
+
+  // Removes the checkpoints of `experiment`'s ended trials that its save_* policy does not keep.
+  void Collect(const experiment::Experiment& experiment);
+  // Removes every checkpoint of `experiment`, then its rows (DELETING): Poll() reports the end.
+  void Delete(const experiment::Experiment& experiment);
+
+  // Reads the registry's view of the tasks this collector started and records what they did.
+  // Returns the deletions that ended: experiment id, and Ok or why its files are not all gone.
+  std::vector<std::pair<int64_t, Status>> Poll();
+
+ private:
+  struct Removal {
+    int64_t experiment_id = 0;
+    std::vector<std::string> uuids;
+  };
+  // Starts removal tasks for `uuids` of the experiment (those not already being removed).
+  Status Remove(const experiment::Experiment& experiment, std::vector<std::string> uuids);
+  bool Removing(int64_t experiment_id) const;
+  // The removal ended: marks its checkpoints DELETED if it succeeded.
+  void Ended(const Removal& removal, const Status& outcome);
+  // Deletions with no removal left: their rows go, or they fail with what went wrong.
+  void FinishDeletions(std::vector<std::pair<int64_t, Status>>* finished);
+
+  bus::RpcClient& registry_;
+  storage::Database& db_;
+  std::map<std::string, Removal> removals_;  // by task id
+  std::set<std::string> removing_;           // uuids with a removal task
+  std::map<int64_t, Status> deletions_;      // experiment -> first failure of its removals
+};
+
+}  // namespace det::master
