@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "bus/catalog/experiments.h"
+#include "bus/catalog/experiments_json.h"
 #include "cli/model_archive.h"
 #include "cli/rpc_call.h"
 #include "cli/task_commands.h"
@@ -20,42 +21,7 @@ namespace {
 
 using nlohmann::ordered_json;
 
-ordered_json ToJson(const bus::ExperimentSummary& e) {
-  return {{"id", e.id},
-          {"name", e.name},
-          {"description", e.description},
-          {"labels", e.labels},
-          {"state", e.state},
-          {"searcher", e.searcher},
-          {"resource_pool", e.resource_pool},
-          {"trials", e.trials},
-          {"trials_active", e.trials_active},
-          {"trials_completed", e.trials_completed},
-          {"trials_errored", e.trials_errored},
-          {"message", e.message},
-          {"start_at", e.start_at},
-          {"end_at", e.end_at}};
-}
-
-ordered_json ToJson(const bus::TrialSummary& t) {
-  auto parsed = [](const std::string& text) {
-    return text.empty() ? ordered_json() : ordered_json::parse(text, nullptr, false);
-  };
-  return {{"id", t.id},
-          {"experiment_id", t.experiment_id},
-          {"request_id", t.request_id},
-          {"state", t.state},
-          {"task_state", t.task_state},
-          {"hparams", parsed(t.hparams_json)},
-          {"restarts", t.restarts},
-          {"run_id", t.run_id},
-          {"task_id", t.task_id},
-          {"steps_completed", t.steps_completed},
-          {"best_validation", parsed(t.best_validation_json)},
-          {"latest_checkpoint", t.latest_checkpoint},
-          {"start_at", t.start_at},
-          {"end_at", t.end_at}};
-}
+using bus::ToJson;
 
 void PrintExperiments(const std::vector<bus::ExperimentSummary>& experiments) {
   std::printf("%-6s %-20s %-14s %-20s %6s %9s %7s  %s\n", "ID", "STATE", "SEARCHER", "NAME",
@@ -126,13 +92,7 @@ int Describe(const CliOptions& options, int64_t id) {
   auto reply = Call<bus::ExperimentGetRequest, bus::ExperimentGetReply>(options, {id});
   if (!reply.ok()) return Fail(reply.status());
   if (options.json) {
-    ordered_json trials = ordered_json::array();
-    for (const auto& t : reply->trials) trials.push_back(ToJson(t));
-    std::cout << ordered_json{{"experiment", ToJson(reply->experiment)},
-                              {"trials", trials},
-                              {"config", reply->config_yaml}}
-                     .dump()
-              << "\n";
+    std::cout << ToJson(*reply).dump() << "\n";
   } else {
     PrintExperiments({reply->experiment});
     std::cout << "\n";

@@ -10,6 +10,7 @@
 #include "bus/catalog/experiments.h"
 #include "bus/rpc_client.h"
 #include "master/experiment_service.h"
+#include "master/http_json.h"
 #include "storage/experiments_repo.h"
 #include "storage/telemetry_repo.h"
 
@@ -29,34 +30,6 @@ struct Caller {
   int32_t run_id = 0;
 };
 
-int HttpStatusOf(const Status& status) {
-  switch (status.code()) {
-    case StatusCode::kInvalidArgument:
-    case StatusCode::kFailedPrecondition:
-      return 400;
-    case StatusCode::kUnauthenticated:
-      return 401;
-    case StatusCode::kPermissionDenied:
-      return 403;
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kUnavailable:
-    case StatusCode::kDeadlineExceeded:
-      return 503;
-    default:
-      return 500;
-  }
-}
-
-void Reply(httplib::Response& res, const Result<json>& result) {
-  if (result.ok()) {
-    res.set_content(result->dump(), "application/json");
-    return;
-  }
-  res.status = HttpStatusOf(result.status());
-  res.set_content(json{{"error", result.status().message()}}.dump(), "application/json");
-}
-
 Result<Caller> CallerOf(const std::string& allocation_id) {
   static const std::regex kTrialAllocation(R"(trial-(\d+)-(\d+)\.\d+)");
   std::smatch match;
@@ -66,29 +39,14 @@ Result<Caller> CallerOf(const std::string& allocation_id) {
   return Caller{allocation_id, std::stoll(match[1]), std::stoi(match[2])};
 }
 
-Result<json> ParseBody(const httplib::Request& req) {
-  json body = json::parse(req.body, nullptr, false);
-  if (!body.is_object()) return InvalidArgument("request body: expected a JSON object");
-  return body;
-}
-
-// The field as T, or InvalidArgument naming it.
-template <class T>
-Result<T> Field(const json& body, const std::string& name, const char* expected) {
-  if (!body.contains(name)) return InvalidArgument(name + ": is required (" + expected + ")");
-  try {
-    return body.at(name).get<T>();
-  } catch (const json::exception&) {
-    return InvalidArgument(name + ": expected " + expected);
-  }
-}
-
 }  // namespace
 
-CoreApi::CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens)
+CoreApi::CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens,
+                 UserApiAccess user_access)
     : context_(context),
       db_(std::move(db), 4),
       tokens_(std::move(tokens)),
+      user_access_(user_access),
       server_(std::make_unique<httplib::Server>()) {
   Route();
 }
@@ -117,6 +75,7 @@ void CoreApi::Stop() {
 }
 
 void CoreApi::Route() {
+  RouteExperimentApi(*server_, context_, user_access_);
   // The caller's allocation, checked against the trial the path names (when it names one).
   auto authenticate = [this](const httplib::Request& req, int64_t trial_id) -> Result<Caller> {
     const std::string header = req.get_header_value("Authorization");

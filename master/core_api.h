@@ -7,6 +7,7 @@
 
 #include "common/status.h"
 #include "master/allocation_token.h"
+#include "master/experiment_api.h"
 #include "storage/database.h"
 
 namespace httplib {
@@ -40,7 +41,9 @@ namespace det::master {
 // Threading: httplib's worker threads; each request opens its own inproc client.
 class CoreApi {
  public:
-  CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens);
+  // Also serves the user REST API for experiments (experiment_api.h) with `user_access`.
+  CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens,
+          UserApiAccess user_access);
   ~CoreApi();
 
   // Binds host:port (port 0: a free one); the port bound.
@@ -54,6 +57,7 @@ class CoreApi {
   zmq::context_t& context_;
   storage::Database db_;
   AllocationTokens tokens_;
+  UserApiAccess user_access_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
 };

@@ -85,7 +85,9 @@ Result<MasterEndpoints> Master::Start() {
   registry_->Restore(std::move(unfinished));
   registry_->Start();
 
-  core_api_ = std::make_unique<CoreApi>(context_, database_->db().config(), tokens);
+  core_api_ = std::make_unique<CoreApi>(
+      context_, database_->db().config(), tokens,
+      UserApiAccess{.open = security.mode != bus::SocketSecurity::Mode::kCurveServer});
   DET_ASSIGN_OR_RETURN(int rest_port, core_api_->Bind(bus_config.host, config_.port));
   endpoints.rest = "http://" + Reachable(bus_config.host) + ":" + std::to_string(rest_port);
   experiments_ = std::make_unique<ExperimentService>(context_, clock_, database_->db().config(),

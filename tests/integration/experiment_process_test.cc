@@ -1,6 +1,7 @@
 // Experiments end to end: the real det-master (experiment service, Core API), real agents running
 // the example's Python trials through the harness, the det CLI, PostgreSQL.
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <yaml-cpp/yaml.h>
 
 #include <csignal>
@@ -301,6 +302,68 @@ TEST_F(ExperimentProcessTest, BadConfigsAreRefusedNamingTheField) {
   EXPECT_NE(Det("experiment create " + config + " /no/such/folder").find("is not a folder"),
             std::string::npos);
   EXPECT_NE(Det("experiment pause 999").find("experiment 999 not found"), std::string::npos);
+}
+
+// The user REST API answers what det answers: field-named errors, then an experiment created,
+// read, killed and deleted over HTTP.
+TEST_F(ExperimentProcessTest, RestApiCreatesReadsKillsAndDeletesExperiments) {
+  httplib::Client http("127.0.0.1", std::stoi(rest_port_));
+  auto post = [&](const std::string& path, const nlohmann::json& body) {
+    auto res = http.Post(path, body.dump(), "application/json");
+    EXPECT_TRUE(res) << path;
+    return res ? std::make_pair(res->status, nlohmann::json::parse(res->body, nullptr, false))
+               : std::make_pair(0, nlohmann::json());
+  };
+  YAML::Node bad = YAML::LoadFile(Example() + "/adaptive.yaml");
+  bad["searcher"].remove("max_trials");
+  bad["max_restart"] = 3;
+  auto [status, error] = post("/api/v1/experiments", {{"config", YAML::Dump(bad)}});
+  EXPECT_EQ(status, 400);
+  const std::string message = error.value("error", "");
+  EXPECT_NE(message.find("searcher.max_trials"), std::string::npos) << message;
+  EXPECT_NE(message.find("max_restart"), std::string::npos) << message;
+  EXPECT_EQ(post("/api/v1/experiments", {{"config", 7}}).first, 400);
+  EXPECT_NE(post("/api/v1/experiments", {{"config", "name: x"}, {"model_definition", "@@"}})
+                .second.value("error", "")
+                .find("model_definition: expected base64"),
+            std::string::npos);
+
+  auto agent = StartAgent("agent-h", 1);
+  YAML::Node config = YAML::LoadFile(
+      Config("const.yaml", [](YAML::Node& c) { c["hyperparameters"]["step_seconds"] = 0.05; }));
+  const std::string model = testing::Shell("tar czf - -C " + Example() + " . | base64 -w0");
+  auto [created, reply] =
+      post("/api/v1/experiments", {{"config", YAML::Dump(config)}, {"model_definition", model}});
+  ASSERT_EQ(created, 200) << reply.dump();
+  const std::string path = "/api/v1/experiments/" + std::to_string(reply.value("id", 0));
+  ASSERT_TRUE(testing::Eventually(
+      [&] {
+        auto got = http.Get(path);
+        auto body = nlohmann::json::parse(got ? got->body : "", nullptr, false);
+        return body.is_object() && body["trials"].size() == 1 &&
+               body["trials"][0].value("steps_completed", 0) >= 20;
+      },
+      30s))
+      << Log("master.log");
+  EXPECT_EQ(post(path + "/kill", nlohmann::json::object()).second.value("state", ""),
+            "STOPPING_KILLED");
+  ASSERT_TRUE(testing::Eventually(
+      [&] {
+        auto got = http.Get(path);
+        return got && got->body.find("\"state\":\"CANCELED\"") != std::string::npos;
+      },
+      30s));
+  auto deleted = http.Delete(path);
+  ASSERT_TRUE(deleted);
+  EXPECT_NE(deleted->body.find("DELETING"), std::string::npos) << deleted->body;
+  EXPECT_TRUE(testing::Eventually(
+      [&] {
+        auto got = http.Get(path);
+        return got && got->status == 404;
+      },
+      30s));
+  EXPECT_EQ(http.Get("/api/v1/experiments/99999999999999999999")->status, 404)
+      << "not a route: no number that large";
 }
 
 TEST_F(ExperimentProcessTest, MasterRestartMidSearchEndsWithTheSameTrials) {

@@ -1,0 +1,51 @@
+#include "bus/catalog/experiments_json.h"
+
+namespace det::bus {
+
+using nlohmann::ordered_json;
+
+ordered_json ToJson(const ExperimentSummary& e) {
+  return {{"id", e.id},
+          {"name", e.name},
+          {"description", e.description},
+          {"labels", e.labels},
+          {"state", e.state},
+          {"searcher", e.searcher},
+          {"resource_pool", e.resource_pool},
+          {"trials", e.trials},
+          {"trials_active", e.trials_active},
+          {"trials_completed", e.trials_completed},
+          {"trials_errored", e.trials_errored},
+          {"message", e.message},
+          {"start_at", e.start_at},
+          {"end_at", e.end_at}};
+}
+
+ordered_json ToJson(const TrialSummary& t) {
+  auto parsed = [](const std::string& text) {
+    return text.empty() ? ordered_json() : ordered_json::parse(text, nullptr, false);
+  };
+  return {{"id", t.id},
+          {"experiment_id", t.experiment_id},
+          {"request_id", t.request_id},
+          {"state", t.state},
+          {"task_state", t.task_state},
+          {"hparams", parsed(t.hparams_json)},
+          {"restarts", t.restarts},
+          {"run_id", t.run_id},
+          {"task_id", t.task_id},
+          {"steps_completed", t.steps_completed},
+          {"best_validation", parsed(t.best_validation_json)},
+          {"latest_checkpoint", t.latest_checkpoint},
+          {"start_at", t.start_at},
+          {"end_at", t.end_at}};
+}
+
+ordered_json ToJson(const ExperimentGetReply& reply) {
+  ordered_json trials = ordered_json::array();
+  for (const auto& trial : reply.trials) trials.push_back(ToJson(trial));
+  return {
+      {"experiment", ToJson(reply.experiment)}, {"trials", trials}, {"config", reply.config_yaml}};
+}
+
+}  // namespace det::bus

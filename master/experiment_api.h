@@ -1,0 +1,33 @@
+#pragma once
+
+#include <zmq.hpp>
+
+namespace httplib {
+class Server;
+}
+
+namespace det::master {
+
+// Who may use the user REST API. User logins and tokens over REST are not built yet, so the API
+// is open only where the whole bus is (bus.security.plaintext: true); a master with CURVE keys
+// refuses it (401) rather than let HTTP bypass them, and its users use `det`.
+struct UserApiAccess {
+  bool open = false;
+};
+
+// The user REST API for experiments and trials, with Determined's paths, answering what the
+// experiment service answers `det`:
+//
+//   POST   /api/v1/experiments  {"config": "<YAML>" or {...}, "model_definition": "<base64
+//   tar.gz>"}
+//                               -> {"id": N}; a bad config is a 400 naming every bad field
+//   GET    /api/v1/experiments                  -> {"experiments": [...]}, newest first
+//   GET    /api/v1/experiments/{id}             -> {"experiment", "trials", "config"}
+//   POST   /api/v1/experiments/{id}/{pause|activate|cancel|kill}  -> {"state": "..."}
+//   DELETE /api/v1/experiments/{id}             -> {"state": "DELETING"}
+//   GET    /api/v1/trials/{id}                  -> {"trial": {...}}
+//
+// Errors: {"error": "..."} with 400, 401, 404, or 503 (the experiment service did not answer).
+void RouteExperimentApi(httplib::Server& server, zmq::context_t& context, UserApiAccess access);
+
+}  // namespace det::master

@@ -1,0 +1,76 @@
+#include "master/http_json.h"
+
+#include <httplib.h>
+#include <openssl/evp.h>
+
+#include <cctype>
+
+namespace det::master {
+
+int HttpStatusOf(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kFailedPrecondition:
+      return 400;
+    case StatusCode::kUnauthenticated:
+      return 401;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kUnavailable:
+    case StatusCode::kDeadlineExceeded:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+namespace {
+
+template <class Json>
+void ReplyWith(httplib::Response& res, const Result<Json>& result) {
+  if (result.ok()) {
+    res.set_content(result->dump(), "application/json");
+    return;
+  }
+  res.status = HttpStatusOf(result.status());
+  res.set_content(nlohmann::json{{"error", result.status().message()}}.dump(), "application/json");
+}
+
+}  // namespace
+
+void Reply(httplib::Response& res, const Result<nlohmann::json>& result) { ReplyWith(res, result); }
+void Reply(httplib::Response& res, const Status& error) {
+  ReplyWith(res, Result<nlohmann::json>(error));
+}
+void Reply(httplib::Response& res, const Result<nlohmann::ordered_json>& result) {
+  ReplyWith(res, result);
+}
+
+Result<nlohmann::json> ParseBody(const httplib::Request& req) {
+  nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+  if (!body.is_object()) return InvalidArgument("request body: expected a JSON object");
+  return body;
+}
+
+Result<std::string> DecodeBase64(const std::string& text, const std::string& field) {
+  auto invalid = [&] { return InvalidArgument(field + ": expected base64 (RFC 4648, padded)"); };
+  if (text.size() % 4 != 0) return invalid();
+  const size_t data_end = text.find_last_not_of('=') + 1;  // npos + 1 == 0: all padding
+  if (text.size() - data_end > 2) return invalid();
+  for (size_t i = 0; i < data_end; ++i) {
+    const char c = text[i];
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '/') return invalid();
+  }
+  std::string out(text.size() / 4 * 3, '\0');
+  const int decoded = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                      reinterpret_cast<const unsigned char*>(text.data()),
+                                      static_cast<int>(text.size()));
+  if (decoded < 0) return invalid();
+  // EVP_DecodeBlock counts the padding as zero bytes.
+  out.resize(static_cast<size_t>(decoded) - (text.size() - data_end));
+  return out;
+}
+
+}  // namespace det::master

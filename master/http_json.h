@@ -1,0 +1,40 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/status.h"
+
+namespace httplib {
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace det::master {
+
+// JSON over HTTP for the master's REST endpoints (Core API and user API): one error shape,
+// {"error": "<what is wrong, naming the field>"}, with the status code the Status maps to (400 bad
+// input, 401, 403, 404, 503 the master's service did not answer, 500 otherwise).
+int HttpStatusOf(const Status& status);
+void Reply(httplib::Response& res, const Result<nlohmann::json>& result);
+void Reply(httplib::Response& res, const Result<nlohmann::ordered_json>& result);
+void Reply(httplib::Response& res, const Status& error);
+
+// The request body as a JSON object, or InvalidArgument.
+Result<nlohmann::json> ParseBody(const httplib::Request& req);
+
+// The field as T, or InvalidArgument naming it and what is `expected` there.
+template <class T>
+Result<T> Field(const nlohmann::json& body, const std::string& name, const char* expected) {
+  if (!body.contains(name)) return InvalidArgument(name + ": is required (" + expected + ")");
+  try {
+    return body.at(name).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return InvalidArgument(name + ": expected " + expected);
+  }
+}
+
+// Standard base64 (RFC 4648, padded); InvalidArgument naming `field` when `text` is not.
+Result<std::string> DecodeBase64(const std::string& text, const std::string& field);
+
+}  // namespace det::master
