@@ -17,17 +17,22 @@ launcher puts it there), so trial code just does::
 
 Everything comes from the environment the master gives the run: DET_MASTER_URL, DET_SESSION_TOKEN
 (the allocation's token), DET_TRIAL_ID, DET_EXPERIMENT_ID, DET_ALLOCATION_ID, DET_HPARAMS,
-DET_LATEST_CHECKPOINT, DET_CHECKPOINT_DIR, DET_MAX_LENGTH, DET_TIME_METRIC, DET_SEARCHER_METRIC.
+DET_LATEST_CHECKPOINT, DET_CHECKPOINT_DIR, DET_MAX_LENGTH, DET_TIME_METRIC, DET_SEARCHER_METRIC;
+a trial spread over several agents runs one container on each, told DET_CONTAINER_RANK and
+DET_NUM_CONTAINERS, which meet through rendezvous() (only the chief, rank 0, should report).
 Calls retry while the master is unreachable (it may be restarting) and raise CoreApiError on an
 answer that refuses them.
 """
 
 import json
 import os
+import random
 import signal
+import socket
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 
@@ -59,6 +64,10 @@ class Context:
         self.time_metric = env.get("DET_TIME_METRIC", "batches")
         self.searcher_metric = env.get("DET_SEARCHER_METRIC", "")
         self.validation_period = int(env.get("DET_MIN_VALIDATION_PERIOD", "0")) or None
+        self.container_rank = int(env.get("DET_CONTAINER_RANK", "0"))
+        self.num_containers = int(env.get("DET_NUM_CONTAINERS", "1"))
+        self.slot_ids = [s for s in env.get("DET_SLOT_IDS", "").split(",") if s]
+        self.gloo_port_range = env.get("DET_GLOO_PORT_RANGE", "1024:65535")
         self._terminated = False
         self._stop_reason = ""
 
@@ -158,12 +167,48 @@ class Context:
         self._note_signal(answer)
         return bool(self._stop_reason)
 
+    # --- distributed trials -----------------------------------------------------------------
+
+    def rendezvous(self):
+        """For a trial spread over several agents (one container on each): blocks until every
+        container has called it, then returns {"rank", "num_containers", "addresses", "slots",
+        "world_size", "chief_address", "chief_port", "gloo_port_range", "nccl_port_range"}.
+        The chief (rank 0) offers a free port from gloo_port_range as chief_port, for the
+        containers' own process group (torch.distributed's MASTER_ADDR and MASTER_PORT, say).
+        If a container never arrives, the master fails the allocation after
+        task_container_defaults.rendezvous_timeout and this raises CoreApiError."""
+        port = _free_port(self.gloo_port_range) if self.container_rank == 0 else 0
+        return self._call("POST", "/api/v1/allocations/%s/rendezvous" % self.allocation_id, {
+            "rank": self.container_rank, "num_containers": self.num_containers,
+            "address": self._own_address(), "port": port, "slots": len(self.slot_ids)})
+
+    def _own_address(self):
+        """The address this host reaches the master from: the one other containers can use."""
+        host = urllib.parse.urlsplit(self.master_url).hostname or "127.0.0.1"
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect((host, 9))  # UDP: nothing is sent, the route is chosen
+            return probe.getsockname()[0]
+
     @property
     def stop_reason(self):
         return self._stop_reason or ("terminated" if self._terminated else "")
 
     def _on_sigterm(self, signum, frame):
         self._terminated = True
+
+
+def _free_port(port_range):
+    """A port in "MIN:MAX" that nothing listens on now."""
+    first, last = (int(p) for p in port_range.split(":"))
+    for _ in range(200):
+        port = random.randint(first, last)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("", port))
+                return port
+            except OSError:
+                continue
+    raise CoreApiError("no free port in gloo_port_range %s" % port_range)
 
 
 def init(env=None):

@@ -9,6 +9,7 @@
 
 #include "bus/catalog/experiments.h"
 #include "bus/rpc_client.h"
+#include "master/agent_registry.h"
 #include "master/experiment_service.h"
 #include "master/http_json.h"
 #include "storage/experiments_repo.h"
@@ -39,14 +40,51 @@ Result<Caller> CallerOf(const std::string& allocation_id) {
   return Caller{allocation_id, std::stoll(match[1]), std::stoi(match[2])};
 }
 
+constexpr size_t kHttpWorkers = 256;  // long polls and rendezvous waits hold one each
+
+// Ends the allocation's task: its run failed (the trial counts a restart and runs again).
+void KillTaskOf(zmq::context_t& context, const std::string& allocation_id, const std::string& why) {
+  spdlog::warn("{}: killing its task", why);
+  bus::RpcClient registry(context, AgentRegistry::kQueryEndpoint, {},
+                          {.timeout = std::chrono::seconds(5), .attempts = 2});
+  auto killed = registry.Call<bus::TaskKillRequest, bus::TaskKillReply>(
+      {allocation_id.substr(0, allocation_id.rfind('.'))});
+  if (!killed.ok()) spdlog::warn("{}: not killed: {}", allocation_id, killed.status().message());
+}
+
+json RendezvousInfo(const std::vector<RendezvousArrival>& all, int rank,
+                    const DistributedTrainingConfig& config) {
+  json addresses = json::array();
+  json slots = json::array();
+  int world_size = 0;
+  for (const RendezvousArrival& a : all) {
+    addresses.push_back(a.address);
+    slots.push_back(a.slots);
+    world_size += a.slots;
+  }
+  return {{"rank", rank},
+          {"num_containers", all.size()},
+          {"addresses", addresses},
+          {"slots", slots},
+          {"world_size", world_size},
+          {"chief_address", all.front().address},
+          {"chief_port", all.front().port},
+          {"gloo_port_range", config.gloo_port_range.ToString()},
+          {"nccl_port_range", config.nccl_port_range.ToString()}};
+}
+
 }  // namespace
 
 CoreApi::CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens,
-                 UserApiAccess user_access)
+                 Options options)
     : context_(context),
       db_(std::move(db), 4),
       tokens_(std::move(tokens)),
-      user_access_(user_access),
+      options_(std::move(options)),
+      rendezvous_(options_.distributed.rendezvous_timeout,
+                  [&context](const std::string& allocation_id, const std::string& why) {
+                    KillTaskOf(context, allocation_id, why);
+                  }),
       server_(std::make_unique<httplib::Server>()) {
   Route();
 }
@@ -75,7 +113,8 @@ void CoreApi::Stop() {
 }
 
 void CoreApi::Route() {
-  RouteExperimentApi(*server_, context_, user_access_);
+  server_->new_task_queue = [] { return new httplib::ThreadPool(kHttpWorkers); };
+  RouteExperimentApi(*server_, context_, options_.user_access);
   // The caller's allocation, checked against the trial the path names (when it names one).
   auto authenticate = [this](const httplib::Request& req, int64_t trial_id) -> Result<Caller> {
     const std::string header = req.get_header_value("Authorization");
@@ -186,13 +225,19 @@ void CoreApi::Route() {
                  res.set_content(**archive, "application/gzip");
                });
 
+  // The caller, whose token must be for the allocation the path names.
+  auto allocation_caller = [=](const httplib::Request& req) -> Result<Caller> {
+    DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, 0));
+    if (caller.allocation_id != req.matches[1].str()) {
+      return PermissionDenied("this token is for allocation " + caller.allocation_id);
+    }
+    return caller;
+  };
+
   server_->Get(R"(/api/v1/allocations/([^/]+)/signals/preemption)", [=](const httplib::Request& req,
                                                                         httplib::Response& res) {
     Reply(res, [&]() -> Result<json> {
-      DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, 0));
-      if (caller.allocation_id != req.matches[1].str()) {
-        return PermissionDenied("this token is for allocation " + caller.allocation_id);
-      }
+      DET_ASSIGN_OR_RETURN(Caller caller, allocation_caller(req));
       int timeout_s = 60;
       if (req.has_param("timeout_seconds")) {
         timeout_s = std::clamp(std::atoi(req.get_param_value("timeout_seconds").c_str()), 0, 600);
@@ -211,10 +256,28 @@ void CoreApi::Route() {
   server_->Post(R"(/api/v1/allocations/([^/]+)/ready)",
                 [=](const httplib::Request& req, httplib::Response& res) {
                   Reply(res, [&]() -> Result<json> {
-                    DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, 0));
+                    DET_ASSIGN_OR_RETURN(Caller caller, allocation_caller(req));
                     return tell({caller.allocation_id, "ready"});
                   }());
                 });
+
+  server_->Post(R"(/api/v1/allocations/([^/]+)/rendezvous)", [=, this](const httplib::Request& req,
+                                                                       httplib::Response& res) {
+    Reply(res, [&]() -> Result<json> {
+      DET_ASSIGN_OR_RETURN(Caller caller, allocation_caller(req));
+      DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+      RendezvousArrival arrival;
+      DET_ASSIGN_OR_RETURN(arrival.rank, Field<int>(body, "rank", "DET_CONTAINER_RANK"));
+      DET_ASSIGN_OR_RETURN(int containers,
+                           Field<int>(body, "num_containers", "DET_NUM_CONTAINERS"));
+      DET_ASSIGN_OR_RETURN(arrival.address,
+                           Field<std::string>(body, "address", "the container's IP address"));
+      arrival.port = body.value("port", 0);
+      arrival.slots = body.value("slots", 0);
+      DET_ASSIGN_OR_RETURN(auto all, rendezvous_.Arrive(caller.allocation_id, containers, arrival));
+      return RendezvousInfo(all, arrival.rank, options_.distributed);
+    }());
+  });
 
   server_->Get("/api/v1/harness/det_harness.py",
                [](const httplib::Request&, httplib::Response& res) {

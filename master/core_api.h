@@ -8,6 +8,8 @@
 #include "common/status.h"
 #include "master/allocation_token.h"
 #include "master/experiment_api.h"
+#include "master/rendezvous.h"
+#include "master/resource_config.h"
 #include "storage/database.h"
 
 namespace httplib {
@@ -33,17 +35,28 @@ namespace det::master {
 //   GET  /api/v1/allocations/{id}/signals/preemption?timeout_seconds=N   long poll:
 //                                         {"preempt": bool, "reason": "..."}
 //   POST /api/v1/allocations/{id}/ready
+//   POST /api/v1/allocations/{id}/rendezvous  {"rank": DET_CONTAINER_RANK, "num_containers":
+//                                         DET_NUM_CONTAINERS, "address", "port" (the chief's),
+//                                         "slots"}; blocks until every container arrived:
+//                                         {"rank", "num_containers", "addresses", "slots",
+//                                          "chief_address", "chief_port", "world_size",
+//                                          "gloo_port_range", "nccl_port_range"}; after
+//                                         task_container_defaults.rendezvous_timeout a 400 and
+//                                         the allocation is killed
 //   GET  /api/v1/harness/det_harness.py   the harness module (no token needed)
 //
 // Errors are JSON {"error": "..."} with 400 (bad input, naming the field), 401 (token), 403
 // (another trial), 404, 503 (the experiment service did not answer).
 //
-// Threading: httplib's worker threads; each request opens its own inproc client.
+// Threading: httplib's worker threads (enough for every container of large distributed trials to
+// wait at the rendezvous at once); each request opens its own inproc client.
 class CoreApi {
  public:
-  // Also serves the user REST API for experiments (experiment_api.h) with `user_access`.
-  CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens,
-          UserApiAccess user_access);
+  struct Options {
+    UserApiAccess user_access;  // the user REST API for experiments (experiment_api.h)
+    DistributedTrainingConfig distributed;
+  };
+  CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens, Options options);
   ~CoreApi();
 
   // Binds host:port (port 0: a free one); the port bound.
@@ -57,7 +70,8 @@ class CoreApi {
   zmq::context_t& context_;
   storage::Database db_;
   AllocationTokens tokens_;
-  UserApiAccess user_access_;
+  Options options_;
+  Rendezvous rendezvous_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
 };

@@ -383,7 +383,7 @@ void ExperimentService::StartRun(const Trial& trial) {
   runs_[trial.TaskId()] = {trial.experiment_id, trial.id, "QUEUED", false};
   bus::TaskSubmitRequest submit{trial.TaskId(), "TRIAL",
                                 "experiment-" + std::to_string(trial.experiment_id),
-                                TrialTaskSpec(experiment->config(), trial, launch_.master_url)};
+                                TrialTaskSpec(experiment->config(), trial, launch_)};
   auto submitted = registry_.Call<bus::TaskSubmitRequest, bus::CommandRunReply>(submit);
   if (!submitted.ok()) {
     spdlog::error("trial {}: cannot submit its run: {}", trial.id, submitted.status().message());

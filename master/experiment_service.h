@@ -15,15 +15,11 @@
 #include "bus/rpc_server.h"
 #include "master/checkpoint_collector.h"
 #include "master/experiment/experiment.h"
+#include "master/trial_launch.h"
 #include "storage/database.h"
 #include "storage/experiments_repo.h"
 
 namespace det::master {
-
-// What trial runs are given besides their experiment's settings.
-struct TrialLaunchOptions {
-  std::string master_url;  // DET_MASTER_URL: the Core API's base URL as trial code reaches it
-};
 
 // The experiment service: experiments, their trials and searches (experiment::Experiment), and
 // what the Core API tells about trial runs.

@@ -85,13 +85,18 @@ Result<MasterEndpoints> Master::Start() {
   registry_->Restore(std::move(unfinished));
   registry_->Start();
 
+  const DistributedTrainingConfig& distributed = config_.resources.distributed;
   core_api_ = std::make_unique<CoreApi>(
       context_, database_->db().config(), tokens,
-      UserApiAccess{.open = security.mode != bus::SocketSecurity::Mode::kCurveServer});
+      CoreApi::Options{
+          .user_access = {.open = security.mode != bus::SocketSecurity::Mode::kCurveServer},
+          .distributed = distributed});
   DET_ASSIGN_OR_RETURN(int rest_port, core_api_->Bind(bus_config.host, config_.port));
   endpoints.rest = "http://" + Reachable(bus_config.host) + ":" + std::to_string(rest_port);
-  experiments_ = std::make_unique<ExperimentService>(context_, clock_, database_->db().config(),
-                                                     TrialLaunchOptions{endpoints.rest});
+  experiments_ = std::make_unique<ExperimentService>(
+      context_, clock_, database_->db().config(),
+      TrialLaunchOptions{endpoints.rest, distributed.gloo_port_range.ToString(),
+                         distributed.nccl_port_range.ToString()});
   DET_RETURN_IF_ERROR(experiments_->Bind());
   DET_RETURN_IF_ERROR(experiments_->Restore());
   experiments_->Start();

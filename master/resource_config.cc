@@ -1,5 +1,6 @@
 #include "master/resource_config.h"
 
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -60,8 +61,36 @@ void ReadTimeout(ConfigReader& reader, std::string_view key, Duration* out) {
   *out = *parsed;
 }
 
-void ReadContainerDefaults(ConfigReader& reader, Duration* preemption_timeout) {
+void ReadPortRange(ConfigReader& reader, std::string_view key, PortRange* range) {
+  if (!reader.Has(key)) return;
+  std::string text;
+  reader.Read(key, &text);
+  int first = 0;
+  int last = 0;
+  char colon = 0;
+  char extra = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &first, &colon, &last, &extra) != 3 || colon != ':' ||
+      first < 1 || last > 65535 || first > last) {
+    reader.Fail(key, "\"" + text + "\" is not a port range \"MIN:MAX\" within 1..65535");
+    return;
+  }
+  *range = {first, last};
+}
+
+// `task_container_defaults`: the master's (with `distributed`) or a pool's (without: the
+// distributed-training settings are the master's only, and named so when a pool sets them).
+void ReadContainerDefaults(ConfigReader& reader, Duration* preemption_timeout,
+                           DistributedTrainingConfig* distributed) {
   ReadTimeout(reader, "preemption_timeout", preemption_timeout);
+  if (!distributed) {
+    for (const char* key : {"gloo_port_range", "nccl_port_range", "rendezvous_timeout"}) {
+      if (reader.Has(key)) reader.Fail(key, "is set in master.yaml's task_container_defaults only");
+    }
+    return;
+  }
+  ReadPortRange(reader, "gloo_port_range", &distributed->gloo_port_range);
+  ReadPortRange(reader, "nccl_port_range", &distributed->nccl_port_range);
+  ReadTimeout(reader, "rendezvous_timeout", &distributed->rendezvous_timeout);
 }
 
 ProviderLimits ReadProvider(ConfigReader& reader) {
@@ -111,7 +140,8 @@ void ReadPool(ConfigReader& reader, const ResourcesConfig& defaults, ResourcePoo
     ReadScheduler(reader.Child("scheduler"), &pool->scheduler);
   }
   pool->preemption_timeout = defaults.preemption_timeout;
-  ReadContainerDefaults(reader.Child("task_container_defaults"), &pool->preemption_timeout);
+  ReadContainerDefaults(reader.Child("task_container_defaults"), &pool->preemption_timeout,
+                        nullptr);
   if (reader.Has("provider")) {
     pool->provider = ReadProvider(reader.Child("provider"));
     pool->provider->raw = reader.Raw("provider");
@@ -126,7 +156,8 @@ void ReadResourcesConfig(ConfigReader& reader, ResourcesConfig* config) {
   constexpr const char* kManagerTypes[] = {"agent"};
   manager.ReadOneOf("type", &type, kManagerTypes);
   ReadScheduler(manager.Child("scheduler"), &config->resource_manager.scheduler);
-  ReadContainerDefaults(reader.Child("task_container_defaults"), &config->preemption_timeout);
+  ReadContainerDefaults(reader.Child("task_container_defaults"), &config->preemption_timeout,
+                        &config->distributed);
 
   if (reader.Has("resource_pools")) {
     config->resource_pools.clear();

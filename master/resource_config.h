@@ -43,10 +43,27 @@ struct ResourceManagerConfig {
   std::string default_aux_resource_pool = "default";
 };
 
+// Ports a distributed trial's containers may use between them (Determined's firewall guide).
+struct PortRange {
+  int first = 1024;
+  int last = 65535;
+  std::string ToString() const { return std::to_string(first) + ":" + std::to_string(last); }
+};
+
+// What multi-container trials get from the master-level `task_container_defaults`.
+struct DistributedTrainingConfig {
+  PortRange gloo_port_range;  // `gloo_port_range: "MIN:MAX"`; the chief's rendezvous port
+  PortRange nccl_port_range;  // `nccl_port_range: "MIN:MAX"`
+  // `rendezvous_timeout` (seconds or a duration): how long the first container to arrive waits
+  // for the others before the allocation fails.
+  Duration rendezvous_timeout = std::chrono::minutes(5);
+};
+
 struct ResourcesConfig {
   ResourceManagerConfig resource_manager;
   std::vector<ResourcePoolConfig> resource_pools = {{.pool_name = "default"}};
   Duration preemption_timeout = std::chrono::hours(1);  // master-level task_container_defaults
+  DistributedTrainingConfig distributed;
 };
 
 // Reads `resource_manager`, `resource_pools` and `task_container_defaults` from the top of

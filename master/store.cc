@@ -91,9 +91,11 @@ bool Store::WriteLogs(const Logs& item) {
       stored.source_offset = line.offset;
     }
   }
-  // Batch numbers restart with each agent process: the incarnation keeps the ids apart.
-  Status status = ingest_.WriteLogs(
-      logs.allocation_id + "/" + logs.incarnation + "/" + std::to_string(logs.batch), lines);
+  // Batch numbers restart with each agent process: the incarnation keeps the ids apart; the
+  // agent, those of one allocation's containers on several agents.
+  Status status = ingest_.WriteLogs(logs.allocation_id + "/" + item.agent_id + "/" +
+                                        logs.incarnation + "/" + std::to_string(logs.batch),
+                                    lines);
   std::lock_guard lock(mu_);
   if (!status.ok()) {
     spdlog::error("store: log batch {} of {} not written: {}", logs.batch, logs.allocation_id,

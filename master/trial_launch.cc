@@ -49,7 +49,7 @@ std::string CheckpointRoot(const experiment::CheckpointStorage& storage) {
 
 bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
                                      const experiment::Trial& trial,
-                                     const std::string& master_url) {
+                                     const TrialLaunchOptions& launch) {
   bus::CommandRunRequest spec;
   spec.entrypoint = {"python3", "-c", kLauncher};
   spec.slots = config.resources.slots_per_trial;
@@ -59,7 +59,9 @@ bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
   spec.preemptible = true;
   spec.single_node = config.resources.is_single_node;
   spec.env = config.environment_variables;
-  spec.env["DET_MASTER_URL"] = master_url;
+  spec.env["DET_MASTER_URL"] = launch.master_url;
+  spec.env["DET_GLOO_PORT_RANGE"] = launch.gloo_port_range;
+  spec.env["DET_NCCL_PORT_RANGE"] = launch.nccl_port_range;
   spec.env["PYTHONUNBUFFERED"] = "1";  // output reaches the logs as it is printed
   spec.env["DET_EXPERIMENT_ID"] = std::to_string(trial.experiment_id);
   spec.env["DET_TRIAL_ID"] = std::to_string(trial.id);

@@ -133,5 +133,32 @@ INSTANTIATE_TEST_SUITE_P(
                 "task_container_defaults.preemption_timeout: \"soon\" is not seconds or a "
                 "duration"}));
 
+TEST(ResourceConfigTest, DistributedTrainingPortRangesAndRendezvousTimeout) {
+  auto defaults = Parse("{}");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->resources.distributed.gloo_port_range.ToString(), "1024:65535");
+  EXPECT_EQ(defaults->resources.distributed.rendezvous_timeout, std::chrono::minutes(5));
+  auto config = Parse(
+      "task_container_defaults: {gloo_port_range: \"29400:29499\", nccl_port_range: "
+      "\"40000:40100\", rendezvous_timeout: 30}");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->resources.distributed.gloo_port_range.first, 29400);
+  EXPECT_EQ(config->resources.distributed.nccl_port_range.ToString(), "40000:40100");
+  EXPECT_EQ(config->resources.distributed.rendezvous_timeout, std::chrono::seconds(30));
+  auto bad = Parse(
+      "task_container_defaults: {gloo_port_range: \"2000:1000\", nccl_port_range: 5}\n"
+      "resource_pools: [{pool_name: p, task_container_defaults: {gloo_port_range: \"1:2\"}}]");
+  ASSERT_FALSE(bad.ok());
+  const std::string& message = bad.status().message();
+  EXPECT_NE(message.find("task_container_defaults.gloo_port_range: \"2000:1000\" is not a port "
+                         "range \"MIN:MAX\" within 1..65535"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("task_container_defaults.nccl_port_range"), std::string::npos);
+  EXPECT_NE(message.find("gloo_port_range: is set in master.yaml's task_container_defaults only"),
+            std::string::npos)
+      << message;
+}
+
 }  // namespace
 }  // namespace det::master
