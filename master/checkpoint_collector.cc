@@ -149,12 +149,12 @@ void CheckpointCollector::Ended(const Removal& removal, const Status& outcome) {
 
 void CheckpointCollector::FinishDeletions(std::vector<std::pair<int64_t, Status>>* finished) {
   for (auto it = deletions_.begin(); it != deletions_.end();) {
-    const auto [experiment_id, outcome] = *it;
+    const int64_t experiment_id = it->first;
     if (Removing(experiment_id)) {
       ++it;
       continue;
     }
-    Status deleted = outcome;
+    Status deleted = it->second;
     if (deleted.ok()) {
       deleted =
           db_.Run([&](pqxx::work& tx) { return storage::DeleteExperiment(tx, experiment_id); });

@@ -80,7 +80,7 @@ CoreApi::CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens
     : context_(context),
       db_(std::move(db), 4),
       tokens_(std::move(tokens)),
-      options_(std::move(options)),
+      options_(options),
       rendezvous_(options_.distributed.rendezvous_timeout,
                   [&context](const std::string& allocation_id, const std::string& why) {
                     KillTaskOf(context, allocation_id, why);

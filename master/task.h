@@ -21,6 +21,7 @@ struct TaskSpec {
   double weight = 1.0;
   bool preemptible = false;
   bool single_node = true;
+  std::optional<int32_t> max_slots;  // its job's cap on slots held at once (resources.max_slots)
 };
 
 // Who a task is when its submitter names it (empty id: a new COMMAND, its own job).

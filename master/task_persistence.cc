@@ -64,6 +64,7 @@ std::string TaskConfigJson(const Task& task) {
                            {"single_node", spec.single_node},
                            {"job_id", task.job_id}};
   if (spec.priority) config["priority"] = *spec.priority;
+  if (spec.max_slots) config["max_slots"] = *spec.max_slots;
   return config.dump();
 }
 

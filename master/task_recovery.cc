@@ -20,6 +20,7 @@ Result<TaskSpec> ParseTaskConfigJson(const std::string& json, std::string* job_i
     spec.weight = config.value("weight", 1.0);
     spec.preemptible = config.value("preemptible", false);
     spec.single_node = config.value("single_node", true);
+    if (config.contains("max_slots")) spec.max_slots = config.at("max_slots").get<int32_t>();
     if (job_id) *job_id = config.value("job_id", "");
     return spec;
   } catch (const nlohmann::json::exception& e) {

@@ -104,7 +104,7 @@ TaskManager::PoolSnapshot TaskManager::Snapshot(const ResourcePoolConfig& pool) 
     auto [job, added] = job_index.try_emplace(task.job_id, snap.view.jobs.size());
     if (added) {
       snap.view.jobs.push_back(
-          {task.job_id, task.priority(), task.spec.weight, std::nullopt, task.submitted_ns});
+          {task.job_id, task.priority(), task.spec.weight, task.spec.max_slots, task.submitted_ns});
     }
     request.job = job->second;
     snap.task_ids.push_back(id);

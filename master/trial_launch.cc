@@ -58,6 +58,7 @@ bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
   spec.weight = config.resources.weight;
   spec.preemptible = true;
   spec.single_node = config.resources.is_single_node;
+  spec.max_slots = config.resources.max_slots;
   spec.env = config.environment_variables;
   spec.env["DET_MASTER_URL"] = launch.master_url;
   spec.env["DET_GLOO_PORT_RANGE"] = launch.gloo_port_range;

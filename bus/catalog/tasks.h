@@ -24,6 +24,7 @@ struct CommandRunRequest {
   bool preemptible = false;         // may be stopped (SIGTERM, then SIGKILL after the pool's
                                     // preemption_timeout) for more urgent work, and run again later
   bool single_node = true;          // resources.is_single_node: never spread over several agents
+  std::optional<int32_t> max_slots;  // the job's cap on slots held at once (fair share, demand)
   bool operator==(const CommandRunRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -35,6 +36,7 @@ struct CommandRunRequest {
     v("weight", s.weight);
     v("preemptible", s.preemptible);
     v("single_node", s.single_node);
+    v("max_slots", s.max_slots);
   }
 };
 

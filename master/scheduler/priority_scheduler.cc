@@ -93,6 +93,15 @@ class LookAhead {
   std::set<size_t> taken_;          // chosen for preemption in this pass
 };
 
+// Slots each job holds now (index: PoolView::jobs).
+std::vector<int64_t> HeldSlots(const PoolView& pool) {
+  std::vector<int64_t> held(pool.jobs.size(), 0);
+  for (const RequestView& request : pool.requests) {
+    for (const auto& [agent, slots] : request.placed) held[request.job] += slots;
+  }
+  return held;
+}
+
 }  // namespace
 
 Decisions SchedulePriority(const PoolView& pool, const SchedulerConfig& config) {
@@ -101,9 +110,13 @@ Decisions SchedulePriority(const PoolView& pool, const SchedulerConfig& config) 
   FreeSlotIndex free(pool.agents);
   std::optional<LookAhead> look_ahead;
   std::optional<int> blocked_priority;  // the most urgent priority with a request left waiting
+  std::vector<int64_t> held = HeldSlots(pool);
   for (size_t index : PendingSlotRequests(pool)) {
     const RequestView& request = pool.requests[index];
-    const int priority = pool.jobs[request.job].priority;
+    const JobView& job = pool.jobs[request.job];
+    // A job at its max_slots waits for its own tasks, not for others: it blocks no one.
+    if (job.max_slots && held[request.job] + request.slots > *job.max_slots) continue;
+    const int priority = job.priority;
     if (blocked_priority && priority > *blocked_priority) {
       if (!config.preemption) break;       // nothing less urgent goes past a blocked request
       if (!request.preemptible) continue;  // only what can be taken back again
@@ -111,6 +124,7 @@ Decisions SchedulePriority(const PoolView& pool, const SchedulerConfig& config) 
     auto fit = free.Find(request.slots, config.fitting, request.single_node);
     if (fit && (!look_ahead || look_ahead->Allows(*fit))) {
       free.Take(*fit);
+      held[request.job] += request.slots;
       if (look_ahead) look_ahead->Placed(*fit);
       decisions.placements.push_back({index, std::move(*fit), blocked_priority.has_value()});
       continue;

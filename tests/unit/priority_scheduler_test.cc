@@ -26,6 +26,12 @@ struct Case {
 void PrintTo(const Case& c, std::ostream* os) { *os << c.rule; }
 
 const Case kCases[] = {
+    {"a job at its max_slots gets no more and blocks no one less urgent",
+     [](PoolBuilder& p) {
+       p.Agent("a", 4).Pending("e1", 1, 10).AlsoPending("e2", 1).AlsoPending("e3", 1).MaxSlots(2);
+       p.Pending("other", 1, 50);
+     },
+     "e1>a e2>a other>a"},
     {"most urgent first, then submission order",
      [](PoolBuilder& p) {
        p.Agent("a", 2).Pending("t1", 1, 50).Pending("t2", 1, 10).Pending("t3", 1, 10);
