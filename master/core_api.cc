@@ -130,10 +130,9 @@ void CoreApi::Route() {
     return caller;
   };
   auto tell = [this](const bus::TrialReport& report) -> Result<json> {
-    bus::RpcClient service(context_, ExperimentService::kEndpoint, {},
-                           {.timeout = std::chrono::seconds(10), .attempts = 1});
     DET_ASSIGN_OR_RETURN(bus::TrialSignal signal,
-                         (service.Call<bus::TrialReport, bus::TrialSignal>(report)));
+                         (ExperimentService::Ask<bus::TrialReport, bus::TrialSignal>(
+                             context_, report, std::chrono::seconds(10))));
     return json{{"preempt", signal.should_stop}, {"reason", signal.reason}};
   };
   auto trial_of = [](const httplib::Request& req) { return std::stoll(req.matches[1].str()); };

@@ -6,7 +6,6 @@
 
 #include "bus/catalog/experiments.h"
 #include "bus/catalog/experiments_json.h"
-#include "bus/rpc_client.h"
 #include "master/experiment_service.h"
 #include "master/http_json.h"
 
@@ -17,12 +16,10 @@ using nlohmann::json;
 using Answer = Result<nlohmann::ordered_json>;
 using nlohmann::ordered_json;
 
-// The experiment service's answer to `request`, over a client of this request's own.
+// The experiment service's answer to `request`.
 template <class Req, class Rep>
 Result<Rep> Ask(zmq::context_t& context, const Req& request) {
-  bus::RpcClient service(context, ExperimentService::kEndpoint, {},
-                         {.timeout = std::chrono::seconds(30), .attempts = 1});
-  return service.Call<Req, Rep>(request);
+  return ExperimentService::Ask<Req, Rep>(context, request, std::chrono::seconds(30));
 }
 
 Result<bus::ExperimentCreateRequest> CreateRequestOf(const httplib::Request& req) {

@@ -42,6 +42,13 @@ class ExperimentService : private experiment::ExperimentEffects {
                     TrialLaunchOptions launch);
   ~ExperimentService() override;
 
+  // One call to the service from another thread (an HTTP worker), over a client of its own.
+  template <class Req, class Rep>
+  static Result<Rep> Ask(zmq::context_t& context, const Req& request, Duration timeout) {
+    bus::RpcClient client(context, kEndpoint, {}, {.timeout = timeout, .attempts = 1});
+    return client.Call<Req, Rep>(request);
+  }
+
   Status Bind();
   // Before Start(): the experiments a previous master left, as they stood; unfinished ones go on
   // (validations stored but not yet seen by their search are given to it).

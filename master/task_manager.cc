@@ -282,9 +282,7 @@ void TaskManager::SendStart(const Task& task, const Resource& resource) {
   // A task spread over several agents runs one container on each: which one it is and how many
   // there are lets them meet at the master's rendezvous (the Core API).
   std::map<std::string, std::string> env = task.spec.env;
-  const auto rank = std::find_if(task.resources.begin(), task.resources.end(),
-                                 [&](const Resource& r) { return &r == &resource; }) -
-                    task.resources.begin();
+  const auto rank = &resource - task.resources.data();  // `resource` is one of task.resources
   env["DET_CONTAINER_RANK"] = std::to_string(rank);
   env["DET_NUM_CONTAINERS"] = std::to_string(task.resources.size());
   listener_.StartWorkload(resource.agent_id,

@@ -66,23 +66,29 @@ class DistributedTrialTest : public testing::ClusterProcessTest {
     EXPECT_TRUE(reply.is_object());
     return reply.is_object() ? reply.value("id", int64_t{0}) : 0;
   }
-  nlohmann::json TrialOf(int64_t experiment_id) {
-    Det("experiment wait " + std::to_string(experiment_id));
-    auto described = nlohmann::json::parse(
-        Det("--json experiment describe " + std::to_string(experiment_id)), nullptr, false);
+  // The trial once its experiment ended, and every line its runs printed.
+  struct Finished {
+    nlohmann::json trial;
+    std::string logs;
+  };
+  Finished Run(bool stall_first_run) {
+    const int64_t id = CreateTrial(stall_first_run);
+    Det("experiment wait " + std::to_string(id));
+    auto described = nlohmann::json::parse(Det("--json experiment describe " + std::to_string(id)),
+                                           nullptr, false);
     EXPECT_TRUE(described.is_object());
-    return described.is_object() ? described["trials"][0] : nlohmann::json();
+    if (!described.is_object()) return {};
+    nlohmann::json trial = described["trials"][0];
+    return {trial, Det("trial logs -f " + std::to_string(trial.value("id", 0)))};
   }
 };
 
 TEST_F(DistributedTrialTest, ContainersOnTwoAgentsMeetAtTheRendezvousAndTalkThroughTheChief) {
   auto a = StartAgent("agent-d1", 1);
   auto b = StartAgent("agent-d2", 1);
-  const int64_t id = CreateTrial(false);
-  auto trial = TrialOf(id);
+  const auto [trial, logs] = Run(false);
   EXPECT_EQ(trial.value("state", ""), "COMPLETED") << Log("master.log");
   EXPECT_EQ(trial.value("restarts", -1), 0);
-  const std::string logs = Det("trial logs -f " + std::to_string(trial.value("id", 0)));
   EXPECT_NE(logs.find("rank 0 of 2, world size 2, chief 127.0.0.1:29"), std::string::npos) << logs;
   EXPECT_NE(logs.find("rank 1 of 2, world size 2"), std::string::npos) << logs;
   EXPECT_NE(logs.find("gloo 29400:29999"), std::string::npos) << logs;
@@ -92,12 +98,10 @@ TEST_F(DistributedTrialTest, ContainersOnTwoAgentsMeetAtTheRendezvousAndTalkThro
 TEST_F(DistributedTrialTest, AContainerThatNeverArrivesFailsTheRunAfterTheTimeout) {
   auto a = StartAgent("agent-d3", 1);
   auto b = StartAgent("agent-d4", 1);
-  const int64_t id = CreateTrial(true);
-  auto trial = TrialOf(id);
+  const auto [trial, logs] = Run(true);
   EXPECT_EQ(trial.value("state", ""), "COMPLETED") << Log("master.log");
   EXPECT_EQ(trial.value("restarts", 0), 1) << "the failed rendezvous counts";
   EXPECT_EQ(trial.value("run_id", 0), 2);
-  const std::string logs = Det("trial logs -f " + std::to_string(trial.value("id", 0)));
   EXPECT_NE(logs.find("timed out: container(s) 1 of 2 never arrived"), std::string::npos) << logs;
   EXPECT_NE(logs.find("chief got: hello from rank 1"), std::string::npos) << logs;
 }
