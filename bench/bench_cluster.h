@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "bus/catalog/users.h"
 #include "bus/rpc_client.h"
 #include "common/config.h"
 #include "storage/local_postgres.h"
@@ -60,6 +61,8 @@ inline std::string BuildDir(const char* argv0) {
 // A det-master on loopback (all ports picked by the OS) over a private PostgreSQL.
 class BenchCluster {
  public:
+  static constexpr const char* kAdminPassword = "bench-admin-password";
+
   BenchCluster(std::string build, std::string extra_bus_config = "")
       : build_(std::move(build)),
         dir_(fs::temp_directory_path() / ("det-bench-" + bus::RandomId())),
@@ -82,7 +85,8 @@ class BenchCluster {
         << "\nport: 0\nbus:\n  host: 127.0.0.1\n  gateway_port: 0\n  agent_port: 0\n"
            "  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
            "  security: {plaintext: true}\n"
-        << extra_bus_config_ << "log: {level: warn}\n";
+        << extra_bus_config_
+        << "log: {level: warn}\nsecurity: {initial_user_password: " << kAdminPassword << "}\n";
     master_pid_ = Spawn({build_ + "/master/det-master", "-c", (dir_ / "master.yaml").string(),
                          "--endpoints-file", (dir_ / "endpoints.yaml").string()},
                         dir_ / "master.log");
@@ -107,6 +111,13 @@ class BenchCluster {
   }
 
   std::string endpoint(const std::string& name) const { return endpoints_[name].as<std::string>(); }
+  // A session token of the admin user, for the gateway calls a benchmark makes.
+  Result<std::string> AdminToken(bus::RpcClient& client) const {
+    DET_ASSIGN_OR_RETURN(
+        auto reply,
+        (client.Call<bus::UserLoginRequest, bus::UserLoginReply>({"admin", kAdminPassword})));
+    return reply.token;
+  }
   int agent_port() const {
     const std::string agent = endpoint("agent");
     return std::stoi(agent.substr(agent.rfind(':') + 1));

@@ -45,12 +45,12 @@ double BaselineSpawn(int n, int concurrency) {
 }
 
 // Submits the commands and waits for them; commands per second, or -1 on a failure.
-double Dispatch(det::bus::RpcClient& client, int n) {
+double Dispatch(det::bus::RpcClient& client, const std::string& token, int n) {
   const int64_t start_ns = det::UnixNanos(det::RealClock::Instance().WallNow());
   std::vector<std::string> ids;
   for (int i = 0; i < n; ++i) {
-    auto reply =
-        client.Call<det::bus::CommandRunRequest, det::bus::CommandRunReply>({{"true"}, 1, "", {}});
+    auto reply = client.Call<det::bus::CommandRunRequest, det::bus::CommandRunReply>(
+        {{"true"}, 1, "", {}}, token);
     if (!reply.ok()) {
       std::fprintf(stderr, "submit: %s\n", reply.status().message().c_str());
       return -1;
@@ -58,7 +58,7 @@ double Dispatch(det::bus::RpcClient& client, int n) {
   }
   const auto deadline = SteadyClock::now() + std::chrono::seconds(120);
   while (SteadyClock::now() < deadline) {
-    auto list = client.Call<det::bus::TaskListRequest, det::bus::TaskList>({});
+    auto list = client.Call<det::bus::TaskListRequest, det::bus::TaskList>({}, token);
     if (!list.ok()) return -1;
     int64_t last_end = 0;
     int ended = 0, failed = 0;
@@ -91,13 +91,18 @@ int RunBench(const Shape& shape, const std::string& build) {
     cluster.StartAgent("bench-" + std::to_string(i), shape.slots);
   zmq::context_t context;
   det::bus::RpcClient client(context, cluster.endpoint("gateway"), {});
+  auto token = cluster.AdminToken(client);
+  if (!token.ok()) {
+    std::fprintf(stderr, "login: %s\n", token.status().ToString().c_str());
+    return 1;
+  }
   for (int i = 0; i < 200; ++i) {
-    auto agents = client.Call<det::bus::AgentListRequest, det::bus::AgentList>({});
+    auto agents = client.Call<det::bus::AgentListRequest, det::bus::AgentList>({}, *token);
     if (agents.ok() && static_cast<int>(agents->agents.size()) == shape.agents) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   const double baseline = BaselineSpawn(shape.commands, shape.agents * shape.slots);
-  const double dispatched = Dispatch(client, shape.commands);
+  const double dispatched = Dispatch(client, *token, shape.commands);
   if (dispatched <= 0) return 1;
   std::printf("dispatch: %d commands on %d agents x %d slots\n", shape.commands, shape.agents,
               shape.slots);

@@ -7,6 +7,7 @@
 #include "cli/experiment_commands.h"
 #include "cli/job_commands.h"
 #include "cli/task_commands.h"
+#include "cli/user_commands.h"
 #include "common/version.h"
 
 namespace {
@@ -26,6 +27,9 @@ int main(int argc, char** argv) {
   options.security.key_file = EnvOr("DET_KEY_FILE", "");
   options.security.server_public_key_file = EnvOr("DET_MASTER_KEY_FILE", "");
   options.security.plaintext = EnvOr("DET_PLAINTEXT", "") == "1";
+  options.user = EnvOr("DET_USER", "");
+  options.password = EnvOr("DET_PASS", "");
+  options.token = EnvOr("DET_USER_TOKEN", "");
   app.set_version_flag("--version", std::string("det ") + det::kVersion);
   app.add_option("-m,--master", options.master, "master gateway host:port (env DET_MASTER)");
   app.add_option("--key-file", options.security.key_file, "your CURVE key pair (env DET_KEY_FILE)");
@@ -34,6 +38,7 @@ int main(int argc, char** argv) {
   app.add_flag("--plaintext", options.security.plaintext,
                "talk without CURVE (env DET_PLAINTEXT=1)");
   app.add_flag("--json", options.json, "print machine-readable JSON");
+  app.add_option("-u,--user", options.user, "whose login session to use (env DET_USER)");
 
   int rc = 0;
   auto* master = app.add_subcommand("master", "the master")->require_subcommand(1);
@@ -104,6 +109,7 @@ int main(int argc, char** argv) {
 
   det::cli::AddJobCommands(app, options, rc);
   det::cli::AddExperimentCommands(app, options, rc);
+  det::cli::AddUserCommands(app, options, rc);
 
   std::string base;
   auto* keygen = app.add_subcommand("keygen", "create a CURVE key pair: NAME.key and NAME.pub");

@@ -7,6 +7,7 @@
 
 #include "bus/rpc_client.h"
 #include "cli/cli_client.h"
+#include "cli/credentials.h"
 
 namespace det::cli {
 
@@ -16,14 +17,22 @@ inline int Fail(const Status& status) {
   return status.code() == StatusCode::kUnavailable ? 3 : 1;
 }
 
+// One call with the caller's token (credentials.h); a cached session the master no longer knows
+// is renewed once with DET_USER / DET_PASS when they are set.
 // `config`: how long to wait and how often to try (a call that is not idempotent tries once).
 template <class Req, class Rep>
 Result<Rep> Call(const CliOptions& options, const Req& request, bus::RpcClientConfig config = {}) {
   auto security = bus::ResolveClientSecurity(options.security);
   if (!security.ok()) return security.status();
+  DET_ASSIGN_OR_RETURN(std::string token, ResolveToken(options));
   zmq::context_t context;
   bus::RpcClient client(context, GatewayEndpoint(options.master), *security, config);
-  return client.Call<Req, Rep>(request);
+  Result<Rep> reply = client.Call<Req, Rep>(request, token);
+  if (reply.ok() || reply.status().code() != StatusCode::kUnauthenticated) return reply;
+  std::optional<Result<std::string>> renewed = RenewToken(options);
+  if (!renewed) return reply;
+  DET_ASSIGN_OR_RETURN(token, *renewed);
+  return client.Call<Req, Rep>(request, token);
 }
 
 }  // namespace det::cli

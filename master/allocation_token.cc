@@ -3,34 +3,14 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/rand.h>
 
 #include <array>
-#include <stdexcept>
+
+#include "master/auth/secrets.h"
 
 namespace det::master {
-namespace {
 
-std::string Hex(const unsigned char* bytes, size_t size) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(size * 2);
-  for (size_t i = 0; i < size; ++i) {
-    hex += kDigits[bytes[i] >> 4];
-    hex += kDigits[bytes[i] & 0xf];
-  }
-  return hex;
-}
-
-}  // namespace
-
-std::string AllocationTokens::NewSecret() {
-  std::array<unsigned char, 64> bytes{};
-  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
-    throw std::runtime_error("OpenSSL's random generator failed");
-  }
-  return Hex(bytes.data(), bytes.size());
-}
+std::string AllocationTokens::NewSecret() { return auth::Hex(auth::RandomBytes(64)); }
 
 std::string AllocationTokens::Mac(const std::string& allocation_id) const {
   std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
@@ -38,7 +18,7 @@ std::string AllocationTokens::Mac(const std::string& allocation_id) const {
   HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()),
        reinterpret_cast<const unsigned char*>(allocation_id.data()), allocation_id.size(),
        mac.data(), &size);
-  return Hex(mac.data(), size);
+  return auth::Hex(std::string_view(reinterpret_cast<const char*>(mac.data()), size));
 }
 
 std::string AllocationTokens::Issue(const std::string& allocation_id) const {

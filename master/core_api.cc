@@ -12,6 +12,7 @@
 #include "master/agent_registry.h"
 #include "master/experiment_service.h"
 #include "master/http_json.h"
+#include "master/user_http.h"
 #include "storage/experiments_repo.h"
 #include "storage/telemetry_repo.h"
 
@@ -114,14 +115,12 @@ void CoreApi::Stop() {
 
 void CoreApi::Route() {
   server_->new_task_queue = [] { return new httplib::ThreadPool(kHttpWorkers); };
-  RouteExperimentApi(*server_, context_, options_.user_access);
+  RouteExperimentApi(*server_, context_, *options_.users);
+  RouteUserApi(*server_, *options_.users);
   // The caller's allocation, checked against the trial the path names (when it names one).
   auto authenticate = [this](const httplib::Request& req, int64_t trial_id) -> Result<Caller> {
-    const std::string header = req.get_header_value("Authorization");
-    if (!header.starts_with("Bearer ")) {
-      return Unauthenticated("Authorization: expected \"Bearer <DET_SESSION_TOKEN>\"");
-    }
-    DET_ASSIGN_OR_RETURN(std::string allocation_id, tokens_.Verify(header.substr(7)));
+    DET_ASSIGN_OR_RETURN(std::string token, BearerToken(req, "DET_SESSION_TOKEN"));
+    DET_ASSIGN_OR_RETURN(std::string allocation_id, tokens_.Verify(token));
     DET_ASSIGN_OR_RETURN(Caller caller, CallerOf(allocation_id));
     if (trial_id != 0 && caller.trial_id != trial_id) {
       return PermissionDenied("this token is for trial " + std::to_string(caller.trial_id) +

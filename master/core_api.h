@@ -53,7 +53,7 @@ namespace det::master {
 class CoreApi {
  public:
   struct Options {
-    UserApiAccess user_access;  // the user REST API for experiments (experiment_api.h)
+    auth::Users* users = nullptr;  // the user REST API (experiment_api.h, user_http.h); not owned
     DistributedTrainingConfig distributed;
   };
   CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens, Options options);

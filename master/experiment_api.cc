@@ -8,6 +8,7 @@
 #include "bus/catalog/experiments_json.h"
 #include "master/experiment_service.h"
 #include "master/http_json.h"
+#include "master/user_http.h"
 
 namespace det::master {
 namespace {
@@ -45,18 +46,12 @@ Result<bus::ExperimentCreateRequest> CreateRequestOf(const httplib::Request& req
 
 }  // namespace
 
-void RouteExperimentApi(httplib::Server& server, zmq::context_t& context, UserApiAccess access) {
-  // Every handler: refused unless open, else `answer`'s JSON or its error.
-  auto route = [access](auto answer) {
-    return [access, answer](const httplib::Request& req, httplib::Response& res) {
-      if (!access.open) {
-        Reply(res, Answer(Unauthenticated(
-                       "this master runs with CURVE keys and the REST API has no user "
-                       "login yet: use det with your key")));
-        return;
-      }
-      Reply(res, Answer(answer(req)));
-    };
+void RouteExperimentApi(httplib::Server& server, zmq::context_t& context, auth::Users& users) {
+  // Every handler: for logged-in users (user_http.h), `answer`'s JSON or its error.
+  auto route = [&users](auto answer) {
+    return ForUsers(users, [answer](const auth::Principal&, const httplib::Request& req) {
+      return Answer(answer(req));
+    });
   };
   auto id_of = [](const httplib::Request& req) { return std::stoll(req.matches[1].str()); };
   zmq::context_t* ctx = &context;

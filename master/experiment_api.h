@@ -2,18 +2,13 @@
 
 #include <zmq.hpp>
 
+#include "master/auth/users.h"
+
 namespace httplib {
 class Server;
 }
 
 namespace det::master {
-
-// Who may use the user REST API. User logins and tokens over REST are not built yet, so the API
-// is open only where the whole bus is (bus.security.plaintext: true); a master with CURVE keys
-// refuses it (401) rather than let HTTP bypass them, and its users use `det`.
-struct UserApiAccess {
-  bool open = false;
-};
 
 // The user REST API for experiments and trials, with Determined's paths, answering what the
 // experiment service answers `det`:
@@ -27,7 +22,8 @@ struct UserApiAccess {
 //   DELETE /api/v1/experiments/{id}             -> {"state": "DELETING"}
 //   GET    /api/v1/trials/{id}                  -> {"trial": {...}}
 //
-// Errors: {"error": "..."} with 400, 401, 404, or 503 (the experiment service did not answer).
-void RouteExperimentApi(httplib::Server& server, zmq::context_t& context, UserApiAccess access);
+// Every call needs a user's token (user_http.h). Errors: {"error": "..."} with 400, 401, 404, or
+// 503 (the experiment service did not answer).
+void RouteExperimentApi(httplib::Server& server, zmq::context_t& context, auth::Users& users);
 
 }  // namespace det::master

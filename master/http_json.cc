@@ -48,6 +48,15 @@ void Reply(httplib::Response& res, const Result<nlohmann::ordered_json>& result)
   ReplyWith(res, result);
 }
 
+Result<std::string> BearerToken(const httplib::Request& req, const std::string& what) {
+  const std::string header = req.get_header_value("Authorization");
+  if (!header.starts_with("Bearer ") || header.size() == 7) {
+    return Status(StatusCode::kUnauthenticated,
+                  "Authorization: expected \"Bearer <" + what + ">\"");
+  }
+  return header.substr(7);
+}
+
 Result<nlohmann::json> ParseBody(const httplib::Request& req) {
   nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
   if (!body.is_object()) return InvalidArgument("request body: expected a JSON object");

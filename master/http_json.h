@@ -20,6 +20,9 @@ void Reply(httplib::Response& res, const Result<nlohmann::json>& result);
 void Reply(httplib::Response& res, const Result<nlohmann::ordered_json>& result);
 void Reply(httplib::Response& res, const Status& error);
 
+// The token of `Authorization: Bearer <token>`, or Unauthenticated saying that `what` is expected.
+Result<std::string> BearerToken(const httplib::Request& req, const std::string& what);
+
 // The request body as a JSON object, or InvalidArgument.
 Result<nlohmann::json> ParseBody(const httplib::Request& req);
 

@@ -37,6 +37,7 @@ Master::~Master() { Stop(); }
 Result<MasterEndpoints> Master::Start() {
   const MasterBusConfig& bus_config = config_.bus;
   DET_ASSIGN_OR_RETURN(database_, MasterDatabase::Open(config_.database));
+  DET_RETURN_IF_ERROR(StartUsers());
   DET_ASSIGN_OR_RETURN(bus::SocketSecurity security,
                        bus::ResolveServerSecurity(bus_config.security));
   if (security.mode == bus::SocketSecurity::Mode::kCurveServer) {
@@ -65,7 +66,7 @@ Result<MasterEndpoints> Master::Start() {
   bus::MasterInfo info{kVersion, database_->cluster_id(), bus::RandomId(),
                        UnixNanos(clock_.WallNow()), config_.cluster_name};
   gateway_ = std::make_unique<CliGateway>(context_, clock_, info, bus_config.max_message_bytes,
-                                          database_->db());
+                                          database_->db(), *users_);
   DET_ASSIGN_OR_RETURN(endpoints.gateway, gateway_->Bind(tcp(bus_config.gateway_port), security));
   gateway_->Start();
 
@@ -88,9 +89,7 @@ Result<MasterEndpoints> Master::Start() {
   const DistributedTrainingConfig& distributed = config_.resources.distributed;
   core_api_ = std::make_unique<CoreApi>(
       context_, database_->db().config(), tokens,
-      CoreApi::Options{
-          .user_access = {.open = security.mode != bus::SocketSecurity::Mode::kCurveServer},
-          .distributed = distributed});
+      CoreApi::Options{.users = users_.get(), .distributed = distributed});
   DET_ASSIGN_OR_RETURN(int rest_port, core_api_->Bind(bus_config.host, config_.port));
   endpoints.rest = "http://" + Reachable(bus_config.host) + ":" + std::to_string(rest_port);
   experiments_ = std::make_unique<ExperimentService>(
@@ -124,7 +123,23 @@ void Master::Stop() {
   store_.reset();  // after the registry: writes what it queued
   broker_.reset();
   zap_.reset();
+  users_.reset();
   database_.reset();
+}
+
+Status Master::StartUsers() {
+  users_ = std::make_unique<auth::Users>(database_->db(), clock_);
+  DET_ASSIGN_OR_RETURN(std::optional<std::string> generated,
+                       users_->Bootstrap(config_.security.initial_user_password));
+  if (generated) {
+    // Shown once: only its hash is kept.
+    spdlog::warn(
+        "created the user \"admin\" with the generated password {} (shown only now; change it "
+        "with `det user change-password`, or set security.initial_user_password before the "
+        "first start)",
+        *generated);
+  }
+  return Status::Ok();
 }
 
 Status Master::WriteEndpointsFile(const MasterEndpoints& e) const {

@@ -7,6 +7,7 @@
 #include "bus/event_broker.h"
 #include "bus/security.h"
 #include "master/agent_registry.h"
+#include "master/auth/users.h"
 #include "master/cli_gateway.h"
 #include "master/core_api.h"
 #include "master/experiment_service.h"
@@ -37,12 +38,15 @@ class Master {
   void Stop();
 
  private:
+  // Users and their logins; creates the admin user at the first start.
+  Status StartUsers();
   Status WriteEndpointsFile(const MasterEndpoints& endpoints) const;
 
   MasterConfig config_;
   const Clock& clock_;
   zmq::context_t context_;
   std::unique_ptr<MasterDatabase> database_;
+  std::unique_ptr<auth::Users> users_;
   std::unique_ptr<bus::ZapHandler> zap_;
   std::unique_ptr<bus::EventBroker> broker_;
   std::unique_ptr<Store> store_;

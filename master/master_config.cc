@@ -7,6 +7,10 @@
 namespace det::master {
 namespace {
 
+void ReadSecurity(ConfigReader& reader, MasterSecurityConfig* security) {
+  reader.Read("initial_user_password", &security->initial_user_password);
+}
+
 void ReadBus(ConfigReader& reader, MasterBusConfig* bus) {
   reader.Read("host", &bus->host);
   reader.ReadPort("gateway_port", &bus->gateway_port);
@@ -51,6 +55,7 @@ Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc) {
   reader.ReadPort("port", &config.port);
   ReadLogConfig(reader.Child("log"), &config.log);
   ReadBus(reader.Child("bus"), &config.bus);
+  ReadSecurity(reader.Child("security"), &config.security);
   ReadResourcesConfig(reader, &config.resources);
   DET_RETURN_IF_ERROR(reader.Finish());
   return config;

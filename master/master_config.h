@@ -39,12 +39,19 @@ struct MasterDbConfig {
 // else $XDG_DATA_HOME/det/postgres or ~/.local/share/det/postgres.
 std::string DefaultLocalDataDir();
 
+// `security:` in master.yaml: users (the REST and CLI gateways' logins).
+struct MasterSecurityConfig {
+  // The `admin` user's password at the first start; empty: one is generated and printed once.
+  std::string initial_user_password;
+};
+
 struct MasterConfig {
   std::string cluster_name = "default";
   int port = 8080;            // HTTP: the Core API (and REST) on bus.host, as Determined's `port`
   ResourcesConfig resources;  // resource_manager, resource_pools, task_container_defaults
   MasterDbConfig database;
   MasterBusConfig bus;
+  MasterSecurityConfig security;
   LogConfig log;
   std::string endpoints_file;  // where to write the bound endpoints (YAML); empty: nowhere
 };

@@ -25,7 +25,11 @@ trap cleanup EXIT
 for name in master agent autoscaler cli; do "$BUILD/cli/det" keygen "$RUN/$name" >/dev/null; done
 cat "$RUN/agent.pub" "$RUN/autoscaler.pub" "$RUN/cli.pub" > "$RUN/allowed_clients"
 
+# The admin user's password, chosen here so that this script can log in and show it.
+ADMIN_PASSWORD="$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')"
 cat > "$RUN/master.yaml" <<YAML
+security:
+  initial_user_password: "$ADMIN_PASSWORD"
 port: 0
 bus:
   host: 127.0.0.1
@@ -60,6 +64,7 @@ pids+=($!)
 pids+=($!)
 
 export DET_MASTER="127.0.0.1:$(port gateway)" DET_KEY_FILE="$RUN/cli.key" DET_MASTER_KEY_FILE="$RUN/master.pub"
+export DET_USER=admin DET_PASS="$ADMIN_PASSWORD" DET_AUTH_FILE="$RUN/auth.json"
 ok=0
 for _ in $(seq 100); do
   if "$BUILD/cli/det" --json agent list 2>/dev/null | grep -q '"id":"local-agent","state":"connected"'; then ok=1; break; fi
@@ -90,5 +95,6 @@ fi
 echo
 echo "cluster running in $RUN (logs there); use det with:"
 echo "  export DET_MASTER=$DET_MASTER DET_KEY_FILE=$DET_KEY_FILE DET_MASTER_KEY_FILE=$DET_MASTER_KEY_FILE"
+echo "  det user login admin      # password: $ADMIN_PASSWORD"
 echo "Ctrl-C stops it."
 wait

@@ -127,16 +127,38 @@ Status RevokeAccessToken(pqxx::work& tx, int64_t token_id, int64_t now_ns) {
                        "live access token " + std::to_string(token_id));
 }
 
-std::vector<AccessTokenRecord> ListAccessTokens(pqxx::work& tx, int64_t user_id) {
+namespace {
+
+constexpr const char* kTokenColumns =
+    "id, user_id, description, det_ns(created_at), det_ns(expires_at), det_ns(revoked_at)";
+
+AccessTokenRecord ReadToken(const pqxx::row& row) {
+  return {row[0].as<int64_t>(), row[1].as<int64_t>(),      row[2].as<std::string>(),
+          row[3].as<int64_t>(), Nullable<int64_t>(row[4]), Nullable<int64_t>(row[5])};
+}
+
+}  // namespace
+
+std::vector<AccessTokenRecord> ListAccessTokens(pqxx::work& tx, std::optional<int64_t> user_id) {
   std::vector<AccessTokenRecord> tokens;
-  for (const auto& row :
-       tx.exec_params("SELECT id, user_id, description, det_ns(created_at), det_ns(expires_at),"
-                      " det_ns(revoked_at) FROM access_tokens WHERE user_id = $1 ORDER BY id",
-                      user_id)) {
-    tokens.push_back({row[0].as<int64_t>(), row[1].as<int64_t>(), row[2].as<std::string>(),
-                      row[3].as<int64_t>(), Nullable<int64_t>(row[4]), Nullable<int64_t>(row[5])});
+  for (const auto& row : tx.exec_params(std::string("SELECT ") + kTokenColumns +
+                                            " FROM access_tokens WHERE $1::bigint IS NULL"
+                                            " OR user_id = $1 ORDER BY id",
+                                        user_id)) {
+    tokens.push_back(ReadToken(row));
   }
   return tokens;
+}
+
+Result<AccessTokenRecord> FindAccessToken(pqxx::work& tx, int64_t token_id) {
+  auto result = tx.exec_params(
+      std::string("SELECT ") + kTokenColumns + " FROM access_tokens WHERE id = $1", token_id);
+  if (result.empty()) return NotFound("access token " + std::to_string(token_id) + " not found");
+  return ReadToken(result[0]);
+}
+
+int64_t DeleteUserSessions(pqxx::work& tx, int64_t user_id) {
+  return tx.exec_params("DELETE FROM user_sessions WHERE user_id = $1", user_id).affected_rows();
 }
 
 }  // namespace det::storage

@@ -50,6 +50,7 @@ Result<int64_t> CreateSession(pqxx::work& tx, int64_t user_id, const std::string
 Result<UserRecord> FindSessionUser(pqxx::work& tx, const std::string& token_hash, int64_t now_ns);
 Status DeleteSession(pqxx::work& tx, const std::string& token_hash);
 int64_t DeleteExpiredSessions(pqxx::work& tx, int64_t now_ns);  // returns how many
+int64_t DeleteUserSessions(pqxx::work& tx, int64_t user_id);    // returns how many
 
 // Access tokens: long-lived, revocable; expires_at_ns empty means no expiry.
 Result<int64_t> CreateAccessToken(pqxx::work& tx, int64_t user_id, const std::string& token_hash,
@@ -58,6 +59,8 @@ Result<int64_t> CreateAccessToken(pqxx::work& tx, int64_t user_id, const std::st
 Result<UserRecord> FindAccessTokenUser(pqxx::work& tx, const std::string& token_hash,
                                        int64_t now_ns);
 Status RevokeAccessToken(pqxx::work& tx, int64_t token_id, int64_t now_ns);  // NotFound
-std::vector<AccessTokenRecord> ListAccessTokens(pqxx::work& tx, int64_t user_id);
+// One user's tokens, or everyone's when `user_id` is empty; oldest first.
+std::vector<AccessTokenRecord> ListAccessTokens(pqxx::work& tx, std::optional<int64_t> user_id);
+Result<AccessTokenRecord> FindAccessToken(pqxx::work& tx, int64_t token_id);  // NotFound
 
 }  // namespace det::storage

@@ -308,6 +308,15 @@ TEST_F(ExperimentProcessTest, BadConfigsAreRefusedNamingTheField) {
 // read, killed and deleted over HTTP.
 TEST_F(ExperimentProcessTest, RestApiCreatesReadsKillsAndDeletesExperiments) {
   httplib::Client http("127.0.0.1", std::stoi(rest_port_));
+  auto anonymous = http.Get("/api/v1/experiments");
+  ASSERT_TRUE(anonymous);
+  EXPECT_EQ(anonymous->status, 401);
+  auto login =
+      http.Post("/api/v1/auth/login",
+                nlohmann::json{{"username", "admin"}, {"password", testing::kAdminPassword}}.dump(),
+                "application/json");
+  ASSERT_TRUE(login && login->status == 200) << (login ? login->body : "no answer");
+  http.set_bearer_token_auth(nlohmann::json::parse(login->body)["token"].get<std::string>());
   auto post = [&](const std::string& path, const nlohmann::json& body) {
     auto res = http.Post(path, body.dump(), "application/json");
     EXPECT_TRUE(res) << path;

@@ -8,6 +8,7 @@
 
 #include "bus/catalog/channel.h"
 #include "bus/catalog/master.h"
+#include "bus/catalog/users.h"
 #include "bus/rpc_client.h"
 #include "master/master.h"
 #include "tests/testing/postgres_fixture.h"
@@ -26,6 +27,7 @@ master::MasterConfig LocalConfig() {
   config.bus.security.plaintext = true;
   config.bus.max_message_bytes = 64 << 10;
   config.database.db = det::testing::PostgresEnvironment::Get()->FreshDatabase();
+  config.security.initial_user_password = "hostile-test-password";
   return config;
 }
 
@@ -103,7 +105,12 @@ TEST(HostileInputTest, GarbageAtEveryPortLeavesTheMasterServing) {
   bus::RpcClient client(context, endpoints->gateway, {}, bus::RpcClientConfig{2s, 2});
   auto info = client.Call<bus::MasterInfoRequest, bus::MasterInfo>({});
   ASSERT_TRUE(info.ok()) << info.status().ToString();
-  auto agents = client.Call<bus::AgentListRequest, bus::AgentList>({});
+  auto anonymous = client.Call<bus::AgentListRequest, bus::AgentList>({});
+  EXPECT_EQ(anonymous.status().code(), StatusCode::kUnauthenticated);
+  auto login =
+      client.Call<bus::UserLoginRequest, bus::UserLoginReply>({"admin", "hostile-test-password"});
+  ASSERT_TRUE(login.ok()) << login.status().ToString();
+  auto agents = client.Call<bus::AgentListRequest, bus::AgentList>({}, login->token);
   ASSERT_TRUE(agents.ok()) << agents.status().ToString();
   EXPECT_TRUE(agents->agents.empty());  // no garbage registered as an agent
 }

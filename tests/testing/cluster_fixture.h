@@ -80,6 +80,9 @@ inline std::string Shell(const std::string& command) {
   return out;
 }
 
+// The admin password every test cluster starts with (security.initial_user_password).
+inline constexpr const char* kAdminPassword = "admin-test-password";
+
 class ClusterProcessTest : public ::testing::Test {
  protected:
   // Extra master.yaml lines under `bus:` (indented two spaces).
@@ -96,7 +99,7 @@ class ClusterProcessTest : public ::testing::Test {
         << "bus:\n  host: 127.0.0.1\n  gateway_port: 0\n  agent_port: 0\n"
            "  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
            "  agent_silence_limit: 2s\n  security: {plaintext: true}\n"
-        << ExtraBusConfig() << ExtraConfig();
+        << ExtraBusConfig() << SecurityConfig() << ExtraConfig();
     master_ = std::make_unique<Process>(
         std::vector<std::string>{BuildDir() + "/master/det-master", "-c",
                                  (dir_ / "master.yaml").string(), "--endpoints-file",
@@ -130,6 +133,9 @@ class ClusterProcessTest : public ::testing::Test {
     }
   }
 
+  static std::string SecurityConfig() {
+    return std::string("security:\n  initial_user_password: ") + kAdminPassword + "\n";
+  }
   std::string DbSection() const {
     return "db:\n  host: " + db_.host + "\n  port: " + std::to_string(db_.port) +
            "\n  name: " + db_.name + "\n  user: " + db_.user + "\n  password: " + db_.password +
@@ -168,16 +174,26 @@ class ClusterProcessTest : public ::testing::Test {
         << "\n  agent_port: " << agent_port_
         << "\n  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
            "  security: {plaintext: true}\n"
-        << ExtraBusConfig() << ExtraConfig();
+        << ExtraBusConfig() << SecurityConfig() << ExtraConfig();
     master_ =
         std::make_unique<Process>(std::vector<std::string>{BuildDir() + "/master/det-master", "-c",
                                                            (dir_ / "master2.yaml").string()},
                                   dir_ / "master2.log");
   }
-  // Runs det with the test's master; gives up after two minutes.
-  std::string Det(const std::string& args) {
-    return Shell("timeout 120 " + BuildDir() + "/cli/det --plaintext -m " + gateway_ + " " + args +
-                 " 2>&1");
+  // Runs det with the test's master as `admin` (logged in by DET_USER/DET_PASS, the session kept
+  // in the test's folder); gives up after two minutes.
+  std::string Det(const std::string& args) { return DetAs("admin", kAdminPassword, args); }
+  // Runs det as `user` with `password` ("" : no login), its own session cache per user.
+  std::string DetAs(const std::string& user, const std::string& password, const std::string& args) {
+    return Shell(DetCommand("DET_USER=" + user + " DET_PASS='" + password +
+                                "' DET_AUTH_FILE=" + (dir_ / ("auth-" + user + ".json")).string(),
+                            args));
+  }
+  // The shell command that runs det with `env` (VAR=value ...) and `args`, output and errors
+  // together.
+  std::string DetCommand(const std::string& env, const std::string& args) const {
+    return "{ " + env + " timeout 120 " + BuildDir() + "/cli/det --plaintext -m " + gateway_ + " " +
+           args + "; } 2>&1";
   }
   // det cmd run: the new task's id ("" on failure, which the test is told of).
   std::string Run(const std::string& entrypoint, const std::string& flags = "") {

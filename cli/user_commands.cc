@@ -1,0 +1,273 @@
+#include "cli/user_commands.h"
+
+#include <termios.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "bus/catalog/users.h"
+#include "bus/catalog/users_json.h"
+#include "cli/credentials.h"
+#include "cli/rpc_call.h"
+#include "common/config.h"
+
+namespace det::cli {
+namespace {
+
+using bus::ToJson;
+
+// One line from the terminal without echo, or from standard input when it is not a terminal.
+std::string ReadSecretLine(const std::string& prompt) {
+  std::string line;
+  if (!isatty(STDIN_FILENO)) {
+    std::getline(std::cin, line);
+    return line;
+  }
+  std::cerr << prompt << std::flush;
+  termios saved{};
+  tcgetattr(STDIN_FILENO, &saved);
+  termios quiet = saved;
+  quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+  tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
+  std::getline(std::cin, line);
+  tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
+  std::cerr << "\n";
+  return line;
+}
+
+// A new password: asked twice on a terminal.
+Result<std::string> ReadNewPassword(const std::string& whose) {
+  std::string password = ReadSecretLine("New password for " + whose + ": ");
+  if (isatty(STDIN_FILENO) && ReadSecretLine("Again: ") != password) {
+    return InvalidArgument("the two passwords differ; nothing changed");
+  }
+  return password;
+}
+
+std::string Time(int64_t unix_ns) {
+  if (unix_ns == 0) return "-";
+  const std::time_t seconds = static_cast<std::time_t>(unix_ns / 1'000'000'000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%SZ", &utc);
+  return text;
+}
+
+// Prints a one-user reply: JSON, or `text` followed by the user's name.
+int PrintUser(const CliOptions& options, const Result<bus::UserReply>& reply,
+              const std::string& text) {
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.json) {
+    std::cout << ToJson(reply->user).dump() << "\n";
+  } else {
+    std::cout << text << " \"" << reply->user.username << "\""
+              << (reply->user.admin ? " (admin)" : "") << (reply->user.active ? "" : " (inactive)")
+              << "\n";
+  }
+  return 0;
+}
+
+int Login(CliOptions& options, const std::string& username) {
+  const std::string user = username.empty() ? options.user : username;
+  if (user.empty()) return Fail(InvalidArgument("give a username: det user login USERNAME"));
+  const bool known = !options.password.empty() && (username.empty() || username == options.user);
+  const std::string password =
+      known ? options.password : ReadSecretLine("Password for " + user + ": ");
+  auto token = LoginAndCache(options, user, password);
+  if (!token.ok()) return Fail(token.status());
+  options.token = *token;
+  return PrintUser(options, Call<bus::UserWhoamiRequest, bus::UserReply>(options, {}),
+                   "logged in as");
+}
+
+int Logout(const CliOptions& options) {
+  auto token = ResolveToken(options);
+  if (!token.ok()) return Fail(token.status());
+  if (token->empty()) return Fail(InvalidArgument("not logged in"));
+  auto reply = Call<bus::UserLogoutRequest, bus::UserReply>(options, {});
+  const std::string master = GatewayEndpoint(options.master);
+  TokenCache cache;
+  const std::string user = options.user.empty() ? cache.CurrentUser(master) : options.user;
+  // The local session goes even when the master no longer knew it.
+  if (Status forgotten = cache.Forget(master, user); !forgotten.ok()) return Fail(forgotten);
+  if (!reply.ok() && reply.status().code() != StatusCode::kUnauthenticated) {
+    return Fail(reply.status());
+  }
+  std::cout << "logged out" << (user.empty() ? "" : " \"" + user + "\"") << "\n";
+  return 0;
+}
+
+int ListUsers(const CliOptions& options) {
+  auto reply = Call<bus::UserListRequest, bus::UserList>(options, {});
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.json) {
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    for (const auto& u : reply->users) all.push_back(ToJson(u));
+    std::cout << all.dump() << "\n";
+    return 0;
+  }
+  std::printf("%-24s %-6s %-7s %s\n", "USERNAME", "ADMIN", "ACTIVE", "CREATED");
+  for (const auto& u : reply->users) {
+    std::printf("%-24s %-6s %-7s %s\n", u.username.c_str(), u.admin ? "yes" : "no",
+                u.active ? "yes" : "no", Time(u.created_at).c_str());
+  }
+  return 0;
+}
+
+// "30d", "12h", "90m" (Go durations plus days) or "never" -> seconds (-1: never).
+Result<int64_t> ParseLifespan(const std::string& text) {
+  if (text.empty()) return int64_t{0};
+  if (text == "never") return int64_t{-1};
+  if (text.back() == 'd') {
+    const std::string days = text.substr(0, text.size() - 1);
+    if (!days.empty() && days.find_first_not_of("0123456789") == std::string::npos &&
+        days.size() < 6) {
+      return std::stoll(days) * 86400;
+    }
+  } else if (auto duration = ParseDuration(text); duration.ok()) {
+    const int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(*duration).count();
+    if (seconds > 0) return seconds;
+  }
+  return InvalidArgument("--lifespan: \"" + text +
+                         "\" is not a lifespan; give e.g. 30d, 12h, 90m or never");
+}
+
+void PrintTokens(const std::vector<bus::TokenSummary>& tokens) {
+  std::printf("%6s %-16s %-21s %-21s %-21s %s\n", "ID", "USERNAME", "CREATED", "EXPIRES", "REVOKED",
+              "DESCRIPTION");
+  for (const auto& t : tokens) {
+    std::printf("%6lld %-16s %-21s %-21s %-21s %s\n", static_cast<long long>(t.id),
+                t.username.c_str(), Time(t.created_at).c_str(),
+                t.expires_at ? Time(t.expires_at).c_str() : "never", Time(t.revoked_at).c_str(),
+                t.description.c_str());
+  }
+}
+
+int CreateToken(const CliOptions& options, const bus::TokenCreateRequest& base,
+                const std::string& lifespan) {
+  auto seconds = ParseLifespan(lifespan);
+  if (!seconds.ok()) return Fail(seconds.status());
+  bus::TokenCreateRequest request = base;
+  request.lifespan_s = *seconds;
+  auto reply =
+      Call<bus::TokenCreateRequest, bus::TokenCreateReply>(options, request, {.attempts = 1});
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.json) {
+    nlohmann::ordered_json out = ToJson(reply->summary);
+    out["token"] = reply->token;
+    std::cout << out.dump() << "\n";
+  } else {
+    std::cerr << "token " << reply->summary.id << " for \"" << reply->summary.username
+              << "\", expires "
+              << (reply->summary.expires_at ? Time(reply->summary.expires_at)
+                                            : std::string("never"))
+              << " (shown only now; use it as DET_USER_TOKEN):\n";
+    std::cout << reply->token << "\n";
+  }
+  return 0;
+}
+
+int ListTokens(const CliOptions& options, bool all) {
+  auto reply = Call<bus::TokenListRequest, bus::TokenList>(options, {all});
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.json) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& t : reply->tokens) out.push_back(ToJson(t));
+    std::cout << out.dump() << "\n";
+  } else {
+    PrintTokens(reply->tokens);
+  }
+  return 0;
+}
+
+int RevokeToken(const CliOptions& options, int64_t id) {
+  auto reply = Call<bus::TokenRevokeRequest, bus::TokenReply>(options, {id});
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.json) {
+    std::cout << ToJson(reply->token).dump() << "\n";
+  } else {
+    std::cout << "revoked token " << reply->token.id << " of \"" << reply->token.username << "\"\n";
+  }
+  return 0;
+}
+
+struct UserArgs {
+  std::string username;
+  bool admin = false;
+  bus::TokenCreateRequest token;
+  std::string lifespan;
+  bool all = false;
+  int64_t token_id = 0;
+};
+
+void AddTokenCommands(CLI::App& app, CliOptions& options, int& rc, UserArgs& args) {
+  auto* token = app.add_subcommand("token", "access tokens for scripts")->require_subcommand(1);
+  auto* create = token->add_subcommand("create", "a new access token, printed once");
+  create->add_option("--description", args.token.description, "what it is for");
+  create->add_option("--lifespan", args.lifespan, "30d (default), 12h, 90m, ... or never");
+  create->add_option("--user", args.token.username, "for another user (admins)");
+  create->callback([&] { rc = CreateToken(options, args.token, args.lifespan); });
+  auto* list = token->add_subcommand("list", "your access tokens");
+  list->add_flag("--all", args.all, "everyone's (admins)");
+  list->callback([&] { rc = ListTokens(options, args.all); });
+  auto* revoke = token->add_subcommand("revoke", "stop a token from working");
+  revoke->add_option("token_id", args.token_id, "the token's ID (det token list)")->required();
+  revoke->callback([&] { rc = RevokeToken(options, args.token_id); });
+}
+
+}  // namespace
+
+void AddUserCommands(CLI::App& app, CliOptions& options, int& rc) {
+  static UserArgs args;
+  auto* user = app.add_subcommand("user", "users and logins")->require_subcommand(1);
+  auto* login = user->add_subcommand("login", "log in; the session is kept for later commands");
+  login->add_option("username", args.username, "who (default: -u / DET_USER)");
+  login->callback([&] { rc = Login(options, args.username); });
+  user->add_subcommand("logout", "end this session")->callback([&] { rc = Logout(options); });
+  user->add_subcommand("whoami", "the user this session speaks for")->callback([&] {
+    rc = PrintUser(options, Call<bus::UserWhoamiRequest, bus::UserReply>(options, {}), "you are");
+  });
+  user->add_subcommand("list", "every user")->callback([&] { rc = ListUsers(options); });
+  auto* create = user->add_subcommand("create", "a new user (admins); asks for the password");
+  create->add_option("username", args.username, "the new user's name")->required();
+  create->add_flag("--admin", args.admin, "make the user an admin");
+  create->callback([&] {
+    auto password = ReadNewPassword(args.username);
+    rc = password.ok()
+             ? PrintUser(options,
+                         Call<bus::UserCreateRequest, bus::UserReply>(
+                             options, {args.username, *password, args.admin}, {.attempts = 1}),
+                         "created user")
+             : Fail(password.status());
+  });
+  auto* password =
+      user->add_subcommand("change-password", "your password, or another user's (admins)");
+  password->add_option("username", args.username, "whose (default: yours)");
+  password->callback([&] {
+    auto secret = ReadNewPassword(args.username.empty() ? "you" : args.username);
+    rc = secret.ok() ? PrintUser(options,
+                                 Call<bus::UserPasswordRequest, bus::UserReply>(
+                                     options, {args.username, *secret}),
+                                 "changed the password of")
+                     : Fail(secret.status());
+  });
+  for (bool active : {true, false}) {
+    auto* sub = user->add_subcommand(
+        active ? "activate" : "deactivate",
+        active ? "let a user log in again (admins)" : "stop a user's logins and tokens (admins)");
+    sub->add_option("username", args.username, "the user")->required();
+    sub->callback([&, active] {
+      rc = PrintUser(options,
+                     Call<bus::UserUpdateRequest, bus::UserReply>(
+                         options, {args.username, active, std::nullopt}),
+                     active ? "activated" : "deactivated");
+    });
+  }
+  AddTokenCommands(app, options, rc, args);
+}
+
+}  // namespace det::cli

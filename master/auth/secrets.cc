@@ -1,0 +1,130 @@
+#include "master/auth/secrets.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <array>
+#include <charconv>
+#include <stdexcept>
+#include <vector>
+
+namespace det::master::auth {
+namespace {
+
+constexpr std::string_view kScheme = "pbkdf2_sha256";
+constexpr size_t kSaltBytes = 16;
+constexpr size_t kKeyBytes = 32;
+
+std::string Pbkdf2(std::string_view password, std::string_view salt, int iterations) {
+  std::string key(kKeyBytes, '\0');
+  if (PKCS5_PBKDF2_HMAC(password.data(), static_cast<int>(password.size()),
+                        reinterpret_cast<const unsigned char*>(salt.data()),
+                        static_cast<int>(salt.size()), iterations, EVP_sha256(),
+                        static_cast<int>(key.size()),
+                        reinterpret_cast<unsigned char*>(key.data())) != 1) {
+    throw std::runtime_error("OpenSSL's PBKDF2 failed");
+  }
+  return key;
+}
+
+// Base64url without padding back to bytes; nullopt-like empty + false on a bad character.
+bool FromBase64Url(std::string_view text, std::string* out) {
+  std::string standard(text);
+  for (char& c : standard) {
+    if (c == '-') c = '+';
+    if (c == '_') c = '/';
+  }
+  while (standard.size() % 4 != 0) standard += '=';
+  std::vector<unsigned char> decoded(standard.size() / 4 * 3 + 1);
+  const int size =
+      EVP_DecodeBlock(decoded.data(), reinterpret_cast<const unsigned char*>(standard.data()),
+                      static_cast<int>(standard.size()));
+  if (size < 0) return false;
+  const size_t padding = standard.size() - text.size();
+  out->assign(reinterpret_cast<const char*>(decoded.data()), static_cast<size_t>(size) - padding);
+  return true;
+}
+
+// Splits "a$b$c$d" into exactly four parts.
+bool SplitFour(std::string_view text, std::array<std::string_view, 4>* parts) {
+  for (size_t i = 0; i < 3; ++i) {
+    const size_t at = text.find('$');
+    if (at == std::string_view::npos) return false;
+    (*parts)[i] = text.substr(0, at);
+    text.remove_prefix(at + 1);
+  }
+  (*parts)[3] = text;
+  return text.find('$') == std::string_view::npos;
+}
+
+}  // namespace
+
+std::string RandomBytes(size_t size) {
+  std::string bytes(size, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(bytes.data()), static_cast<int>(size)) != 1) {
+    throw std::runtime_error("OpenSSL's random generator failed");
+  }
+  return bytes;
+}
+
+std::string Hex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(bytes.size() * 2);
+  for (unsigned char b : bytes) {
+    hex += kDigits[b >> 4];
+    hex += kDigits[b & 0xf];
+  }
+  return hex;
+}
+
+std::string Base64Url(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int size = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                   reinterpret_cast<const unsigned char*>(bytes.data()),
+                                   static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(size));
+  while (!out.empty() && out.back() == '=') out.pop_back();
+  for (char& c : out) {
+    if (c == '+') c = '-';
+    if (c == '/') c = '_';
+  }
+  return out;
+}
+
+std::string Sha256Hex(std::string_view text) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int size = 0;
+  if (EVP_Digest(text.data(), text.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("OpenSSL's SHA-256 failed");
+  }
+  return Hex(std::string_view(reinterpret_cast<const char*>(digest.data()), size));
+}
+
+std::string HashPassword(std::string_view password, int iterations) {
+  const std::string salt = RandomBytes(kSaltBytes);
+  return std::string(kScheme) + "$" + std::to_string(iterations) + "$" + Base64Url(salt) + "$" +
+         Base64Url(Pbkdf2(password, salt, iterations));
+}
+
+bool VerifyPassword(std::string_view password, std::string_view encoded) {
+  std::array<std::string_view, 4> parts;
+  if (!SplitFour(encoded, &parts) || parts[0] != kScheme) return false;
+  int iterations = 0;
+  const auto [end, error] =
+      std::from_chars(parts[1].data(), parts[1].data() + parts[1].size(), iterations);
+  if (error != std::errc() || end != parts[1].data() + parts[1].size() || iterations < 1) {
+    return false;
+  }
+  std::string salt;
+  std::string expected;
+  if (!FromBase64Url(parts[2], &salt) || !FromBase64Url(parts[3], &expected) ||
+      expected.size() != kKeyBytes) {
+    return false;
+  }
+  const std::string actual = Pbkdf2(password, salt, iterations);
+  return CRYPTO_memcmp(actual.data(), expected.data(), kKeyBytes) == 0;
+}
+
+}  // namespace det::master::auth

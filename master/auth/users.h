@@ -1,0 +1,95 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "bus/catalog/users.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "storage/database.h"
+
+namespace det::master::auth {
+
+// Who is calling: the user a session or access token speaks for.
+struct Principal {
+  int64_t user_id = 0;
+  std::string username;
+  bool admin = false;
+};
+
+struct UsersConfig {
+  Duration session_lifespan = std::chrono::hours(24 * 7);         // a login lasts a week
+  Duration default_token_lifespan = std::chrono::hours(24 * 30);  // as Determined's tokens
+  int password_iterations = 600000;                               // PBKDF2 work factor
+};
+
+// Users, their login sessions and access tokens, with Determined's basic rules: admins create
+// users, change others' passwords, activate and deactivate users and see and revoke everyone's
+// tokens; everyone may change their own password and manage their own tokens. At least one active
+// admin always remains.
+//
+// Passwords are stored as PBKDF2 hashes (secrets.h); tokens as SHA-256 digests. A session token is
+// "dets_<43 base64url chars>", an access token "deta_<...>". Authenticate() answers from a short
+// cache (10 s); every change made here (logout, revocation, password, deactivation) empties it, so
+// it takes effect at once.
+//
+// Thread-safe: any gateway thread may call any method. Each call may wait on PostgreSQL; Login
+// and the password setters also spend the PBKDF2 work factor (about a quarter of a second).
+class Users {
+ public:
+  Users(storage::Database& database, const Clock& clock, UsersConfig config = {});
+
+  // At the first start (no users yet) creates the admin user `admin` with `initial_password`, or
+  // with a generated one, which is returned so that the caller shows it once. Later starts change
+  // nothing and return nullopt. A configured password that breaks the password rule is refused.
+  Result<std::optional<std::string>> Bootstrap(const std::string& initial_password);
+
+  // Unauthenticated "invalid username or password" for a wrong name, password or inactive user.
+  Result<bus::UserLoginReply> Login(const bus::UserLoginRequest& request);
+  Status Logout(const std::string& token);
+  // Unauthenticated unless the token is a live session or access token of an active user.
+  Result<Principal> Authenticate(const std::string& token);
+
+  Result<bus::UserReply> Whoami(const Principal& caller);
+  Result<bus::UserList> List(const Principal& caller);
+  Result<bus::UserReply> Create(const Principal& caller, const bus::UserCreateRequest& request);
+  Result<bus::UserReply> SetPassword(const Principal& caller,
+                                     const bus::UserPasswordRequest& request);
+  Result<bus::UserReply> Update(const Principal& caller, const bus::UserUpdateRequest& request);
+
+  Result<bus::TokenCreateReply> CreateToken(const Principal& caller,
+                                            const bus::TokenCreateRequest& request);
+  Result<bus::TokenList> ListTokens(const Principal& caller, const bus::TokenListRequest& request);
+  Result<bus::TokenReply> RevokeToken(const Principal& caller,
+                                      const bus::TokenRevokeRequest& request);
+
+ private:
+  struct Cached {
+    Principal principal;
+    int64_t valid_until_ns = 0;
+  };
+  int64_t NowNs() const { return UnixNanos(clock_.WallNow()); }
+  std::optional<Principal> FromCache(const std::string& token_hash, int64_t now_ns);
+  // Caches what was read from the database unless something changed since `generation`.
+  void Remember(const std::string& token_hash, const Principal& principal, int64_t now_ns,
+                uint64_t generation);
+  void ForgetAll();
+
+  storage::Database& database_;
+  const Clock& clock_;
+  UsersConfig config_;
+  std::mutex mu_;  // guards cache_
+  std::unordered_map<std::string, Cached> cache_;
+  std::atomic<uint64_t> generation_{0};  // bumped by every change
+};
+
+// The password rule: at least 8 characters. InvalidArgument naming `field` otherwise.
+Status CheckPassword(const std::string& password, const std::string& field = "password");
+// Usernames: 1 to 64 letters, digits and `_ . - @`, starting with a letter or digit.
+Status CheckUsername(const std::string& username);
+
+}  // namespace det::master::auth

@@ -1,0 +1,159 @@
+#include "master/user_http.h"
+
+#include <httplib.h>
+
+#include "bus/catalog/users_json.h"
+#include "master/http_json.h"
+
+namespace det::master {
+namespace {
+
+using bus::ToJson;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+UserAnswer UserJson(const Result<bus::UserReply>& reply) {
+  if (!reply.ok()) return reply.status();
+  return ordered_json{{"user", ToJson(reply->user)}};
+}
+
+// An optional field: absent stays `fallback`; present must be a T.
+template <class T>
+Result<T> Optional(const json& body, const std::string& name, T fallback, const char* expected) {
+  if (!body.contains(name)) return fallback;
+  return Field<T>(body, name, expected);
+}
+
+Result<std::optional<bool>> OptionalBool(const json& body, const std::string& name) {
+  if (!body.contains(name)) return std::optional<bool>();
+  DET_ASSIGN_OR_RETURN(bool value, Field<bool>(body, name, "true or false"));
+  return std::optional<bool>(value);
+}
+
+UserAnswer Login(auth::Users& users, const httplib::Request& req) {
+  DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+  bus::UserLoginRequest request;
+  DET_ASSIGN_OR_RETURN(request.username, Field<std::string>(body, "username", "a string"));
+  DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(body, "password", "a string"));
+  DET_ASSIGN_OR_RETURN(bus::UserLoginReply reply, users.Login(request));
+  return ordered_json{
+      {"token", reply.token}, {"expires_at", reply.expires_at}, {"user", ToJson(reply.user)}};
+}
+
+UserAnswer CreateUser(auth::Users& users, const auth::Principal& caller,
+                      const httplib::Request& req) {
+  DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+  bus::UserCreateRequest request;
+  DET_ASSIGN_OR_RETURN(request.username, Field<std::string>(body, "username", "a string"));
+  DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(body, "password", "a string"));
+  DET_ASSIGN_OR_RETURN(request.admin, Optional<bool>(body, "admin", false, "true or false"));
+  return UserJson(users.Create(caller, request));
+}
+
+UserAnswer UpdateUser(auth::Users& users, const auth::Principal& caller,
+                      const httplib::Request& req) {
+  DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+  bus::UserUpdateRequest request{req.matches[1].str(), std::nullopt, std::nullopt};
+  DET_ASSIGN_OR_RETURN(request.active, OptionalBool(body, "active"));
+  DET_ASSIGN_OR_RETURN(request.admin, OptionalBool(body, "admin"));
+  if (!request.active && !request.admin) {
+    return InvalidArgument("request body: nothing to change; give \"active\" or \"admin\"");
+  }
+  return UserJson(users.Update(caller, request));
+}
+
+UserAnswer CreateToken(auth::Users& users, const auth::Principal& caller,
+                       const httplib::Request& req) {
+  DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+  bus::TokenCreateRequest request;
+  DET_ASSIGN_OR_RETURN(request.username, Optional<std::string>(body, "username", "", "a string"));
+  DET_ASSIGN_OR_RETURN(request.description,
+                       Optional<std::string>(body, "description", "", "a string"));
+  DET_ASSIGN_OR_RETURN(request.lifespan_s,
+                       Optional<int64_t>(body, "lifespan_s", 0, "seconds (0 default, -1 never)"));
+  DET_ASSIGN_OR_RETURN(bus::TokenCreateReply reply, users.CreateToken(caller, request));
+  return ordered_json{{"token", reply.token}, {"summary", ToJson(reply.summary)}};
+}
+
+}  // namespace
+
+std::function<void(const httplib::Request&, httplib::Response&)> ForUsers(auth::Users& users,
+                                                                          UserHandler handler) {
+  return
+      [&users, handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+        auto answer = [&]() -> UserAnswer {
+          DET_ASSIGN_OR_RETURN(std::string token,
+                               BearerToken(req, "a token from POST /api/v1/auth/login"));
+          DET_ASSIGN_OR_RETURN(auth::Principal caller, users.Authenticate(token));
+          return handler(caller, req);
+        };
+        Reply(res, answer());
+      };
+}
+
+void RouteUserApi(httplib::Server& server, auth::Users& users) {
+  auth::Users* u = &users;
+  server.Post("/api/v1/auth/login", [u](const httplib::Request& req, httplib::Response& res) {
+    Reply(res, Login(*u, req));
+  });
+  server.Post(
+      "/api/v1/auth/logout",
+      ForUsers(users,
+               [u](const auth::Principal& caller, const httplib::Request& req) -> UserAnswer {
+                 DET_RETURN_IF_ERROR(u->Logout(req.get_header_value("Authorization").substr(7)));
+                 return ordered_json{{"username", caller.username}};
+               }));
+  server.Get("/api/v1/me",
+             ForUsers(users, [u](const auth::Principal& caller, const httplib::Request&) {
+               return UserJson(u->Whoami(caller));
+             }));
+  server.Get(
+      "/api/v1/users",
+      ForUsers(users, [u](const auth::Principal& caller, const httplib::Request&) -> UserAnswer {
+        DET_ASSIGN_OR_RETURN(bus::UserList list, u->List(caller));
+        ordered_json all = ordered_json::array();
+        for (const auto& user : list.users) all.push_back(ToJson(user));
+        return ordered_json{{"users", all}};
+      }));
+  server.Post("/api/v1/users",
+              ForUsers(users, [u](const auth::Principal& caller, const httplib::Request& req) {
+                return CreateUser(*u, caller, req);
+              }));
+  server.Post(
+      R"(/api/v1/users/([^/]+)/password)",
+      ForUsers(users,
+               [u](const auth::Principal& caller, const httplib::Request& req) -> UserAnswer {
+                 DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+                 DET_ASSIGN_OR_RETURN(std::string password,
+                                      Field<std::string>(body, "password", "a string"));
+                 return UserJson(u->SetPassword(caller, {req.matches[1].str(), password}));
+               }));
+  server.Patch(R"(/api/v1/users/([^/]+))",
+               ForUsers(users, [u](const auth::Principal& caller, const httplib::Request& req) {
+                 return UpdateUser(*u, caller, req);
+               }));
+  server.Post("/api/v1/tokens",
+              ForUsers(users, [u](const auth::Principal& caller, const httplib::Request& req) {
+                return CreateToken(*u, caller, req);
+              }));
+  server.Get(
+      "/api/v1/tokens",
+      ForUsers(users,
+               [u](const auth::Principal& caller, const httplib::Request& req) -> UserAnswer {
+                 const bool all = req.get_param_value("all") == "true";
+                 DET_ASSIGN_OR_RETURN(bus::TokenList list, u->ListTokens(caller, {all}));
+                 ordered_json tokens = ordered_json::array();
+                 for (const auto& token : list.tokens) tokens.push_back(ToJson(token));
+                 return ordered_json{{"tokens", tokens}};
+               }));
+  server.Delete(
+      R"(/api/v1/tokens/(\d{1,18}))",
+      ForUsers(users,
+               [u](const auth::Principal& caller, const httplib::Request& req) -> UserAnswer {
+                 DET_ASSIGN_OR_RETURN(bus::TokenReply reply,
+                                      u->RevokeToken(caller, {std::stoll(req.matches[1].str())}));
+                 return ordered_json{{"token", ToJson(reply.token)}};
+               }));
+}
+
+}  // namespace det::master

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "master/auth/users.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace det::master {
+
+// What a user REST handler answers: JSON, or an error (http_json.h maps it to a status).
+using UserAnswer = Result<nlohmann::ordered_json>;
+using UserHandler = std::function<UserAnswer(const auth::Principal&, const httplib::Request&)>;
+
+// An httplib handler for the user REST API: the caller is who `Authorization: Bearer <token>`
+// (a session from /api/v1/auth/login, or an access token) speaks for; 401 without a live token.
+std::function<void(const httplib::Request&, httplib::Response&)> ForUsers(auth::Users& users,
+                                                                          UserHandler handler);
+
+// Logins, users and access tokens over REST, answering what `det user` and `det token` answer:
+//
+//   POST   /api/v1/auth/login     {"username", "password"} -> {"token", "expires_at", "user"}
+//                                 (no token needed)
+//   POST   /api/v1/auth/logout    ends the caller's session
+//   GET    /api/v1/me             {"user": {...}}
+//   GET    /api/v1/users          {"users": [...]}
+//   POST   /api/v1/users          {"username", "password", "admin"} (admins) -> {"user"}
+//   POST   /api/v1/users/{name}/password  {"password"}: one's own, or anyone's (admins)
+//   PATCH  /api/v1/users/{name}   {"active", "admin"} (admins) -> {"user"}
+//   POST   /api/v1/tokens         {"description", "lifespan_s" (0 default, -1 never), "username"}
+//                                 -> {"token", "summary"}
+//   GET    /api/v1/tokens[?all=true]  {"tokens": [...]}
+//   DELETE /api/v1/tokens/{id}    revokes -> {"token"}
+//
+// 400 names the bad field, 401 without a live token or with a wrong password, 403 for admin work
+// by a non-admin, 404 for an unknown user or token.
+void RouteUserApi(httplib::Server& server, auth::Users& users);
+
+}  // namespace det::master

@@ -1,0 +1,181 @@
+// Users, sessions and access tokens end to end: the real det against a real master.
+#include <gtest/gtest.h>
+
+#include "tests/testing/cluster_fixture.h"
+#include "tests/testing/test_util.h"
+
+namespace det {
+namespace {
+
+using testing::ClusterProcessTest;
+using testing::Shell;
+
+constexpr const char* kAlicePassword = "alice-password-1";
+
+class UserProcessTest : public ClusterProcessTest {
+ protected:
+  // det as `user`, with "rc=N" (the exit code) on the last line.
+  std::string DetRc(const std::string& user, const std::string& password, const std::string& args) {
+    return DetAs(user, password, args + "; echo rc=$?");
+  }
+  // det with only an access or session token (no login, no cache).
+  std::string DetWithToken(const std::string& token, const std::string& args) {
+    return Shell(DetCommand(
+        "DET_USER_TOKEN=" + token + " DET_AUTH_FILE=" + (dir_ / "no-cache.json").string(),
+        args + "; echo rc=$?"));
+  }
+  // `det user create` as admin, the password on standard input.
+  std::string CreateUser(const std::string& name, const std::string& password,
+                         const std::string& flags = "") {
+    return Shell("printf '%s\\n' '" + password + "' | " +
+                 DetCommand("DET_USER=admin DET_PASS=" + std::string(testing::kAdminPassword) +
+                                " DET_AUTH_FILE=" + (dir_ / "auth-admin.json").string(),
+                            "user create " + name + " " + flags + "; echo rc=$?"));
+  }
+};
+
+TEST_F(UserProcessTest, EveryCommandButLoginNeedsAUser) {
+  const std::string anonymous =
+      Shell(DetCommand("DET_AUTH_FILE=" + (dir_ / "none.json").string(), "agent list; echo rc=$?"));
+  EXPECT_NE(anonymous.find("not logged in: run `det user login` first"), std::string::npos)
+      << anonymous;
+  EXPECT_NE(anonymous.find("rc=1"), std::string::npos) << anonymous;
+  // master info needs no login (it tells a user which cluster they reach).
+  EXPECT_NE(Shell(DetCommand("DET_AUTH_FILE=" + (dir_ / "none.json").string(), "master info"))
+                .find("cluster id:"),
+            std::string::npos);
+  const std::string wrong = DetRc("admin", "not-the-password", "agent list");
+  EXPECT_NE(wrong.find("invalid username or password"), std::string::npos) << wrong;
+  EXPECT_NE(wrong.find("rc=1"), std::string::npos) << wrong;
+  EXPECT_NE(DetRc("nobody", "whatever-pass", "agent list").find("invalid username or password"),
+            std::string::npos);
+  const std::string admin = Det("--json user whoami");
+  EXPECT_NE(admin.find("\"username\":\"admin\",\"admin\":true"), std::string::npos) << admin;
+}
+
+TEST_F(UserProcessTest, AdminsCreateUsersWhoMayNotDoAdminWork) {
+  const std::string created = CreateUser("alice", kAlicePassword);
+  EXPECT_NE(created.find("created user \"alice\"\nrc=0"), std::string::npos) << created;
+  EXPECT_NE(CreateUser("alice", kAlicePassword).find("already exists"), std::string::npos);
+  EXPECT_NE(CreateUser("bob", "short").find("at least 8 characters"), std::string::npos);
+  EXPECT_NE(CreateUser("bad/name", kAlicePassword).find("is not allowed"), std::string::npos);
+
+  EXPECT_NE(DetRc("alice", kAlicePassword, "user whoami").find("you are \"alice\"\nrc=0"),
+            std::string::npos);
+  const std::string disable = DetRc("alice", kAlicePassword, "agent disable some-agent");
+  EXPECT_NE(disable.find("agent.enable is for admins only (you are \"alice\")"), std::string::npos)
+      << disable;
+  EXPECT_NE(disable.find("rc=1"), std::string::npos);
+  const std::string create =
+      Shell("echo password-of-bob | " +
+            DetCommand("DET_USER=alice DET_PASS=" + std::string(kAlicePassword) +
+                           " DET_AUTH_FILE=" + (dir_ / "auth-alice.json").string(),
+                       "user create bob"));
+  EXPECT_NE(create.find("only an admin may create users"), std::string::npos) << create;
+  const std::string others =
+      DetRc("alice", kAlicePassword, "user change-password admin < /dev/null");
+  EXPECT_NE(others.find("only an admin may change another user's password"), std::string::npos)
+      << others;
+  // What every user may do: run work and see the cluster.
+  EXPECT_NE(DetRc("alice", kAlicePassword, "agent list").find("rc=0"), std::string::npos);
+  const std::string users = Det("user list");
+  EXPECT_NE(users.find("admin"), std::string::npos);
+  EXPECT_NE(users.find("alice"), std::string::npos);
+}
+
+TEST_F(UserProcessTest, ChangedPasswordsDeactivationAndLogoutTakeEffectAtOnce) {
+  ASSERT_NE(CreateUser("alice", kAlicePassword).find("rc=0"), std::string::npos);
+  ASSERT_NE(DetRc("alice", kAlicePassword, "user whoami").find("rc=0"), std::string::npos);
+  // Own password: the session in use stays; the old password no longer logs in.
+  const std::string changed =
+      Shell("printf 'alice-password-2\\n' | " +
+            DetCommand("DET_USER=alice DET_PASS=" + std::string(kAlicePassword) +
+                           " DET_AUTH_FILE=" + (dir_ / "auth-alice.json").string(),
+                       "user change-password; echo rc=$?"));
+  EXPECT_NE(changed.find("rc=0"), std::string::npos) << changed;
+  EXPECT_NE(DetRc("alice", kAlicePassword, "user whoami").find("rc=0"), std::string::npos);
+  EXPECT_NE(Shell(DetCommand("DET_USER=alice DET_PASS=" + std::string(kAlicePassword) +
+                                 " DET_AUTH_FILE=" + (dir_ / "fresh.json").string(),
+                             "user whoami"))
+                .find("invalid username or password"),
+            std::string::npos);
+  EXPECT_NE(DetRc("alice", "alice-password-2", "user login alice < /dev/null").find("rc=0"),
+            std::string::npos);
+
+  // Deactivated: the cached session stops working, and no login is possible.
+  EXPECT_NE(Det("user deactivate alice").find("deactivated \"alice\""), std::string::npos);
+  EXPECT_NE(DetRc("alice", "", "user whoami").find("rc=1"), std::string::npos);
+  EXPECT_NE(DetRc("alice", "alice-password-2", "user whoami").find("invalid username or password"),
+            std::string::npos);
+  EXPECT_NE(Det("user activate alice").find("activated \"alice\""), std::string::npos);
+  EXPECT_NE(DetRc("alice", "alice-password-2", "user whoami").find("rc=0"), std::string::npos);
+
+  // The last active admin stays.
+  EXPECT_NE(Det("user deactivate admin").find("last active admin"), std::string::npos);
+
+  // Logout ends the session on the master too.
+  const std::string cache = (dir_ / "auth-alice.json").string();
+  std::ifstream in(cache);
+  const auto doc = nlohmann::json::parse(in);
+  const std::string session = doc.begin().value()["tokens"]["alice"];
+  EXPECT_NE(DetWithToken(session, "user whoami").find("rc=0"), std::string::npos);
+  EXPECT_NE(DetRc("alice", "", "user logout").find("logged out \"alice\""), std::string::npos);
+  const std::string after = DetWithToken(session, "user whoami");
+  EXPECT_NE(after.find("the login session has ended"), std::string::npos) << after;
+}
+
+TEST_F(UserProcessTest, AccessTokensWorkUntilRevokedOrExpired) {
+  ASSERT_NE(CreateUser("alice", kAlicePassword).find("rc=0"), std::string::npos);
+  const std::string created =
+      DetAs("alice", kAlicePassword, "--json token create --description ci --lifespan 2d");
+  const auto token = nlohmann::json::parse(created, nullptr, false);
+  ASSERT_TRUE(token.is_object()) << created;
+  EXPECT_EQ(token["username"], "alice");
+  EXPECT_EQ(token["description"], "ci");
+  const int64_t lifespan_ns =
+      token["expires_at"].get<int64_t>() - token["created_at"].get<int64_t>();
+  EXPECT_NEAR(lifespan_ns / 1e9, 2 * 86400, 5);
+  const std::string secret = token["token"];
+  EXPECT_TRUE(secret.starts_with("deta_"));
+  EXPECT_NE(DetWithToken(secret, "user whoami").find("you are \"alice\""), std::string::npos);
+
+  // Alice sees her token; only an admin sees everyone's, and revokes others'.
+  EXPECT_NE(DetAs("alice", kAlicePassword, "token list").find("ci"), std::string::npos);
+  EXPECT_NE(DetRc("alice", kAlicePassword, "token list --all").find("only an admin"),
+            std::string::npos);
+  const std::string admin_token = Det("--json token create --lifespan never");
+  const auto admin_json = nlohmann::json::parse(admin_token, nullptr, false);
+  ASSERT_TRUE(admin_json.is_object()) << admin_token;
+  EXPECT_EQ(admin_json["expires_at"], 0);
+  EXPECT_NE(DetRc("alice", kAlicePassword,
+                  "token revoke " + std::to_string(admin_json["id"].get<int64_t>()))
+                .find("only an admin may revoke another user's token"),
+            std::string::npos);
+  const std::string all = Det("--json token list --all");
+  EXPECT_NE(all.find("\"username\":\"alice\""), std::string::npos) << all;
+  EXPECT_NE(all.find("\"username\":\"admin\""), std::string::npos) << all;
+
+  EXPECT_NE(
+      DetAs("alice", kAlicePassword, "token revoke " + std::to_string(token["id"].get<int64_t>()))
+          .find("revoked token"),
+      std::string::npos);
+  const std::string revoked = DetWithToken(secret, "user whoami");
+  EXPECT_NE(revoked.find("the access token is expired or revoked"), std::string::npos) << revoked;
+  EXPECT_NE(DetWithToken("deta_forged", "agent list").find("rc=1"), std::string::npos);
+  EXPECT_NE(DetWithToken("garbage", "agent list").find("not a det session or access token"),
+            std::string::npos);
+  EXPECT_NE(DetRc("alice", kAlicePassword, "token create --lifespan soon").find("--lifespan"),
+            std::string::npos);
+}
+
+TEST_F(UserProcessTest, CachedSessionsOutliveAMasterRestart) {
+  ASSERT_NE(DetRc("admin", testing::kAdminPassword, "user whoami").find("rc=0"), std::string::npos);
+  RestartMaster();
+  // No password this time: only the cached session can work, and it does.
+  EXPECT_TRUE(testing::Eventually(
+      [&] { return DetRc("admin", "", "user whoami").find("rc=0") != std::string::npos; },
+      std::chrono::seconds(20)));
+}
+
+}  // namespace
+}  // namespace det
