@@ -1,5 +1,6 @@
 // Users, sessions and access tokens end to end: the real det against a real master.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include "tests/testing/cluster_fixture.h"
 #include "tests/testing/test_util.h"
@@ -175,6 +176,93 @@ TEST_F(UserProcessTest, CachedSessionsOutliveAMasterRestart) {
   EXPECT_TRUE(testing::Eventually(
       [&] { return DetRc("admin", "", "user whoami").find("rc=0") != std::string::npos; },
       std::chrono::seconds(20)));
+}
+
+// The same rules over REST, with a plain HTTP client.
+class UserRestTest : public UserProcessTest {
+ protected:
+  struct Answer {
+    int status = 0;
+    nlohmann::json body;
+  };
+  Answer Send(const std::string& method, const std::string& path, const std::string& token,
+              const std::string& body = "") {
+    httplib::Client http("127.0.0.1", std::stoi(rest_port_));
+    httplib::Headers headers;
+    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+    httplib::Result res = method == "GET"      ? http.Get(path, headers)
+                          : method == "DELETE" ? http.Delete(path, headers)
+                          : method == "PATCH"  ? http.Patch(path, headers, body, "application/json")
+                                               : http.Post(path, headers, body, "application/json");
+    if (!res) return {};
+    return {res->status, nlohmann::json::parse(res->body, nullptr, false)};
+  }
+  std::string Login(const std::string& user, const std::string& password) {
+    Answer answer = Send("POST", "/api/v1/auth/login", "",
+                         nlohmann::json{{"username", user}, {"password", password}}.dump());
+    EXPECT_EQ(answer.status, 200) << answer.body.dump();
+    return answer.body.value("token", "");
+  }
+};
+
+TEST_F(UserRestTest, LoginsUsersAndTokensAnswerWithTheRightStatus) {
+  EXPECT_EQ(Send("GET", "/api/v1/me", "").status, 401);
+  EXPECT_EQ(Send("GET", "/api/v1/users", "deta_unknown").status, 401);
+  EXPECT_EQ(
+      Send("POST", "/api/v1/auth/login", "", R"({"username":"admin","password":"nope"})").status,
+      401);
+  const std::string admin = Login("admin", testing::kAdminPassword);
+  EXPECT_EQ(Send("GET", "/api/v1/me", admin).body["user"]["username"], "admin");
+
+  // Malformed bodies: 400 naming what is wrong.
+  Answer malformed = Send("POST", "/api/v1/users", admin, "{not json");
+  EXPECT_EQ(malformed.status, 400);
+  EXPECT_EQ(malformed.body["error"], "request body: expected a JSON object");
+  Answer missing = Send("POST", "/api/v1/users", admin, R"({"username":"alice"})");
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_EQ(missing.body["error"], "password: is required (a string)");
+  EXPECT_EQ(
+      Send("POST", "/api/v1/users", admin, R"({"username":"alice","password":7})").body["error"],
+      "password: expected a string");
+
+  Answer created = Send("POST", "/api/v1/users", admin,
+                        nlohmann::json{{"username", "alice"}, {"password", kAlicePassword}}.dump());
+  ASSERT_EQ(created.status, 200) << created.body.dump();
+  EXPECT_EQ(created.body["user"]["admin"], false);
+  const std::string alice = Login("alice", kAlicePassword);
+
+  // Admin routes refuse a non-admin with 403.
+  EXPECT_EQ(
+      Send("POST", "/api/v1/users", alice, R"({"username":"bob","password":"12345678"})").status,
+      403);
+  EXPECT_EQ(Send("PATCH", "/api/v1/users/admin", alice, R"({"active":false})").status, 403);
+  EXPECT_EQ(
+      Send("POST", "/api/v1/users/admin/password", alice, R"({"password":"12345678"})").status,
+      403);
+  EXPECT_EQ(Send("GET", "/api/v1/tokens?all=true", alice).status, 403);
+
+  // Unknown ids: 404.
+  EXPECT_EQ(Send("PATCH", "/api/v1/users/nobody", admin, R"({"active":false})").status, 404);
+  EXPECT_EQ(Send("DELETE", "/api/v1/tokens/424242", admin).status, 404);
+  EXPECT_EQ(Send("PATCH", "/api/v1/users/alice", admin, R"({})").status, 400);
+
+  // A token made over REST works over REST and is gone once revoked.
+  Answer token = Send("POST", "/api/v1/tokens", alice, R"({"description":"rest","lifespan_s":60})");
+  ASSERT_EQ(token.status, 200) << token.body.dump();
+  const std::string secret = token.body["token"];
+  EXPECT_EQ(Send("GET", "/api/v1/me", secret).body["user"]["username"], "alice");
+  EXPECT_EQ(Send("GET", "/api/v1/tokens", alice).body["tokens"].size(), 1u);
+  const std::string revoke =
+      "/api/v1/tokens/" + std::to_string(token.body["summary"]["id"].get<int64_t>());
+  EXPECT_EQ(Send("DELETE", revoke, alice).status, 200);
+  EXPECT_EQ(Send("GET", "/api/v1/me", secret).status, 401);
+
+  // Logout ends the session.
+  EXPECT_EQ(Send("POST", "/api/v1/auth/logout", alice).status, 200);
+  EXPECT_EQ(Send("GET", "/api/v1/me", alice).status, 401);
+  // The experiment routes are for users too.
+  EXPECT_EQ(Send("GET", "/api/v1/experiments", "").status, 401);
+  EXPECT_EQ(Send("GET", "/api/v1/experiments", admin).status, 200);
 }
 
 }  // namespace
