@@ -5,32 +5,23 @@
 #include <thread>
 #include <zmq.hpp>
 
-#include "bus/catalog/master.h"
-#include "bus/catalog/tasks.h"
-#include "bus/catalog/users.h"
-#include "bus/rpc_client.h"
 #include "bus/rpc_server.h"
-#include "master/auth/users.h"
-#include "master/master_config.h"
-#include "storage/database.h"
+#include "master/api.h"
 
 namespace det::master {
 
-// The CLI gateway: the ROUTER the det CLI reaches with REQ. It answers master.info itself, reads
-// task logs from the database, answers user and token methods through `users`, and forwards
-// agent, task and job methods to the agent registry and experiment and trial methods to the
-// experiment service over inproc (same rpc messages).
+// The CLI gateway: the ROUTER the det CLI reaches with REQ. It only translates transport: each
+// rpc method is the same typed method of `api` (api.h), called for the user whose token the
+// request carries.
 //
-// Every method but master.info and user.login needs a live session or access token in the
-// request (Unauthenticated otherwise); enabling and disabling agents and slots needs an admin
-// (PermissionDenied).
+// master.info and user.login need no token; every other method needs a live session or access
+// token (Unauthenticated otherwise), and admin methods an admin (PermissionDenied).
 //
 // Threading: an actor; Start() runs it on its own thread.
 class CliGateway {
  public:
-  // `database` (read for task logs) and `users` outlive the gateway.
-  CliGateway(zmq::context_t& context, const Clock& clock, bus::MasterInfo info,
-             int64_t max_message_bytes, storage::Database& database, auth::Users& users);
+  // `api` outlives the gateway.
+  CliGateway(zmq::context_t& context, const Clock& clock, Api& api, int64_t max_message_bytes);
   ~CliGateway();
 
   Result<std::string> Bind(const std::string& endpoint, const bus::SocketSecurity& security);
@@ -38,25 +29,19 @@ class CliGateway {
   void Stop();
 
  private:
-  enum class Access { kUser, kAdmin };
   using Principal = auth::Principal;
 
   void Run();
   void HandleUserMethods();
-  // Registers a method for callers with `access`; others get Unauthenticated or PermissionDenied.
+  // Registers a method for logged-in callers; `handler` gets who is calling.
   template <class Req, class Rep>
-  void Serve(Access access, std::function<Result<Rep>(const Principal&, const Req&)> handler);
-  // Answers Req by asking `to` (the agent registry or the experiment service) over inproc.
-  template <class Req, class Rep>
-  void Forward(bus::RpcClient& to, Access access = Access::kUser);
-  Result<bus::TaskLogsReply> ReadTaskLogs(const bus::TaskLogsRequest& request);
+  void Serve(std::function<Result<Rep>(const Principal&, const Req&)> handler);
+  // Registers one of the api's forwarded methods.
+  template <class Req>
+  void Forward();
 
-  bus::MasterInfo info_;
-  storage::Database& database_;
-  auth::Users& users_;
+  Api& api_;
   bus::RpcServer server_;
-  bus::RpcClient registry_;
-  bus::RpcClient experiments_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

@@ -115,8 +115,8 @@ void CoreApi::Stop() {
 
 void CoreApi::Route() {
   server_->new_task_queue = [] { return new httplib::ThreadPool(kHttpWorkers); };
-  RouteExperimentApi(*server_, context_, *options_.users);
-  RouteUserApi(*server_, *options_.users);
+  RouteExperimentApi(*server_, *options_.api);
+  RouteUserApi(*server_, options_.api->users());
   // The caller's allocation, checked against the trial the path names (when it names one).
   auto authenticate = [this](const httplib::Request& req, int64_t trial_id) -> Result<Caller> {
     DET_ASSIGN_OR_RETURN(std::string token, BearerToken(req, "DET_SESSION_TOKEN"));

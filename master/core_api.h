@@ -7,6 +7,7 @@
 
 #include "common/status.h"
 #include "master/allocation_token.h"
+#include "master/api.h"
 #include "master/experiment_api.h"
 #include "master/rendezvous.h"
 #include "master/resource_config.h"
@@ -53,7 +54,7 @@ namespace det::master {
 class CoreApi {
  public:
   struct Options {
-    auth::Users* users = nullptr;  // the user REST API (experiment_api.h, user_http.h); not owned
+    Api* api = nullptr;  // what the user REST API calls (experiment_api.h, user_http.h); not owned
     DistributedTrainingConfig distributed;
   };
   CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens, Options options);

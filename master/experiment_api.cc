@@ -6,7 +6,6 @@
 
 #include "bus/catalog/experiments.h"
 #include "bus/catalog/experiments_json.h"
-#include "master/experiment_service.h"
 #include "master/http_json.h"
 #include "master/user_http.h"
 
@@ -16,12 +15,6 @@ namespace {
 using nlohmann::json;
 using Answer = Result<nlohmann::ordered_json>;
 using nlohmann::ordered_json;
-
-// The experiment service's answer to `request`.
-template <class Req, class Rep>
-Result<Rep> Ask(zmq::context_t& context, const Req& request) {
-  return ExperimentService::Ask<Req, Rep>(context, request, std::chrono::seconds(30));
-}
 
 Result<bus::ExperimentCreateRequest> CreateRequestOf(const httplib::Request& req) {
   DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
@@ -46,53 +39,48 @@ Result<bus::ExperimentCreateRequest> CreateRequestOf(const httplib::Request& req
 
 }  // namespace
 
-void RouteExperimentApi(httplib::Server& server, zmq::context_t& context, auth::Users& users) {
+void RouteExperimentApi(httplib::Server& server, Api& api) {
   // Every handler: for logged-in users (user_http.h), `answer`'s JSON or its error.
-  auto route = [&users](auto answer) {
-    return ForUsers(users, [answer](const auth::Principal&, const httplib::Request& req) {
-      return Answer(answer(req));
-    });
+  auto route = [&api](auto answer) {
+    return ForUsers(api.users(),
+                    [answer](const auth::Principal& caller, const httplib::Request& req) {
+                      return Answer(answer(caller, req));
+                    });
   };
   auto id_of = [](const httplib::Request& req) { return std::stoll(req.matches[1].str()); };
-  zmq::context_t* ctx = &context;
+  Api* a = &api;
+  using Caller = const auth::Principal&;
+  using Req = const httplib::Request&;
 
-  server.Post("/api/v1/experiments", route([ctx](const httplib::Request& req) -> Answer {
+  server.Post("/api/v1/experiments", route([a](Caller caller, Req req) -> Answer {
                 DET_ASSIGN_OR_RETURN(bus::ExperimentCreateRequest create, CreateRequestOf(req));
-                DET_ASSIGN_OR_RETURN(
-                    auto reply,
-                    (Ask<bus::ExperimentCreateRequest, bus::ExperimentCreateReply>(*ctx, create)));
+                DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, create));
                 return ordered_json{{"id", reply.id}};
               }));
-  server.Get("/api/v1/experiments", route([ctx](const httplib::Request&) -> Answer {
-               DET_ASSIGN_OR_RETURN(
-                   auto list, (Ask<bus::ExperimentListRequest, bus::ExperimentList>(*ctx, {})));
+  server.Get("/api/v1/experiments", route([a](Caller caller, Req) -> Answer {
+               DET_ASSIGN_OR_RETURN(auto list, a->Call(caller, bus::ExperimentListRequest{}));
                ordered_json all = ordered_json::array();
                for (const auto& e : list.experiments) all.push_back(bus::ToJson(e));
                return ordered_json{{"experiments", all}};
              }));
-  server.Get(R"(/api/v1/experiments/(\d{1,18}))",
-             route([ctx, id_of](const httplib::Request& req) -> Answer {
-               DET_ASSIGN_OR_RETURN(
-                   auto reply,
-                   (Ask<bus::ExperimentGetRequest, bus::ExperimentGetReply>(*ctx, {id_of(req)})));
-               return bus::ToJson(reply);
-             }));
-  auto act = [ctx](int64_t id, const std::string& action) -> Answer {
-    DET_ASSIGN_OR_RETURN(auto reply, (Ask<bus::ExperimentActionRequest, bus::ExperimentActionReply>(
-                                         *ctx, {id, action})));
+  server.Get(
+      R"(/api/v1/experiments/(\d{1,18}))", route([a, id_of](Caller caller, Req req) -> Answer {
+        DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, bus::ExperimentGetRequest{id_of(req)}));
+        return bus::ToJson(reply);
+      }));
+  auto act = [a](Caller caller, int64_t id, const std::string& action) -> Answer {
+    DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, bus::ExperimentActionRequest{id, action}));
     return ordered_json{{"state", reply.state}};
   };
   server.Post(R"(/api/v1/experiments/(\d{1,18})/(pause|activate|cancel|kill))",
-              route([act, id_of](const httplib::Request& req) {
-                return act(id_of(req), req.matches[2].str());
+              route([act, id_of](Caller caller, Req req) {
+                return act(caller, id_of(req), req.matches[2].str());
               }));
-  server.Delete(
-      R"(/api/v1/experiments/(\d{1,18}))",
-      route([act, id_of](const httplib::Request& req) { return act(id_of(req), "delete"); }));
-  server.Get(R"(/api/v1/trials/(\d{1,18}))",
-             route([ctx, id_of](const httplib::Request& req) -> Answer {
-               DET_ASSIGN_OR_RETURN(
-                   auto reply, (Ask<bus::TrialGetRequest, bus::TrialGetReply>(*ctx, {id_of(req)})));
+  server.Delete(R"(/api/v1/experiments/(\d{1,18}))", route([act, id_of](Caller caller, Req req) {
+                  return act(caller, id_of(req), "delete");
+                }));
+  server.Get(R"(/api/v1/trials/(\d{1,18}))", route([a, id_of](Caller caller, Req req) -> Answer {
+               DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, bus::TrialGetRequest{id_of(req)}));
                return ordered_json{{"trial", bus::ToJson(reply.trial)}};
              }));
 }

@@ -1,8 +1,6 @@
 #pragma once
 
-#include <zmq.hpp>
-
-#include "master/auth/users.h"
+#include "master/api.h"
 
 namespace httplib {
 class Server;
@@ -24,6 +22,6 @@ namespace det::master {
 //
 // Every call needs a user's token (user_http.h). Errors: {"error": "..."} with 400, 401, 404, or
 // 503 (the experiment service did not answer).
-void RouteExperimentApi(httplib::Server& server, zmq::context_t& context, auth::Users& users);
+void RouteExperimentApi(httplib::Server& server, Api& api);
 
 }  // namespace det::master

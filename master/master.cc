@@ -65,8 +65,9 @@ Result<MasterEndpoints> Master::Start() {
   // gateway's forwarded calls time out.
   bus::MasterInfo info{kVersion, database_->cluster_id(), bus::RandomId(),
                        UnixNanos(clock_.WallNow()), config_.cluster_name};
-  gateway_ = std::make_unique<CliGateway>(context_, clock_, info, bus_config.max_message_bytes,
-                                          database_->db(), *users_);
+  api_ =
+      std::make_unique<Api>(context_, database_->db(), *users_, info, bus_config.max_message_bytes);
+  gateway_ = std::make_unique<CliGateway>(context_, clock_, *api_, bus_config.max_message_bytes);
   DET_ASSIGN_OR_RETURN(endpoints.gateway, gateway_->Bind(tcp(bus_config.gateway_port), security));
   gateway_->Start();
 
@@ -87,9 +88,9 @@ Result<MasterEndpoints> Master::Start() {
   registry_->Start();
 
   const DistributedTrainingConfig& distributed = config_.resources.distributed;
-  core_api_ = std::make_unique<CoreApi>(
-      context_, database_->db().config(), tokens,
-      CoreApi::Options{.users = users_.get(), .distributed = distributed});
+  core_api_ =
+      std::make_unique<CoreApi>(context_, database_->db().config(), tokens,
+                                CoreApi::Options{.api = api_.get(), .distributed = distributed});
   DET_ASSIGN_OR_RETURN(int rest_port, core_api_->Bind(bus_config.host, config_.port));
   endpoints.rest = "http://" + Reachable(bus_config.host) + ":" + std::to_string(rest_port);
   experiments_ = std::make_unique<ExperimentService>(
@@ -118,6 +119,7 @@ void Master::Stop() {
   if (broker_) broker_->Stop();
   gateway_.reset();
   core_api_.reset();
+  api_.reset();
   experiments_.reset();
   registry_.reset();
   store_.reset();  // after the registry: writes what it queued

@@ -7,6 +7,7 @@
 #include "bus/event_broker.h"
 #include "bus/security.h"
 #include "master/agent_registry.h"
+#include "master/api.h"
 #include "master/auth/users.h"
 #include "master/cli_gateway.h"
 #include "master/core_api.h"
@@ -51,6 +52,7 @@ class Master {
   std::unique_ptr<bus::EventBroker> broker_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<AgentRegistry> registry_;
+  std::unique_ptr<Api> api_;
   std::unique_ptr<CliGateway> gateway_;
   std::unique_ptr<ExperimentService> experiments_;
   std::unique_ptr<CoreApi> core_api_;

@@ -1,0 +1,129 @@
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <vector>
+#include <zmq.hpp>
+
+#include "bus/catalog/experiments.h"
+#include "bus/catalog/jobs.h"
+#include "bus/catalog/master.h"
+#include "bus/catalog/tasks.h"
+#include "bus/catalog/users.h"
+#include "bus/rpc_client.h"
+#include "master/auth/users.h"
+#include "storage/database.h"
+
+namespace det::master {
+
+// Who may call a method.
+enum class Access { kUser, kAdmin };
+
+// Which component answers a forwarded method, over its inproc endpoint.
+enum class Owner { kRegistry, kExperiments };
+
+// The methods the registry and the experiment service answer: their reply, owner and who may
+// call them.
+template <class Rep, Owner kOwnedBy, Access kAllowed>
+struct Route {
+  using Reply = Rep;
+  static constexpr Owner kOwner = kOwnedBy;
+  static constexpr Access kAccess = kAllowed;
+};
+template <class Req>
+struct Forwarded;
+template <>
+struct Forwarded<bus::AgentListRequest> : Route<bus::AgentList, Owner::kRegistry, Access::kUser> {};
+template <>
+struct Forwarded<bus::AgentEnableRequest>
+    : Route<bus::AgentReply, Owner::kRegistry, Access::kAdmin> {};
+template <>
+struct Forwarded<bus::SlotEnableRequest>
+    : Route<bus::AgentReply, Owner::kRegistry, Access::kAdmin> {};
+template <>
+struct Forwarded<bus::CommandRunRequest>
+    : Route<bus::CommandRunReply, Owner::kRegistry, Access::kUser> {};
+template <>
+struct Forwarded<bus::TaskListRequest> : Route<bus::TaskList, Owner::kRegistry, Access::kUser> {};
+template <>
+struct Forwarded<bus::TaskGetRequest> : Route<bus::TaskGetReply, Owner::kRegistry, Access::kUser> {
+};
+template <>
+struct Forwarded<bus::TaskKillRequest>
+    : Route<bus::TaskKillReply, Owner::kRegistry, Access::kUser> {};
+template <>
+struct Forwarded<bus::JobListRequest> : Route<bus::JobList, Owner::kRegistry, Access::kUser> {};
+template <>
+struct Forwarded<bus::JobUpdateRequest>
+    : Route<bus::JobUpdateReply, Owner::kRegistry, Access::kUser> {};
+template <>
+struct Forwarded<bus::ExperimentCreateRequest>
+    : Route<bus::ExperimentCreateReply, Owner::kExperiments, Access::kUser> {};
+template <>
+struct Forwarded<bus::ExperimentListRequest>
+    : Route<bus::ExperimentList, Owner::kExperiments, Access::kUser> {};
+template <>
+struct Forwarded<bus::ExperimentGetRequest>
+    : Route<bus::ExperimentGetReply, Owner::kExperiments, Access::kUser> {};
+template <>
+struct Forwarded<bus::ExperimentActionRequest>
+    : Route<bus::ExperimentActionReply, Owner::kExperiments, Access::kUser> {};
+template <>
+struct Forwarded<bus::TrialGetRequest>
+    : Route<bus::TrialGetReply, Owner::kExperiments, Access::kUser> {};
+
+// The master's typed api: every method a person or script may call, who may call it, and who
+// answers it. The CLI gateway (REQ/REP) and the REST API only translate their transport to it:
+// both authenticate the caller's token here and then Call() the same typed method.
+//
+// Agent, task and job methods go to the agent registry, experiment and trial methods to the
+// experiment service (each over inproc, on a socket of this call's own); user and token methods,
+// task logs and master.info are answered here.
+//
+// Thread-safe: any thread may call; each call blocks until its answer (PostgreSQL, or the owner's
+// reply: up to 2 s for the registry, 30 s for the experiment service).
+class Api {
+ public:
+  // `database`, `users` and `context` outlive the api.
+  Api(zmq::context_t& context, storage::Database& database, auth::Users& users,
+      bus::MasterInfo info, int64_t max_message_bytes);
+
+  Result<auth::Principal> Authenticate(const std::string& token) {
+    return users_.Authenticate(token);
+  }
+
+  // A forwarded method, for `caller` (PermissionDenied when it needs an admin).
+  template <class Req>
+  Result<typename Forwarded<Req>::Reply> Call(const auth::Principal& caller, const Req& request) {
+    DET_RETURN_IF_ERROR(Allow(caller, Forwarded<Req>::kAccess, Req::kType));
+    std::unique_ptr<bus::RpcClient> client = TakeClient(Forwarded<Req>::kOwner);
+    auto reply = client->Call<Req, typename Forwarded<Req>::Reply>(request);
+    GiveClient(Forwarded<Req>::kOwner, std::move(client));
+    return reply;
+  }
+
+  // Answered here.
+  const bus::MasterInfo& info() const { return info_; }
+  Result<bus::TaskLogsReply> TaskLogs(const auth::Principal& caller,
+                                      const bus::TaskLogsRequest& request);
+  auth::Users& users() { return users_; }
+
+ private:
+  // A client of `owner`'s inproc endpoint: an idle one, or a new one. Clients are reused (a
+  // socket per call would cost more than the call) and never shared by two calls at once.
+  std::unique_ptr<bus::RpcClient> TakeClient(Owner owner);
+  void GiveClient(Owner owner, std::unique_ptr<bus::RpcClient> client);
+  static Status Allow(const auth::Principal& caller, Access access, std::string_view method);
+
+  zmq::context_t& context_;
+  storage::Database& database_;
+  auth::Users& users_;
+  bus::MasterInfo info_;
+  int64_t max_message_bytes_;
+  std::mutex mu_;                                                     // guards idle_
+  std::array<std::vector<std::unique_ptr<bus::RpcClient>>, 2> idle_;  // by Owner
+};
+
+}  // namespace det::master
