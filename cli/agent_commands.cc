@@ -1,43 +1,18 @@
 #include "cli/agent_commands.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "bus/catalog/cluster_json.h"
 #include "bus/catalog/master.h"
 #include "cli/rpc_call.h"
 
 namespace det::cli {
-namespace {
 
-nlohmann::ordered_json ToJson(const bus::AgentSummary& a) {
-  nlohmann::ordered_json slots = nlohmann::ordered_json::array();
-  for (const auto& s : a.slots) {
-    slots.push_back({{"id", s.id},
-                     {"type", s.type},
-                     {"brand", s.brand},
-                     {"uuid", s.uuid},
-                     {"memory_mib", s.memory_mib}});
-  }
-  nlohmann::ordered_json utilization = nlohmann::ordered_json::array();
-  for (const auto& u : a.utilization) {
-    utilization.push_back({{"slot_id", u.slot_id},
-                           {"utilization_percent", u.utilization_percent},
-                           {"memory_used_mib", u.memory_used_mib}});
-  }
-  return {{"id", a.id},
-          {"state", a.state},
-          {"resource_pool", a.resource_pool},
-          {"hostname", a.hostname},
-          {"version", a.version},
-          {"slots", a.slots.size()},
-          {"devices", slots},
-          {"enabled", a.enabled},
-          {"draining", a.draining},
-          {"disabled_slots", a.disabled_slots},
-          {"used_slots", a.used_slots},
-          {"utilization", utilization},
-          {"last_heard_ms_ago", a.last_heard_ms_ago}};
-}
+using bus::ToJson;
+
+namespace {
 
 std::string EnabledText(const bus::AgentSummary& a) {
   if (a.draining) return "draining";
@@ -94,6 +69,58 @@ int SlotEnable(const CliOptions& options, const std::string& agent_id, const std
   auto reply = Call<bus::SlotEnableRequest, bus::AgentReply>(options, {agent_id, slot_id, enabled});
   if (!reply.ok()) return Fail(reply.status());
   return PrintAgent(options, reply->agent);
+}
+
+int SlotList(const CliOptions& options, const std::string& agent_id) {
+  auto list = Call<bus::AgentListRequest, bus::AgentList>(options, {});
+  if (!list.ok()) return Fail(list.status());
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  if (!options.json) {
+    std::printf("%-24s %-8s %-6s %-8s %-40s %s\n", "AGENT ID", "SLOT", "TYPE", "ENABLED", "UUID",
+                "BRAND");
+  }
+  for (const auto& a : list->agents) {
+    if (!agent_id.empty() && a.id != agent_id) continue;
+    for (const auto& s : a.slots) {
+      const bool enabled = std::find(a.disabled_slots.begin(), a.disabled_slots.end(), s.id) ==
+                           a.disabled_slots.end();
+      if (options.json) {
+        all.push_back({{"agent_id", a.id},
+                       {"slot_id", s.id},
+                       {"type", s.type},
+                       {"enabled", enabled},
+                       {"uuid", s.uuid},
+                       {"brand", s.brand}});
+      } else {
+        std::printf("%-24s %-8s %-6s %-8s %-40s %s\n", a.id.c_str(), s.id.c_str(), s.type.c_str(),
+                    enabled ? "yes" : "no", s.uuid.c_str(), s.brand.c_str());
+      }
+    }
+  }
+  if (options.json) std::cout << all.dump() << "\n";
+  return 0;
+}
+
+int ResourcePoolList(const CliOptions& options) {
+  auto list = Call<bus::ResourcePoolListRequest, bus::ResourcePoolList>(options, {});
+  if (!list.ok()) return Fail(list.status());
+  if (options.json) {
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    for (const auto& pool : list->pools) all.push_back(ToJson(pool));
+    std::cout << all.dump() << "\n";
+    return 0;
+  }
+  std::printf("%-16s %-10s %-7s %-8s %6s %5s %4s  %s\n", "NAME", "SCHEDULER", "FITTING", "PROVIDER",
+              "AGENTS", "SLOTS", "USED", "DESCRIPTION");
+  for (const auto& pool : list->pools) {
+    std::string name = pool.name;
+    if (pool.default_compute) name += "*";
+    std::printf("%-16s %-10s %-7s %-8s %6d %5d %4d  %s\n", name.c_str(), pool.scheduler.c_str(),
+                pool.fitting_policy.c_str(), pool.provider.empty() ? "-" : pool.provider.c_str(),
+                pool.agents, pool.slots, pool.used_slots, pool.description.c_str());
+  }
+  std::printf("(* the default pool for tasks with slots)\n");
+  return 0;
 }
 
 }  // namespace det::cli

@@ -14,4 +14,9 @@ int AgentEnable(const CliOptions& options, const std::string& agent_id, bool ena
 int SlotEnable(const CliOptions& options, const std::string& agent_id, const std::string& slot_id,
                bool enabled);
 
+// det slot list [AGENT]
+int SlotList(const CliOptions& options, const std::string& agent_id);
+// det resource-pool list
+int ResourcePoolList(const CliOptions& options);
+
 }  // namespace det::cli

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "bus/catalog/cluster_json.h"
 #include "bus/catalog/master.h"
 #include "cli/rpc_call.h"
 #include "common/logging.h"
@@ -20,10 +21,7 @@ int MasterInfo(const CliOptions& options) {
   auto info = Call<bus::MasterInfoRequest, bus::MasterInfo>(options, {});
   if (!info.ok()) return Fail(info.status());
   if (options.json) {
-    std::cout << "{\"version\":\"" << JsonEscape(info->version) << "\",\"cluster_name\":\""
-              << JsonEscape(info->cluster_name) << "\",\"cluster_id\":\""
-              << JsonEscape(info->cluster_id) << "\",\"master_id\":\"" << info->master_id
-              << "\",\"started_at\":" << info->started_at << "}\n";
+    std::cout << bus::ToJson(*info).dump() << "\n";
     return 0;
   }
   std::cout << "version:    " << info->version << "\ncluster:    " << info->cluster_name

@@ -5,26 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "bus/catalog/cluster_json.h"
 #include "bus/catalog/jobs.h"
 #include "cli/rpc_call.h"
 
 namespace det::cli {
 namespace {
 
-nlohmann::ordered_json ToJson(const bus::JobSummary& j) {
-  return {{"job_id", j.job_id},
-          {"type", j.type},
-          {"state", j.state},
-          {"resource_pool", j.resource_pool},
-          {"jobs_ahead", j.jobs_ahead},
-          {"requested_slots", j.requested_slots},
-          {"allocated_slots", j.allocated_slots},
-          {"priority", j.priority},
-          {"weight", j.weight},
-          {"preemptible", j.preemptible},
-          {"submitted_at", j.submitted_at},
-          {"name", j.name}};
-}
+using bus::ToJson;
 
 void PrintJobs(const std::vector<bus::JobSummary>& jobs) {
   std::printf("%-32s %-12s %-20s %5s %8s %9s %8s %6s  %s\n", "JOB ID", "POOL", "STATE", "AHEAD",

@@ -60,6 +60,13 @@ int main(int argc, char** argv) {
   agent_disable->add_flag("--drain", drain, "let running tasks finish");
   agent_disable->callback([&] { rc = det::cli::AgentEnable(options, agent_id, false, drain); });
   auto* slot = app.add_subcommand("slot", "slots of an agent")->require_subcommand(1);
+  auto* slot_list = slot->add_subcommand("list", "every agent's slots, or one agent's");
+  slot_list->add_option("agent_id", agent_id, "only this agent");
+  slot_list->callback([&] { rc = det::cli::SlotList(options, agent_id); });
+  auto* pool = app.add_subcommand("resource-pool", "resource pools")->require_subcommand(1);
+  pool->add_subcommand("list", "pools, their schedulers and slots")->callback([&] {
+    rc = det::cli::ResourcePoolList(options);
+  });
   for (bool enable : {true, false}) {
     auto* sub =
         slot->add_subcommand(enable ? "enable" : "disable",

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "bus/catalog/cluster_json.h"
 #include "bus/catalog/tasks.h"
 #include "cli/rpc_call.h"
 #include "common/strings.h"
@@ -13,28 +14,9 @@
 namespace det::cli {
 namespace {
 
-constexpr auto kPollInterval = std::chrono::milliseconds(200);
+using bus::ToJson;
 
-nlohmann::ordered_json ToJson(const bus::TaskSummary& t) {
-  return {{"id", t.id},
-          {"type", t.type},
-          {"state", t.state},
-          {"resource_pool", t.resource_pool},
-          {"slots", t.slots},
-          {"agents", t.agents},
-          {"entrypoint", t.entrypoint},
-          {"exit_code", t.exit_code},
-          {"failure_type", t.failure_type},
-          {"message", t.message},
-          {"submitted_at", t.submitted_at},
-          {"ended_at", t.ended_at},
-          {"priority", t.priority},
-          {"weight", t.weight},
-          {"preemptible", t.preemptible},
-          {"preempting", t.preempting},
-          {"allocations", t.allocations},
-          {"allocation_id", t.allocation_id}};
-}
+constexpr auto kPollInterval = std::chrono::milliseconds(200);
 
 std::string TimeText(int64_t unix_ns) {
   const time_t seconds = static_cast<time_t>(unix_ns / 1000000000);
@@ -109,13 +91,7 @@ int TaskLogs(const CliOptions& options, const std::string& task_id, bool follow)
     if (!reply.ok()) return Fail(reply.status());
     for (const auto& line : reply->lines) {
       if (options.json) {
-        std::cout << nlohmann::ordered_json{{"id", line.id},
-                                            {"timestamp", line.timestamp},
-                                            {"agent", line.agent_id},
-                                            {"stdtype", line.stdtype},
-                                            {"log", line.text}}
-                         .dump()
-                  << "\n";
+        std::cout << ToJson(line).dump() << "\n";
       } else {
         std::cout << "[" << TimeText(line.timestamp) << "] " << line.text << "\n";
       }

@@ -9,13 +9,56 @@
 
 namespace det::master {
 
+namespace {
+
+bus::ResourcePoolSummary PoolSummary(const ResourcePoolConfig& pool,
+                                     const ResourceManagerConfig& manager) {
+  using Config = scheduler::SchedulerConfig;
+  bus::ResourcePoolSummary summary;
+  summary.name = pool.pool_name;
+  summary.description = pool.description;
+  summary.scheduler = pool.scheduler.type == Config::Type::kFairShare ? "fair_share" : "priority";
+  summary.fitting_policy = pool.scheduler.fitting == Config::Fitting::kWorst ? "worst" : "best";
+  summary.preemption = pool.scheduler.preemption;
+  summary.default_priority = pool.scheduler.default_priority;
+  if (pool.provider) {
+    summary.provider = pool.provider->type;
+    summary.min_instances = pool.provider->min_instances;
+    summary.max_instances = pool.provider->max_instances;
+    summary.slots_per_instance = pool.provider->slots_per_instance;
+  }
+  summary.default_compute = pool.pool_name == manager.default_compute_resource_pool;
+  summary.default_aux = pool.pool_name == manager.default_aux_resource_pool;
+  return summary;
+}
+
+}  // namespace
+
 Api::Api(zmq::context_t& context, storage::Database& database, auth::Users& users,
-         bus::MasterInfo info, int64_t max_message_bytes)
+         bus::MasterInfo info, const ResourcesConfig& resources, int64_t max_message_bytes)
     : context_(context),
       database_(database),
       users_(users),
       info_(std::move(info)),
-      max_message_bytes_(max_message_bytes) {}
+      max_message_bytes_(max_message_bytes) {
+  for (const ResourcePoolConfig& pool : resources.resource_pools) {
+    pools_.push_back(PoolSummary(pool, resources.resource_manager));
+  }
+}
+
+Result<bus::ResourcePoolList> Api::ResourcePools(const auth::Principal& caller) {
+  DET_ASSIGN_OR_RETURN(bus::AgentList agents, Call(caller, bus::AgentListRequest{}));
+  bus::ResourcePoolList list{pools_};
+  for (bus::ResourcePoolSummary& pool : list.pools) {
+    for (const bus::AgentSummary& agent : agents.agents) {
+      if (agent.resource_pool != pool.name || agent.state != "connected") continue;
+      ++pool.agents;
+      pool.slots += static_cast<int32_t>(agent.slots.size());
+      pool.used_slots += agent.used_slots;
+    }
+  }
+  return list;
+}
 
 std::unique_ptr<bus::RpcClient> Api::TakeClient(Owner owner) {
   {

@@ -14,6 +14,7 @@
 #include "bus/catalog/users.h"
 #include "bus/rpc_client.h"
 #include "master/auth/users.h"
+#include "master/resource_config.h"
 #include "storage/database.h"
 
 namespace det::master {
@@ -88,7 +89,7 @@ class Api {
  public:
   // `database`, `users` and `context` outlive the api.
   Api(zmq::context_t& context, storage::Database& database, auth::Users& users,
-      bus::MasterInfo info, int64_t max_message_bytes);
+      bus::MasterInfo info, const ResourcesConfig& resources, int64_t max_message_bytes);
 
   Result<auth::Principal> Authenticate(const std::string& token) {
     return users_.Authenticate(token);
@@ -108,6 +109,8 @@ class Api {
   const bus::MasterInfo& info() const { return info_; }
   Result<bus::TaskLogsReply> TaskLogs(const auth::Principal& caller,
                                       const bus::TaskLogsRequest& request);
+  // The configured pools with their connected agents' slots.
+  Result<bus::ResourcePoolList> ResourcePools(const auth::Principal& caller);
   auth::Users& users() { return users_; }
 
  private:
@@ -121,6 +124,7 @@ class Api {
   storage::Database& database_;
   auth::Users& users_;
   bus::MasterInfo info_;
+  std::vector<bus::ResourcePoolSummary> pools_;  // as configured; counts filled per call
   int64_t max_message_bytes_;
   std::mutex mu_;                                                     // guards idle_
   std::array<std::vector<std::unique_ptr<bus::RpcClient>>, 2> idle_;  // by Owner

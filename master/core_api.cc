@@ -10,6 +10,7 @@
 #include "bus/catalog/experiments.h"
 #include "bus/rpc_client.h"
 #include "master/agent_registry.h"
+#include "master/cluster_api.h"
 #include "master/experiment_service.h"
 #include "master/http_json.h"
 #include "master/user_http.h"
@@ -117,6 +118,7 @@ void CoreApi::Route() {
   server_->new_task_queue = [] { return new httplib::ThreadPool(kHttpWorkers); };
   RouteExperimentApi(*server_, *options_.api);
   RouteUserApi(*server_, options_.api->users());
+  RouteClusterApi(*server_, *options_.api);
   // The caller's allocation, checked against the trial the path names (when it names one).
   auto authenticate = [this](const httplib::Request& req, int64_t trial_id) -> Result<Caller> {
     DET_ASSIGN_OR_RETURN(std::string token, BearerToken(req, "DET_SESSION_TOKEN"));

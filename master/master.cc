@@ -65,8 +65,8 @@ Result<MasterEndpoints> Master::Start() {
   // gateway's forwarded calls time out.
   bus::MasterInfo info{kVersion, database_->cluster_id(), bus::RandomId(),
                        UnixNanos(clock_.WallNow()), config_.cluster_name};
-  api_ =
-      std::make_unique<Api>(context_, database_->db(), *users_, info, bus_config.max_message_bytes);
+  api_ = std::make_unique<Api>(context_, database_->db(), *users_, info, config_.resources,
+                               bus_config.max_message_bytes);
   gateway_ = std::make_unique<CliGateway>(context_, clock_, *api_, bus_config.max_message_bytes);
   DET_ASSIGN_OR_RETURN(endpoints.gateway, gateway_->Bind(tcp(bus_config.gateway_port), security));
   gateway_->Start();

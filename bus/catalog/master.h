@@ -127,4 +127,60 @@ struct AgentList {
   }
 };
 
+// A resource pool: how it is configured and what its agents hold now.
+struct ResourcePoolSummary {
+  std::string name;
+  std::string description;
+  std::string scheduler;       // priority | fair_share
+  std::string fitting_policy;  // best | worst
+  bool preemption = false;
+  int32_t default_priority = 42;
+  std::string provider;  // aws | gcp | local; empty: a static pool
+  int32_t min_instances = 0;
+  int32_t max_instances = 0;
+  int32_t slots_per_instance = 0;
+  bool default_compute = false;  // where tasks with slots that name no pool go
+  bool default_aux = false;      // where zero-slot tasks that name no pool go
+  int32_t agents = 0;            // connected now
+  int32_t slots = 0;
+  int32_t used_slots = 0;
+  bool operator==(const ResourcePoolSummary&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("name", s.name, kRequired);
+    v("description", s.description);
+    v("scheduler", s.scheduler);
+    v("fitting_policy", s.fitting_policy);
+    v("preemption", s.preemption);
+    v("default_priority", s.default_priority);
+    v("provider", s.provider);
+    v("min_instances", s.min_instances);
+    v("max_instances", s.max_instances);
+    v("slots_per_instance", s.slots_per_instance);
+    v("default_compute", s.default_compute);
+    v("default_aux", s.default_aux);
+    v("agents", s.agents);
+    v("slots", s.slots);
+    v("used_slots", s.used_slots);
+  }
+};
+
+// Method "resource_pool.list".
+struct ResourcePoolListRequest {
+  static constexpr std::string_view kType = "resource_pool.list";
+  bool operator==(const ResourcePoolListRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self&, V&) {}
+};
+
+struct ResourcePoolList {
+  static constexpr std::string_view kType = "resource_pool.list.reply";
+  std::vector<ResourcePoolSummary> pools;
+  bool operator==(const ResourcePoolList&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("pools", s.pools);
+  }
+};
+
 }  // namespace det::bus

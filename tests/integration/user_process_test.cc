@@ -1,8 +1,8 @@
 // Users, sessions and access tokens end to end: the real det against a real master.
 #include <gtest/gtest.h>
-#include <httplib.h>
 
 #include "tests/testing/cluster_fixture.h"
+#include "tests/testing/rest_client.h"
 #include "tests/testing/test_util.h"
 
 namespace det {
@@ -181,27 +181,14 @@ TEST_F(UserProcessTest, CachedSessionsOutliveAMasterRestart) {
 // The same rules over REST, with a plain HTTP client.
 class UserRestTest : public UserProcessTest {
  protected:
-  struct Answer {
-    int status = 0;
-    nlohmann::json body;
-  };
-  Answer Send(const std::string& method, const std::string& path, const std::string& token,
-              const std::string& body = "") {
-    httplib::Client http("127.0.0.1", std::stoi(rest_port_));
-    httplib::Headers headers;
-    if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
-    httplib::Result res = method == "GET"      ? http.Get(path, headers)
-                          : method == "DELETE" ? http.Delete(path, headers)
-                          : method == "PATCH"  ? http.Patch(path, headers, body, "application/json")
-                                               : http.Post(path, headers, body, "application/json");
-    if (!res) return {};
-    return {res->status, nlohmann::json::parse(res->body, nullptr, false)};
+  testing::RestAnswer Send(const std::string& method, const std::string& path,
+                           const std::string& token, const std::string& body = "") {
+    return testing::RestClient(std::stoi(rest_port_)).Send(method, path, token, body);
   }
   std::string Login(const std::string& user, const std::string& password) {
-    Answer answer = Send("POST", "/api/v1/auth/login", "",
-                         nlohmann::json{{"username", user}, {"password", password}}.dump());
-    EXPECT_EQ(answer.status, 200) << answer.body.dump();
-    return answer.body.value("token", "");
+    const std::string token = testing::RestClient(std::stoi(rest_port_)).Login(user, password);
+    EXPECT_FALSE(token.empty()) << user;
+    return token;
   }
 };
 
@@ -215,18 +202,19 @@ TEST_F(UserRestTest, LoginsUsersAndTokensAnswerWithTheRightStatus) {
   EXPECT_EQ(Send("GET", "/api/v1/me", admin).body["user"]["username"], "admin");
 
   // Malformed bodies: 400 naming what is wrong.
-  Answer malformed = Send("POST", "/api/v1/users", admin, "{not json");
+  testing::RestAnswer malformed = Send("POST", "/api/v1/users", admin, "{not json");
   EXPECT_EQ(malformed.status, 400);
   EXPECT_EQ(malformed.body["error"], "request body: expected a JSON object");
-  Answer missing = Send("POST", "/api/v1/users", admin, R"({"username":"alice"})");
+  testing::RestAnswer missing = Send("POST", "/api/v1/users", admin, R"({"username":"alice"})");
   EXPECT_EQ(missing.status, 400);
   EXPECT_EQ(missing.body["error"], "password: is required (a string)");
   EXPECT_EQ(
       Send("POST", "/api/v1/users", admin, R"({"username":"alice","password":7})").body["error"],
       "password: expected a string");
 
-  Answer created = Send("POST", "/api/v1/users", admin,
-                        nlohmann::json{{"username", "alice"}, {"password", kAlicePassword}}.dump());
+  testing::RestAnswer created =
+      Send("POST", "/api/v1/users", admin,
+           nlohmann::json{{"username", "alice"}, {"password", kAlicePassword}}.dump());
   ASSERT_EQ(created.status, 200) << created.body.dump();
   EXPECT_EQ(created.body["user"]["admin"], false);
   const std::string alice = Login("alice", kAlicePassword);
@@ -247,7 +235,8 @@ TEST_F(UserRestTest, LoginsUsersAndTokensAnswerWithTheRightStatus) {
   EXPECT_EQ(Send("PATCH", "/api/v1/users/alice", admin, R"({})").status, 400);
 
   // A token made over REST works over REST and is gone once revoked.
-  Answer token = Send("POST", "/api/v1/tokens", alice, R"({"description":"rest","lifespan_s":60})");
+  testing::RestAnswer token =
+      Send("POST", "/api/v1/tokens", alice, R"({"description":"rest","lifespan_s":60})");
   ASSERT_EQ(token.status, 200) << token.body.dump();
   const std::string secret = token.body["token"];
   EXPECT_EQ(Send("GET", "/api/v1/me", secret).body["user"]["username"], "alice");

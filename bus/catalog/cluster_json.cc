@@ -1,0 +1,105 @@
+#include "bus/catalog/cluster_json.h"
+
+namespace det::bus {
+
+nlohmann::ordered_json ToJson(const AgentSummary& a) {
+  nlohmann::ordered_json slots = nlohmann::ordered_json::array();
+  for (const auto& s : a.slots) {
+    slots.push_back({{"id", s.id},
+                     {"type", s.type},
+                     {"brand", s.brand},
+                     {"uuid", s.uuid},
+                     {"memory_mib", s.memory_mib}});
+  }
+  nlohmann::ordered_json utilization = nlohmann::ordered_json::array();
+  for (const auto& u : a.utilization) {
+    utilization.push_back({{"slot_id", u.slot_id},
+                           {"utilization_percent", u.utilization_percent},
+                           {"memory_used_mib", u.memory_used_mib}});
+  }
+  return {{"id", a.id},
+          {"state", a.state},
+          {"resource_pool", a.resource_pool},
+          {"hostname", a.hostname},
+          {"version", a.version},
+          {"slots", a.slots.size()},
+          {"devices", slots},
+          {"enabled", a.enabled},
+          {"draining", a.draining},
+          {"disabled_slots", a.disabled_slots},
+          {"used_slots", a.used_slots},
+          {"utilization", utilization},
+          {"last_heard_ms_ago", a.last_heard_ms_ago}};
+}
+
+nlohmann::ordered_json ToJson(const TaskSummary& t) {
+  return {{"id", t.id},
+          {"type", t.type},
+          {"state", t.state},
+          {"resource_pool", t.resource_pool},
+          {"slots", t.slots},
+          {"agents", t.agents},
+          {"entrypoint", t.entrypoint},
+          {"exit_code", t.exit_code},
+          {"failure_type", t.failure_type},
+          {"message", t.message},
+          {"submitted_at", t.submitted_at},
+          {"ended_at", t.ended_at},
+          {"priority", t.priority},
+          {"weight", t.weight},
+          {"preemptible", t.preemptible},
+          {"preempting", t.preempting},
+          {"allocations", t.allocations},
+          {"allocation_id", t.allocation_id}};
+}
+
+nlohmann::ordered_json ToJson(const JobSummary& j) {
+  return {{"job_id", j.job_id},
+          {"type", j.type},
+          {"state", j.state},
+          {"resource_pool", j.resource_pool},
+          {"jobs_ahead", j.jobs_ahead},
+          {"requested_slots", j.requested_slots},
+          {"allocated_slots", j.allocated_slots},
+          {"priority", j.priority},
+          {"weight", j.weight},
+          {"preemptible", j.preemptible},
+          {"submitted_at", j.submitted_at},
+          {"name", j.name}};
+}
+
+nlohmann::ordered_json ToJson(const TaskLogLine& line) {
+  return {{"id", line.id},
+          {"timestamp", line.timestamp},
+          {"agent", line.agent_id},
+          {"stdtype", line.stdtype},
+          {"log", line.text}};
+}
+
+nlohmann::ordered_json ToJson(const MasterInfo& info) {
+  return {{"version", info.version},
+          {"cluster_name", info.cluster_name},
+          {"cluster_id", info.cluster_id},
+          {"master_id", info.master_id},
+          {"started_at", info.started_at}};
+}
+
+nlohmann::ordered_json ToJson(const ResourcePoolSummary& pool) {
+  return {{"name", pool.name},
+          {"description", pool.description},
+          {"scheduler", pool.scheduler},
+          {"fitting_policy", pool.fitting_policy},
+          {"preemption", pool.preemption},
+          {"default_priority", pool.default_priority},
+          {"provider", pool.provider},
+          {"min_instances", pool.min_instances},
+          {"max_instances", pool.max_instances},
+          {"slots_per_instance", pool.slots_per_instance},
+          {"default_compute", pool.default_compute},
+          {"default_aux", pool.default_aux},
+          {"agents", pool.agents},
+          {"slots", pool.slots},
+          {"used_slots", pool.used_slots}};
+}
+
+}  // namespace det::bus

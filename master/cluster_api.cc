@@ -1,0 +1,273 @@
+#include "master/cluster_api.h"
+
+#include <httplib.h>
+
+#include <memory>
+#include <thread>
+
+#include "bus/catalog/cluster_json.h"
+#include "master/http_json.h"
+#include "master/user_http.h"
+
+namespace det::master {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+using Caller = const auth::Principal&;
+using Req = const httplib::Request&;
+
+constexpr auto kFollowPoll = std::chrono::milliseconds(200);
+
+ordered_json AgentJson(const Result<bus::AgentReply>& reply) {
+  return ordered_json{{"agent", bus::ToJson(reply->agent)}};
+}
+
+Result<bus::AgentSummary> FindAgent(Api& api, Caller caller, const std::string& id) {
+  DET_ASSIGN_OR_RETURN(bus::AgentList list, api.Call(caller, bus::AgentListRequest{}));
+  for (auto& agent : list.agents) {
+    if (agent.id == id) return agent;
+  }
+  return NotFound("agent \"" + id + "\" not found");
+}
+
+ordered_json SlotsJson(const bus::AgentSummary& agent) {
+  ordered_json slots = ordered_json::array();
+  for (const auto& slot : agent.slots) {
+    const bool disabled = std::find(agent.disabled_slots.begin(), agent.disabled_slots.end(),
+                                    slot.id) != agent.disabled_slots.end();
+    slots.push_back({{"id", slot.id},
+                     {"type", slot.type},
+                     {"brand", slot.brand},
+                     {"uuid", slot.uuid},
+                     {"memory_mib", slot.memory_mib},
+                     {"enabled", !disabled}});
+  }
+  return ordered_json{{"slots", slots}};
+}
+
+Result<bus::CommandRunRequest> CommandOf(Req req) {
+  DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+  bus::CommandRunRequest run;
+  if (body.contains("entrypoint") && body["entrypoint"].is_string()) {
+    run.entrypoint = {body["entrypoint"].get<std::string>()};
+  } else {
+    DET_ASSIGN_OR_RETURN(run.entrypoint, Field<std::vector<std::string>>(
+                                             body, "entrypoint", "a list of strings or a string"));
+  }
+  if (run.entrypoint.empty()) return InvalidArgument("entrypoint: must not be empty");
+  if (body.contains("slots")) {
+    DET_ASSIGN_OR_RETURN(run.slots, Field<int32_t>(body, "slots", "a whole number"));
+  }
+  if (body.contains("resource_pool")) {
+    DET_ASSIGN_OR_RETURN(run.resource_pool, Field<std::string>(body, "resource_pool", "a string"));
+  }
+  if (body.contains("env")) {
+    DET_ASSIGN_OR_RETURN(
+        run.env, (Field<std::map<std::string, std::string>>(body, "env", "an object of strings")));
+  }
+  if (body.contains("priority")) {
+    DET_ASSIGN_OR_RETURN(run.priority, Field<int32_t>(body, "priority", "1 to 99"));
+  }
+  if (body.contains("weight")) {
+    DET_ASSIGN_OR_RETURN(run.weight, Field<double>(body, "weight", "a number"));
+  }
+  if (body.contains("preemptible")) {
+    DET_ASSIGN_OR_RETURN(run.preemptible, Field<bool>(body, "preemptible", "true or false"));
+  }
+  return run;
+}
+
+Result<bus::JobUpdateRequest> JobUpdateOf(Req req) {
+  DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+  bus::JobUpdateRequest update;
+  update.job_id = req.matches[1].str();
+  if (body.contains("priority")) {
+    DET_ASSIGN_OR_RETURN(update.priority, Field<int32_t>(body, "priority", "1 to 99"));
+  }
+  if (body.contains("weight")) {
+    DET_ASSIGN_OR_RETURN(update.weight, Field<double>(body, "weight", "a number"));
+  }
+  if (body.contains("resource_pool")) {
+    DET_ASSIGN_OR_RETURN(update.resource_pool,
+                         Field<std::string>(body, "resource_pool", "a string"));
+  }
+  if (!update.priority && !update.weight && !update.resource_pool) {
+    return InvalidArgument(
+        "request body: nothing to change; give \"priority\", \"weight\" or \"resource_pool\"");
+  }
+  return update;
+}
+
+// A whole number query parameter, or `fallback`; InvalidArgument naming it otherwise.
+Result<int64_t> QueryNumber(Req req, const std::string& name, int64_t fallback) {
+  if (!req.has_param(name)) return fallback;
+  const std::string text = req.get_param_value(name);
+  if (text.empty() || text.size() > 18 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    return InvalidArgument(name + ": expected a whole number, got \"" + text + "\"");
+  }
+  return std::stoll(text);
+}
+
+Result<bus::TaskLogsRequest> LogsRequestOf(Req req) {
+  bus::TaskLogsRequest request{req.matches[1].str(), 0, 1000};
+  DET_ASSIGN_OR_RETURN(request.after_id, QueryNumber(req, "after_id", 0));
+  DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 1000));
+  request.limit = static_cast<int32_t>(std::min<int64_t>(limit, 10000));
+  return request;
+}
+
+// GET .../logs?follow=true: streams NDJSON until the task ended and every line was sent (or the
+// client went away). The caller was authenticated before the stream starts.
+void FollowLogs(Api& api, const auth::Principal& caller, bus::TaskLogsRequest request,
+                httplib::Response& res) {
+  auto next = std::make_shared<bus::TaskLogsRequest>(std::move(request));
+  res.set_chunked_content_provider(
+      "application/x-ndjson", [&api, caller, next](size_t, httplib::DataSink& sink) {
+        auto reply = api.TaskLogs(caller, *next);
+        if (!reply.ok()) {
+          const std::string error = json{{"error", reply.status().message()}}.dump() + "\n";
+          sink.write(error.data(), error.size());
+          sink.done();
+          return true;
+        }
+        for (const auto& line : reply->lines) {
+          const std::string text = bus::ToJson(line).dump() + "\n";
+          if (!sink.write(text.data(), text.size())) return false;
+          next->after_id = line.id;
+        }
+        if (reply->task_ended && reply->lines.empty()) {
+          sink.done();
+        } else if (reply->lines.empty()) {
+          std::this_thread::sleep_for(kFollowPoll);
+        }
+        return sink.is_writable();
+      });
+}
+
+void RouteAgents(httplib::Server& server, Api& api) {
+  Api* a = &api;
+  auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
+  server.Get("/api/v1/agents", users([a](Caller caller, Req) -> UserAnswer {
+               DET_ASSIGN_OR_RETURN(bus::AgentList list, a->Call(caller, bus::AgentListRequest{}));
+               ordered_json agents = ordered_json::array();
+               for (const auto& agent : list.agents) agents.push_back(bus::ToJson(agent));
+               return ordered_json{{"agents", agents}};
+             }));
+  server.Get(R"(/api/v1/agents/([^/]+))", users([a](Caller caller, Req req) -> UserAnswer {
+               DET_ASSIGN_OR_RETURN(bus::AgentSummary agent,
+                                    FindAgent(*a, caller, req.matches[1].str()));
+               return ordered_json{{"agent", bus::ToJson(agent)}};
+             }));
+  server.Get(R"(/api/v1/agents/([^/]+)/slots)", users([a](Caller caller, Req req) -> UserAnswer {
+               DET_ASSIGN_OR_RETURN(bus::AgentSummary agent,
+                                    FindAgent(*a, caller, req.matches[1].str()));
+               return SlotsJson(agent);
+             }));
+  server.Post(
+      R"(/api/v1/agents/([^/]+)/(enable|disable))",
+      users([a](Caller caller, Req req) -> UserAnswer {
+        bus::AgentEnableRequest request{req.matches[1].str(), req.matches[2] == "enable", false};
+        if (!request.enabled && !req.body.empty()) {
+          DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+          if (body.contains("drain")) {
+            DET_ASSIGN_OR_RETURN(request.drain, Field<bool>(body, "drain", "true or false"));
+          }
+        }
+        auto reply = a->Call(caller, request);
+        if (!reply.ok()) return reply.status();
+        return AgentJson(reply);
+      }));
+  server.Post(R"(/api/v1/agents/([^/]+)/slots/([^/]+)/(enable|disable))",
+              users([a](Caller caller, Req req) -> UserAnswer {
+                auto reply = a->Call(
+                    caller, bus::SlotEnableRequest{req.matches[1].str(), req.matches[2].str(),
+                                                   req.matches[3] == "enable"});
+                if (!reply.ok()) return reply.status();
+                return AgentJson(reply);
+              }));
+}
+
+void RouteJobs(httplib::Server& server, Api& api) {
+  Api* a = &api;
+  auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
+  server.Get("/api/v1/resource-pools", users([a](Caller caller, Req) -> UserAnswer {
+               DET_ASSIGN_OR_RETURN(bus::ResourcePoolList list, a->ResourcePools(caller));
+               ordered_json pools = ordered_json::array();
+               for (const auto& pool : list.pools) pools.push_back(bus::ToJson(pool));
+               return ordered_json{{"resource_pools", pools}};
+             }));
+  server.Get("/api/v1/job-queues", users([a](Caller caller, Req req) -> UserAnswer {
+               DET_ASSIGN_OR_RETURN(
+                   bus::JobList list,
+                   a->Call(caller, bus::JobListRequest{req.get_param_value("resource_pool")}));
+               ordered_json jobs = ordered_json::array();
+               for (const auto& job : list.jobs) jobs.push_back(bus::ToJson(job));
+               return ordered_json{{"jobs", jobs}};
+             }));
+  server.Patch(R"(/api/v1/job-queues/([^/]+))", users([a](Caller caller, Req req) -> UserAnswer {
+                 DET_ASSIGN_OR_RETURN(bus::JobUpdateRequest update, JobUpdateOf(req));
+                 DET_ASSIGN_OR_RETURN(bus::JobUpdateReply reply, a->Call(caller, update));
+                 return ordered_json{{"job", bus::ToJson(reply.job)}};
+               }));
+}
+
+void RouteTasks(httplib::Server& server, Api& api) {
+  Api* a = &api;
+  auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
+  server.Post("/api/v1/commands", users([a](Caller caller, Req req) -> UserAnswer {
+                DET_ASSIGN_OR_RETURN(bus::CommandRunRequest run, CommandOf(req));
+                DET_ASSIGN_OR_RETURN(bus::CommandRunReply reply, a->Call(caller, run));
+                return ordered_json{{"task_id", reply.task_id}};
+              }));
+  server.Get("/api/v1/tasks", users([a](Caller caller, Req) -> UserAnswer {
+               DET_ASSIGN_OR_RETURN(bus::TaskList list, a->Call(caller, bus::TaskListRequest{}));
+               ordered_json tasks = ordered_json::array();
+               for (const auto& task : list.tasks) tasks.push_back(bus::ToJson(task));
+               return ordered_json{{"tasks", tasks}};
+             }));
+  server.Get(R"(/api/v1/tasks/([^/]+))", users([a](Caller caller, Req req) -> UserAnswer {
+               DET_ASSIGN_OR_RETURN(bus::TaskGetReply reply,
+                                    a->Call(caller, bus::TaskGetRequest{req.matches[1].str()}));
+               return ordered_json{{"task", bus::ToJson(reply.task)}};
+             }));
+  server.Post(R"(/api/v1/tasks/([^/]+)/kill)", users([a](Caller caller, Req req) -> UserAnswer {
+                DET_ASSIGN_OR_RETURN(bus::TaskKillReply reply,
+                                     a->Call(caller, bus::TaskKillRequest{req.matches[1].str()}));
+                return ordered_json{{"state", reply.state}};
+              }));
+  server.Get(R"(/api/v1/tasks/([^/]+)/logs)", [a](Req req, httplib::Response& res) {
+    auto start = [&]() -> Status {
+      DET_ASSIGN_OR_RETURN(std::string token,
+                           BearerToken(req, "a token from POST /api/v1/auth/login"));
+      DET_ASSIGN_OR_RETURN(auth::Principal caller, a->Authenticate(token));
+      DET_ASSIGN_OR_RETURN(bus::TaskLogsRequest request, LogsRequestOf(req));
+      if (req.get_param_value("follow") == "true") {
+        // Unknown tasks are a 404 before the stream starts.
+        DET_RETURN_IF_ERROR(a->Call(caller, bus::TaskGetRequest{request.task_id}).status());
+        FollowLogs(*a, caller, std::move(request), res);
+        return Status::Ok();
+      }
+      DET_ASSIGN_OR_RETURN(bus::TaskLogsReply reply, a->TaskLogs(caller, request));
+      ordered_json logs = ordered_json::array();
+      for (const auto& line : reply.lines) logs.push_back(bus::ToJson(line));
+      Reply(res, UserAnswer(ordered_json{{"logs", logs}, {"task_ended", reply.task_ended}}));
+      return Status::Ok();
+    };
+    if (Status started = start(); !started.ok()) Reply(res, started);
+  });
+}
+
+}  // namespace
+
+void RouteClusterApi(httplib::Server& server, Api& api) {
+  Api* a = &api;
+  server.Get("/api/v1/master",
+             [a](Req, httplib::Response& res) { Reply(res, UserAnswer(bus::ToJson(a->info()))); });
+  RouteAgents(server, api);
+  RouteJobs(server, api);
+  RouteTasks(server, api);
+}
+
+}  // namespace det::master

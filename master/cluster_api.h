@@ -1,0 +1,38 @@
+#pragma once
+
+#include "master/api.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace det::master {
+
+// The user REST API for the cluster: the master, agents and slots, resource pools, the job queue,
+// commands and tasks with their logs, answering what the same `det` commands answer (the JSON of
+// `det --json`). Every route but GET /api/v1/master needs a user's token (user_http.h); enabling
+// and disabling agents and slots needs an admin.
+//
+//   GET   /api/v1/master                            {"version", "cluster_name", "cluster_id", ...}
+//   GET   /api/v1/agents                            {"agents": [...]}
+//   GET   /api/v1/agents/{id}                       {"agent": {...}}
+//   GET   /api/v1/agents/{id}/slots                 {"slots": [...]} with "enabled" per slot
+//   POST  /api/v1/agents/{id}/enable                {"agent"}
+//   POST  /api/v1/agents/{id}/disable               {"drain": bool} -> {"agent"}
+//   POST  /api/v1/agents/{id}/slots/{slot}/enable|disable   {"agent"}
+//   GET   /api/v1/resource-pools                    {"resource_pools": [...]}
+//   GET   /api/v1/job-queues[?resource_pool=P]      {"jobs": [...]} in queue order
+//   PATCH /api/v1/job-queues/{job id}               {"priority", "weight", "resource_pool"} ->
+//                                                   {"job"}
+//   POST  /api/v1/commands                          {"entrypoint": [...] or "shell text", "slots",
+//                                                   "resource_pool", "env", "priority",
+//                                                   "weight", "preemptible"} -> {"task_id"}
+//   GET   /api/v1/tasks                             {"tasks": [...]}
+//   GET   /api/v1/tasks/{id}                        {"task": {...}}
+//   POST  /api/v1/tasks/{id}/kill                   {"state"}
+//   GET   /api/v1/tasks/{id}/logs[?after_id=N&limit=N]   {"logs": [...], "task_ended"}
+//   GET   /api/v1/tasks/{id}/logs?follow=true       application/x-ndjson, one line per log line,
+//                                                   until the task ended and every line was sent
+void RouteClusterApi(httplib::Server& server, Api& api);
+
+}  // namespace det::master

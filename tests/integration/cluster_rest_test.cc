@@ -1,0 +1,138 @@
+// The cluster's REST API with a plain HTTP client against real processes: the master, agents and
+// slots, resource pools, the job queue, commands, tasks and their logs (also followed).
+#include <gtest/gtest.h>
+
+#include "tests/testing/cluster_fixture.h"
+#include "tests/testing/rest_client.h"
+#include "tests/testing/test_util.h"
+
+namespace det {
+namespace {
+
+using testing::RestAnswer;
+
+class ClusterRestTest : public testing::ClusterProcessTest {
+ protected:
+  void SetUp() override {
+    ClusterProcessTest::SetUp();
+    rest_ = std::make_unique<testing::RestClient>(std::stoi(rest_port_));
+    admin_ = rest_->Login("admin", testing::kAdminPassword);
+    ASSERT_FALSE(admin_.empty());
+  }
+  RestAnswer Send(const std::string& method, const std::string& path,
+                  const std::string& body = "") {
+    return rest_->Send(method, path, admin_, body);
+  }
+
+  std::unique_ptr<testing::RestClient> rest_;
+  std::string admin_;
+};
+
+TEST_F(ClusterRestTest, AgentsSlotsAndPools) {
+  auto agent = StartAgent("rest-agent", 2);
+  ASSERT_TRUE(
+      testing::Eventually([&] { return Send("GET", "/api/v1/agents").body["agents"].size() == 1; },
+                          std::chrono::seconds(10)));
+  // Master info is public; the rest needs a token.
+  RestAnswer info = rest_->Send("GET", "/api/v1/master", "");
+  EXPECT_EQ(info.status, 200);
+  EXPECT_FALSE(info.body.value("cluster_id", "").empty()) << info.text;
+  EXPECT_EQ(rest_->Send("GET", "/api/v1/agents", "").status, 401);
+
+  RestAnswer one = Send("GET", "/api/v1/agents/rest-agent");
+  EXPECT_EQ(one.body["agent"]["state"], "connected") << one.text;
+  EXPECT_EQ(Send("GET", "/api/v1/agents/nope").status, 404);
+  RestAnswer slots = Send("GET", "/api/v1/agents/rest-agent/slots");
+  ASSERT_EQ(slots.body["slots"].size(), 2u) << slots.text;
+  EXPECT_EQ(slots.body["slots"][0]["enabled"], true);
+
+  // Admin work: 403 for a user, done for the admin.
+  testing::Shell("printf 'bob-password\\n' | " +
+                 DetCommand("DET_USER=admin DET_PASS=" + std::string(testing::kAdminPassword) +
+                                " DET_AUTH_FILE=" + (dir_ / "auth-admin.json").string(),
+                            "user create bob"));
+  const std::string bob = rest_->Login("bob", "bob-password");
+  ASSERT_FALSE(bob.empty());
+  EXPECT_EQ(rest_->Send("POST", "/api/v1/agents/rest-agent/disable", bob).status, 403);
+  EXPECT_EQ(Send("POST", "/api/v1/agents/rest-agent/disable", R"({"drain":"yes"})").status, 400);
+  RestAnswer disabled = Send("POST", "/api/v1/agents/rest-agent/disable", R"({"drain":true})");
+  EXPECT_EQ(disabled.body["agent"]["enabled"], false) << disabled.text;
+  EXPECT_EQ(Send("POST", "/api/v1/agents/rest-agent/enable").body["agent"]["enabled"], true);
+  const std::string slot = slots.body["slots"][1]["id"];
+  EXPECT_EQ(Send("POST", "/api/v1/agents/rest-agent/slots/" + slot + "/disable").status, 200);
+  EXPECT_EQ(Send("GET", "/api/v1/agents/rest-agent/slots").body["slots"][1]["enabled"], false);
+  EXPECT_EQ(Send("POST", "/api/v1/agents/nope/enable").status, 404);
+
+  RestAnswer pools = Send("GET", "/api/v1/resource-pools");
+  ASSERT_EQ(pools.body["resource_pools"].size(), 1u) << pools.text;
+  EXPECT_EQ(pools.body["resource_pools"][0]["name"], "default");
+  EXPECT_EQ(pools.body["resource_pools"][0]["scheduler"], "priority");
+  EXPECT_EQ(pools.body["resource_pools"][0]["agents"], 1);
+  EXPECT_EQ(pools.body["resource_pools"][0]["slots"], 2);
+  // det shows the same.
+  EXPECT_NE(Det("resource-pool list").find("default*"), std::string::npos);
+  EXPECT_NE(Det("slot list rest-agent").find("rest-agent"), std::string::npos);
+}
+
+TEST_F(ClusterRestTest, CommandsTasksLogsAndTheJobQueue) {
+  EXPECT_EQ(Send("POST", "/api/v1/commands", R"({"slots":1})").body["error"],
+            "entrypoint: is required (a list of strings or a string)");
+  EXPECT_EQ(Send("POST", "/api/v1/commands", R"({"entrypoint":"true","slots":"one"})").status, 400);
+  // Nothing can run yet: the command waits in the queue.
+  RestAnswer queued =
+      Send("POST", "/api/v1/commands",
+           R"({"entrypoint":"for i in 1 2 3; do echo line $i; done","priority":7})");
+  ASSERT_EQ(queued.status, 200) << queued.text;
+  const std::string task = queued.body["task_id"];
+  RestAnswer jobs = Send("GET", "/api/v1/job-queues");
+  ASSERT_EQ(jobs.body["jobs"].size(), 1u) << jobs.text;
+  EXPECT_EQ(jobs.body["jobs"][0]["state"], "QUEUED");
+  EXPECT_EQ(jobs.body["jobs"][0]["priority"], 7);
+  const std::string job = jobs.body["jobs"][0]["job_id"];
+  EXPECT_EQ(Send("PATCH", "/api/v1/job-queues/" + job, "{}").status, 400);
+  EXPECT_EQ(Send("PATCH", "/api/v1/job-queues/" + job, R"({"priority":3})").body["job"]["priority"],
+            3);
+
+  // Following the logs from before the start to the end.
+  std::string followed;
+  std::thread follower([&] {
+    followed = rest_->Send("GET", "/api/v1/tasks/" + task + "/logs?follow=true", admin_).text;
+  });
+  auto agent = StartAgent("rest-agent", 1);
+  follower.join();
+  EXPECT_NE(followed.find("\"log\":\"line 1\""), std::string::npos) << followed;
+  EXPECT_NE(followed.find("\"log\":\"line 3\""), std::string::npos) << followed;
+  EXPECT_EQ(std::count(followed.begin(), followed.end(), '\n'), 3) << followed;
+
+  RestAnswer got = Send("GET", "/api/v1/tasks/" + task);
+  EXPECT_EQ(got.body["task"]["state"], "TERMINATED") << got.text;
+  EXPECT_EQ(got.body["task"]["exit_code"], 0);
+  RestAnswer logs = Send("GET", "/api/v1/tasks/" + task + "/logs?limit=2");
+  EXPECT_EQ(logs.body["logs"].size(), 2u) << logs.text;
+  const int64_t second = logs.body["logs"][1]["id"];
+  RestAnswer rest =
+      Send("GET", "/api/v1/tasks/" + task + "/logs?after_id=" + std::to_string(second));
+  ASSERT_EQ(rest.body["logs"].size(), 1u) << rest.text;
+  EXPECT_EQ(rest.body["logs"][0]["log"], "line 3");
+  EXPECT_EQ(rest.body["task_ended"], true);
+  EXPECT_EQ(Send("GET", "/api/v1/tasks/" + task + "/logs?limit=x").status, 400);
+  EXPECT_EQ(Send("GET", "/api/v1/tasks/no-such-task/logs").status, 404);
+  EXPECT_EQ(Send("GET", "/api/v1/tasks/no-such-task/logs?follow=true").status, 404);
+  EXPECT_EQ(Send("GET", "/api/v1/tasks/no-such-task").status, 404);
+  EXPECT_EQ(Send("GET", "/api/v1/tasks").body["tasks"].size(), 1u);
+
+  RestAnswer sleeper = Send("POST", "/api/v1/commands", R"({"entrypoint":["sleep","60"]})");
+  const std::string sleeping = sleeper.body["task_id"];
+  ASSERT_TRUE(testing::Eventually(
+      [&] { return Send("GET", "/api/v1/tasks/" + sleeping).body["task"]["state"] == "RUNNING"; },
+      std::chrono::seconds(10)));
+  EXPECT_EQ(Send("POST", "/api/v1/tasks/" + sleeping + "/kill").status, 200);
+  EXPECT_TRUE(testing::Eventually(
+      [&] {
+        return Send("GET", "/api/v1/tasks/" + sleeping).body["task"]["failure_type"] == "Killed";
+      },
+      std::chrono::seconds(15)));
+}
+
+}  // namespace
+}  // namespace det
