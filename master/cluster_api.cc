@@ -146,59 +146,62 @@ void FollowLogs(Api& api, const auth::Principal& caller, bus::TaskLogsRequest re
       });
 }
 
-void RouteAgents(httplib::Server& server, Api& api) {
+void RouteAgents(HttpRoutes& routes, Api& api) {
   Api* a = &api;
   auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
-  server.Get("/api/v1/agents", users([a](Caller caller, Req) -> UserAnswer {
+  routes.Get("/api/v1/agents", users([a](Caller caller, Req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(bus::AgentList list, a->Call(caller, bus::AgentListRequest{}));
                ordered_json agents = ordered_json::array();
                for (const auto& agent : list.agents) agents.push_back(bus::ToJson(agent));
                return ordered_json{{"agents", agents}};
              }));
-  server.Get(R"(/api/v1/agents/([^/]+))", users([a](Caller caller, Req req) -> UserAnswer {
+  routes.Get("/api/v1/agents/{agent_id}", users([a](Caller caller, Req req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(bus::AgentSummary agent,
                                     FindAgent(*a, caller, req.matches[1].str()));
                return ordered_json{{"agent", bus::ToJson(agent)}};
              }));
-  server.Get(R"(/api/v1/agents/([^/]+)/slots)", users([a](Caller caller, Req req) -> UserAnswer {
+  routes.Get("/api/v1/agents/{agent_id}/slots", users([a](Caller caller, Req req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(bus::AgentSummary agent,
                                     FindAgent(*a, caller, req.matches[1].str()));
                return SlotsJson(agent);
              }));
-  server.Post(
-      R"(/api/v1/agents/([^/]+)/(enable|disable))",
-      users([a](Caller caller, Req req) -> UserAnswer {
-        bus::AgentEnableRequest request{req.matches[1].str(), req.matches[2] == "enable", false};
-        if (!request.enabled && !req.body.empty()) {
-          DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
-          if (body.contains("drain")) {
-            DET_ASSIGN_OR_RETURN(request.drain, Field<bool>(body, "drain", "true or false"));
-          }
-        }
-        auto reply = a->Call(caller, request);
-        if (!reply.ok()) return reply.status();
-        return AgentJson(reply);
-      }));
-  server.Post(R"(/api/v1/agents/([^/]+)/slots/([^/]+)/(enable|disable))",
-              users([a](Caller caller, Req req) -> UserAnswer {
-                auto reply = a->Call(
-                    caller, bus::SlotEnableRequest{req.matches[1].str(), req.matches[2].str(),
-                                                   req.matches[3] == "enable"});
-                if (!reply.ok()) return reply.status();
-                return AgentJson(reply);
-              }));
+  for (const bool enable : {true, false}) {
+    const std::string action = enable ? "enable" : "disable";
+    routes.Post("/api/v1/agents/{agent_id}/" + action,
+                users([a, enable](Caller caller, Req req) -> UserAnswer {
+                  bus::AgentEnableRequest request{req.matches[1].str(), enable, false};
+                  if (!enable && !req.body.empty()) {
+                    DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+                    if (body.contains("drain")) {
+                      DET_ASSIGN_OR_RETURN(request.drain,
+                                           Field<bool>(body, "drain", "true or false"));
+                    }
+                  }
+                  auto reply = a->Call(caller, request);
+                  if (!reply.ok()) return reply.status();
+                  return AgentJson(reply);
+                }));
+    routes.Post("/api/v1/agents/{agent_id}/slots/{slot_id}/" + action,
+                users([a, enable](Caller caller, Req req) -> UserAnswer {
+                  auto reply = a->Call(
+                      caller,
+                      bus::SlotEnableRequest{req.matches[1].str(), req.matches[2].str(), enable});
+                  if (!reply.ok()) return reply.status();
+                  return AgentJson(reply);
+                }));
+  }
 }
 
-void RouteJobs(httplib::Server& server, Api& api) {
+void RouteJobs(HttpRoutes& routes, Api& api) {
   Api* a = &api;
   auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
-  server.Get("/api/v1/resource-pools", users([a](Caller caller, Req) -> UserAnswer {
+  routes.Get("/api/v1/resource-pools", users([a](Caller caller, Req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(bus::ResourcePoolList list, a->ResourcePools(caller));
                ordered_json pools = ordered_json::array();
                for (const auto& pool : list.pools) pools.push_back(bus::ToJson(pool));
                return ordered_json{{"resource_pools", pools}};
              }));
-  server.Get("/api/v1/job-queues", users([a](Caller caller, Req req) -> UserAnswer {
+  routes.Get("/api/v1/job-queues", users([a](Caller caller, Req req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(
                    bus::JobList list,
                    a->Call(caller, bus::JobListRequest{req.get_param_value("resource_pool")}));
@@ -206,38 +209,38 @@ void RouteJobs(httplib::Server& server, Api& api) {
                for (const auto& job : list.jobs) jobs.push_back(bus::ToJson(job));
                return ordered_json{{"jobs", jobs}};
              }));
-  server.Patch(R"(/api/v1/job-queues/([^/]+))", users([a](Caller caller, Req req) -> UserAnswer {
+  routes.Patch("/api/v1/job-queues/{job_id}", users([a](Caller caller, Req req) -> UserAnswer {
                  DET_ASSIGN_OR_RETURN(bus::JobUpdateRequest update, JobUpdateOf(req));
                  DET_ASSIGN_OR_RETURN(bus::JobUpdateReply reply, a->Call(caller, update));
                  return ordered_json{{"job", bus::ToJson(reply.job)}};
                }));
 }
 
-void RouteTasks(httplib::Server& server, Api& api) {
+void RouteTasks(HttpRoutes& routes, Api& api) {
   Api* a = &api;
   auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
-  server.Post("/api/v1/commands", users([a](Caller caller, Req req) -> UserAnswer {
+  routes.Post("/api/v1/commands", users([a](Caller caller, Req req) -> UserAnswer {
                 DET_ASSIGN_OR_RETURN(bus::CommandRunRequest run, CommandOf(req));
                 DET_ASSIGN_OR_RETURN(bus::CommandRunReply reply, a->Call(caller, run));
                 return ordered_json{{"task_id", reply.task_id}};
               }));
-  server.Get("/api/v1/tasks", users([a](Caller caller, Req) -> UserAnswer {
+  routes.Get("/api/v1/tasks", users([a](Caller caller, Req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(bus::TaskList list, a->Call(caller, bus::TaskListRequest{}));
                ordered_json tasks = ordered_json::array();
                for (const auto& task : list.tasks) tasks.push_back(bus::ToJson(task));
                return ordered_json{{"tasks", tasks}};
              }));
-  server.Get(R"(/api/v1/tasks/([^/]+))", users([a](Caller caller, Req req) -> UserAnswer {
+  routes.Get("/api/v1/tasks/{task_id}", users([a](Caller caller, Req req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(bus::TaskGetReply reply,
                                     a->Call(caller, bus::TaskGetRequest{req.matches[1].str()}));
                return ordered_json{{"task", bus::ToJson(reply.task)}};
              }));
-  server.Post(R"(/api/v1/tasks/([^/]+)/kill)", users([a](Caller caller, Req req) -> UserAnswer {
+  routes.Post("/api/v1/tasks/{task_id}/kill", users([a](Caller caller, Req req) -> UserAnswer {
                 DET_ASSIGN_OR_RETURN(bus::TaskKillReply reply,
                                      a->Call(caller, bus::TaskKillRequest{req.matches[1].str()}));
                 return ordered_json{{"state", reply.state}};
               }));
-  server.Get(R"(/api/v1/tasks/([^/]+)/logs)", [a](Req req, httplib::Response& res) {
+  routes.Get("/api/v1/tasks/{task_id}/logs", [a](Req req, httplib::Response& res) {
     auto start = [&]() -> Status {
       DET_ASSIGN_OR_RETURN(std::string token,
                            BearerToken(req, "a token from POST /api/v1/auth/login"));
@@ -261,13 +264,13 @@ void RouteTasks(httplib::Server& server, Api& api) {
 
 }  // namespace
 
-void RouteClusterApi(httplib::Server& server, Api& api) {
+void RouteClusterApi(HttpRoutes& routes, Api& api) {
   Api* a = &api;
-  server.Get("/api/v1/master",
+  routes.Get("/api/v1/master",
              [a](Req, httplib::Response& res) { Reply(res, UserAnswer(bus::ToJson(a->info()))); });
-  RouteAgents(server, api);
-  RouteJobs(server, api);
-  RouteTasks(server, api);
+  RouteAgents(routes, api);
+  RouteJobs(routes, api);
+  RouteTasks(routes, api);
 }
 
 }  // namespace det::master

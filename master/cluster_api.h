@@ -1,10 +1,7 @@
 #pragma once
 
 #include "master/api.h"
-
-namespace httplib {
-class Server;
-}
+#include "master/http_routes.h"
 
 namespace det::master {
 
@@ -33,6 +30,6 @@ namespace det::master {
 //   GET   /api/v1/tasks/{id}/logs[?after_id=N&limit=N]   {"logs": [...], "task_ended"}
 //   GET   /api/v1/tasks/{id}/logs?follow=true       application/x-ndjson, one line per log line,
 //                                                   until the task ended and every line was sent
-void RouteClusterApi(httplib::Server& server, Api& api);
+void RouteClusterApi(HttpRoutes& routes, Api& api);
 
 }  // namespace det::master

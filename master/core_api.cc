@@ -19,7 +19,8 @@
 
 namespace det::generated {
 extern const char kHarnessPy[];
-}
+extern const char kOpenApiJson[];
+}  // namespace det::generated
 
 namespace det::master {
 namespace {
@@ -87,7 +88,8 @@ CoreApi::CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens
                   [&context](const std::string& allocation_id, const std::string& why) {
                     KillTaskOf(context, allocation_id, why);
                   }),
-      server_(std::make_unique<httplib::Server>()) {
+      server_(std::make_unique<httplib::Server>()),
+      routes_(*server_) {
   Route();
 }
 
@@ -116,9 +118,9 @@ void CoreApi::Stop() {
 
 void CoreApi::Route() {
   server_->new_task_queue = [] { return new httplib::ThreadPool(kHttpWorkers); };
-  RouteExperimentApi(*server_, *options_.api);
-  RouteUserApi(*server_, options_.api->users());
-  RouteClusterApi(*server_, *options_.api);
+  RouteExperimentApi(routes_, *options_.api);
+  RouteUserApi(routes_, options_.api->users());
+  RouteClusterApi(routes_, *options_.api);
   // The caller's allocation, checked against the trial the path names (when it names one).
   auto authenticate = [this](const httplib::Request& req, int64_t trial_id) -> Result<Caller> {
     DET_ASSIGN_OR_RETURN(std::string token, BearerToken(req, "DET_SESSION_TOKEN"));
@@ -138,8 +140,8 @@ void CoreApi::Route() {
   };
   auto trial_of = [](const httplib::Request& req) { return std::stoll(req.matches[1].str()); };
 
-  server_->Post(R"(/api/v1/trials/(\d+)/metrics)", [=, this](const httplib::Request& req,
-                                                             httplib::Response& res) {
+  routes_.Post("/api/v1/trials/{trial_id}/metrics", [=, this](const httplib::Request& req,
+                                                              httplib::Response& res) {
     Reply(res, [&]() -> Result<json> {
       DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
       DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
@@ -162,8 +164,8 @@ void CoreApi::Route() {
     }());
   });
 
-  server_->Post(R"(/api/v1/trials/(\d+)/checkpoints)", [=, this](const httplib::Request& req,
-                                                                 httplib::Response& res) {
+  routes_.Post("/api/v1/trials/{trial_id}/checkpoints", [=, this](const httplib::Request& req,
+                                                                  httplib::Response& res) {
     Reply(res, [&]() -> Result<json> {
       DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
       DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
@@ -183,21 +185,21 @@ void CoreApi::Route() {
     }());
   });
 
-  server_->Post(R"(/api/v1/trials/(\d+)/early_exit)",
-                [=](const httplib::Request& req, httplib::Response& res) {
-                  Reply(res, [&]() -> Result<json> {
-                    DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
-                    DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
-                    bus::TrialReport report{caller.allocation_id, "exit"};
-                    DET_ASSIGN_OR_RETURN(
-                        report.reason,
-                        Field<std::string>(body, "reason", "ERRORED, INVALID_HP or USER_CANCELED"));
-                    return tell(report);
-                  }());
-                });
+  routes_.Post("/api/v1/trials/{trial_id}/early_exit",
+               [=](const httplib::Request& req, httplib::Response& res) {
+                 Reply(res, [&]() -> Result<json> {
+                   DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
+                   DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+                   bus::TrialReport report{caller.allocation_id, "exit"};
+                   DET_ASSIGN_OR_RETURN(
+                       report.reason,
+                       Field<std::string>(body, "reason", "ERRORED, INVALID_HP or USER_CANCELED"));
+                   return tell(report);
+                 }());
+               });
 
-  server_->Post(R"(/api/v1/trials/(\d+)/progress)", [=](const httplib::Request& req,
-                                                        httplib::Response& res) {
+  routes_.Post("/api/v1/trials/{trial_id}/progress", [=](const httplib::Request& req,
+                                                         httplib::Response& res) {
     Reply(res, [&]() -> Result<json> {
       DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
       DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
@@ -207,23 +209,23 @@ void CoreApi::Route() {
     }());
   });
 
-  server_->Get(R"(/api/v1/trials/(\d+)/context)",
-               [=, this](const httplib::Request& req, httplib::Response& res) {
-                 auto caller = authenticate(req, trial_of(req));
-                 if (!caller.ok()) return Reply(res, caller.status());
-                 Result<std::optional<std::string>> archive =
-                     NotFound("trial " + std::to_string(caller->trial_id) + " not found");
-                 (void)db_.Run([&](pqxx::work& tx) {
-                   auto trial = storage::GetTrial(tx, caller->trial_id);
-                   if (trial.ok()) archive = storage::GetModelDefinition(tx, trial->experiment_id);
-                   return Status::Ok();
-                 });
-                 if (!archive.ok()) return Reply(res, archive.status());
-                 if (!archive->has_value() || (*archive)->empty()) {
-                   return Reply(res, NotFound("the experiment has no model definition"));
-                 }
-                 res.set_content(**archive, "application/gzip");
-               });
+  routes_.Get("/api/v1/trials/{trial_id}/context",
+              [=, this](const httplib::Request& req, httplib::Response& res) {
+                auto caller = authenticate(req, trial_of(req));
+                if (!caller.ok()) return Reply(res, caller.status());
+                Result<std::optional<std::string>> archive =
+                    NotFound("trial " + std::to_string(caller->trial_id) + " not found");
+                (void)db_.Run([&](pqxx::work& tx) {
+                  auto trial = storage::GetTrial(tx, caller->trial_id);
+                  if (trial.ok()) archive = storage::GetModelDefinition(tx, trial->experiment_id);
+                  return Status::Ok();
+                });
+                if (!archive.ok()) return Reply(res, archive.status());
+                if (!archive->has_value() || (*archive)->empty()) {
+                  return Reply(res, NotFound("the experiment has no model definition"));
+                }
+                res.set_content(**archive, "application/gzip");
+              });
 
   // The caller, whose token must be for the allocation the path names.
   auto allocation_caller = [=](const httplib::Request& req) -> Result<Caller> {
@@ -234,35 +236,38 @@ void CoreApi::Route() {
     return caller;
   };
 
-  server_->Get(R"(/api/v1/allocations/([^/]+)/signals/preemption)", [=](const httplib::Request& req,
-                                                                        httplib::Response& res) {
-    Reply(res, [&]() -> Result<json> {
-      DET_ASSIGN_OR_RETURN(Caller caller, allocation_caller(req));
-      int timeout_s = 60;
-      if (req.has_param("timeout_seconds")) {
-        timeout_s = std::clamp(std::atoi(req.get_param_value("timeout_seconds").c_str()), 0, 600);
-      }
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-      while (true) {
-        DET_ASSIGN_OR_RETURN(json signal, tell({caller.allocation_id, "ready"}));
-        if (signal["preempt"].get<bool>() || std::chrono::steady_clock::now() >= deadline) {
-          return signal;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      }
-    }());
-  });
+  routes_.Get(
+      "/api/v1/allocations/{allocation_id}/signals/preemption",
+      [=](const httplib::Request& req, httplib::Response& res) {
+        Reply(res, [&]() -> Result<json> {
+          DET_ASSIGN_OR_RETURN(Caller caller, allocation_caller(req));
+          int timeout_s = 60;
+          if (req.has_param("timeout_seconds")) {
+            timeout_s =
+                std::clamp(std::atoi(req.get_param_value("timeout_seconds").c_str()), 0, 600);
+          }
+          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+          while (true) {
+            DET_ASSIGN_OR_RETURN(json signal, tell({caller.allocation_id, "ready"}));
+            if (signal["preempt"].get<bool>() || std::chrono::steady_clock::now() >= deadline) {
+              return signal;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          }
+        }());
+      });
 
-  server_->Post(R"(/api/v1/allocations/([^/]+)/ready)",
-                [=](const httplib::Request& req, httplib::Response& res) {
-                  Reply(res, [&]() -> Result<json> {
-                    DET_ASSIGN_OR_RETURN(Caller caller, allocation_caller(req));
-                    return tell({caller.allocation_id, "ready"});
-                  }());
-                });
+  routes_.Post("/api/v1/allocations/{allocation_id}/ready",
+               [=](const httplib::Request& req, httplib::Response& res) {
+                 Reply(res, [&]() -> Result<json> {
+                   DET_ASSIGN_OR_RETURN(Caller caller, allocation_caller(req));
+                   return tell({caller.allocation_id, "ready"});
+                 }());
+               });
 
-  server_->Post(R"(/api/v1/allocations/([^/]+)/rendezvous)", [=, this](const httplib::Request& req,
-                                                                       httplib::Response& res) {
+  routes_.Post("/api/v1/allocations/{allocation_id}/rendezvous", [=, this](
+                                                                     const httplib::Request& req,
+                                                                     httplib::Response& res) {
     Reply(res, [&]() -> Result<json> {
       DET_ASSIGN_OR_RETURN(Caller caller, allocation_caller(req));
       DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
@@ -279,10 +284,13 @@ void CoreApi::Route() {
     }());
   });
 
-  server_->Get("/api/v1/harness/det_harness.py",
-               [](const httplib::Request&, httplib::Response& res) {
-                 res.set_content(generated::kHarnessPy, "text/x-python");
-               });
+  routes_.Get("/api/v1/openapi.json", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(generated::kOpenApiJson, "application/json");
+  });
+  routes_.Get("/api/v1/harness/det_harness.py",
+              [](const httplib::Request&, httplib::Response& res) {
+                res.set_content(generated::kHarnessPy, "text/x-python");
+              });
 }
 
 }  // namespace det::master

@@ -9,6 +9,7 @@
 #include "master/allocation_token.h"
 #include "master/api.h"
 #include "master/experiment_api.h"
+#include "master/http_routes.h"
 #include "master/rendezvous.h"
 #include "master/resource_config.h"
 #include "storage/database.h"
@@ -64,6 +65,8 @@ class CoreApi {
   Result<int> Bind(const std::string& host, int port);
   void Start();
   void Stop();
+  // "get /api/v1/agents", ...: every route this server answers (http_routes.h).
+  const std::vector<std::string>& operations() const { return routes_.operations(); }
 
  private:
   void Route();
@@ -74,6 +77,7 @@ class CoreApi {
   Options options_;
   Rendezvous rendezvous_;
   std::unique_ptr<httplib::Server> server_;
+  HttpRoutes routes_;
   std::thread thread_;
 };
 

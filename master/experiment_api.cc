@@ -39,7 +39,7 @@ Result<bus::ExperimentCreateRequest> CreateRequestOf(const httplib::Request& req
 
 }  // namespace
 
-void RouteExperimentApi(httplib::Server& server, Api& api) {
+void RouteExperimentApi(HttpRoutes& routes, Api& api) {
   // Every handler: for logged-in users (user_http.h), `answer`'s JSON or its error.
   auto route = [&api](auto answer) {
     return ForUsers(api.users(),
@@ -52,19 +52,19 @@ void RouteExperimentApi(httplib::Server& server, Api& api) {
   using Caller = const auth::Principal&;
   using Req = const httplib::Request&;
 
-  server.Post("/api/v1/experiments", route([a](Caller caller, Req req) -> Answer {
+  routes.Post("/api/v1/experiments", route([a](Caller caller, Req req) -> Answer {
                 DET_ASSIGN_OR_RETURN(bus::ExperimentCreateRequest create, CreateRequestOf(req));
                 DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, create));
                 return ordered_json{{"id", reply.id}};
               }));
-  server.Get("/api/v1/experiments", route([a](Caller caller, Req) -> Answer {
+  routes.Get("/api/v1/experiments", route([a](Caller caller, Req) -> Answer {
                DET_ASSIGN_OR_RETURN(auto list, a->Call(caller, bus::ExperimentListRequest{}));
                ordered_json all = ordered_json::array();
                for (const auto& e : list.experiments) all.push_back(bus::ToJson(e));
                return ordered_json{{"experiments", all}};
              }));
-  server.Get(
-      R"(/api/v1/experiments/(\d{1,18}))", route([a, id_of](Caller caller, Req req) -> Answer {
+  routes.Get(
+      "/api/v1/experiments/{experiment_id}", route([a, id_of](Caller caller, Req req) -> Answer {
         DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, bus::ExperimentGetRequest{id_of(req)}));
         return bus::ToJson(reply);
       }));
@@ -72,14 +72,16 @@ void RouteExperimentApi(httplib::Server& server, Api& api) {
     DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, bus::ExperimentActionRequest{id, action}));
     return ordered_json{{"state", reply.state}};
   };
-  server.Post(R"(/api/v1/experiments/(\d{1,18})/(pause|activate|cancel|kill))",
-              route([act, id_of](Caller caller, Req req) {
-                return act(caller, id_of(req), req.matches[2].str());
-              }));
-  server.Delete(R"(/api/v1/experiments/(\d{1,18}))", route([act, id_of](Caller caller, Req req) {
+  for (const char* action : {"pause", "activate", "cancel", "kill"}) {
+    routes.Post("/api/v1/experiments/{experiment_id}/" + std::string(action),
+                route([act, id_of, action](Caller caller, Req req) {
+                  return act(caller, id_of(req), action);
+                }));
+  }
+  routes.Delete("/api/v1/experiments/{experiment_id}", route([act, id_of](Caller caller, Req req) {
                   return act(caller, id_of(req), "delete");
                 }));
-  server.Get(R"(/api/v1/trials/(\d{1,18}))", route([a, id_of](Caller caller, Req req) -> Answer {
+  routes.Get("/api/v1/trials/{trial_id}", route([a, id_of](Caller caller, Req req) -> Answer {
                DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, bus::TrialGetRequest{id_of(req)}));
                return ordered_json{{"trial", bus::ToJson(reply.trial)}};
              }));

@@ -1,10 +1,7 @@
 #pragma once
 
 #include "master/api.h"
-
-namespace httplib {
-class Server;
-}
+#include "master/http_routes.h"
 
 namespace det::master {
 
@@ -22,6 +19,6 @@ namespace det::master {
 //
 // Every call needs a user's token (user_http.h). Errors: {"error": "..."} with 400, 401, 404, or
 // 503 (the experiment service did not answer).
-void RouteExperimentApi(httplib::Server& server, Api& api);
+void RouteExperimentApi(HttpRoutes& routes, Api& api);
 
 }  // namespace det::master

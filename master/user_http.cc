@@ -91,23 +91,23 @@ std::function<void(const httplib::Request&, httplib::Response&)> ForUsers(auth::
       };
 }
 
-void RouteUserApi(httplib::Server& server, auth::Users& users) {
+void RouteUserApi(HttpRoutes& routes, auth::Users& users) {
   auth::Users* u = &users;
-  server.Post("/api/v1/auth/login", [u](const httplib::Request& req, httplib::Response& res) {
+  routes.Post("/api/v1/auth/login", [u](const httplib::Request& req, httplib::Response& res) {
     Reply(res, Login(*u, req));
   });
-  server.Post(
+  routes.Post(
       "/api/v1/auth/logout",
       ForUsers(users,
                [u](const auth::Principal& caller, const httplib::Request& req) -> UserAnswer {
                  DET_RETURN_IF_ERROR(u->Logout(req.get_header_value("Authorization").substr(7)));
                  return ordered_json{{"username", caller.username}};
                }));
-  server.Get("/api/v1/me",
+  routes.Get("/api/v1/me",
              ForUsers(users, [u](const auth::Principal& caller, const httplib::Request&) {
                return UserJson(u->Whoami(caller));
              }));
-  server.Get(
+  routes.Get(
       "/api/v1/users",
       ForUsers(users, [u](const auth::Principal& caller, const httplib::Request&) -> UserAnswer {
         DET_ASSIGN_OR_RETURN(bus::UserList list, u->List(caller));
@@ -115,12 +115,12 @@ void RouteUserApi(httplib::Server& server, auth::Users& users) {
         for (const auto& user : list.users) all.push_back(ToJson(user));
         return ordered_json{{"users", all}};
       }));
-  server.Post("/api/v1/users",
+  routes.Post("/api/v1/users",
               ForUsers(users, [u](const auth::Principal& caller, const httplib::Request& req) {
                 return CreateUser(*u, caller, req);
               }));
-  server.Post(
-      R"(/api/v1/users/([^/]+)/password)",
+  routes.Post(
+      "/api/v1/users/{username}/password",
       ForUsers(users,
                [u](const auth::Principal& caller, const httplib::Request& req) -> UserAnswer {
                  DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
@@ -128,15 +128,15 @@ void RouteUserApi(httplib::Server& server, auth::Users& users) {
                                       Field<std::string>(body, "password", "a string"));
                  return UserJson(u->SetPassword(caller, {req.matches[1].str(), password}));
                }));
-  server.Patch(R"(/api/v1/users/([^/]+))",
+  routes.Patch("/api/v1/users/{username}",
                ForUsers(users, [u](const auth::Principal& caller, const httplib::Request& req) {
                  return UpdateUser(*u, caller, req);
                }));
-  server.Post("/api/v1/tokens",
+  routes.Post("/api/v1/tokens",
               ForUsers(users, [u](const auth::Principal& caller, const httplib::Request& req) {
                 return CreateToken(*u, caller, req);
               }));
-  server.Get(
+  routes.Get(
       "/api/v1/tokens",
       ForUsers(users,
                [u](const auth::Principal& caller, const httplib::Request& req) -> UserAnswer {
@@ -146,8 +146,8 @@ void RouteUserApi(httplib::Server& server, auth::Users& users) {
                  for (const auto& token : list.tokens) tokens.push_back(ToJson(token));
                  return ordered_json{{"tokens", tokens}};
                }));
-  server.Delete(
-      R"(/api/v1/tokens/(\d{1,18}))",
+  routes.Delete(
+      "/api/v1/tokens/{token_id}",
       ForUsers(users,
                [u](const auth::Principal& caller, const httplib::Request& req) -> UserAnswer {
                  DET_ASSIGN_OR_RETURN(bus::TokenReply reply,

@@ -4,9 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "master/auth/users.h"
+#include "master/http_routes.h"
 
 namespace httplib {
-class Server;
 struct Request;
 struct Response;
 }  // namespace httplib
@@ -39,6 +39,6 @@ std::function<void(const httplib::Request&, httplib::Response&)> ForUsers(auth::
 //
 // 400 names the bad field, 401 without a live token or with a wrong password, 403 for admin work
 // by a non-admin, 404 for an unknown user or token.
-void RouteUserApi(httplib::Server& server, auth::Users& users);
+void RouteUserApi(HttpRoutes& routes, auth::Users& users);
 
 }  // namespace det::master

@@ -1,0 +1,80 @@
+// /api/v1/openapi.json documents exactly the routes the master's HTTP server answers.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "master/api.h"
+#include "master/core_api.h"
+#include "master/http_routes.h"
+
+namespace det::master {
+namespace {
+
+// The documented operations, "get /api/v1/agents", ...
+std::set<std::string> Documented(const nlohmann::json& doc) {
+  std::set<std::string> operations;
+  for (const auto& [path, methods] : doc["paths"].items()) {
+    for (const auto& [method, unused] : methods.items()) operations.insert(method + " " + path);
+  }
+  return operations;
+}
+
+// A concrete path for a template: numbers for numeric ids, words for the others.
+std::string Concrete(const std::string& path) {
+  std::string out = std::regex_replace(path, std::regex(R"(\{(trial|experiment|token)_id\})"), "7");
+  return std::regex_replace(out, std::regex(R"(\{[a-z_]+\})"), "x");
+}
+
+TEST(HttpRoutesTest, PathTemplatesBecomePatterns) {
+  EXPECT_EQ(HttpRoutes::PatternOf("/api/v1/agents"), "/api/v1/agents");
+  EXPECT_EQ(HttpRoutes::PatternOf("/api/v1/trials/{trial_id}/metrics"),
+            R"(/api/v1/trials/(\d{1,18})/metrics)");
+  EXPECT_EQ(HttpRoutes::PatternOf("/api/v1/agents/{agent_id}/slots/{slot_id}/enable"),
+            "/api/v1/agents/([^/]+)/slots/([^/]+)/enable");
+}
+
+TEST(OpenApiTest, EveryRouteIsDocumentedAndEveryDocumentedRouteAnswers) {
+  zmq::context_t context;
+  storage::Database database(storage::DbConfig{});  // connects only when used; unused here
+  auth::Users users(database, RealClock::Instance());
+  Api api(context, database, users, bus::MasterInfo{"v"}, ResourcesConfig{}, 1 << 20);
+  CoreApi core(context, storage::DbConfig{}, AllocationTokens("secret"), {.api = &api});
+  auto port = core.Bind("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  core.Start();
+  httplib::Client http("127.0.0.1", *port);
+  auto served = http.Get("/api/v1/openapi.json");
+  ASSERT_TRUE(served);
+  ASSERT_EQ(served->status, 200);
+  const auto doc = nlohmann::json::parse(served->body, nullptr, false);
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_EQ(doc["openapi"], "3.0.3");
+
+  const std::set<std::string> documented = Documented(doc);
+  const std::set<std::string> answered(core.operations().begin(), core.operations().end());
+  EXPECT_EQ(answered.size(), core.operations().size()) << "a route registered twice";
+  for (const auto& operation : answered) {
+    EXPECT_TRUE(documented.count(operation)) << operation << " is answered but not documented";
+  }
+  for (const auto& operation : documented) {
+    EXPECT_TRUE(answered.count(operation)) << operation << " is documented but not answered";
+    // And it is routed: an unrouted request gets httplib's bare 404, a routed one a JSON answer
+    // (without a token: 401; without a body: 400) or its content.
+    const std::string method = operation.substr(0, operation.find(' '));
+    const std::string path = Concrete(operation.substr(operation.find(' ') + 1));
+    httplib::Result res = method == "get"      ? http.Get(path)
+                          : method == "delete" ? http.Delete(path)
+                          : method == "patch"  ? http.Patch(path, "{}", "application/json")
+                                               : http.Post(path, "{}", "application/json");
+    ASSERT_TRUE(res) << operation;
+    EXPECT_FALSE(res->status == 404 && res->body.empty()) << operation << " is not routed";
+  }
+  EXPECT_EQ(http.Get("/api/v1/no-such-route")->status, 404);
+  core.Stop();
+}
+
+}  // namespace
+}  // namespace det::master
