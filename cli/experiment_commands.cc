@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -52,8 +53,9 @@ Result<std::string> ReadFile(const std::string& path) {
   return text.str();
 }
 
-int Create(const CliOptions& options, const std::string& config_path,
-           const std::string& model_dir) {
+// Submits the experiment; its id goes to `*id`.
+int Create(const CliOptions& options, const std::string& config_path, const std::string& model_dir,
+           int64_t* id) {
   auto config = ReadFile(config_path);
   if (!config.ok()) return Fail(config.status());
   bus::ExperimentCreateRequest request{*config, {}};
@@ -67,6 +69,7 @@ int Create(const CliOptions& options, const std::string& config_path,
   auto reply = Call<bus::ExperimentCreateRequest, bus::ExperimentCreateReply>(
       options, request, {.timeout = std::chrono::seconds(60), .attempts = 1});
   if (!reply.ok()) return Fail(reply.status());
+  *id = reply->id;
   if (options.json) {
     std::cout << ordered_json{{"id", reply->id}}.dump() << "\n";
   } else {
@@ -131,13 +134,18 @@ int Delete(const CliOptions& options, int64_t id, bool yes) {
   return Act(options, id, "delete");
 }
 
+// Whether an experiment in `state` has ended for good.
+bool Ended(const std::string& state) {
+  return state == "COMPLETED" || state == "CANCELED" || state == "ERROR";
+}
+
 // Waits until the experiment has ended; 0 when it COMPLETED.
 int Wait(const CliOptions& options, int64_t id) {
   while (true) {
     auto reply = Call<bus::ExperimentGetRequest, bus::ExperimentGetReply>(options, {id});
     if (!reply.ok()) return Fail(reply.status());
     const std::string& state = reply->experiment.state;
-    if (state == "COMPLETED" || state == "CANCELED" || state == "ERROR") {
+    if (Ended(state)) {
       std::cout << "experiment " << id << " ended " << state << "\n";
       return state == "COMPLETED" ? 0 : 1;
     }
@@ -168,6 +176,64 @@ int TrialLogs(const CliOptions& options, int64_t id, bool follow) {
   return 0;
 }
 
+// Every trial's output, oldest trial and run first. With `follow`, keeps printing new lines of
+// every run until the experiment ended; then 0 when it COMPLETED.
+int ExperimentLogs(const CliOptions& options, int64_t id, bool follow) {
+  std::map<std::string, int64_t> after;  // by run task
+  while (true) {
+    auto reply = Call<bus::ExperimentGetRequest, bus::ExperimentGetReply>(options, {id});
+    if (!reply.ok()) return Fail(reply.status());
+    const bool ended = Ended(reply->experiment.state);  // read before the lines: none is missed
+    for (const auto& trial : reply->trials) {
+      for (int run = 1; run <= trial.run_id; ++run) {
+        const std::string task = "trial-" + std::to_string(trial.id) + "-" + std::to_string(run);
+        auto printed = PrintNewLogLines(options, task, &after[task],
+                                        "[trial " + std::to_string(trial.id) + "] ");
+        if (!printed.ok() && printed.status().code() != StatusCode::kNotFound) {
+          return Fail(printed.status());
+        }
+      }
+    }
+    if (!follow) return 0;
+    if (ended) {
+      std::cerr << "experiment " << id << " ended " << reply->experiment.state << "\n";
+      return reply->experiment.state == "COMPLETED" ? 0 : 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
+int ListTrials(const CliOptions& options, int64_t id) {
+  auto reply = Call<bus::ExperimentGetRequest, bus::ExperimentGetReply>(options, {id});
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.json) {
+    ordered_json all = ordered_json::array();
+    for (const auto& trial : reply->trials) all.push_back(ToJson(trial));
+    std::cout << all.dump() << "\n";
+  } else {
+    PrintTrials(reply->trials);
+  }
+  return 0;
+}
+
+int ListCheckpoints(const CliOptions& options, int64_t id) {
+  auto reply = Call<bus::ExperimentCheckpointsRequest, bus::CheckpointList>(options, {id});
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.json) {
+    ordered_json all = ordered_json::array();
+    for (const auto& c : reply->checkpoints) all.push_back(ToJson(c));
+    std::cout << all.dump() << "\n";
+    return 0;
+  }
+  std::printf("%-6s %-36s %8s %-10s %12s\n", "TRIAL", "UUID", "STEPS", "STATE", "BYTES");
+  for (const auto& c : reply->checkpoints) {
+    std::printf("%-6lld %-36s %8lld %-10s %12lld\n", static_cast<long long>(c.trial_id),
+                c.uuid.c_str(), static_cast<long long>(c.steps_completed), c.state.c_str(),
+                static_cast<long long>(c.size_bytes));
+  }
+  return 0;
+}
+
 }  // namespace
 
 void AddExperimentCommands(CLI::App& app, const CliOptions& options, int& rc) {
@@ -179,8 +245,14 @@ void AddExperimentCommands(CLI::App& app, const CliOptions& options, int& rc) {
   auto* create = experiment->add_subcommand("create", "submit an experiment");
   create->add_option("config", *config, "the experiment YAML")->required();
   create->add_option("model_dir", *model_dir, "the model definition folder (uploaded)");
-  create->callback(
-      [&options, &rc, config, model_dir] { rc = Create(options, *config, *model_dir); });
+  auto follow_created = std::make_shared<bool>(false);
+  create->add_flag("-f,--follow", *follow_created,
+                   "then print the trials' output until the experiment ends (exit 0: COMPLETED)");
+  create->callback([&options, &rc, config, model_dir, follow_created] {
+    int64_t created = 0;
+    rc = Create(options, *config, *model_dir, &created);
+    if (rc == 0 && *follow_created) rc = ExperimentLogs(options, created, true);
+  });
 
   experiment->add_subcommand("list", "experiments, newest first")->callback([&options, &rc] {
     rc = List(options);
@@ -206,12 +278,25 @@ void AddExperimentCommands(CLI::App& app, const CliOptions& options, int& rc) {
   wait->add_option("id", *id, "experiment id")->required();
   wait->callback([&options, &rc, id] { rc = Wait(options, *id); });
 
+  auto follow = std::make_shared<bool>(false);
+  auto* experiment_logs = experiment->add_subcommand("logs", "every trial's output");
+  experiment_logs->add_option("id", *id, "experiment id")->required();
+  experiment_logs->add_flag("-f,--follow", *follow, "keep printing until the experiment ends");
+  experiment_logs->callback(
+      [&options, &rc, id, follow] { rc = ExperimentLogs(options, *id, *follow); });
+  auto* list_trials = experiment->add_subcommand("list-trials", "an experiment's trials");
+  list_trials->add_option("id", *id, "experiment id")->required();
+  list_trials->callback([&options, &rc, id] { rc = ListTrials(options, *id); });
+  auto* list_checkpoints =
+      experiment->add_subcommand("list-checkpoints", "an experiment's checkpoints");
+  list_checkpoints->add_option("id", *id, "experiment id")->required();
+  list_checkpoints->callback([&options, &rc, id] { rc = ListCheckpoints(options, *id); });
+
   auto* trial = app.add_subcommand("trial", "trials")->require_subcommand(1);
   trial->alias("t");
   auto* trial_describe = trial->add_subcommand("describe", "one trial");
   trial_describe->add_option("id", *id, "trial id")->required();
   trial_describe->callback([&options, &rc, id] { rc = TrialDescribe(options, *id); });
-  auto follow = std::make_shared<bool>(false);
   auto* logs = trial->add_subcommand("logs", "a trial's output, every run");
   logs->add_option("id", *id, "trial id")->required();
   logs->add_flag("-f,--follow", *follow, "keep printing until the trial's run ends");

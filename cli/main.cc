@@ -99,6 +99,16 @@ int main(int argc, char** argv) {
 
   std::string task_id;
   bool follow = false;
+  cmd->add_subcommand("list", "commands, oldest first")->callback([&] {
+    rc = det::cli::TaskList(options, "COMMAND");
+  });
+  auto* cmd_logs = cmd->add_subcommand("logs", "a command's output");
+  cmd_logs->add_option("task_id", task_id, "the command's task id")->required();
+  cmd_logs->add_flag("-f,--follow", follow, "keep printing until it ends");
+  cmd_logs->callback([&] { rc = det::cli::TaskLogs(options, task_id, follow); });
+  auto* cmd_kill = cmd->add_subcommand("kill", "stop a command (SIGTERM, then SIGKILL)");
+  cmd_kill->add_option("task_id", task_id, "the command's task id")->required();
+  cmd_kill->callback([&] { rc = det::cli::TaskKill(options, task_id); });
   auto* task = app.add_subcommand("task", "tasks: what runs on the cluster")->require_subcommand(1);
   task->add_subcommand("list", "tasks, oldest first")->callback([&] {
     rc = det::cli::TaskList(options);

@@ -54,9 +54,12 @@ int CommandRun(const CliOptions& options, const CommandRunOptions& run) {
   return 0;
 }
 
-int TaskList(const CliOptions& options) {
+int TaskList(const CliOptions& options, const std::string& type) {
   auto list = Call<bus::TaskListRequest, bus::TaskList>(options, {});
   if (!list.ok()) return Fail(list.status());
+  if (!type.empty()) {
+    std::erase_if(list->tasks, [&](const bus::TaskSummary& t) { return t.type != type; });
+  }
   if (options.json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& t : list->tasks) all.push_back(ToJson(t));
@@ -84,22 +87,30 @@ int TaskKill(const CliOptions& options, const std::string& task_id) {
   return 0;
 }
 
-int TaskLogs(const CliOptions& options, const std::string& task_id, bool follow) {
-  int64_t after = 0;
+Result<bool> PrintNewLogLines(const CliOptions& options, const std::string& task_id, int64_t* after,
+                              const std::string& prefix) {
   while (true) {
-    auto reply = Call<bus::TaskLogsRequest, bus::TaskLogsReply>(options, {task_id, after, 1000});
-    if (!reply.ok()) return Fail(reply.status());
+    auto reply = Call<bus::TaskLogsRequest, bus::TaskLogsReply>(options, {task_id, *after, 1000});
+    if (!reply.ok()) return reply.status();
     for (const auto& line : reply->lines) {
       if (options.json) {
         std::cout << ToJson(line).dump() << "\n";
       } else {
-        std::cout << "[" << TimeText(line.timestamp) << "] " << line.text << "\n";
+        std::cout << prefix << "[" << TimeText(line.timestamp) << "] " << line.text << "\n";
       }
-      after = line.id;
+      *after = line.id;
     }
     std::cout.flush();
-    if (!reply->lines.empty()) continue;  // more may be waiting
-    if (!follow || reply->task_ended) return 0;
+    if (reply->lines.empty()) return reply->task_ended;  // else more may be waiting
+  }
+}
+
+int TaskLogs(const CliOptions& options, const std::string& task_id, bool follow) {
+  int64_t after = 0;
+  while (true) {
+    auto ended = PrintNewLogLines(options, task_id, &after, "");
+    if (!ended.ok()) return Fail(ended.status());
+    if (!follow || *ended) return 0;
     std::this_thread::sleep_for(kPollInterval);
   }
 }

@@ -1,9 +1,11 @@
 #include "master/api.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "master/agent_registry.h"
 #include "master/experiment_service.h"
+#include "storage/experiments_repo.h"
 #include "storage/tasks_repo.h"
 #include "storage/telemetry_repo.h"
 
@@ -30,6 +32,17 @@ bus::ResourcePoolSummary PoolSummary(const ResourcePoolConfig& pool,
   summary.default_compute = pool.pool_name == manager.default_compute_resource_pool;
   summary.default_aux = pool.pool_name == manager.default_aux_resource_pool;
   return summary;
+}
+
+// The total of a checkpoint's files ({"name": bytes, ...}); 0 when unreadable.
+int64_t SizeOf(const std::string& resources_json) {
+  const auto resources = nlohmann::json::parse(resources_json, nullptr, false);
+  int64_t total = 0;
+  if (!resources.is_object()) return 0;
+  for (const auto& [name, size] : resources.items()) {
+    if (size.is_number_integer()) total += size.get<int64_t>();
+  }
+  return total;
 }
 
 }  // namespace
@@ -109,6 +122,23 @@ Result<bus::TaskLogsReply> Api::TaskLogs(const auth::Principal&,
     return Status::Ok();
   });
   if (!read.ok()) return read;
+  return reply;
+}
+
+Result<bus::CheckpointList> Api::Checkpoints(const auth::Principal&,
+                                             const bus::ExperimentCheckpointsRequest& request) {
+  bus::CheckpointList reply;
+  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
+    reply.checkpoints.clear();
+    DET_RETURN_IF_ERROR(storage::GetExperiment(tx, request.id).status());
+    for (const auto& trial : storage::ListTrials(tx, request.id)) {
+      for (const auto& c : storage::ListCheckpoints(tx, trial.id)) {
+        reply.checkpoints.push_back({c.uuid, c.trial_id, c.steps_completed, c.state,
+                                     SizeOf(c.resources_json), c.reported_ns});
+      }
+    }
+    return Status::Ok();
+  }));
   return reply;
 }
 

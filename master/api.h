@@ -109,6 +109,9 @@ class Api {
   const bus::MasterInfo& info() const { return info_; }
   Result<bus::TaskLogsReply> TaskLogs(const auth::Principal& caller,
                                       const bus::TaskLogsRequest& request);
+  // An experiment's checkpoints (read from PostgreSQL); NotFound for an unknown experiment.
+  Result<bus::CheckpointList> Checkpoints(const auth::Principal& caller,
+                                          const bus::ExperimentCheckpointsRequest& request);
   // The configured pools with their connected agents' slots.
   Result<bus::ResourcePoolList> ResourcePools(const auth::Principal& caller);
   auth::Users& users() { return users_; }

@@ -28,6 +28,10 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, Api& api,
       [this](const Principal& caller, const bus::TaskLogsRequest& request) {
         return api_.TaskLogs(caller, request);
       });
+  Serve<bus::ExperimentCheckpointsRequest, bus::CheckpointList>(
+      [this](const Principal& caller, const bus::ExperimentCheckpointsRequest& request) {
+        return api_.Checkpoints(caller, request);
+      });
   Serve<bus::ResourcePoolListRequest, bus::ResourcePoolList>(
       [this](const Principal& caller, const bus::ResourcePoolListRequest&) {
         return api_.ResourcePools(caller);

@@ -68,6 +68,13 @@ void RouteExperimentApi(HttpRoutes& routes, Api& api) {
         DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, bus::ExperimentGetRequest{id_of(req)}));
         return bus::ToJson(reply);
       }));
+  routes.Get("/api/v1/experiments/{experiment_id}/checkpoints",
+             route([a, id_of](Caller caller, Req req) -> Answer {
+               DET_ASSIGN_OR_RETURN(auto list, a->Checkpoints(caller, {id_of(req)}));
+               ordered_json all = ordered_json::array();
+               for (const auto& c : list.checkpoints) all.push_back(bus::ToJson(c));
+               return ordered_json{{"checkpoints", all}};
+             }));
   auto act = [a](Caller caller, int64_t id, const std::string& action) -> Answer {
     DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, bus::ExperimentActionRequest{id, action}));
     return ordered_json{{"state", reply.state}};

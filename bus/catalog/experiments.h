@@ -240,4 +240,44 @@ struct TrialSignal {
   }
 };
 
+// Method "experiment.checkpoints": an experiment's checkpoints, by trial then steps.
+struct ExperimentCheckpointsRequest {
+  static constexpr std::string_view kType = "experiment.checkpoints";
+  int64_t id = 0;
+  bool operator==(const ExperimentCheckpointsRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("id", s.id, kRequired);
+  }
+};
+
+struct CheckpointSummary {
+  std::string uuid;
+  int64_t trial_id = 0;
+  int64_t steps_completed = 0;
+  std::string state;  // ACTIVE, COMPLETED, DELETED, ...
+  int64_t size_bytes = 0;
+  int64_t reported_at = 0;  // Unix nanoseconds
+  bool operator==(const CheckpointSummary&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("uuid", s.uuid, kRequired);
+    v("trial_id", s.trial_id);
+    v("steps_completed", s.steps_completed);
+    v("state", s.state);
+    v("size_bytes", s.size_bytes);
+    v("reported_at", s.reported_at);
+  }
+};
+
+struct CheckpointList {
+  static constexpr std::string_view kType = "experiment.checkpoints.reply";
+  std::vector<CheckpointSummary> checkpoints;
+  bool operator==(const CheckpointList&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("checkpoints", s.checkpoints);
+  }
+};
+
 }  // namespace det::bus

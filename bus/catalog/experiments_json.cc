@@ -48,4 +48,13 @@ ordered_json ToJson(const ExperimentGetReply& reply) {
       {"experiment", ToJson(reply.experiment)}, {"trials", trials}, {"config", reply.config_yaml}};
 }
 
+nlohmann::ordered_json ToJson(const CheckpointSummary& checkpoint) {
+  return {{"uuid", checkpoint.uuid},
+          {"trial_id", checkpoint.trial_id},
+          {"steps_completed", checkpoint.steps_completed},
+          {"state", checkpoint.state},
+          {"size_bytes", checkpoint.size_bytes},
+          {"reported_at", checkpoint.reported_at}};
+}
+
 }  // namespace det::bus

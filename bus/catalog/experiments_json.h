@@ -12,5 +12,6 @@ nlohmann::ordered_json ToJson(const ExperimentSummary& experiment);
 nlohmann::ordered_json ToJson(const TrialSummary& trial);
 // {"experiment": ..., "trials": [...], "config": "<yaml>"}
 nlohmann::ordered_json ToJson(const ExperimentGetReply& reply);
+nlohmann::ordered_json ToJson(const CheckpointSummary& checkpoint);
 
 }  // namespace det::bus

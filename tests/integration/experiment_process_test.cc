@@ -14,6 +14,7 @@
 #include "storage/experiments_repo.h"
 #include "storage/telemetry_repo.h"
 #include "tests/testing/cluster_fixture.h"
+#include "tests/testing/rest_client.h"
 #include "tests/testing/test_util.h"
 
 namespace det {
@@ -135,6 +136,42 @@ TEST_F(ExperimentProcessTest, SingleTrialCompletesWithEveryMetricStoredOnce) {
   EXPECT_NE(trial.value("latest_checkpoint", ""), "");
   EXPECT_TRUE(
       fs::exists(dir_ / "checkpoints" / trial.value("latest_checkpoint", "") / "state.json"));
+}
+
+// det experiment create --follow, logs, list-trials and list-checkpoints (and the REST listing).
+TEST_F(ExperimentProcessTest, CreateFollowShowsTheOutputAndTheCheckpointsAreListed) {
+  auto agent = StartAgent("agent-f", 1);
+  const std::string followed =
+      Det("experiment create --follow " + Config("const.yaml") + " " + Example() + "; echo rc=$?");
+  EXPECT_NE(followed.find("Created experiment "), std::string::npos) << followed;
+  EXPECT_NE(followed.find("] trial 1 run 1: starting at step 0 of 200"), std::string::npos)
+      << followed;
+  EXPECT_NE(followed.find("[trial 1] ["), std::string::npos) << followed;
+  EXPECT_NE(followed.find("trial 1 done at step 200"), std::string::npos) << followed;
+  EXPECT_NE(followed.find("experiment 1 ended COMPLETED\nrc=0"), std::string::npos) << followed;
+  EXPECT_NE(Det("experiment logs 1").find("trial 1 done at step 200"), std::string::npos);
+
+  const auto trials = nlohmann::json::parse(Det("--json experiment list-trials 1"), nullptr, false);
+  ASSERT_TRUE(trials.is_array());
+  EXPECT_EQ(trials.size(), 1u);
+  const auto checkpoints =
+      nlohmann::json::parse(Det("--json experiment list-checkpoints 1"), nullptr, false);
+  ASSERT_TRUE(checkpoints.is_array());
+  ASSERT_EQ(checkpoints.size(), 10u) << checkpoints.dump();  // every 20 steps of 200
+  EXPECT_EQ(checkpoints.back()["steps_completed"], 200);
+  EXPECT_EQ(checkpoints.back()["state"], "COMPLETED");
+  EXPECT_GT(checkpoints.back()["size_bytes"].get<int64_t>(), 0);
+  EXPECT_NE(
+      Det("experiment list-checkpoints 1").find(checkpoints.back()["uuid"].get<std::string>()),
+      std::string::npos);
+  EXPECT_NE(Det("experiment list-checkpoints 99").find("experiment 99 not found"),
+            std::string::npos);
+
+  testing::RestClient rest(std::stoi(rest_port_));
+  const std::string token = rest.Login("admin", testing::kAdminPassword);
+  const auto listed = rest.Send("GET", "/api/v1/experiments/1/checkpoints", token);
+  EXPECT_EQ(listed.body["checkpoints"].size(), 10u) << listed.text;
+  EXPECT_EQ(rest.Send("GET", "/api/v1/experiments/99/checkpoints", token).status, 404);
 }
 
 TEST_F(ExperimentProcessTest, PauseAndActivateResumeFromTheCheckpointWithoutGapOrDuplicate) {
