@@ -34,6 +34,7 @@ void AgentChannelServer::Receive(std::vector<Event>* events) {
       drops_.Record(identity, envelope.status());
       continue;
     }
+    ++received_;
     Handle(identity, std::move(*envelope), events);
   }
 }

@@ -74,6 +74,7 @@ class AgentChannelServer {
   std::vector<SessionInfo> Sessions() const;
   const DropLog& drops() const { return drops_; }
   uint64_t epoch() const { return epoch_; }
+  uint64_t received() const { return received_; }  // well-formed messages, on the owner's thread
 
  private:
   struct Session {
@@ -101,6 +102,7 @@ class AgentChannelServer {
   const Clock& clock_;
   AgentChannelConfig config_;
   uint64_t epoch_;
+  uint64_t received_ = 0;
   DropLog drops_;
   std::map<std::string, Session> sessions_;
   std::vector<zmq::message_t> frames_;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -58,7 +59,7 @@ class RpcServer {
   }
 
   void Receive();
-  uint64_t handled() const { return handled_; }
+  uint64_t handled() const { return handled_.load(std::memory_order_relaxed); }  // any thread
   const DropLog& drops() const { return drops_; }
 
  private:
@@ -74,7 +75,7 @@ class RpcServer {
   std::map<std::string, Handler, std::less<>> handlers_;
   std::unordered_map<std::string, RpcReply> replies_;
   std::deque<std::string> reply_order_;
-  uint64_t handled_ = 0;
+  std::atomic<uint64_t> handled_{0};
   std::vector<zmq::message_t> frames_;
 };
 

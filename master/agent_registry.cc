@@ -101,6 +101,13 @@ void AgentRegistry::HandleQueries() {
         if (!task) return NotFound("task " + r.task_id + " not found");
         return bus::TaskGetReply{task->Summary()};
       });
+  queries_.Handle<bus::RegistryStatsRequest, bus::RegistryStats>(
+      [this](const RpcContext&, const bus::RegistryStatsRequest&) -> Result<bus::RegistryStats> {
+        const TaskManager::SchedulingStats& s = tasks_.scheduling();
+        return bus::RegistryStats{s.passes, s.total_ns, s.last_ns,
+                                  static_cast<int64_t>(channel_.received()),
+                                  static_cast<int64_t>(channel_.drops().total())};
+      });
   queries_.Handle<bus::TaskKillRequest, bus::TaskKillReply>(
       [this](const RpcContext&, const bus::TaskKillRequest& r) -> Result<bus::TaskKillReply> {
         DET_ASSIGN_OR_RETURN(std::string state, tasks_.Kill(r.task_id, NowNs()));

@@ -142,4 +142,18 @@ Result<bus::CheckpointList> Api::Checkpoints(const auth::Principal&,
   return reply;
 }
 
+Result<std::string> Api::Metrics(const auth::Principal& caller) {
+  MetricsSnapshot snapshot;
+  for (const auto& pool : pools_) snapshot.pools.push_back(pool.name);
+  DET_ASSIGN_OR_RETURN(bus::AgentList agents, Call(caller, bus::AgentListRequest{}));
+  DET_ASSIGN_OR_RETURN(bus::JobList jobs, Call(caller, bus::JobListRequest{}));
+  DET_ASSIGN_OR_RETURN(bus::ExperimentList experiments, Call(caller, bus::ExperimentListRequest{}));
+  DET_ASSIGN_OR_RETURN(snapshot.registry, Call(caller, bus::RegistryStatsRequest{}));
+  snapshot.agents = std::move(agents.agents);
+  snapshot.jobs = std::move(jobs.jobs);
+  snapshot.experiments = std::move(experiments.experiments);
+  if (bus_counters_) snapshot.bus = bus_counters_();
+  return PrometheusText(snapshot);
+}
+
 }  // namespace det::master

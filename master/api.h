@@ -2,6 +2,7 @@
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "bus/catalog/users.h"
 #include "bus/rpc_client.h"
 #include "master/auth/users.h"
+#include "master/prometheus.h"
 #include "master/resource_config.h"
 #include "storage/database.h"
 
@@ -72,6 +74,9 @@ template <>
 struct Forwarded<bus::ExperimentActionRequest>
     : Route<bus::ExperimentActionReply, Owner::kExperiments, Access::kUser> {};
 template <>
+struct Forwarded<bus::RegistryStatsRequest>
+    : Route<bus::RegistryStats, Owner::kRegistry, Access::kUser> {};
+template <>
 struct Forwarded<bus::TrialGetRequest>
     : Route<bus::TrialGetReply, Owner::kExperiments, Access::kUser> {};
 
@@ -112,6 +117,10 @@ class Api {
   // An experiment's checkpoints (read from PostgreSQL); NotFound for an unknown experiment.
   Result<bus::CheckpointList> Checkpoints(const auth::Principal& caller,
                                           const bus::ExperimentCheckpointsRequest& request);
+  // Where /metrics reads the bus's counters; set by the master once its sockets exist.
+  void SetBusCounters(std::function<BusCounters()> read) { bus_counters_ = std::move(read); }
+  // /metrics: the cluster in Prometheus' text format (prometheus.h).
+  Result<std::string> Metrics(const auth::Principal& caller);
   // The configured pools with their connected agents' slots.
   Result<bus::ResourcePoolList> ResourcePools(const auth::Principal& caller);
   auth::Users& users() { return users_; }
@@ -127,7 +136,8 @@ class Api {
   storage::Database& database_;
   auth::Users& users_;
   bus::MasterInfo info_;
-  std::vector<bus::ResourcePoolSummary> pools_;  // as configured; counts filled per call
+  std::vector<bus::ResourcePoolSummary> pools_;
+  std::function<BusCounters()> bus_counters_;  // as configured; counts filled per call
   int64_t max_message_bytes_;
   std::mutex mu_;                                                     // guards idle_
   std::array<std::vector<std::unique_ptr<bus::RpcClient>>, 2> idle_;  // by Owner

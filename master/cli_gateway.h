@@ -27,6 +27,9 @@ class CliGateway {
   Result<std::string> Bind(const std::string& endpoint, const bus::SocketSecurity& security);
   void Start();
   void Stop();
+  // Requests answered and malformed ones dropped; any thread may ask.
+  uint64_t handled() const { return server_.handled(); }
+  uint64_t dropped() const { return server_.drops().total(); }
 
  private:
   using Principal = auth::Principal;

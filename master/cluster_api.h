@@ -30,6 +30,8 @@ namespace det::master {
 //   GET   /api/v1/tasks/{id}/logs[?after_id=N&limit=N]   {"logs": [...], "task_ended"}
 //   GET   /api/v1/tasks/{id}/logs?follow=true       application/x-ndjson, one line per log line,
 //                                                   until the task ended and every line was sent
+//   GET   /metrics                                  Prometheus text (prometheus.h); a user's token
+//                                                   (an access token for the scraper)
 void RouteClusterApi(HttpRoutes& routes, Api& api);
 
 }  // namespace det::master

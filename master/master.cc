@@ -68,6 +68,11 @@ Result<MasterEndpoints> Master::Start() {
   api_ = std::make_unique<Api>(context_, database_->db(), *users_, info, config_.resources,
                                bus_config.max_message_bytes);
   gateway_ = std::make_unique<CliGateway>(context_, clock_, *api_, bus_config.max_message_bytes);
+  api_->SetBusCounters([this] {
+    return BusCounters{
+        static_cast<int64_t>(gateway_->handled()), static_cast<int64_t>(gateway_->dropped()),
+        static_cast<int64_t>(broker_->forwarded()), static_cast<int64_t>(broker_->dropped())};
+  });
   DET_ASSIGN_OR_RETURN(endpoints.gateway, gateway_->Bind(tcp(bus_config.gateway_port), security));
   gateway_->Start();
 

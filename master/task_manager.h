@@ -103,6 +103,13 @@ class TaskManager {
   // Runs a scheduling pass over every pool if anything changed since the last: places, asks for
   // preemptions, reports pending demand.
   void Schedule();
+  // Passes run so far and the time they took (wall time, for /metrics).
+  struct SchedulingStats {
+    int64_t passes = 0;
+    int64_t total_ns = 0;
+    int64_t last_ns = 0;
+  };
+  const SchedulingStats& scheduling() const { return scheduling_; }
 
   const Task* Find(const std::string& task_id) const;
   std::vector<bus::TaskSummary> List() const;
@@ -165,6 +172,7 @@ class TaskManager {
   std::vector<std::string> order_;                      // every task id, in submission order
   std::map<std::string, bus::ClusterPending> pending_;  // last reported, per pool
   bool dirty_ = false;
+  SchedulingStats scheduling_;
 };
 
 }  // namespace det::master

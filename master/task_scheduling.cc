@@ -1,6 +1,7 @@
 // TaskManager's scheduling passes and job queue: the bridge between its state and the pure
 // scheduler (master/scheduler).
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <tuple>
 
@@ -25,7 +26,14 @@ bool QueueOrder(const Task* a, const Task* b) {
 void TaskManager::Schedule() {
   if (!dirty_) return;
   dirty_ = false;
+  const auto start = std::chrono::steady_clock::now();
   for (const ResourcePoolConfig& pool : resources_.resource_pools) SchedulePool(pool);
+  const int64_t took =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
+  ++scheduling_.passes;
+  scheduling_.total_ns += took;
+  scheduling_.last_ns = took;
 }
 
 // One pool as the scheduler sees it, and what its indices stand for.

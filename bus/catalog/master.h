@@ -183,4 +183,30 @@ struct ResourcePoolList {
   }
 };
 
+// Method "registry.stats" (inproc, for /metrics): the agent registry's counters.
+struct RegistryStatsRequest {
+  static constexpr std::string_view kType = "registry.stats";
+  bool operator==(const RegistryStatsRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self&, V&) {}
+};
+
+struct RegistryStats {
+  static constexpr std::string_view kType = "registry.stats.reply";
+  int64_t scheduling_passes = 0;  // passes that looked at a pool with waiting work
+  int64_t scheduling_ns_total = 0;
+  int64_t last_pass_ns = 0;
+  int64_t agent_messages = 0;  // well-formed messages from agents
+  int64_t agent_drops = 0;     // malformed ones, dropped
+  bool operator==(const RegistryStats&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("scheduling_passes", s.scheduling_passes);
+    v("scheduling_ns_total", s.scheduling_ns_total);
+    v("last_pass_ns", s.last_pass_ns);
+    v("agent_messages", s.agent_messages);
+    v("agent_drops", s.agent_drops);
+  }
+};
+
 }  // namespace det::bus

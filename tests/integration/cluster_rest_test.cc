@@ -121,6 +121,15 @@ TEST_F(ClusterRestTest, CommandsTasksLogsAndTheJobQueue) {
   EXPECT_EQ(Send("GET", "/api/v1/tasks/no-such-task").status, 404);
   EXPECT_EQ(Send("GET", "/api/v1/tasks").body["tasks"].size(), 1u);
 
+  // Prometheus: for a user's token only; the cluster as it is now.
+  EXPECT_EQ(rest_->Send("GET", "/metrics", "").status, 401);
+  const std::string metrics = Send("GET", "/metrics").text;
+  EXPECT_NE(metrics.find("det_agents{pool=\"default\",state=\"connected\"} 1\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("det_slots{pool=\"default\",state=\"free\"} 1\n"), std::string::npos);
+  EXPECT_EQ(metrics.find("det_scheduling_passes_total 0\n"), std::string::npos);
+  EXPECT_NE(metrics.find("det_bus_messages_total{endpoint=\"agents\"}"), std::string::npos);
+
   RestAnswer sleeper = Send("POST", "/api/v1/commands", R"({"entrypoint":["sleep","60"]})");
   const std::string sleeping = sleeper.body["task_id"];
   ASSERT_TRUE(testing::Eventually(

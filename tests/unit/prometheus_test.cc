@@ -1,0 +1,67 @@
+#include "master/prometheus.h"
+
+#include <gtest/gtest.h>
+
+namespace det::master {
+namespace {
+
+bool Has(const std::string& text, const std::string& line) {
+  return text.find(line + "\n") != std::string::npos;
+}
+
+TEST(PrometheusTextTest, CountsAgentsSlotsJobsAndExperimentsByLabel) {
+  MetricsSnapshot s;
+  s.pools = {"default", "gpu"};
+  bus::AgentSummary a;
+  a.id = "a1";
+  a.state = "connected";
+  a.resource_pool = "default";
+  a.slots.resize(4);
+  a.used_slots = 1;
+  a.disabled_slots = {"cpu3"};
+  a.utilization = {{"cpu0", 55, 128}};
+  bus::AgentSummary lost = a;
+  lost.id = "a2";
+  lost.state = "lost";
+  bus::AgentSummary off = a;
+  off.id = "a\"3";
+  off.enabled = false;
+  off.used_slots = 0;
+  off.utilization = {};
+  s.agents = {a, lost, off};
+  s.jobs = {bus::JobSummary{.job_id = "j1", .state = "QUEUED", .resource_pool = "gpu"},
+            bus::JobSummary{.job_id = "j2", .state = "SCHEDULED", .resource_pool = "default"}};
+  s.experiments = {{.id = 1, .state = "COMPLETED"},
+                   {.id = 2, .state = "COMPLETED"},
+                   {.id = 3, .state = "ACTIVE"}};
+  s.registry = {.scheduling_passes = 7,
+                .scheduling_ns_total = 1'500'000'000,
+                .last_pass_ns = 2000,
+                .agent_messages = 40,
+                .agent_drops = 1};
+  s.bus = {.gateway_requests = 12, .gateway_drops = 2, .events_forwarded = 30, .events_dropped = 0};
+  const std::string text = PrometheusText(s);
+
+  EXPECT_TRUE(Has(text, "# TYPE det_agents gauge"));
+  EXPECT_TRUE(Has(text, R"(det_agents{pool="default",state="connected"} 2)"));
+  EXPECT_TRUE(Has(text, R"(det_agents{pool="default",state="lost"} 1)"));
+  EXPECT_TRUE(Has(text, R"(det_agents{pool="gpu",state="connected"} 0)"));
+  // a1: 1 used, 1 disabled, 2 free; a"3 (disabled agent): all 4 disabled; the lost one: none.
+  EXPECT_TRUE(Has(text, R"(det_slots{pool="default",state="used"} 1)"));
+  EXPECT_TRUE(Has(text, R"(det_slots{pool="default",state="disabled"} 5)"));
+  EXPECT_TRUE(Has(text, R"(det_slots{pool="default",state="free"} 2)"));
+  EXPECT_TRUE(Has(text, R"(det_slot_utilization_percent{agent="a1",slot="cpu0"} 55)"));
+  EXPECT_TRUE(Has(text, R"(det_slot_memory_used_mib{agent="a1",slot="cpu0"} 128)"));
+  EXPECT_TRUE(Has(text, R"(det_jobs{pool="gpu",state="QUEUED"} 1)"));
+  EXPECT_TRUE(Has(text, R"(det_jobs{pool="default",state="QUEUED"} 0)"));
+  EXPECT_TRUE(Has(text, R"(det_experiments{state="COMPLETED"} 2)"));
+  EXPECT_TRUE(Has(text, "det_scheduling_passes_total 7"));
+  EXPECT_TRUE(Has(text, "det_scheduling_pass_seconds_total 1.5"));
+  EXPECT_TRUE(Has(text, "det_scheduling_last_pass_seconds 2e-06"));
+  EXPECT_TRUE(Has(text, R"(det_bus_messages_total{endpoint="agents"} 40)"));
+  EXPECT_TRUE(Has(text, R"(det_bus_dropped_total{endpoint="gateway"} 2)"));
+  EXPECT_EQ(text.find("a\"3"), std::string::npos);  // label values are escaped
+}
+
+}  // namespace
+}  // namespace det::master
