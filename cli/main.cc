@@ -4,6 +4,7 @@
 
 #include "cli/agent_commands.h"
 #include "cli/cli_client.h"
+#include "cli/deploy_local.h"
 #include "cli/experiment_commands.h"
 #include "cli/job_commands.h"
 #include "cli/task_commands.h"
@@ -127,6 +128,7 @@ int main(int argc, char** argv) {
   det::cli::AddJobCommands(app, options, rc);
   det::cli::AddExperimentCommands(app, options, rc);
   det::cli::AddUserCommands(app, options, rc);
+  det::cli::AddDeployCommands(app, options, rc);
 
   std::string base;
   auto* keygen = app.add_subcommand("keygen", "create a CURVE key pair: NAME.key and NAME.pub");

@@ -1,0 +1,288 @@
+#include "cli/deploy_local.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "bus/catalog/master.h"
+#include "bus/security.h"
+#include "cli/agent_commands.h"
+#include "cli/credentials.h"
+#include "cli/rpc_call.h"
+
+namespace det::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+struct DeployOptions {
+  std::string dir;
+  int agents = 1;
+  int artificial_slots = 0;  // 0: discover devices
+  bool delete_data = false;
+};
+
+// The cluster's fixed local ports: det's defaults, so that `det` needs no -m.
+constexpr int kRestPort = 8080;
+constexpr int kGatewayPort = 8090;
+
+std::string DefaultDir() {
+  const char* data = std::getenv("XDG_DATA_HOME");
+  if (data && *data) return std::string(data) + "/det/local";
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : ".") + "/.local/share/det/local";
+}
+
+// A sibling program of this det: the same folder (installed) or the build tree's.
+std::string Program(const std::string& folder, const std::string& name) {
+  const char* bin = std::getenv("DET_BIN_DIR");
+  if (bin && *bin) return std::string(bin) + "/" + name;
+  const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
+  if (fs::exists(self / name)) return (self / name).string();
+  return (self.parent_path() / folder / name).string();
+}
+
+std::string ReadText(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool Alive(pid_t pid) { return pid > 0 && kill(pid, 0) == 0; }
+
+pid_t PidOf(const fs::path& dir, const std::string& name) {
+  const std::string text = ReadText(dir / "pids" / (name + ".pid"));
+  return text.empty() ? -1 : static_cast<pid_t>(std::atol(text.c_str()));
+}
+
+// Starts `argv` in the background in its own session, output to <dir>/logs/<name>.log; records
+// its pid in <dir>/pids/<name>.pid.
+Result<pid_t> Launch(const fs::path& dir, const std::string& name, std::vector<std::string> argv) {
+  if (!fs::exists(argv[0])) return NotFound(argv[0] + " not found (set DET_BIN_DIR)");
+  const std::string log = (dir / "logs" / (name + ".log")).string();
+  const pid_t pid = fork();
+  if (pid < 0) return Internal("fork failed");
+  if (pid == 0) {
+    setsid();
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    const int null = ::open("/dev/null", O_RDONLY);
+    dup2(null, 0);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  std::ofstream(dir / "pids" / (name + ".pid")) << pid << "\n";
+  return pid;
+}
+
+// Keys and the admin password, made once per cluster folder.
+Status PrepareSecrets(const fs::path& dir) {
+  for (const char* name : {"master", "agent", "autoscaler", "cli"}) {
+    if (fs::exists(dir / "keys" / (std::string(name) + ".key"))) continue;
+    DET_ASSIGN_OR_RETURN(bus::CurveKeyPair keys, bus::GenerateCurveKeyPair());
+    DET_RETURN_IF_ERROR(bus::WriteKeyPairFiles(keys, (dir / "keys" / name).string()));
+  }
+  std::ofstream allowed(dir / "keys" / "allowed_clients");
+  for (const char* name : {"agent", "autoscaler", "cli"}) {
+    allowed << ReadText(dir / "keys" / (std::string(name) + ".pub"));
+  }
+  if (!fs::exists(dir / "admin-password")) {
+    DET_ASSIGN_OR_RETURN(bus::CurveKeyPair random, bus::GenerateCurveKeyPair());
+    std::string password = random.secret_key.substr(0, 20);
+    for (char& c : password) {
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = 'x';
+    }
+    const int fd = ::open((dir / "admin-password").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) return InvalidArgument("cannot write " + (dir / "admin-password").string());
+    const bool written =
+        ::write(fd, password.data(), password.size()) == static_cast<ssize_t>(password.size());
+    ::close(fd);
+    if (!written) return InvalidArgument("cannot write " + (dir / "admin-password").string());
+  }
+  return Status::Ok();
+}
+
+std::string ClientSecurity(const fs::path& dir, const std::string& name) {
+  return "security:\n  key_file: " + (dir / "keys" / (name + ".key")).string() +
+         "\n  server_public_key_file: " + (dir / "keys" / "master.pub").string() + "\n";
+}
+
+void WriteConfigs(const fs::path& dir, const DeployOptions& deploy, const std::string& password) {
+  std::ofstream(dir / "master.yaml")
+      << "port: " << kRestPort << "\nendpoints_file: " << (dir / "endpoints.yaml").string()
+      << "\nlocal_db:\n  data_dir: " << (dir / "postgres").string()
+      << "\nsecurity:\n  initial_user_password: \"" << password << "\"\nbus:\n  host: 127.0.0.1\n"
+      << "  gateway_port: " << kGatewayPort
+      << "\n  security:\n    key_file: " << (dir / "keys" / "master.key").string()
+      << "\n    allowed_clients_file: " << (dir / "keys" / "allowed_clients").string() << "\n";
+  for (int i = 0; i < deploy.agents; ++i) {
+    const std::string id = "local-agent-" + std::to_string(i);
+    std::ofstream out(dir / (id + ".yaml"));
+    out << "master_host: 127.0.0.1\nagent_id: " << id
+        << "\nwork_dir: " << (dir / "work" / id).string() << "\n"
+        << ClientSecurity(dir, "agent");
+    if (deploy.artificial_slots > 0) out << "artificial_slots: " << deploy.artificial_slots << "\n";
+  }
+  std::ofstream(dir / "autoscaler.yaml") << "master_host: 127.0.0.1\n"
+                                         << ClientSecurity(dir, "autoscaler");
+}
+
+// How this det reaches the deployed cluster, as admin.
+CliOptions ClusterOptions(const CliOptions& base, const fs::path& dir) {
+  CliOptions options = base;
+  options.master = "127.0.0.1:" + std::to_string(kGatewayPort);
+  options.security = {};
+  options.security.key_file = (dir / "keys" / "cli.key").string();
+  options.security.server_public_key_file = (dir / "keys" / "master.pub").string();
+  options.user = "admin";
+  options.password = ReadText(dir / "admin-password");
+  options.token.clear();
+  return options;
+}
+
+int ShowStatus(const CliOptions& base, const DeployOptions& deploy);
+
+int Up(const CliOptions& base, const DeployOptions& deploy) {
+  const fs::path dir = fs::absolute(deploy.dir);
+  if (Alive(PidOf(dir, "master"))) {
+    std::cerr << "a local cluster already runs from " << dir.string() << "\n";
+    return ShowStatus(base, deploy);
+  }
+  for (const char* sub : {"keys", "pids", "logs", "work"}) fs::create_directories(dir / sub);
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  if (Status prepared = PrepareSecrets(dir); !prepared.ok()) return Fail(prepared);
+  const std::string password = ReadText(dir / "admin-password");
+  WriteConfigs(dir, deploy, password);
+  fs::remove(dir / "endpoints.yaml");
+  auto master = Launch(dir, "master",
+                       {Program("master", "det-master"), "-c", (dir / "master.yaml").string()});
+  if (!master.ok()) return Fail(master.status());
+  for (int i = 0; i < 600 && !fs::exists(dir / "endpoints.yaml"); ++i) {
+    if (!Alive(*master)) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  if (!fs::exists(dir / "endpoints.yaml")) {
+    std::cerr << ReadText(dir / "logs" / "master.log");
+    return Fail(Unavailable("det-master did not start; its log is " +
+                            (dir / "logs" / "master.log").string()));
+  }
+  for (int i = 0; i < deploy.agents; ++i) {
+    const std::string id = "local-agent-" + std::to_string(i);
+    auto agent =
+        Launch(dir, id, {Program("agent", "det-agent"), "-c", (dir / (id + ".yaml")).string()});
+    if (!agent.ok()) return Fail(agent.status());
+  }
+  auto autoscaler =
+      Launch(dir, "autoscaler",
+             {Program("autoscaler", "det-autoscaler"), "-c", (dir / "autoscaler.yaml").string()});
+  if (!autoscaler.ok()) return Fail(autoscaler.status());
+
+  const CliOptions options = ClusterOptions(base, dir);
+  size_t joined = 0;
+  for (int i = 0; i < 300 && joined < static_cast<size_t>(deploy.agents); ++i) {
+    auto agents = Call<bus::AgentListRequest, bus::AgentList>(options, {});
+    joined = agents.ok() ? agents->agents.size() : 0;
+    if (joined < static_cast<size_t>(deploy.agents)) std::this_thread::sleep_for(100ms);
+  }
+  if (joined < static_cast<size_t>(deploy.agents)) {
+    return Fail(Unavailable("only " + std::to_string(joined) + " of " +
+                            std::to_string(deploy.agents) + " agents joined; see " +
+                            (dir / "logs").string()));
+  }
+  std::cout << "local cluster up in " << dir.string() << " (" << deploy.agents << " agent"
+            << (deploy.agents == 1 ? "" : "s") << ")\n"
+            << "  REST API and WebUI: http://127.0.0.1:" << kRestPort << "\n"
+            << "  admin user:         admin / " << password << "\n"
+            << "  det needs:          export DET_MASTER=" << options.master
+            << " DET_KEY_FILE=" << options.security.key_file
+            << " DET_MASTER_KEY_FILE=" << options.security.server_public_key_file << "\n"
+            << "                      det user login admin\n"
+            << "  stop it:            det deploy local down\n";
+  return 0;
+}
+
+// SIGTERM, then SIGKILL after 15 s; also reaps a child of this process.
+void StopProcess(const fs::path& dir, const std::string& name) {
+  const pid_t pid = PidOf(dir, name);
+  fs::remove(dir / "pids" / (name + ".pid"));
+  if (!Alive(pid)) return;
+  kill(pid, SIGTERM);
+  for (int i = 0; i < 150 && Alive(pid); ++i) {
+    waitpid(pid, nullptr, WNOHANG);
+    std::this_thread::sleep_for(100ms);
+  }
+  if (Alive(pid)) kill(pid, SIGKILL);
+  std::cout << "stopped " << name << " (pid " << pid << ")\n";
+}
+
+int Down(const DeployOptions& deploy) {
+  const fs::path dir = fs::absolute(deploy.dir);
+  if (!fs::exists(dir)) return Fail(NotFound("no local cluster in " + dir.string()));
+  StopProcess(dir, "autoscaler");
+  for (const auto& entry : fs::directory_iterator(dir / "pids")) {
+    const std::string name = entry.path().stem().string();
+    if (name.starts_with("local-agent-")) StopProcess(dir, name);
+  }
+  StopProcess(dir, "master");
+  if (deploy.delete_data) {
+    fs::remove_all(dir);
+    std::cout << "deleted " << dir.string() << "\n";
+  } else {
+    std::cout << "data kept in " << dir.string() << " (--delete-data removes it)\n";
+  }
+  return 0;
+}
+
+int ShowStatus(const CliOptions& base, const DeployOptions& deploy) {
+  const fs::path dir = fs::absolute(deploy.dir);
+  if (!fs::exists(dir / "pids")) return Fail(NotFound("no local cluster in " + dir.string()));
+  bool master_up = false;
+  for (const auto& entry : fs::directory_iterator(dir / "pids")) {
+    const std::string name = entry.path().stem().string();
+    const pid_t pid = PidOf(dir, name);
+    const bool alive = Alive(pid);
+    if (name == "master") master_up = alive;
+    std::cout << name << ": " << (alive ? "running (pid " + std::to_string(pid) + ")" : "stopped")
+              << "\n";
+  }
+  if (!master_up) return 1;
+  std::cout << "\n";
+  return AgentList(ClusterOptions(base, dir));
+}
+
+}  // namespace
+
+void AddDeployCommands(CLI::App& app, CliOptions& options, int& rc) {
+  static DeployOptions deploy{.dir = DefaultDir()};
+  auto* root = app.add_subcommand("deploy", "run a cluster")->require_subcommand(1);
+  auto* local =
+      root->add_subcommand("local", "a whole cluster on this host")->require_subcommand(1);
+  local->add_option("--cluster-dir", deploy.dir, "where its keys, data and logs live");
+  auto* up = local->add_subcommand("up", "start the master (with PostgreSQL), agents, autoscaler");
+  up->add_option("--agents", deploy.agents, "agents to start (default 1)")
+      ->check(CLI::Range(0, 64));
+  up->add_option("--artificial-slots", deploy.artificial_slots,
+                 "give each agent N fake CPU slots instead of its devices (testing)");
+  up->callback([&] { rc = Up(options, deploy); });
+  auto* down = local->add_subcommand("down", "stop everything `up` started");
+  down->add_flag("--delete-data", deploy.delete_data, "remove the cluster folder too");
+  down->callback([&] { rc = Down(deploy); });
+  local->add_subcommand("status", "what runs")->callback([&] { rc = ShowStatus(options, deploy); });
+}
+
+}  // namespace det::cli
