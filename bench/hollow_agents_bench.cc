@@ -22,6 +22,7 @@
 #include <set>
 
 #include "bench/bench_cluster.h"
+#include "bench/hollow_agents.h"
 #include "bus/agent_channel_client.h"
 #include "bus/catalog/agent.h"
 #include "bus/catalog/master.h"
@@ -32,10 +33,10 @@
 namespace {
 
 using det::bench::BenchCluster;
+using det::bench::HollowAgents;
 using SteadyClock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-constexpr int kDriverThreads = 4;
 constexpr auto kSilenceLimit = 3s;
 
 struct Shape {
@@ -183,75 +184,6 @@ double RawRouterCpuShare(int n, std::chrono::seconds window) {
   waitpid(child, nullptr, 0);
   return share;
 }
-
-// The hollow agents, driven by a few threads. Agents marked silent stop talking.
-class HollowAgents {
- public:
-  HollowAgents(int first, int n, int agent_port) : first_(first) {
-    context_.set(zmq::ctxopt::max_sockets, n + 100);
-    context_.set(zmq::ctxopt::io_threads, 2);
-    det::bus::AgentChannelConfig config;
-    config.silence_limit = 30s;  // the agents' side: never give up on the master here
-    for (int i = 0; i < n; ++i) {
-      clients_.push_back(std::make_unique<det::bus::AgentChannelClient>(
-          context_, "hollow-" + std::to_string(first + i),
-          det::bus::TcpEndpoint("127.0.0.1", agent_port), det::bus::SocketSecurity{},
-          det::RealClock::Instance(), config));
-      silent_.push_back(std::make_unique<std::atomic<bool>>(false));
-    }
-    for (int t = 0; t < kDriverThreads; ++t) threads_.emplace_back([this, t] { Drive(t); });
-  }
-  ~HollowAgents() {
-    stop_ = true;
-    for (auto& thread : threads_) thread.join();
-  }
-  // Silences agent number `index` (counting from the first of all groups) if it is one of these.
-  void Silence(int index) {
-    if (index >= first_ && index - first_ < static_cast<int>(silent_.size())) {
-      *silent_[index - first_] = true;
-    }
-  }
-
- private:
-  void Drive(int t) {
-    std::vector<size_t> mine;
-    for (size_t i = t; i < clients_.size(); i += kDriverThreads) {
-      if (clients_[i]->Start().ok()) mine.push_back(i);
-    }
-    std::vector<zmq::pollitem_t> items;
-    std::vector<det::bus::AgentChannelClient::Event> events;
-    while (!stop_) {
-      items.clear();
-      for (size_t i : mine) {
-        zmq::socket_t* socket = clients_[i]->socket();
-        items.push_back({socket ? socket->handle() : nullptr, -1, ZMQ_POLLIN, 0});
-      }
-      det::bus::Poll(items.data(), items.size(), 100ms);
-      for (size_t k = 0; k < mine.size(); ++k) {
-        const size_t i = mine[k];
-        if (*silent_[i]) continue;
-        events.clear();
-        if (items[k].revents & ZMQ_POLLIN) clients_[i]->Receive(&events);
-        clients_[i]->Tick(&events);
-        for (const auto& event : events) {
-          if (event.kind != det::bus::AgentChannelClient::Event::Kind::kConnected) continue;
-          det::bus::AgentRegister registration{"hollow", "default", "hollow", {}, {}};
-          for (int s = 0; s < 8; ++s) {
-            registration.slots.push_back({"cpu" + std::to_string(s), "cpu", "hollow"});
-          }
-          clients_[i]->SendReliable(registration);
-        }
-      }
-    }
-  }
-
-  int first_;
-  zmq::context_t context_;
-  std::vector<std::unique_ptr<det::bus::AgentChannelClient>> clients_;
-  std::vector<std::unique_ptr<std::atomic<bool>>> silent_;
-  std::atomic<bool> stop_{false};
-  std::vector<std::thread> threads_;
-};
 
 // Seconds from now until the master publishes agent.lost for `agent_id`; -1 after `limit`.
 double TimeToLost(BenchCluster& cluster, const std::vector<std::pair<pid_t, int>>& groups,

@@ -29,6 +29,7 @@ import os
 import random
 import signal
 import socket
+import ssl
 import sys
 import time
 import urllib.error
@@ -51,6 +52,9 @@ class Context:
     def __init__(self, env=None):
         env = os.environ if env is None else env
         self.master_url = env["DET_MASTER_URL"].rstrip("/")
+        # An HTTPS master's certificate comes with the run: the one to trust.
+        cert = env.get("DET_MASTER_CERT")
+        self.tls = ssl.create_default_context(cadata=cert) if cert else None
         self.token = env["DET_SESSION_TOKEN"]
         self.trial_id = int(env["DET_TRIAL_ID"])
         self.experiment_id = int(env["DET_EXPERIMENT_ID"])
@@ -82,7 +86,7 @@ class Context:
             request = urllib.request.Request(
                 self.master_url + path, data=data, headers=headers, method=method)
             try:
-                with urllib.request.urlopen(request, timeout=700) as response:
+                with urllib.request.urlopen(request, timeout=700, context=self.tls) as response:
                     return json.loads(response.read() or b"{}")
             except urllib.error.HTTPError as e:
                 detail = e.read().decode(errors="replace")

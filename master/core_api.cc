@@ -88,7 +88,9 @@ CoreApi::CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens
                   [&context](const std::string& allocation_id, const std::string& why) {
                     KillTaskOf(context, allocation_id, why);
                   }),
-      server_(std::make_unique<httplib::Server>()),
+      server_(options_.tls_cert.empty() ? std::make_unique<httplib::Server>()
+                                        : std::make_unique<httplib::SSLServer>(
+                                              options_.tls_cert.c_str(), options_.tls_key.c_str())),
       routes_(*server_) {
   Route();
 }
@@ -96,6 +98,11 @@ CoreApi::CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens
 CoreApi::~CoreApi() { Stop(); }
 
 Result<int> CoreApi::Bind(const std::string& host, int port) {
+  if (!server_->is_valid()) {
+    return InvalidArgument("security.tls: cannot use the certificate " + options_.tls_cert +
+                           " with the key " + options_.tls_key +
+                           " (PEM files that belong together?)");
+  }
   if (port == 0) {
     const int bound = server_->bind_to_any_port(host);
     if (bound <= 0) return Unavailable("port: cannot listen on " + host);
@@ -118,6 +125,9 @@ void CoreApi::Stop() {
 
 void CoreApi::Route() {
   server_->new_task_queue = [] { return new httplib::ThreadPool(kHttpWorkers); };
+  // Headers and body go out as separate writes: without this, Nagle and delayed ACKs hold each
+  // answer on a kept-alive connection for tens of milliseconds.
+  server_->set_tcp_nodelay(true);
   RouteExperimentApi(routes_, *options_.api);
   RouteUserApi(routes_, options_.api->users());
   RouteClusterApi(routes_, *options_.api);

@@ -57,11 +57,14 @@ class CoreApi {
   struct Options {
     Api* api = nullptr;  // what the user REST API calls (experiment_api.h, user_http.h); not owned
     DistributedTrainingConfig distributed;
+    std::string tls_cert;  // PEM files; both set: HTTPS
+    std::string tls_key;
   };
   CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens, Options options);
   ~CoreApi();
 
-  // Binds host:port (port 0: a free one); the port bound.
+  // Binds host:port (port 0: a free one); the port bound. InvalidArgument naming security.tls
+  // when the certificate or key cannot be used.
   Result<int> Bind(const std::string& host, int port);
   void Start();
   void Stop();

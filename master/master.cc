@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "bus/rpc_client.h"
 #include "common/process.h"
@@ -93,15 +94,18 @@ Result<MasterEndpoints> Master::Start() {
   registry_->Start();
 
   const DistributedTrainingConfig& distributed = config_.resources.distributed;
-  core_api_ =
-      std::make_unique<CoreApi>(context_, database_->db().config(), tokens,
-                                CoreApi::Options{.api = api_.get(), .distributed = distributed});
+  core_api_ = std::make_unique<CoreApi>(context_, database_->db().config(), tokens,
+                                        CoreApi::Options{.api = api_.get(),
+                                                         .distributed = distributed,
+                                                         .tls_cert = config_.security.tls_cert,
+                                                         .tls_key = config_.security.tls_key});
   DET_ASSIGN_OR_RETURN(int rest_port, core_api_->Bind(bus_config.host, config_.port));
-  endpoints.rest = "http://" + Reachable(bus_config.host) + ":" + std::to_string(rest_port);
+  endpoints.rest = (config_.security.tls() ? "https://" : "http://") + Reachable(bus_config.host) +
+                   ":" + std::to_string(rest_port);
   experiments_ = std::make_unique<ExperimentService>(
       context_, clock_, database_->db().config(),
       TrialLaunchOptions{endpoints.rest, distributed.gloo_port_range.ToString(),
-                         distributed.nccl_port_range.ToString()});
+                         distributed.nccl_port_range.ToString(), MasterCertificate()});
   DET_RETURN_IF_ERROR(experiments_->Bind());
   DET_RETURN_IF_ERROR(experiments_->Restore());
   experiments_->Start();
@@ -132,6 +136,14 @@ void Master::Stop() {
   zap_.reset();
   users_.reset();
   database_.reset();
+}
+
+std::string Master::MasterCertificate() const {
+  if (!config_.security.tls()) return "";
+  std::ifstream in(config_.security.tls_cert);
+  std::stringstream pem;
+  pem << in.rdbuf();
+  return pem.str();
 }
 
 Status Master::StartUsers() {

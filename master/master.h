@@ -39,6 +39,8 @@ class Master {
   void Stop();
 
  private:
+  // The TLS certificate's PEM text, for trial runs to trust; "" without TLS.
+  std::string MasterCertificate() const;
   // Users and their logins; creates the admin user at the first start.
   Status StartUsers();
   Status WriteEndpointsFile(const MasterEndpoints& endpoints) const;

@@ -9,6 +9,19 @@ namespace {
 
 void ReadSecurity(ConfigReader& reader, MasterSecurityConfig* security) {
   reader.Read("initial_user_password", &security->initial_user_password);
+  ConfigReader& tls = reader.Child("tls");
+  tls.Read("cert", &security->tls_cert);
+  tls.Read("key", &security->tls_key);
+}
+
+// TLS needs both files; with it, HTTP moves to Determined's TLS port unless `port` is given.
+Status CheckTls(const ConfigReader& reader, MasterConfig* config) {
+  const MasterSecurityConfig& security = config->security;
+  if (security.tls_cert.empty() != security.tls_key.empty()) {
+    return InvalidArgument("security.tls: give both cert and key (PEM files), or neither");
+  }
+  if (security.tls() && !reader.Has("port")) config->port = 8443;
+  return Status::Ok();
 }
 
 void ReadBus(ConfigReader& reader, MasterBusConfig* bus) {
@@ -58,6 +71,7 @@ Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc) {
   ReadSecurity(reader.Child("security"), &config.security);
   ReadResourcesConfig(reader, &config.resources);
   DET_RETURN_IF_ERROR(reader.Finish());
+  DET_RETURN_IF_ERROR(CheckTls(reader, &config));
   return config;
 }
 

@@ -39,10 +39,15 @@ struct MasterDbConfig {
 // else $XDG_DATA_HOME/det/postgres or ~/.local/share/det/postgres.
 std::string DefaultLocalDataDir();
 
-// `security:` in master.yaml: users (the REST and CLI gateways' logins).
+// `security:` in master.yaml: users (the REST and CLI gateways' logins) and TLS for HTTP.
 struct MasterSecurityConfig {
   // The `admin` user's password at the first start; empty: one is generated and printed once.
   std::string initial_user_password;
+  // `tls.cert` / `tls.key`: PEM files. With both, the REST API and Core API speak HTTPS (on port
+  // 8443 unless `port` says otherwise) and trial runs get the certificate to trust.
+  std::string tls_cert;
+  std::string tls_key;
+  bool tls() const { return !tls_cert.empty(); }
 };
 
 struct MasterConfig {

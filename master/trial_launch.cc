@@ -8,13 +8,15 @@ namespace {
 // Runs as `python3 -c`: fetch, unpack (refusing entries that would land outside the folder),
 // then exec the entrypoint. Retries while the master is unreachable (it may be restarting).
 constexpr const char* kLauncher = R"PY(
-import io, json, os, shlex, sys, tarfile, time, urllib.error, urllib.request
+import io, json, os, shlex, ssl, sys, tarfile, time, urllib.error, urllib.request
+# An HTTPS master's certificate comes with the run (DET_MASTER_CERT); it is the one to trust.
+tls = ssl.create_default_context(cadata=os.environ["DET_MASTER_CERT"]) if os.environ.get("DET_MASTER_CERT") else None
 def fetch(path):
     url = os.environ["DET_MASTER_URL"] + path
     headers = {"Authorization": "Bearer " + os.environ["DET_SESSION_TOKEN"]}
     for attempt in range(60):
         try:
-            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=60) as r:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=60, context=tls) as r:
                 return r.read()
         except urllib.error.HTTPError as e:
             sys.exit("det launcher: GET %s: %s %s" % (path, e.code, e.read().decode(errors="replace")))
@@ -61,6 +63,7 @@ bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
   spec.max_slots = config.resources.max_slots;
   spec.env = config.environment_variables;
   spec.env["DET_MASTER_URL"] = launch.master_url;
+  if (!launch.master_cert_pem.empty()) spec.env["DET_MASTER_CERT"] = launch.master_cert_pem;
   spec.env["DET_GLOO_PORT_RANGE"] = launch.gloo_port_range;
   spec.env["DET_NCCL_PORT_RANGE"] = launch.nccl_port_range;
   spec.env["PYTHONUNBUFFERED"] = "1";  // output reaches the logs as it is printed

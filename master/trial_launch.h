@@ -12,6 +12,7 @@ struct TrialLaunchOptions {
   std::string master_url;  // DET_MASTER_URL: the Core API's base URL as trial code reaches it
   std::string gloo_port_range = "1024:65535";  // DET_GLOO_PORT_RANGE (task_container_defaults)
   std::string nccl_port_range = "1024:65535";  // DET_NCCL_PORT_RANGE
+  std::string master_cert_pem;  // DET_MASTER_CERT: the certificate an HTTPS master_url needs
 };
 
 // What a trial's run asks the registry to run: its experiment's resources and environment, the

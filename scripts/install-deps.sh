@@ -9,7 +9,7 @@ PACKAGES=(
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libpqxx-dev libyaml-cpp-dev libcurl4-openssl-dev
   libssl-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libarchive-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  postgresql
+  postgresql openssl wrk nginx-light
 )
 
 missing=()

@@ -174,6 +174,48 @@ TEST_F(ExperimentProcessTest, CreateFollowShowsTheOutputAndTheCheckpointsAreList
   EXPECT_EQ(rest.Send("GET", "/api/v1/experiments/99/checkpoints", token).status, 404);
 }
 
+// With security.tls, HTTP is HTTPS: clients that trust the certificate get answers, plain HTTP
+// gets none, and trial runs (given the certificate as DET_MASTER_CERT) report over it.
+class TlsExperimentTest : public ExperimentProcessTest {
+ protected:
+  void SetUp() override {
+    certs_ = fs::temp_directory_path() / ("det-tls-" + bus::RandomId());
+    fs::create_directories(certs_);
+    testing::Shell(
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+        "-days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout " +
+        (certs_ / "master.key").string() + " -out " + (certs_ / "master.crt").string() + " 2>&1");
+    ExperimentProcessTest::SetUp();
+  }
+  void TearDown() override {
+    ExperimentProcessTest::TearDown();
+    fs::remove_all(certs_);
+  }
+  std::string ExtraSecurityConfig() const override {
+    return "  tls:\n    cert: " + (certs_ / "master.crt").string() +
+           "\n    key: " + (certs_ / "master.key").string() + "\n";
+  }
+  fs::path certs_;
+};
+
+TEST_F(TlsExperimentTest, RestAndTrialCodeSpeakHttps) {
+  httplib::SSLClient https("127.0.0.1", std::stoi(rest_port_));
+  https.set_ca_cert_path((certs_ / "master.crt").string().c_str());
+  https.enable_server_certificate_verification(true);
+  auto info = https.Get("/api/v1/master");
+  ASSERT_TRUE(info) << httplib::to_string(info.error());
+  EXPECT_EQ(info->status, 200);
+  httplib::Client plain("127.0.0.1", std::stoi(rest_port_));
+  auto refused = plain.Get("/api/v1/master");
+  EXPECT_TRUE(!refused || refused->status != 200);
+
+  auto agent = StartAgent("agent-tls", 1);
+  const int64_t id = Create(Config("const.yaml"));
+  ASSERT_GT(id, 0);
+  EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log");
+  EXPECT_EQ(Describe(id)["trials"][0].value("steps_completed", 0), 200);
+}
+
 TEST_F(ExperimentProcessTest, PauseAndActivateResumeFromTheCheckpointWithoutGapOrDuplicate) {
   auto agent = StartAgent("agent-p", 2);
   const int64_t id = Create(

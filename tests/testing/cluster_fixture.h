@@ -89,6 +89,8 @@ class ClusterProcessTest : public ::testing::Test {
   virtual std::string ExtraBusConfig() const { return ""; }
   // Extra top-level master.yaml sections (resource_manager, resource_pools, ...).
   virtual std::string ExtraConfig() const { return ""; }
+  // Extra master.yaml lines under `security:` (indented two spaces).
+  virtual std::string ExtraSecurityConfig() const { return ""; }
 
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("det-cluster-" + bus::RandomId());
@@ -133,8 +135,9 @@ class ClusterProcessTest : public ::testing::Test {
     }
   }
 
-  static std::string SecurityConfig() {
-    return std::string("security:\n  initial_user_password: ") + kAdminPassword + "\n";
+  std::string SecurityConfig() const {
+    return std::string("security:\n  initial_user_password: ") + kAdminPassword + "\n" +
+           ExtraSecurityConfig();
   }
   std::string DbSection() const {
     return "db:\n  host: " + db_.host + "\n  port: " + std::to_string(db_.port) +

@@ -118,6 +118,30 @@ TEST(MasterConfigTest, BadDbFieldsAreNamed) {
       << config.status().message();
 }
 
+TEST(MasterConfigTest, TlsNeedsBothFilesAndMovesHttpTo8443) {
+  auto plain = master::ParseMasterConfig(YAML::Node());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->port, 8080);
+  EXPECT_FALSE(plain->security.tls());
+  auto tls = master::ParseMasterConfig(
+      Yaml("security: {initial_user_password: abcdefgh, tls: {cert: /c.pem, key: /k.pem}}"));
+  ASSERT_TRUE(tls.ok()) << tls.status().ToString();
+  EXPECT_EQ(tls->port, 8443);
+  EXPECT_EQ(tls->security.tls_cert, "/c.pem");
+  EXPECT_EQ(tls->security.initial_user_password, "abcdefgh");
+  auto chosen = master::ParseMasterConfig(Yaml("port: 9443\nsecurity: {tls: {cert: /c, key: /k}}"));
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_EQ(chosen->port, 9443);
+  auto half = master::ParseMasterConfig(Yaml("security: {tls: {cert: /c.pem}}"));
+  ASSERT_FALSE(half.ok());
+  EXPECT_EQ(half.status().message(),
+            "security.tls: give both cert and key (PEM files), or neither");
+  auto unknown = master::ParseMasterConfig(Yaml("security: {tls: {certificate: /c.pem}}"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("security.tls.certificate"), std::string::npos)
+      << unknown.status().message();
+}
+
 TEST(AgentConfigTest, ReadsDeterminedNames) {
   auto config = agent::ParseAgentConfig(
       Yaml("master_host: m\nmaster_port: 9\nagent_id: a\nagent_reconnect_attempts: 3\n"

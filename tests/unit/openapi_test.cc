@@ -76,5 +76,21 @@ TEST(OpenApiTest, EveryRouteIsDocumentedAndEveryDocumentedRouteAnswers) {
   core.Stop();
 }
 
+TEST(CoreApiTlsTest, AnUnusableCertificateIsRefusedNamingTheField) {
+  zmq::context_t context;
+  storage::Database database(storage::DbConfig{});
+  auth::Users users(database, RealClock::Instance());
+  Api api(context, database, users, bus::MasterInfo{"v"}, ResourcesConfig{}, 1 << 20);
+  CoreApi core(context, storage::DbConfig{}, AllocationTokens("secret"),
+               {.api = &api, .tls_cert = "/no/such/cert.pem", .tls_key = "/no/such/key.pem"});
+  auto port = core.Bind("127.0.0.1", 0);
+  ASSERT_FALSE(port.ok());
+  EXPECT_EQ(port.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(port.status().message().find("security.tls: cannot use the certificate "
+                                         "/no/such/cert.pem"),
+            std::string::npos)
+      << port.status().message();
+}
+
 }  // namespace
 }  // namespace det::master
