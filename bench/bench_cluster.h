@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "bus/catalog/master.h"
 #include "bus/catalog/users.h"
 #include "bus/rpc_client.h"
 #include "common/config.h"
@@ -111,6 +112,18 @@ class BenchCluster {
   }
 
   std::string endpoint(const std::string& name) const { return endpoints_[name].as<std::string>(); }
+  // Waits (up to `limit`) until `n` agents are listed; how many were.
+  size_t WaitForAgents(bus::RpcClient& client, const std::string& token, size_t n,
+                       std::chrono::seconds limit) const {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    size_t joined = 0;
+    while (true) {
+      auto list = client.Call<bus::AgentListRequest, bus::AgentList>({}, token);
+      joined = list.ok() ? list->agents.size() : 0;
+      if (joined >= n || std::chrono::steady_clock::now() >= deadline) return joined;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
   // A session token of the admin user, for the gateway calls a benchmark makes.
   Result<std::string> AdminToken(bus::RpcClient& client) const {
     DET_ASSIGN_OR_RETURN(

@@ -96,11 +96,7 @@ int RunBench(const Shape& shape, const std::string& build) {
     std::fprintf(stderr, "login: %s\n", token.status().ToString().c_str());
     return 1;
   }
-  for (int i = 0; i < 200; ++i) {
-    auto agents = client.Call<det::bus::AgentListRequest, det::bus::AgentList>({}, *token);
-    if (agents.ok() && static_cast<int>(agents->agents.size()) == shape.agents) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  cluster.WaitForAgents(client, *token, shape.agents, std::chrono::seconds(10));
   const double baseline = BaselineSpawn(shape.commands, shape.agents * shape.slots);
   const double dispatched = Dispatch(client, *token, shape.commands);
   if (dispatched <= 0) return 1;

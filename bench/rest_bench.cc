@@ -145,12 +145,7 @@ int RunBench(const Shape& shape, const std::string& build) {
     std::fprintf(stderr, "login: %s\n", token.status().ToString().c_str());
     return 1;
   }
-  size_t joined = 0;
-  for (int i = 0; i < 600 && joined < static_cast<size_t>(shape.agents); ++i) {
-    auto list = client.Call<det::bus::AgentListRequest, det::bus::AgentList>({}, *token);
-    joined = list.ok() ? list->agents.size() : 0;
-    if (joined < static_cast<size_t>(shape.agents)) std::this_thread::sleep_for(100ms);
-  }
+  const size_t joined = cluster.WaitForAgents(client, *token, shape.agents, 60s);
   if (joined < static_cast<size_t>(shape.agents)) {
     std::fprintf(stderr, "only %zu of %d hollow agents joined\n", joined, shape.agents);
     return 1;

@@ -6,7 +6,6 @@
 #include "bus/catalog/cluster_json.h"
 #include "bus/catalog/master.h"
 #include "cli/rpc_call.h"
-#include "common/logging.h"
 
 namespace det::cli {
 

@@ -19,12 +19,6 @@ using Req = const httplib::Request&;
 
 constexpr auto kFollowPoll = std::chrono::milliseconds(200);
 
-// The user a request's Bearer token speaks for (for handlers that answer other than JSON).
-Result<auth::Principal> CallerOf(Api& api, Req req) {
-  DET_ASSIGN_OR_RETURN(std::string token, BearerToken(req, "a token from POST /api/v1/auth/login"));
-  return api.Authenticate(token);
-}
-
 ordered_json AgentJson(const Result<bus::AgentReply>& reply) {
   return ordered_json{{"agent", bus::ToJson(reply->agent)}};
 }
@@ -248,7 +242,7 @@ void RouteTasks(HttpRoutes& routes, Api& api) {
               }));
   routes.Get("/api/v1/tasks/{task_id}/logs", [a](Req req, httplib::Response& res) {
     auto start = [&]() -> Status {
-      DET_ASSIGN_OR_RETURN(auth::Principal caller, CallerOf(*a, req));
+      DET_ASSIGN_OR_RETURN(auth::Principal caller, UserOf(a->users(), req));
       DET_ASSIGN_OR_RETURN(bus::TaskLogsRequest request, LogsRequestOf(req));
       if (req.get_param_value("follow") == "true") {
         // Unknown tasks are a 404 before the stream starts.
@@ -274,7 +268,7 @@ void RouteClusterApi(HttpRoutes& routes, Api& api) {
              [a](Req, httplib::Response& res) { Reply(res, UserAnswer(bus::ToJson(a->info()))); });
   routes.Get("/metrics", [a](Req req, httplib::Response& res) {
     auto text = [&]() -> Result<std::string> {
-      DET_ASSIGN_OR_RETURN(auth::Principal caller, CallerOf(*a, req));
+      DET_ASSIGN_OR_RETURN(auth::Principal caller, UserOf(a->users(), req));
       return a->Metrics(caller);
     }();
     if (!text.ok()) {

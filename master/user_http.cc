@@ -77,14 +77,17 @@ UserAnswer CreateToken(auth::Users& users, const auth::Principal& caller,
 
 }  // namespace
 
+Result<auth::Principal> UserOf(auth::Users& users, const httplib::Request& req) {
+  DET_ASSIGN_OR_RETURN(std::string token, BearerToken(req, "a token from POST /api/v1/auth/login"));
+  return users.Authenticate(token);
+}
+
 std::function<void(const httplib::Request&, httplib::Response&)> ForUsers(auth::Users& users,
                                                                           UserHandler handler) {
   return
       [&users, handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
         auto answer = [&]() -> UserAnswer {
-          DET_ASSIGN_OR_RETURN(std::string token,
-                               BearerToken(req, "a token from POST /api/v1/auth/login"));
-          DET_ASSIGN_OR_RETURN(auth::Principal caller, users.Authenticate(token));
+          DET_ASSIGN_OR_RETURN(auth::Principal caller, UserOf(users, req));
           return handler(caller, req);
         };
         Reply(res, answer());

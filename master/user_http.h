@@ -17,6 +17,10 @@ namespace det::master {
 using UserAnswer = Result<nlohmann::ordered_json>;
 using UserHandler = std::function<UserAnswer(const auth::Principal&, const httplib::Request&)>;
 
+// The user whose session or access token `Authorization: Bearer <token>` carries; Unauthenticated
+// without a live one.
+Result<auth::Principal> UserOf(auth::Users& users, const httplib::Request& req);
+
 // An httplib handler for the user REST API: the caller is who `Authorization: Bearer <token>`
 // (a session from /api/v1/auth/login, or an access token) speaks for; 401 without a live token.
 std::function<void(const httplib::Request&, httplib::Response&)> ForUsers(auth::Users& users,
