@@ -67,7 +67,20 @@ int Agent::Run(const std::atomic<bool>& stop) {
     }
     PollOnce();
   }
+  SayGoodbye();
   return 0;
+}
+
+void Agent::SayGoodbye() {
+  if (channel_->state() != bus::AgentChannelClient::State::kConnected) return;
+  for (const bus::WorkloadState& state : runner_->States()) {
+    if (state.state != bus::kWorkloadTerminated) return;  // the master keeps its place
+  }
+  channel_->SendReliable(bus::AgentLeaving{"the agent was stopped"});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (channel_->unacknowledged() > 0 && std::chrono::steady_clock::now() < deadline) {
+    PollOnce();
+  }
 }
 
 void Agent::PollOnce() {

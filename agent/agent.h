@@ -36,6 +36,9 @@ class Agent {
   void OnEvent(bus::AgentChannelClient::Event& event);
   void OnMessage(const bus::Envelope& message);
   void Send(WorkloadRunner::Reports& reports);
+  // Stopping with no workload running: tells the master (and waits up to a second for its
+  // acknowledgement) so it forgets this agent now instead of after the reconnect window.
+  void SayGoodbye();
   void PollOnce();
   void RunConnectionLostHook() const;
 

@@ -7,6 +7,7 @@ Result<AutoscalerConfig> ParseAutoscalerConfig(const YAML::Node& doc) {
   ConfigReader reader(doc);
   reader.Read("master_host", &config.master_host);
   reader.ReadPort("event_subscribe_port", &config.event_subscribe_port);
+  reader.ReadPort("event_publish_port", &config.event_publish_port);
   reader.ReadPort("snapshot_port", &config.snapshot_port);
   config.security.Read(reader.Child("security"));
   ReadLogConfig(reader.Child("log"), &config.log);

@@ -8,11 +8,12 @@
 
 namespace det::autoscaler {
 
-// autoscaler.yaml. Pool limits and providers come from the master's resource_pools config (a later
-// issue); this file only says how to reach the master.
+// autoscaler.yaml: how to reach the master. Pool limits and providers come from the master's
+// resource_pools config (published on the event bus), so the two never disagree.
 struct AutoscalerConfig {
   std::string master_host = "127.0.0.1";
   int event_subscribe_port = 8092;  // the master's bus.event_subscribe_port
+  int event_publish_port = 8093;    // the master's bus.event_publish_port (decisions go there)
   int snapshot_port = 8094;         // the master's bus.snapshot_port
   bus::SecurityConfig security;
   LogConfig log;

@@ -109,6 +109,8 @@ void AgentChannelServer::HandleReliable(const std::string& identity, Session& se
   }
 }
 
+void AgentChannelServer::Close(const std::string& agent_id) { sessions_.erase(agent_id); }
+
 Status AgentChannelServer::SetReconnectWindow(const std::string& agent_id, Duration window) {
   auto it = sessions_.find(agent_id);
   if (it == sessions_.end()) return NotFound("no session for agent " + agent_id);

@@ -71,6 +71,9 @@ class AgentChannelServer {
   // channel's; NotFound if no session exists for agent_id.
   Status SetReconnectWindow(const std::string& agent_id, Duration window);
 
+  // Drops the agent's session at once (it said it is leaving): no Lost or Expired event follows.
+  void Close(const std::string& agent_id);
+
   std::vector<SessionInfo> Sessions() const;
   const DropLog& drops() const { return drops_; }
   uint64_t epoch() const { return epoch_; }

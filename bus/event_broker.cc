@@ -42,8 +42,12 @@ Result<EventBrokerEndpoints> EventBroker::Bind(const EventBrokerEndpoints& endpo
   return bound;
 }
 
-Result<std::string> EventBroker::BindPublish(const std::string& endpoint) {
-  return bus::Bind(xsub_, endpoint, {});
+Result<EventBrokerEndpoints> EventBroker::BindLocal(const EventBrokerEndpoints& endpoints) {
+  EventBrokerEndpoints bound;
+  DET_ASSIGN_OR_RETURN(bound.publish, bus::Bind(xsub_, endpoints.publish, {}));
+  DET_ASSIGN_OR_RETURN(bound.subscribe, bus::Bind(xpub_, endpoints.subscribe, {}));
+  DET_ASSIGN_OR_RETURN(bound.snapshot, bus::Bind(snapshot_, endpoints.snapshot, {}));
+  return bound;
 }
 
 void EventBroker::Start() {

@@ -45,9 +45,9 @@ class EventBroker {
   // Binds all three sockets; returns the endpoints actually bound.
   Result<EventBrokerEndpoints> Bind(const EventBrokerEndpoints& endpoints,
                                     const SocketSecurity& security);
-  // Binds one more publisher endpoint (e.g. inproc:// for publishers inside the broker's process).
-  // Call before Start().
-  Result<std::string> BindPublish(const std::string& endpoint);
+  // Binds one more endpoint of each kind, without security, for publishers and subscribers inside
+  // the broker's process (inproc://). Call before Start().
+  Result<EventBrokerEndpoints> BindLocal(const EventBrokerEndpoints& endpoints);
   void Start();
   void Stop();
 

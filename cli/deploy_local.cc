@@ -18,6 +18,7 @@
 #include "cli/agent_commands.h"
 #include "cli/credentials.h"
 #include "cli/rpc_call.h"
+#include "common/process.h"
 
 namespace det::cli {
 namespace {
@@ -29,8 +30,14 @@ struct DeployOptions {
   std::string dir;
   int agents = 1;
   int artificial_slots = 0;  // 0: discover devices
+  int max_agents = 0;        // > 0: the autoscaler starts agents on demand, up to this many
   bool delete_data = false;
 };
+
+// Slots of each agent the autoscaler starts: they share this host, so they report fake slots.
+int DynamicAgentSlots(const DeployOptions& deploy) {
+  return deploy.artificial_slots > 0 ? deploy.artificial_slots : 2;
+}
 
 // The cluster's fixed local ports: det's defaults, so that `det` needs no -m.
 constexpr int kRestPort = 8080;
@@ -41,15 +48,6 @@ std::string DefaultDir() {
   if (data && *data) return std::string(data) + "/det/local";
   const char* home = std::getenv("HOME");
   return std::string(home ? home : ".") + "/.local/share/det/local";
-}
-
-// A sibling program of this det: the same folder (installed) or the build tree's.
-std::string Program(const std::string& folder, const std::string& name) {
-  const char* bin = std::getenv("DET_BIN_DIR");
-  if (bin && *bin) return std::string(bin) + "/" + name;
-  const fs::path self = fs::read_symlink("/proc/self/exe").parent_path();
-  if (fs::exists(self / name)) return (self / name).string();
-  return (self.parent_path() / folder / name).string();
 }
 
 std::string ReadText(const fs::path& path) {
@@ -70,22 +68,8 @@ pid_t PidOf(const fs::path& dir, const std::string& name) {
 // its pid in <dir>/pids/<name>.pid.
 Result<pid_t> Launch(const fs::path& dir, const std::string& name, std::vector<std::string> argv) {
   if (!fs::exists(argv[0])) return NotFound(argv[0] + " not found (set DET_BIN_DIR)");
-  const std::string log = (dir / "logs" / (name + ".log")).string();
-  const pid_t pid = fork();
-  if (pid < 0) return Internal("fork failed");
-  if (pid == 0) {
-    setsid();
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    const int null = ::open("/dev/null", O_RDONLY);
-    dup2(null, 0);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
+  DET_ASSIGN_OR_RETURN(pid_t pid,
+                       SpawnDetached(argv, {}, (dir / "logs" / (name + ".log")).string()));
   std::ofstream(dir / "pids" / (name + ".pid")) << pid << "\n";
   return pid;
 }
@@ -122,6 +106,20 @@ std::string ClientSecurity(const fs::path& dir, const std::string& name) {
          "\n  server_public_key_file: " + (dir / "keys" / "master.pub").string() + "\n";
 }
 
+// The default pool grows by det-agent processes on this host (the autoscaler's local provider),
+// each with its slots and the agents' key from dynamic-agent.yaml.
+void WriteLocalProvider(const fs::path& dir, const DeployOptions& deploy) {
+  std::ofstream(dir / "master.yaml", std::ios::app)
+      << "resource_pools:\n  - pool_name: default\n    provider:\n      type: local\n"
+      << "      max_instances: " << deploy.max_agents
+      << "\n      instance_slots: " << DynamicAgentSlots(deploy) << "\n      agent_args: [-c, \""
+      << (dir / "dynamic-agent.yaml").string() << "\"]"
+      << "\n      work_dir: \"" << (dir / "instances").string() << "\"\n";
+  std::ofstream(dir / "dynamic-agent.yaml")
+      << "master_host: 127.0.0.1\nartificial_slots: " << DynamicAgentSlots(deploy) << "\n"
+      << ClientSecurity(dir, "agent");
+}
+
 void WriteConfigs(const fs::path& dir, const DeployOptions& deploy, const std::string& password) {
   std::ofstream(dir / "master.yaml")
       << "port: " << kRestPort << "\nendpoints_file: " << (dir / "endpoints.yaml").string()
@@ -130,6 +128,7 @@ void WriteConfigs(const fs::path& dir, const DeployOptions& deploy, const std::s
       << "  gateway_port: " << kGatewayPort
       << "\n  security:\n    key_file: " << (dir / "keys" / "master.key").string()
       << "\n    allowed_clients_file: " << (dir / "keys" / "allowed_clients").string() << "\n";
+  if (deploy.max_agents > 0) WriteLocalProvider(dir, deploy);
   for (int i = 0; i < deploy.agents; ++i) {
     const std::string id = "local-agent-" + std::to_string(i);
     std::ofstream out(dir / (id + ".yaml"));
@@ -169,8 +168,9 @@ int Up(const CliOptions& base, const DeployOptions& deploy) {
   const std::string password = ReadText(dir / "admin-password");
   WriteConfigs(dir, deploy, password);
   fs::remove(dir / "endpoints.yaml");
-  auto master = Launch(dir, "master",
-                       {Program("master", "det-master"), "-c", (dir / "master.yaml").string()});
+  auto master =
+      Launch(dir, "master",
+             {SiblingProgram("master", "det-master"), "-c", (dir / "master.yaml").string()});
   if (!master.ok()) return Fail(master.status());
   for (int i = 0; i < 600 && !fs::exists(dir / "endpoints.yaml"); ++i) {
     if (!Alive(*master)) break;
@@ -183,13 +183,13 @@ int Up(const CliOptions& base, const DeployOptions& deploy) {
   }
   for (int i = 0; i < deploy.agents; ++i) {
     const std::string id = "local-agent-" + std::to_string(i);
-    auto agent =
-        Launch(dir, id, {Program("agent", "det-agent"), "-c", (dir / (id + ".yaml")).string()});
+    auto agent = Launch(
+        dir, id, {SiblingProgram("agent", "det-agent"), "-c", (dir / (id + ".yaml")).string()});
     if (!agent.ok()) return Fail(agent.status());
   }
-  auto autoscaler =
-      Launch(dir, "autoscaler",
-             {Program("autoscaler", "det-autoscaler"), "-c", (dir / "autoscaler.yaml").string()});
+  auto autoscaler = Launch(
+      dir, "autoscaler",
+      {SiblingProgram("autoscaler", "det-autoscaler"), "-c", (dir / "autoscaler.yaml").string()});
   if (!autoscaler.ok()) return Fail(autoscaler.status());
 
   const CliOptions options = ClusterOptions(base, dir);
@@ -213,6 +213,11 @@ int Up(const CliOptions& base, const DeployOptions& deploy) {
             << " DET_MASTER_KEY_FILE=" << options.security.server_public_key_file << "\n"
             << "                      det user login admin\n"
             << "  stop it:            det deploy local down\n";
+  if (deploy.max_agents > 0) {
+    std::cout << "  autoscaling:        up to " << deploy.max_agents << " more agent"
+              << (deploy.max_agents == 1 ? "" : "s") << " of " << DynamicAgentSlots(deploy)
+              << " slots as work waits (det autoscaler instances|decisions)\n";
+  }
   return 0;
 }
 
@@ -230,6 +235,23 @@ void StopProcess(const fs::path& dir, const std::string& name) {
   std::cout << "stopped " << name << " (pid " << pid << ")\n";
 }
 
+// The agents the autoscaler started (tagged with their folder, dir/instances).
+void StopDynamicAgents(const fs::path& dir) {
+  const std::vector<TaggedProcess> agents =
+      FindSessionLeaders("DET_LOCAL_PROVIDER_DIR", (dir / "instances").string());
+  for (const TaggedProcess& agent : agents) kill(-agent.pid, SIGTERM);
+  for (int i = 0; i < 150; ++i) {
+    if (FindSessionLeaders("DET_LOCAL_PROVIDER_DIR", (dir / "instances").string()).empty()) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  for (const TaggedProcess& agent : agents) {
+    if (Alive(agent.pid)) kill(-agent.pid, SIGKILL);
+    auto id = agent.env.find("DET_INSTANCE_ID");
+    std::cout << "stopped " << (id == agent.env.end() ? "an agent" : id->second) << " (pid "
+              << agent.pid << ")\n";
+  }
+}
+
 int Down(const DeployOptions& deploy) {
   const fs::path dir = fs::absolute(deploy.dir);
   if (!fs::exists(dir)) return Fail(NotFound("no local cluster in " + dir.string()));
@@ -238,6 +260,7 @@ int Down(const DeployOptions& deploy) {
     const std::string name = entry.path().stem().string();
     if (name.starts_with("local-agent-")) StopProcess(dir, name);
   }
+  StopDynamicAgents(dir);
   StopProcess(dir, "master");
   if (deploy.delete_data) {
     fs::remove_all(dir);
@@ -278,6 +301,10 @@ void AddDeployCommands(CLI::App& app, CliOptions& options, int& rc) {
       ->check(CLI::Range(0, 64));
   up->add_option("--artificial-slots", deploy.artificial_slots,
                  "give each agent N fake CPU slots instead of its devices (testing)");
+  up->add_option("--max-agents", deploy.max_agents,
+                 "let the autoscaler start up to N more agents on this host as work waits, each "
+                 "with --artificial-slots slots (default 2), and stop them when idle")
+      ->check(CLI::Range(0, 64));
   up->callback([&] { rc = Up(options, deploy); });
   auto* down = local->add_subcommand("down", "stop everything `up` started");
   down->add_flag("--delete-data", deploy.delete_data, "remove the cluster folder too");

@@ -13,9 +13,10 @@ namespace det::cli {
 //           PostgreSQL (data under the folder), N det-agents (--agents, default 1) and
 //           det-autoscaler, each a background process with its log in the folder; waits until
 //           the agents joined, then prints the REST/WebUI address, the admin credentials and the
-//           environment for det.
-//   down    stops what `up` started (the master stops its PostgreSQL); the data stays unless
-//           --delete-data.
+//           environment for det. With --max-agents M the default pool has the autoscaler's
+//           local provider: it starts up to M more agents as work waits and stops them when idle.
+//   down    stops what `up` started, and the agents the autoscaler started (the master stops its
+//           PostgreSQL); the data stays unless --delete-data.
 //   status  which processes run, and the master's view of its agents.
 //
 // Their exit status goes to `rc`.

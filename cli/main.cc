@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "cli/agent_commands.h"
+#include "cli/autoscaler_commands.h"
 #include "cli/cli_client.h"
 #include "cli/deploy_local.h"
 #include "cli/experiment_commands.h"
@@ -129,6 +130,7 @@ int main(int argc, char** argv) {
   det::cli::AddExperimentCommands(app, options, rc);
   det::cli::AddUserCommands(app, options, rc);
   det::cli::AddDeployCommands(app, options, rc);
+  det::cli::AddAutoscalerCommands(app, options, rc);
 
   std::string base;
   auto* keygen = app.add_subcommand("keygen", "create a CURVE key pair: NAME.key and NAME.pub");

@@ -2,6 +2,7 @@
 
 // What every det command shares: one gateway call, and how failures end the process.
 
+#include <ctime>
 #include <iostream>
 #include <zmq.hpp>
 
@@ -15,6 +16,17 @@ namespace det::cli {
 inline int Fail(const Status& status) {
   std::cerr << "error: " << status.message() << "\n";
   return status.code() == StatusCode::kUnavailable ? 3 : 1;
+}
+
+// A Unix-nanoseconds time as people read it: "2026-11-22 10:31:52Z" ("-" for 0).
+inline std::string UtcTime(int64_t unix_ns) {
+  if (unix_ns == 0) return "-";
+  const auto seconds = static_cast<std::time_t>(unix_ns / 1'000'000'000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%SZ", &utc);
+  return text;
 }
 
 // One call with the caller's token (credentials.h); a cached session the master no longer knows

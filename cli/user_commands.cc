@@ -47,16 +47,6 @@ Result<std::string> ReadNewPassword(const std::string& whose) {
   return password;
 }
 
-std::string Time(int64_t unix_ns) {
-  if (unix_ns == 0) return "-";
-  const std::time_t seconds = static_cast<std::time_t>(unix_ns / 1'000'000'000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%SZ", &utc);
-  return text;
-}
-
 // Prints a one-user reply: JSON, or `text` followed by the user's name.
 int PrintUser(const CliOptions& options, const Result<bus::UserReply>& reply,
               const std::string& text) {
@@ -113,7 +103,7 @@ int ListUsers(const CliOptions& options) {
   std::printf("%-24s %-6s %-7s %s\n", "USERNAME", "ADMIN", "ACTIVE", "CREATED");
   for (const auto& u : reply->users) {
     std::printf("%-24s %-6s %-7s %s\n", u.username.c_str(), u.admin ? "yes" : "no",
-                u.active ? "yes" : "no", Time(u.created_at).c_str());
+                u.active ? "yes" : "no", UtcTime(u.created_at).c_str());
   }
   return 0;
 }
@@ -141,9 +131,9 @@ void PrintTokens(const std::vector<bus::TokenSummary>& tokens) {
               "DESCRIPTION");
   for (const auto& t : tokens) {
     std::printf("%6lld %-16s %-21s %-21s %-21s %s\n", static_cast<long long>(t.id),
-                t.username.c_str(), Time(t.created_at).c_str(),
-                t.expires_at ? Time(t.expires_at).c_str() : "never", Time(t.revoked_at).c_str(),
-                t.description.c_str());
+                t.username.c_str(), UtcTime(t.created_at).c_str(),
+                t.expires_at ? UtcTime(t.expires_at).c_str() : "never",
+                UtcTime(t.revoked_at).c_str(), t.description.c_str());
   }
 }
 
@@ -163,7 +153,7 @@ int CreateToken(const CliOptions& options, const bus::TokenCreateRequest& base,
   } else {
     std::cerr << "token " << reply->summary.id << " for \"" << reply->summary.username
               << "\", expires "
-              << (reply->summary.expires_at ? Time(reply->summary.expires_at)
+              << (reply->summary.expires_at ? UtcTime(reply->summary.expires_at)
                                             : std::string("never"))
               << " (shown only now; use it as DET_USER_TOKEN):\n";
     std::cout << reply->token << "\n";

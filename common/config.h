@@ -67,6 +67,8 @@ class ConfigReader {
 
   // Keys of this mapping that no Read* asks for are not errors: another component reads them.
   void AllowOtherKeys() { allow_other_keys_ = true; }
+  // The mapping this reader reads, as written.
+  const YAML::Node& node() const { return node_; }
 
   // Records an error that already names its field (from a parser of a section's own).
   void AddError(std::string message);

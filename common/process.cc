@@ -1,10 +1,19 @@
 #include "common/process.h"
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+
+extern char** environ;
 
 namespace det {
 namespace {
@@ -50,6 +59,99 @@ uint64_t RaiseOpenFileLimit() {
     setrlimit(RLIMIT_NOFILE, &limit);
   }
   return limit.rlim_cur;
+}
+
+Result<pid_t> SpawnDetached(const std::vector<std::string>& argv,
+                            const std::map<std::string, std::string>& extra_env,
+                            const std::string& log_path) {
+  if (argv.empty() || access(argv[0].c_str(), X_OK) != 0) {
+    return NotFound((argv.empty() ? std::string("(no program)") : argv[0]) +
+                    " is not an executable file");
+  }
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    if (!extra_env.contains(entry.substr(0, entry.find('=')))) env.push_back(entry);
+  }
+  for (const auto& [key, value] : extra_env) env.push_back(key + "=" + value);
+  std::vector<char*> args, envp;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT,
+                                   0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return Unavailable("cannot start " + argv[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
+namespace {
+
+std::map<std::string, std::string> DetEnvironment(const std::filesystem::path& proc) {
+  std::ifstream in(proc / "environ", std::ios::binary);
+  std::map<std::string, std::string> env;
+  for (std::string entry; std::getline(in, entry, '\0');) {
+    const size_t eq = entry.find('=');
+    if (eq != std::string::npos && entry.starts_with("DET_")) {
+      env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
+  }
+  return env;
+}
+
+// Whether `pid` leads its own session and has not exited.
+bool LiveSessionLeader(const std::filesystem::path& proc, pid_t pid) {
+  std::ifstream in(proc / "stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return false;
+  std::istringstream fields(stat.substr(paren + 1));
+  char state = 0;
+  long parent = 0, group = 0, session = 0;
+  fields >> state >> parent >> group >> session;
+  return fields && state != 'Z' && session == pid;
+}
+
+}  // namespace
+
+std::vector<TaggedProcess> FindSessionLeaders(const std::string& key, const std::string& value) {
+  std::vector<TaggedProcess> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto env = DetEnvironment(entry.path());
+    auto tag = env.find(key);
+    if (tag == env.end() || tag->second != value) continue;
+    const auto pid = static_cast<pid_t>(std::stol(name));
+    if (LiveSessionLeader(entry.path(), pid)) found.push_back({pid, std::move(env)});
+  }
+  return found;
+}
+
+std::string SiblingProgram(const std::string& folder, const std::string& name) {
+  namespace fs = std::filesystem;
+  const char* bin = std::getenv("DET_BIN_DIR");
+  if (bin && *bin) return std::string(bin) + "/" + name;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  if (fs::exists(self / name)) return (self / name).string();
+  return (self.parent_path() / folder / name).string();
 }
 
 }  // namespace det

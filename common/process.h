@@ -1,7 +1,11 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "common/logging.h"
 
@@ -21,5 +25,25 @@ int SetUpLogging(LogConfig config, const std::string& level_flag, const std::str
 
 // This host's name, for default agent ids.
 std::string HostName();
+
+// Starts argv[0] (a path) with `argv` in a session of its own, stdin from /dev/null, stdout and
+// stderr appended to `log_path`, and this process's environment plus `extra_env`. The caller
+// reaps it (waitpid) or lets it outlive this process.
+Result<pid_t> SpawnDetached(const std::vector<std::string>& argv,
+                            const std::map<std::string, std::string>& extra_env,
+                            const std::string& log_path);
+
+// A process SpawnDetached started (the leader of its own session) and its DET_* environment.
+struct TaggedProcess {
+  pid_t pid = -1;
+  std::map<std::string, std::string> env;  // DET_* variables only
+};
+// The live session leaders whose environment has `key`=`value` (processes of other users, which
+// cannot be read, and exited ones are left out).
+std::vector<TaggedProcess> FindSessionLeaders(const std::string& key, const std::string& value);
+
+// A sibling program of the running one: `name` in the same folder (installed), else in the build
+// tree's `folder` next to it (build/<folder>/<name>). DET_BIN_DIR, when set, wins.
+std::string SiblingProgram(const std::string& folder, const std::string& name);
 
 }  // namespace det

@@ -126,6 +126,13 @@ Result<std::string> AgentRegistry::Bind(const std::string& agent_endpoint,
   return bound;
 }
 
+void AgentRegistry::PublishProviders(const std::vector<bus::PoolProviderEvent>& providers) {
+  for (const bus::PoolProviderEvent& event : providers) {
+    Status published = publisher_.Publish(event, "pool/" + event.resource_pool);
+    if (!published.ok()) spdlog::warn("agent registry: {}", published.message());
+  }
+}
+
 void AgentRegistry::Restore(std::vector<Task> tasks) {
   const int64_t now = NowNs();
   store_.Enqueue(
@@ -214,12 +221,7 @@ void AgentRegistry::OnChannelEvent(ChannelEvent& event) {
       return;
     case ChannelEvent::Kind::kExpired:
       spdlog::warn("agent {} gone: did not reconnect within the reconnect window", event.agent_id);
-      if (auto it = agents_.find(event.agent_id); it != agents_.end()) {
-        PublishState(event.agent_id, it->second, /*tombstone=*/true);
-        agents_.erase(it);
-        RecordConnection(event.agent_id, "gone");
-      }
-      tasks_.RemoveAgent(event.agent_id, NowNs());
+      Forget(event.agent_id, "gone");
       return;
     case ChannelEvent::Kind::kMessage:
       OnAgentMessage(event.agent_id, event.message);
@@ -248,6 +250,10 @@ void AgentRegistry::OnAgentMessage(const std::string& agent_id, const bus::Envel
     if (auto it = agents_.find(agent_id); it != agents_.end()) {
       it->second.utilization = std::move(sample->slots);
     }
+  } else if (message.is(bus::AgentLeaving::kType)) {
+    auto leaving = message.Decode<bus::AgentLeaving>();
+    if (!leaving.ok()) return complain(leaving.status());
+    OnLeaving(agent_id, *leaving);
   } else if (message.is(bus::AgentRegister::kType)) {
     auto info = message.Decode<bus::AgentRegister>();
     if (!info.ok()) return complain(info.status());
@@ -255,6 +261,28 @@ void AgentRegistry::OnAgentMessage(const std::string& agent_id, const bus::Envel
   } else {
     spdlog::debug("agent {}: ignoring {}", agent_id, message.type);
   }
+}
+
+void AgentRegistry::OnLeaving(const std::string& agent_id, const bus::AgentLeaving& leaving) {
+  const TaskManager::AgentUsage usage = tasks_.Usage(agent_id);
+  if (usage.used_slots > 0 || usage.aux_tasks > 0) {
+    // Its workloads outlive it: keep its place for the reconnect window, as for a lost agent.
+    spdlog::warn("agent {} is leaving ({}) with work assigned; keeping its place", agent_id,
+                 leaving.reason);
+    return;
+  }
+  spdlog::info("agent {} left: {}", agent_id, leaving.reason);
+  channel_.Close(agent_id);
+  Forget(agent_id, "left");
+}
+
+void AgentRegistry::Forget(const std::string& agent_id, const std::string& why) {
+  if (auto it = agents_.find(agent_id); it != agents_.end()) {
+    PublishState(agent_id, it->second, /*tombstone=*/true);
+    agents_.erase(it);
+    RecordConnection(agent_id, why);
+  }
+  tasks_.RemoveAgent(agent_id, NowNs());
 }
 
 void AgentRegistry::SendNotices() {

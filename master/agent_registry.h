@@ -9,6 +9,7 @@
 
 #include "bus/agent_channel_server.h"
 #include "bus/catalog/agent.h"
+#include "bus/catalog/autoscaler.h"
 #include "bus/catalog/jobs.h"
 #include "bus/catalog/master.h"
 #include "bus/event_publisher.h"
@@ -51,6 +52,9 @@ class AgentRegistry : private TaskManager::Listener {
   // Before Start(): tasks a previous master left running. Their agents have the reconnect window
   // to register; those that do not are removed (their tasks end with AgentFailed).
   void Restore(std::vector<Task> tasks);
+  // Before Start(): publishes each pool's `provider:` section for the autoscaler (retained, key
+  // "pool/<name>").
+  void PublishProviders(const std::vector<bus::PoolProviderEvent>& providers);
   void Start();
   void Stop();
 
@@ -65,6 +69,10 @@ class AgentRegistry : private TaskManager::Listener {
   void HandleQueries();
   void OnChannelEvent(bus::AgentChannelServer::Event& event);
   void OnAgentMessage(const std::string& agent_id, const bus::Envelope& message);
+  // An agent that says it is leaving is forgotten at once when it holds no work.
+  void OnLeaving(const std::string& agent_id, const bus::AgentLeaving& leaving);
+  // Drops the agent: tombstone on the bus, `why` recorded, its place in the scheduler gone.
+  void Forget(const std::string& agent_id, const std::string& why);
   void SendNotices();
   void ExpireAwaitedAgents();
   void OnRegister(const std::string& agent_id, const bus::AgentRegister& info);

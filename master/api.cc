@@ -5,6 +5,8 @@
 
 #include "master/agent_registry.h"
 #include "master/experiment_service.h"
+#include "master/instance_recorder.h"
+#include "storage/cloud_repo.h"
 #include "storage/experiments_repo.h"
 #include "storage/tasks_repo.h"
 #include "storage/telemetry_repo.h"
@@ -136,6 +138,36 @@ Result<bus::CheckpointList> Api::Checkpoints(const auth::Principal&,
         reply.checkpoints.push_back({c.uuid, c.trial_id, c.steps_completed, c.state,
                                      SizeOf(c.resources_json), c.reported_ns});
       }
+    }
+    return Status::Ok();
+  }));
+  return reply;
+}
+
+Result<bus::InstanceList> Api::Instances(const auth::Principal&,
+                                         const bus::InstanceListRequest& request) {
+  bus::InstanceList reply;
+  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
+    reply.instances.clear();
+    for (const auto& record : storage::ListInstances(tx, request.resource_pool, !request.all)) {
+      reply.instances.push_back(FromRecord(record));
+    }
+    return Status::Ok();
+  }));
+  return reply;
+}
+
+Result<bus::ScalingDecisionList> Api::ScalingDecisions(
+    const auth::Principal&, const bus::ScalingDecisionListRequest& request) {
+  if (request.limit < 1 || request.limit > 1000) {
+    return InvalidArgument("limit: " + std::to_string(request.limit) + " is outside 1..1000");
+  }
+  bus::ScalingDecisionList reply;
+  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
+    reply.decisions.clear();
+    for (const auto& record :
+         storage::ListScalingDecisions(tx, request.resource_pool, request.limit)) {
+      reply.decisions.push_back(FromRecord(record));
     }
     return Status::Ok();
   }));

@@ -8,6 +8,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "bus/catalog/autoscaler.h"
 #include "bus/catalog/experiments.h"
 #include "bus/catalog/jobs.h"
 #include "bus/catalog/master.h"
@@ -117,6 +118,11 @@ class Api {
   // An experiment's checkpoints (read from PostgreSQL); NotFound for an unknown experiment.
   Result<bus::CheckpointList> Checkpoints(const auth::Principal& caller,
                                           const bus::ExperimentCheckpointsRequest& request);
+  // The autoscaler's instances and decisions, as the master stored them.
+  Result<bus::InstanceList> Instances(const auth::Principal& caller,
+                                      const bus::InstanceListRequest& request);
+  Result<bus::ScalingDecisionList> ScalingDecisions(const auth::Principal& caller,
+                                                    const bus::ScalingDecisionListRequest& request);
   // Where /metrics reads the bus's counters; set by the master once its sockets exist.
   void SetBusCounters(std::function<BusCounters()> read) { bus_counters_ = std::move(read); }
   // /metrics: the cluster in Prometheus' text format (prometheus.h).

@@ -36,6 +36,14 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, Api& api,
       [this](const Principal& caller, const bus::ResourcePoolListRequest&) {
         return api_.ResourcePools(caller);
       });
+  Serve<bus::InstanceListRequest, bus::InstanceList>(
+      [this](const Principal& caller, const bus::InstanceListRequest& request) {
+        return api_.Instances(caller, request);
+      });
+  Serve<bus::ScalingDecisionListRequest, bus::ScalingDecisionList>(
+      [this](const Principal& caller, const bus::ScalingDecisionListRequest& request) {
+        return api_.ScalingDecisions(caller, request);
+      });
   HandleUserMethods();
 }
 

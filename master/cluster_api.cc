@@ -201,6 +201,25 @@ void RouteJobs(HttpRoutes& routes, Api& api) {
                for (const auto& pool : list.pools) pools.push_back(bus::ToJson(pool));
                return ordered_json{{"resource_pools", pools}};
              }));
+  routes.Get("/api/v1/autoscaler/instances", users([a](Caller caller, Req req) -> UserAnswer {
+               DET_ASSIGN_OR_RETURN(bus::InstanceList list,
+                                    a->Instances(caller, {req.get_param_value("resource_pool"),
+                                                          req.get_param_value("all") == "true"}));
+               ordered_json instances = ordered_json::array();
+               for (const auto& i : list.instances) instances.push_back(bus::ToJson(i));
+               return ordered_json{{"instances", instances}};
+             }));
+  routes.Get("/api/v1/autoscaler/decisions", users([a](Caller caller, Req req) -> UserAnswer {
+               DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 20));
+               bus::ScalingDecisionListRequest request{
+                   req.get_param_value("resource_pool"),
+                   static_cast<int32_t>(std::min<int64_t>(limit, 1000000))};
+               DET_ASSIGN_OR_RETURN(bus::ScalingDecisionList list,
+                                    a->ScalingDecisions(caller, request));
+               ordered_json decisions = ordered_json::array();
+               for (const auto& d : list.decisions) decisions.push_back(bus::ToJson(d));
+               return ordered_json{{"decisions", decisions}};
+             }));
   routes.Get("/api/v1/job-queues", users([a](Caller caller, Req req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(
                    bus::JobList list,

@@ -18,6 +18,8 @@ namespace det::master {
 //   POST  /api/v1/agents/{id}/disable               {"drain": bool} -> {"agent"}
 //   POST  /api/v1/agents/{id}/slots/{slot}/enable|disable   {"agent"}
 //   GET   /api/v1/resource-pools                    {"resource_pools": [...]}
+//   GET   /api/v1/autoscaler/instances[?resource_pool=P&all=true]   {"instances": [...]}
+//   GET   /api/v1/autoscaler/decisions[?resource_pool=P&limit=N]    {"decisions": [...]}
 //   GET   /api/v1/job-queues[?resource_pool=P]      {"jobs": [...]} in queue order
 //   PATCH /api/v1/job-queues/{job id}               {"priority", "weight", "resource_pool"} ->
 //                                                   {"job"}

@@ -14,7 +14,10 @@
 namespace det::master {
 namespace {
 
-constexpr const char* kInprocPublish = "inproc://master/events-publish";
+// The event bus inside the master's process.
+const bus::EventBrokerEndpoints kInprocEvents{"inproc://master/events-publish",
+                                              "inproc://master/events-subscribe",
+                                              "inproc://master/events-snapshot"};
 
 // A wildcard host as workloads reach it: this host's name.
 std::string Reachable(const std::string& host) {
@@ -26,6 +29,23 @@ std::string WorkloadMasterAddress(const std::string& gateway_endpoint) {
   const std::string address = gateway_endpoint.substr(gateway_endpoint.find("://") + 3);
   const std::string host = address.substr(0, address.rfind(':'));
   return Reachable(host) + address.substr(host.size());
+}
+
+// What the autoscaler needs of each pool with a `provider:` section.
+std::vector<bus::PoolProviderEvent> PoolProviders(const ResourcesConfig& resources,
+                                                  const std::string& cluster_id,
+                                                  const std::string& agent_endpoint) {
+  const std::string address = WorkloadMasterAddress(agent_endpoint);
+  const size_t colon = address.rfind(':');
+  std::vector<bus::PoolProviderEvent> events;
+  for (const ResourcePoolConfig& pool : resources.resource_pools) {
+    if (!pool.provider) continue;
+    YAML::Emitter yaml;
+    yaml << pool.provider->raw;
+    events.push_back({pool.pool_name, yaml.c_str(), cluster_id, address.substr(0, colon),
+                      std::stoi(address.substr(colon + 1))});
+  }
+  return events;
 }
 
 }  // namespace
@@ -58,8 +78,7 @@ Result<MasterEndpoints> Master::Start() {
                                                         tcp(bus_config.snapshot_port)},
                                                        security));
   // In-process publishers reach the broker over inproc: a second XSUB endpoint on the same socket.
-  DET_ASSIGN_OR_RETURN(std::string unused, broker_->BindPublish(kInprocPublish));
-  (void)unused;
+  DET_RETURN_IF_ERROR(broker_->BindLocal(kInprocEvents).status());
   broker_->Start();
 
   // The gateway first: its address is DET_MASTER for workloads. Until the registry runs, the
@@ -83,14 +102,18 @@ Result<MasterEndpoints> Master::Start() {
       storage::UpsertResourcePool(tx, {pool.pool_name, pool.description, "{}"});
     });
   }
+  recorder_ = std::make_unique<InstanceRecorder>(context_, clock_, *store_, kInprocEvents);
+  recorder_->Start();
   const AllocationTokens tokens(database_->token_secret());
   registry_ = std::make_unique<AgentRegistry>(context_, clock_, bus_config, *store_,
                                               WorkloadMasterAddress(endpoints.gateway),
                                               config_.resources, tokens);
-  DET_ASSIGN_OR_RETURN(endpoints.agent,
-                       registry_->Bind(tcp(bus_config.agent_port), security, kInprocPublish));
+  DET_ASSIGN_OR_RETURN(endpoints.agent, registry_->Bind(tcp(bus_config.agent_port), security,
+                                                        kInprocEvents.publish));
   DET_ASSIGN_OR_RETURN(std::vector<Task> unfinished, LoadOpenTasks(database_->db()));
   registry_->Restore(std::move(unfinished));
+  registry_->PublishProviders(
+      PoolProviders(config_.resources, database_->cluster_id(), endpoints.agent));
   registry_->Start();
 
   const DistributedTrainingConfig& distributed = config_.resources.distributed;
@@ -125,12 +148,14 @@ void Master::Stop() {
   if (core_api_) core_api_->Stop();
   if (experiments_) experiments_->Stop();
   if (registry_) registry_->Stop();
+  if (recorder_) recorder_->Stop();
   if (broker_) broker_->Stop();
   gateway_.reset();
   core_api_.reset();
   api_.reset();
   experiments_.reset();
   registry_.reset();
+  recorder_.reset();
   store_.reset();  // after the registry: writes what it queued
   broker_.reset();
   zap_.reset();

@@ -12,6 +12,7 @@
 #include "master/cli_gateway.h"
 #include "master/core_api.h"
 #include "master/experiment_service.h"
+#include "master/instance_recorder.h"
 #include "master/master_config.h"
 #include "master/master_database.h"
 #include "master/store.h"
@@ -53,6 +54,7 @@ class Master {
   std::unique_ptr<bus::ZapHandler> zap_;
   std::unique_ptr<bus::EventBroker> broker_;
   std::unique_ptr<Store> store_;
+  std::unique_ptr<InstanceRecorder> recorder_;
   std::unique_ptr<AgentRegistry> registry_;
   std::unique_ptr<Api> api_;
   std::unique_ptr<CliGateway> gateway_;

@@ -13,21 +13,6 @@ using scheduler::SchedulerConfig;
 
 constexpr const char* kSchedulerTypes[] = {"priority", "fair_share"};
 constexpr const char* kFittingPolicies[] = {"best", "worst"};
-constexpr const char* kProviderTypes[] = {"aws", "gcp", "local"};
-
-// GPUs of the AWS instance types Determined's docs use, for pools that do not say
-// `instance_slots`.
-int32_t AwsInstanceSlots(const std::string& instance_type) {
-  static const std::map<std::string, int32_t> kSlots = {
-      {"g4dn.xlarge", 1},   {"g4dn.2xlarge", 1},  {"g4dn.4xlarge", 1}, {"g4dn.8xlarge", 1},
-      {"g4dn.16xlarge", 1}, {"g4dn.12xlarge", 4}, {"g4dn.metal", 8},   {"g5.xlarge", 1},
-      {"g5.12xlarge", 4},   {"g5.48xlarge", 8},   {"p2.xlarge", 1},    {"p2.8xlarge", 8},
-      {"p2.16xlarge", 16},  {"p3.2xlarge", 1},    {"p3.8xlarge", 4},   {"p3.16xlarge", 8},
-      {"p3dn.24xlarge", 8}, {"p4d.24xlarge", 8},  {"p5.48xlarge", 8},
-  };
-  auto it = kSlots.find(instance_type);
-  return it == kSlots.end() ? -1 : it->second;
-}
 
 void ReadScheduler(ConfigReader& reader, SchedulerConfig* config) {
   std::string type = config->type == SchedulerConfig::Type::kPriority ? "priority" : "fair_share";
@@ -93,37 +78,6 @@ void ReadContainerDefaults(ConfigReader& reader, Duration* preemption_timeout,
   ReadTimeout(reader, "rendezvous_timeout", &distributed->rendezvous_timeout);
 }
 
-ProviderLimits ReadProvider(ConfigReader& reader) {
-  ProviderLimits limits;
-  reader.AllowOtherKeys();
-  reader.ReadOneOf("type", &limits.type, kProviderTypes);
-  if (limits.type.empty()) reader.Fail("type", "is required (one of aws, gcp, local)");
-  reader.ReadInt("max_instances", &limits.max_instances, 1, 100000);
-  reader.ReadInt("min_instances", &limits.min_instances, 0, 100000);
-  if (limits.min_instances > limits.max_instances) {
-    reader.Fail("min_instances",
-                "must not exceed max_instances (" + std::to_string(limits.max_instances) + ")");
-  }
-  int slots = -1;
-  reader.ReadInt("instance_slots", &slots, 0, 4096);
-  if (limits.type == "gcp" && slots < 0) {
-    slots = 4;
-    ConfigReader& instance_type = reader.Child("instance_type");
-    instance_type.AllowOtherKeys();
-    instance_type.ReadInt("gpu_num", &slots, 0, 4096);
-  } else if (limits.type == "aws" && slots < 0) {
-    std::string instance_type = "g4dn.metal";
-    reader.Read("instance_type", &instance_type);
-    slots = AwsInstanceSlots(instance_type);
-    if (slots < 0) {
-      reader.Fail("instance_slots", "is required for instance_type \"" + instance_type +
-                                        "\" (its GPU count is not known to the master)");
-    }
-  }
-  limits.slots_per_instance = std::max(slots, 0);
-  return limits;
-}
-
 void ReadPool(ConfigReader& reader, const ResourcesConfig& defaults, ResourcePoolConfig* pool) {
   reader.Read("pool_name", &pool->pool_name);
   if (pool->pool_name.empty()) reader.Fail("pool_name", "is required");
@@ -143,8 +97,7 @@ void ReadPool(ConfigReader& reader, const ResourcesConfig& defaults, ResourcePoo
   ReadContainerDefaults(reader.Child("task_container_defaults"), &pool->preemption_timeout,
                         nullptr);
   if (reader.Has("provider")) {
-    pool->provider = ReadProvider(reader.Child("provider"));
-    pool->provider->raw = reader.Raw("provider");
+    pool->provider = autoscaler::ReadProviderConfig(reader.Child("provider"));
   }
 }
 

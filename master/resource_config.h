@@ -4,22 +4,16 @@
 #include <string>
 #include <vector>
 
+#include "autoscaler/provider_config.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "master/scheduler/scheduler_types.h"
 
 namespace det::master {
 
-// What the master needs of a pool's `provider:` (the autoscaler reads the whole section): how big
-// the pool can grow, to refuse work that could never fit and to count demand.
-struct ProviderLimits {
-  std::string type;                // `type`: aws | gcp | local
-  int max_instances = 5;           // `max_instances` (> 0)
-  int min_instances = 0;           // `min_instances` (<= max_instances)
-  int32_t slots_per_instance = 0;  // `instance_slots`; gcp: `instance_type.gpu_num` (4); aws: by
-                                   // `instance_type` (g4dn.metal: 8) when not given
-  YAML::Node raw;                  // the section as written, for the autoscaler
-};
+// A pool's `provider:` section. The master uses its limits (how big the pool can grow, to refuse
+// work that could never fit and to count demand) and publishes it for the autoscaler.
+using ProviderLimits = autoscaler::ProviderConfig;
 
 // One of `resource_pools` (Determined's names). Agents join a pool by name; an agent naming a pool
 // that is not configured is refused.

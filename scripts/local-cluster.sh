@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs a local cluster on this host with `det deploy local` (det-master with its own PostgreSQL,
-# one det-agent, det-autoscaler; CURVE keys and an admin password made for this cluster), then
-# runs the example experiment to completion and prints its results.
+# Runs a local cluster on this host with `det deploy local` (det-master with its own PostgreSQL and
+# det-autoscaler with the local provider, no agent to begin with; CURVE keys and an admin password
+# made for this cluster), then runs the example experiment to completion (the autoscaler starts
+# an agent for it) and prints its results.
 #
 #   scripts/local-cluster.sh          start, run the example, then keep running until Ctrl-C
 #   scripts/local-cluster.sh --check  the same, then stop and exit 0 only if everything worked
@@ -22,20 +23,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-deploy up --agents 1 --artificial-slots 2
+deploy up --agents 0 --max-agents 2 --artificial-slots 2
 export DET_MASTER=127.0.0.1:8090 DET_KEY_FILE="$RUN/cluster/keys/cli.key" \
   DET_MASTER_KEY_FILE="$RUN/cluster/keys/master.pub" DET_USER=admin \
   DET_PASS="$(cat "$RUN/cluster/admin-password")"
 echo "== det master info"; "$DET" master info
-echo "== det agent list"; "$DET" agent list
-joined=0
-"$DET" --json agent list | grep -q '"id":"local-agent-0","state":"connected"' && joined=1
-seen=0
-for _ in $(seq 50); do
-  grep -q "agent local-agent-0 is connected" "$RUN/cluster/logs/autoscaler.log" && { seen=1; break; }
-  sleep 0.1
-done
-echo "== det-autoscaler saw:"; grep "agent local-agent-0" "$RUN/cluster/logs/autoscaler.log" || true
+echo "== det agent list (none yet: the autoscaler starts one when work waits)"; "$DET" agent list
 
 # The example experiment (one trial, checkpoints under $RUN), run to completion.
 sed "s|host_path: .*|host_path: $RUN/checkpoints|" "$ROOT/examples/linear_regression/const.yaml" > "$RUN/const.yaml"
@@ -46,12 +39,20 @@ if timeout 300 "$DET" experiment create --follow "$RUN/const.yaml" "$ROOT/exampl
 fi
 id="$("$DET" --json experiment list | sed 's/^\[{"id":\([0-9]*\).*/\1/')"
 echo "== results"; "$DET" experiment describe "$id"; echo; "$DET" experiment list-checkpoints "$id"
+echo "== det autoscaler decisions"; "$DET" autoscaler decisions
+echo "== det autoscaler instances"; "$DET" autoscaler instances
+launched=0
+"$DET" --json autoscaler decisions | grep -q '"launched":\["local-default-' && launched=1
+seen=0
+grep -q "agent local-default-[0-9a-f]* is connected" "$RUN/cluster/logs/autoscaler.log" && seen=1
 
 if [ "$CHECK" = 1 ]; then
   fail() { echo "FAIL: $1"; cat "$RUN"/cluster/logs/*.log; exit 1; }
-  [ "$joined" = 1 ] || fail "the agent did not join"
-  [ "$seen" = 1 ] || fail "the autoscaler did not see the agent"
+  [ "$launched" = 1 ] || fail "the autoscaler launched no agent (det autoscaler decisions)"
+  [ "$seen" = 1 ] || fail "the agent the autoscaler started did not connect"
   [ "$experiment_ok" = 1 ] || fail "the example experiment did not complete"
+  deploy down >/dev/null
+  if pgrep -f "$RUN/cluster/instances" >/dev/null; then fail "agents still run after deploy down"; fi
   echo "local cluster OK"
   exit 0
 fi

@@ -7,12 +7,13 @@ namespace {
 
 constexpr const char* kInstanceSelect =
     "SELECT id, provider, resource_pool, instance_type, spot, state, agent_id,"
-    " det_ns(launched_at), det_ns(terminated_at) FROM instances";
+    " det_ns(launched_at), det_ns(terminated_at), zone, agent_state FROM instances";
 
 InstanceRecord ReadInstance(const pqxx::row& row) {
   return {row[0].as<std::string>(),      row[1].as<std::string>(), row[2].as<std::string>(),
           row[3].as<std::string>(),      row[4].as<bool>(),        row[5].as<std::string>(),
-          Nullable<std::string>(row[6]), row[7].as<int64_t>(),     Nullable<int64_t>(row[8])};
+          Nullable<std::string>(row[6]), row[7].as<int64_t>(),     Nullable<int64_t>(row[8]),
+          row[9].as<std::string>(),      row[10].as<std::string>()};
 }
 
 }  // namespace
@@ -20,12 +21,14 @@ InstanceRecord ReadInstance(const pqxx::row& row) {
 void UpsertInstance(pqxx::work& tx, const InstanceRecord& i) {
   tx.exec_params(
       "INSERT INTO instances (id, provider, resource_pool, instance_type, spot, state, agent_id,"
-      " launched_at, terminated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, det_ts($8), det_ts($9))"
+      " launched_at, terminated_at, zone, agent_state)"
+      " VALUES ($1, $2, $3, $4, $5, $6, $7, det_ts($8), det_ts($9), $10, $11)"
       " ON CONFLICT (id) DO UPDATE SET instance_type = EXCLUDED.instance_type,"
       " state = EXCLUDED.state, agent_id = coalesce(EXCLUDED.agent_id, instances.agent_id),"
-      " terminated_at = coalesce(EXCLUDED.terminated_at, instances.terminated_at)",
+      " terminated_at = coalesce(EXCLUDED.terminated_at, instances.terminated_at),"
+      " zone = EXCLUDED.zone, agent_state = EXCLUDED.agent_state",
       i.id, i.provider, i.resource_pool, i.instance_type, i.spot, i.state, i.agent_id,
-      i.launched_ns, i.terminated_ns);
+      i.launched_ns, i.terminated_ns, i.zone, i.agent_state);
 }
 
 Status SetInstanceState(pqxx::work& tx, const std::string& id, const std::string& state,
@@ -53,7 +56,7 @@ std::vector<InstanceRecord> ListInstances(pqxx::work& tx, const std::string& res
                                           bool live_only) {
   std::vector<InstanceRecord> instances;
   for (const auto& row :
-       tx.exec_params(std::string(kInstanceSelect) + " WHERE resource_pool = $1 AND"
+       tx.exec_params(std::string(kInstanceSelect) + " WHERE ($1 = '' OR resource_pool = $1) AND"
                                                      " (NOT $2 OR terminated_at IS NULL)"
                                                      " ORDER BY launched_at, id",
                       resource_pool, live_only)) {
@@ -65,9 +68,11 @@ std::vector<InstanceRecord> ListInstances(pqxx::work& tx, const std::string& res
 int64_t RecordScalingDecision(pqxx::work& tx, const ScalingDecisionRecord& d) {
   return tx
       .exec_params1(
-          "INSERT INTO scaling_decisions (resource_pool, decided_at, launch, terminate, reasons)"
-          " VALUES ($1, det_ts($2), $3, $4::jsonb, $5::jsonb) RETURNING id",
-          d.resource_pool, d.decided_ns, d.launch, d.terminate_json, d.reasons_json)[0]
+          "INSERT INTO scaling_decisions (resource_pool, decided_at, launch, terminate, reasons,"
+          " launched, error) VALUES ($1, det_ts($2), $3, $4::jsonb, $5::jsonb, $6::jsonb, $7)"
+          " RETURNING id",
+          d.resource_pool, d.decided_ns, d.launch, d.terminate_json, d.reasons_json,
+          d.launched_json, d.error)[0]
       .as<int64_t>();
 }
 
@@ -76,12 +81,13 @@ std::vector<ScalingDecisionRecord> ListScalingDecisions(pqxx::work& tx,
                                                         int limit) {
   std::vector<ScalingDecisionRecord> decisions;
   for (const auto& row : tx.exec_params(
-           "SELECT id, resource_pool, det_ns(decided_at), launch, terminate::text, reasons::text"
-           " FROM scaling_decisions WHERE resource_pool = $1 ORDER BY decided_at DESC, id DESC"
-           " LIMIT $2",
+           "SELECT id, resource_pool, det_ns(decided_at), launch, terminate::text, reasons::text,"
+           " launched::text, error FROM scaling_decisions WHERE ($1 = '' OR resource_pool = $1)"
+           " ORDER BY decided_at DESC, id DESC LIMIT $2",
            resource_pool, limit)) {
     decisions.push_back({row[0].as<int64_t>(), row[1].as<std::string>(), row[2].as<int64_t>(),
-                         row[3].as<int32_t>(), row[4].as<std::string>(), row[5].as<std::string>()});
+                         row[3].as<int32_t>(), row[4].as<std::string>(), row[5].as<std::string>(),
+                         row[6].as<std::string>(), row[7].as<std::string>()});
   }
   return decisions;
 }

@@ -24,6 +24,8 @@ struct InstanceRecord {
   std::optional<std::string> agent_id;  // once its agent has connected
   int64_t launched_ns = 0;
   std::optional<int64_t> terminated_ns;
+  std::string zone;
+  std::string agent_state;  // connected | idle | lost | "" (none)
 };
 
 // Inserts the instance or updates its type, state and agent (launch time and provider stay).
@@ -32,7 +34,7 @@ Status SetInstanceState(pqxx::work& tx, const std::string& id, const std::string
                         std::optional<int64_t> terminated_ns);  // NotFound
 Status SetInstanceAgent(pqxx::work& tx, const std::string& id, const std::string& agent_id);
 Result<InstanceRecord> GetInstance(pqxx::work& tx, const std::string& id);  // NotFound
-// The pool's instances, oldest first; `live_only` leaves out terminated ones.
+// The pool's instances ("": every pool's), oldest first; `live_only` leaves out terminated ones.
 std::vector<InstanceRecord> ListInstances(pqxx::work& tx, const std::string& resource_pool,
                                           bool live_only);
 
@@ -43,10 +45,12 @@ struct ScalingDecisionRecord {
   int32_t launch = 0;                 // instances to launch
   std::string terminate_json = "[]";  // instance ids to terminate
   std::string reasons_json = "[]";    // why, one string per reason
+  std::string launched_json = "[]";   // ids of the instances launched
+  std::string error;                  // what kept the decision from being carried out
 };
 
 int64_t RecordScalingDecision(pqxx::work& tx, const ScalingDecisionRecord& decision);
-// Newest first.
+// Newest first; `resource_pool` "" lists every pool's.
 std::vector<ScalingDecisionRecord> ListScalingDecisions(pqxx::work& tx,
                                                         const std::string& resource_pool,
                                                         int limit);

@@ -109,6 +109,18 @@ struct AgentShutdown {
   }
 };
 
+// Agent -> master (reliable): this agent is stopping with no workload running; forget it now
+// rather than after the reconnect window (an agent scaled down, or stopped by a person).
+struct AgentLeaving {
+  static constexpr std::string_view kType = "agent.leaving";
+  std::string reason;
+  bool operator==(const AgentLeaving&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("reason", s.reason);
+  }
+};
+
 // Event bus (not retained): one of agent.connected, agent.lost, agent.enabled, agent.disabled.
 template <const char* Type>
 struct AgentNotice {

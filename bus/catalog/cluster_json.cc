@@ -102,4 +102,29 @@ nlohmann::ordered_json ToJson(const ResourcePoolSummary& pool) {
           {"used_slots", pool.used_slots}};
 }
 
+nlohmann::ordered_json ToJson(const InstanceInfo& i) {
+  return {{"id", i.id},
+          {"resource_pool", i.resource_pool},
+          {"provider", i.provider},
+          {"instance_type", i.instance_type},
+          {"zone", i.zone},
+          {"spot", i.spot},
+          {"state", i.state},
+          {"agent", i.agent},
+          {"launched_at", i.launched_at},
+          {"terminated_at", i.terminated_at}};
+}
+
+nlohmann::ordered_json ToJson(const ScalingDecisionEvent& d) {
+  nlohmann::ordered_json terminated = nlohmann::ordered_json::array();
+  for (const auto& t : d.terminated) terminated.push_back({{"id", t.id}, {"reason", t.reason}});
+  return {{"resource_pool", d.resource_pool},
+          {"decided_at", d.decided_at},
+          {"launch", d.launch},
+          {"launched", d.launched},
+          {"launch_reason", d.launch_reason},
+          {"terminated", terminated},
+          {"error", d.error}};
+}
+
 }  // namespace det::bus

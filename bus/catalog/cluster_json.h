@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bus/catalog/autoscaler.h"
 #include "bus/catalog/jobs.h"
 #include "bus/catalog/master.h"
 #include "bus/catalog/tasks.h"
@@ -16,5 +17,7 @@ nlohmann::ordered_json ToJson(const JobSummary& job);
 nlohmann::ordered_json ToJson(const TaskLogLine& line);
 nlohmann::ordered_json ToJson(const MasterInfo& info);
 nlohmann::ordered_json ToJson(const ResourcePoolSummary& pool);
+nlohmann::ordered_json ToJson(const InstanceInfo& instance);
+nlohmann::ordered_json ToJson(const ScalingDecisionEvent& decision);
 
 }  // namespace det::bus

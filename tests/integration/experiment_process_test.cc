@@ -13,7 +13,7 @@
 #include "storage/database.h"
 #include "storage/experiments_repo.h"
 #include "storage/telemetry_repo.h"
-#include "tests/testing/cluster_fixture.h"
+#include "tests/testing/experiment_fixture.h"
 #include "tests/testing/rest_client.h"
 #include "tests/testing/test_util.h"
 
@@ -21,53 +21,10 @@ namespace det {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::ClusterProcessTest;
 namespace fs = std::filesystem;
 
-class ExperimentProcessTest : public ClusterProcessTest {
+class ExperimentProcessTest : public testing::ExperimentFixture {
  protected:
-  static std::string Example() { return SourceDir() + "/examples/linear_regression"; }
-  static std::string SourceDir() {
-    const char* dir = std::getenv("DET_SOURCE_DIR");
-    return dir ? dir : DET_SOURCE_DIR_DEFAULT;
-  }
-
-  // The example config `name` with checkpoints in the test's folder, after `edit`.
-  std::string Config(const std::string& name, const std::function<void(YAML::Node&)>& edit = {}) {
-    YAML::Node config = YAML::LoadFile(Example() + "/" + name);
-    config["checkpoint_storage"]["host_path"] = (dir_ / "checkpoints").string();
-    if (edit) edit(config);
-    const fs::path path = dir_ / ("config-" + bus::RandomId() + ".yaml");
-    YAML::Emitter out;
-    out << config;
-    std::ofstream(path) << out.c_str();
-    return path.string();
-  }
-  int64_t Create(const std::string& config_path) {
-    const std::string out = Det("--json experiment create " + config_path + " " + Example());
-    auto reply = nlohmann::json::parse(out, nullptr, false);
-    EXPECT_TRUE(reply.is_object()) << out;
-    return reply.is_object() ? reply.value("id", int64_t{0}) : 0;
-  }
-  nlohmann::json Describe(int64_t id) {
-    const std::string out = Det("--json experiment describe " + std::to_string(id));
-    auto reply = nlohmann::json::parse(out, nullptr, false);
-    EXPECT_TRUE(reply.is_object()) << out;
-    return reply;
-  }
-  std::string WaitEnded(int64_t id) {
-    Det("experiment wait " + std::to_string(id));
-    return Describe(id)["experiment"].value("state", "");
-  }
-  // Polls the first trial until `done` holds (at most a minute).
-  bool WaitForTrial(int64_t id, const std::function<bool(const nlohmann::json&)>& done) {
-    for (int i = 0; i < 600; ++i) {
-      auto trials = Describe(id)["trials"];
-      if (trials.is_array() && !trials.empty() && done(trials[0])) return true;
-      std::this_thread::sleep_for(100ms);
-    }
-    return false;
-  }
   std::vector<int64_t> MetricSteps(int64_t trial_id, const std::string& kind) {
     storage::Database db(db_, 1);
     std::vector<int64_t> steps;

@@ -1,0 +1,129 @@
+#include "autoscaler/autoscaler.h"
+
+#include <spdlog/spdlog.h>
+
+#include "autoscaler/local_provider.h"
+#include "bus/socket.h"
+
+namespace det::autoscaler {
+namespace {
+
+constexpr Duration kMaxWait = std::chrono::milliseconds(200);
+
+Result<ProviderConfig> ParseProvider(const bus::PoolProviderEvent& pool) {
+  DET_ASSIGN_OR_RETURN(YAML::Node node,
+                       ParseYaml(pool.provider_yaml, "pool " + pool.resource_pool));
+  ConfigReader reader(node, "resource_pools[" + pool.resource_pool + "].provider");
+  ProviderConfig config = ReadProviderConfig(reader);
+  DET_RETURN_IF_ERROR(reader.Finish());
+  return config;
+}
+
+}  // namespace
+
+ProviderFactory BuiltInProviders(const Clock& clock) {
+  return [&clock](const ProviderConfig& config,
+                  const bus::PoolProviderEvent& pool) -> Result<std::unique_ptr<Provider>> {
+    if (config.type != "local") {
+      return FailedPrecondition("provider type " + config.type +
+                                " is not built into this det-autoscaler yet");
+    }
+    LocalProviderOptions options{pool.cluster_id, pool.agent_host, pool.agent_port, "", {}, ""};
+    DET_RETURN_IF_ERROR(ReadLocalProviderOptions(config.raw, &options));
+    return std::unique_ptr<Provider>(std::make_unique<LocalProvider>(std::move(options), clock));
+  };
+}
+
+Autoscaler::Autoscaler(zmq::context_t& context, AutoscalerConfig config,
+                       bus::SocketSecurity security, const Clock& clock, ProviderFactory providers)
+    : config_(std::move(config)),
+      clock_(clock),
+      providers_(std::move(providers)),
+      subscriber_(context, "autoscaler",
+                  {"", bus::TcpEndpoint(config_.master_host, config_.event_subscribe_port),
+                   bus::TcpEndpoint(config_.master_host, config_.snapshot_port)},
+                  security, clock, {"agent.", "cluster.", "pool."}),
+      publisher_(context, "autoscaler", clock),
+      security_(std::move(security)) {}
+
+Status Autoscaler::Start() {
+  DET_RETURN_IF_ERROR(subscriber_.Start());
+  return publisher_.Connect(bus::TcpEndpoint(config_.master_host, config_.event_publish_port),
+                            security_);
+}
+
+void Autoscaler::Run(const std::atomic<bool>& stop) {
+  std::vector<bus::EventSubscriber::Update> updates;
+  MonoTime next = clock_.Now();
+  while (!stop.load()) {
+    std::vector<zmq::pollitem_t> items;
+    for (zmq::socket_t* s : subscriber_.sockets()) items.push_back({s->handle(), 0, ZMQ_POLLIN, 0});
+    const Duration wait = std::clamp<Duration>(next - clock_.Now(), Duration::zero(), kMaxWait);
+    bus::Poll(items.data(), items.size(), std::chrono::ceil<std::chrono::milliseconds>(wait));
+    updates.clear();
+    subscriber_.Receive(&updates);
+    subscriber_.Tick(&updates);
+    Apply(updates);
+    publisher_.Pump();
+    next = subscriber_.synced() ? TickScalers() : clock_.Now() + kMaxWait;
+  }
+}
+
+void Autoscaler::Apply(const std::vector<bus::EventSubscriber::Update>& updates) {
+  std::set<std::string> changed;
+  for (const auto& update : updates) {
+    std::string pool = view_.Apply(update);
+    if (!pool.empty()) changed.insert(std::move(pool));
+  }
+  if (!subscriber_.synced()) return;
+  ReconcileScalers();
+  for (const std::string& pool : changed) {
+    auto it = scalers_.find(pool);
+    if (it != scalers_.end() && it->second.scaler) it->second.scaler->DemandChanged();
+  }
+}
+
+void Autoscaler::ReconcileScalers() {
+  for (const auto& [pool, event] : view_.providers()) {
+    Scaler& current = scalers_[pool];
+    if (current.provider_yaml == event.provider_yaml && !current.provider_yaml.empty()) continue;
+    current = {event.provider_yaml, nullptr};
+    auto config = ParseProvider(event);
+    auto provider = config.ok() ? providers_(*config, event)
+                                : Result<std::unique_ptr<Provider>>(config.status());
+    if (!provider.ok()) {
+      spdlog::error("pool {} is not autoscaled: {}", pool, provider.status().message());
+      continue;
+    }
+    spdlog::info("pool {}: {} provider, {}..{} instances of {} slots", pool, config->type,
+                 config->min_instances, config->max_instances, config->slots_per_instance);
+    current.scaler =
+        std::make_unique<PoolScaler>(pool, *config, std::move(provider).value(), clock_, *this);
+  }
+  std::erase_if(scalers_, [&](const auto& entry) {
+    const bool gone = !view_.providers().contains(entry.first);
+    if (gone) spdlog::info("pool {} has no provider any more; not scaling it", entry.first);
+    return gone;
+  });
+}
+
+MonoTime Autoscaler::TickScalers() {
+  MonoTime next = clock_.Now() + kMaxWait;
+  for (auto& [pool, entry] : scalers_) {
+    if (entry.scaler) next = std::min(next, entry.scaler->Tick(view_));
+  }
+  return next;
+}
+
+void Autoscaler::Decided(const bus::ScalingDecisionEvent& decision) {
+  Status published = publisher_.Publish(decision);
+  if (!published.ok()) spdlog::warn("autoscaler: {}", published.message());
+}
+
+void Autoscaler::InstanceChanged(const bus::InstanceInfo& instance, bool gone) {
+  Status published =
+      publisher_.Publish(bus::InstanceEvent{instance}, "instance/" + instance.id, gone);
+  if (!published.ok()) spdlog::warn("autoscaler: {}", published.message());
+}
+
+}  // namespace det::autoscaler

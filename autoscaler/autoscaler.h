@@ -1,0 +1,63 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <zmq.hpp>
+
+#include "autoscaler/autoscaler_config.h"
+#include "autoscaler/cluster_view.h"
+#include "autoscaler/pool_scaler.h"
+#include "bus/event_publisher.h"
+#include "bus/event_subscriber.h"
+
+namespace det::autoscaler {
+
+// Makes the provider a pool's section names (`type`), or says why it cannot.
+using ProviderFactory = std::function<Result<std::unique_ptr<Provider>>(
+    const ProviderConfig& config, const bus::PoolProviderEvent& pool)>;
+
+// The providers this build has: `local` (det-agent processes on this host). `aws` and `gcp` are
+// refused with a message naming their issue until they are built.
+ProviderFactory BuiltInProviders(const Clock& clock);
+
+// det-autoscaler: follows the master's event bus (snapshot, then every event), keeps one
+// PoolScaler per pool that has a `provider:` section (re-made when the section changes), and
+// publishes every decision and instance change (`instance.decision`, `instance.state`) for the
+// master to store. Scalers run only while the view is in sync with the master: an autoscaler
+// that cannot see the cluster decides nothing.
+//
+// Threading: Run() on the calling thread until `stop` is set.
+class Autoscaler final : public ScalingReporter {
+ public:
+  Autoscaler(zmq::context_t& context, AutoscalerConfig config, bus::SocketSecurity security,
+             const Clock& clock, ProviderFactory providers);
+
+  Status Start();
+  void Run(const std::atomic<bool>& stop);
+
+  void Decided(const bus::ScalingDecisionEvent& decision) override;
+  void InstanceChanged(const bus::InstanceInfo& instance, bool gone) override;
+
+ private:
+  void Apply(const std::vector<bus::EventSubscriber::Update>& updates);
+  void ReconcileScalers();
+  MonoTime TickScalers();
+
+  AutoscalerConfig config_;
+  const Clock& clock_;
+  ProviderFactory providers_;
+  bus::EventSubscriber subscriber_;
+  bus::EventPublisher publisher_;
+  bus::SocketSecurity security_;
+  ClusterView view_;
+  struct Scaler {
+    std::string provider_yaml;
+    std::unique_ptr<PoolScaler> scaler;  // null: the section was refused
+  };
+  std::map<std::string, Scaler> scalers_;
+};
+
+}  // namespace det::autoscaler

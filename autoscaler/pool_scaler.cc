@@ -1,0 +1,212 @@
+#include "autoscaler/pool_scaler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace det::autoscaler {
+namespace {
+
+constexpr Duration kListInterval = std::chrono::seconds(5);
+constexpr Duration kDecideInterval = std::chrono::seconds(1);
+
+bool Live(const Instance& instance) {
+  return instance.state != InstanceState::kStopping && instance.state != InstanceState::kTerminated;
+}
+
+WallTime FromUnixNanos(int64_t ns) { return WallTime{} + std::chrono::nanoseconds(ns); }
+
+}  // namespace
+
+PoolScaler::PoolScaler(std::string pool, ProviderConfig config, std::unique_ptr<Provider> provider,
+                       const Clock& clock, ScalingReporter& reporter)
+    : pool_(std::move(pool)),
+      config_(std::move(config)),
+      provider_(std::move(provider)),
+      clock_(clock),
+      reporter_(reporter),
+      gate_(config_) {}
+
+void PoolScaler::DemandChanged() {
+  const MonoTime due = clock_.Now() + config_.launch_batch_window;
+  if (!decide_due_ || due < *decide_due_) decide_due_ = due;
+}
+
+MonoTime PoolScaler::Tick(const ClusterView& view) {
+  const MonoTime now = clock_.Now();
+  TrackAgents(view);
+  if (now >= next_list_) {
+    Refresh();
+    next_list_ = now + kListInterval;
+  }
+  if (listed_ && (now >= next_decide_ || (decide_due_ && now >= *decide_due_))) {
+    Decide(view);
+    next_decide_ = now + kDecideInterval;
+    decide_due_.reset();
+  }
+  ReportInstances(view);
+  MonoTime next = std::min(next_list_, next_decide_);
+  if (decide_due_) next = std::min(next, *decide_due_);
+  return next;
+}
+
+void PoolScaler::Refresh() {
+  auto listed = provider_->List(pool_);
+  if (!listed.ok()) {
+    spdlog::warn("pool {}: cannot list instances: {}", pool_, listed.status().message());
+    return;
+  }
+  instances_ = std::move(listed).value();
+  if (!listed_) {
+    spdlog::info("pool {}: {} instance(s) found at start", pool_, instances_.size());
+  }
+  listed_ = true;
+}
+
+void PoolScaler::TrackAgents(const ClusterView& view) {
+  const WallTime now = clock_.WallNow();
+  for (const Instance& instance : instances_) {
+    auto agent = view.agents().find(instance.id);
+    const bool connected = agent != view.agents().end() && agent->second.state == "connected";
+    if (connected) {
+      if (connected_.insert(instance.id).second) gate_.Connected();
+      lost_at_.erase(instance.id);
+      disconnected_since_.erase(instance.id);
+      continue;
+    }
+    if (agent != view.agents().end()) {
+      lost_at_.try_emplace(instance.id, now);
+    } else if (connected_.contains(instance.id) || lost_at_.contains(instance.id)) {
+      disconnected_since_.try_emplace(instance.id,
+                                      lost_at_.contains(instance.id) ? lost_at_[instance.id] : now);
+    }
+    connected_.erase(instance.id);
+  }
+}
+
+DeciderInput PoolScaler::Input(const ClusterView& view) const {
+  DeciderInput input;
+  input.now = clock_.WallNow();
+  for (const Instance& instance : instances_) {
+    if (Live(instance)) input.instances.push_back(instance);
+  }
+  for (const auto& [id, agent] : view.agents()) {
+    if (agent.resource_pool != pool_) continue;
+    AgentView& out = input.agents[id];
+    out.connected = agent.state == "connected";
+    auto idle = view.idle_since().find(id);
+    out.idle = out.connected && idle != view.idle_since().end();
+    if (out.idle) out.idle_since = FromUnixNanos(idle->second);
+    auto lost = lost_at_.find(id);
+    if (lost != lost_at_.end()) out.lost_at = lost->second;
+  }
+  for (const auto& [id, since] : disconnected_since_) {
+    if (!input.agents.contains(id)) input.disconnected_since[id] = since;
+  }
+  auto pending = view.pending().find(pool_);
+  if (pending != view.pending().end()) {
+    input.demand = {pending->second.pending_slots, pending->second.pending_tasks,
+                    pending->second.pending_aux_tasks};
+  }
+  return input;
+}
+
+void PoolScaler::Decide(const ClusterView& view) {
+  const ScaleDecision decision = DecideScale(config_, Input(view));
+  bus::ScalingDecisionEvent event;
+  event.resource_pool = pool_;
+  event.decided_at = UnixNanos(clock_.WallNow());
+  TerminateAll(decision, &event);
+  LaunchSome(decision, &event);
+  const bool acted = !event.terminated.empty() || !event.launched.empty();
+  const bool new_refusal = !event.error.empty() && event.error != last_refusal_;
+  last_refusal_ = event.error;
+  if (acted || new_refusal) reporter_.Decided(event);
+}
+
+void PoolScaler::TerminateAll(const ScaleDecision& decision, bus::ScalingDecisionEvent* event) {
+  if (decision.terminate.empty()) return;
+  std::vector<std::string> ids;
+  for (const TerminateOrder& order : decision.terminate) ids.push_back(order.id);
+  if (Status done = provider_->Terminate(ids); !done.ok()) {
+    spdlog::error("pool {}: cannot terminate {} instance(s): {}", pool_, ids.size(),
+                  done.message());
+    event->error = "terminate: " + done.message();
+    return;
+  }
+  for (const TerminateOrder& order : decision.terminate) {
+    spdlog::info("pool {}: terminating {}: {}", pool_, order.id, order.reason);
+    event->terminated.push_back({order.id, order.reason});
+    if (order.never_connected) gate_.NeverConnected(clock_.Now());
+    disconnected_since_.erase(order.id);
+    lost_at_.erase(order.id);
+  }
+  std::erase_if(instances_, [&](const Instance& i) {
+    return std::find(ids.begin(), ids.end(), i.id) != ids.end();
+  });
+}
+
+void PoolScaler::LaunchSome(const ScaleDecision& decision, bus::ScalingDecisionEvent* event) {
+  if (decision.launch <= 0) return;
+  event->launch = decision.launch;
+  event->launch_reason = decision.launch_reason;
+  const LaunchGate::Permit permit =
+      gate_.Ask(decision.launch, provider_->Offerings(), clock_.Now());
+  if (permit.count == 0) {
+    if (permit.refusal != last_refusal_) {
+      spdlog::warn("pool {}: not launching {} instance(s): {}", pool_, decision.launch,
+                   permit.refusal);
+    }
+    event->error = permit.refusal;
+    return;
+  }
+  const LaunchResult result = provider_->Launch({pool_, permit.count, permit.offering});
+  gate_.Record(permit.offering, result, clock_.Now());
+  for (const Instance& instance : result.launched) {
+    event->launched.push_back(instance.id);
+    instances_.push_back(instance);
+  }
+  spdlog::info("pool {}: launched {} of {} instance(s) ({}): {}", pool_, result.launched.size(),
+               permit.count, permit.offering.Key(), decision.launch_reason);
+  if (result.error) {
+    event->error =
+        std::string(ProviderErrorKindName(result.error->kind)) + " error: " + result.error->message;
+    spdlog::error("pool {}: launch on {}: {}", pool_, permit.offering.Key(), event->error);
+  }
+}
+
+void PoolScaler::ReportInstances(const ClusterView& view) {
+  std::map<std::string, bus::InstanceInfo> now;
+  for (const Instance& instance : instances_) {
+    bus::InstanceInfo info{instance.id,
+                           pool_,
+                           config_.type,
+                           instance.offering.instance_type,
+                           instance.offering.zone,
+                           instance.offering.spot,
+                           std::string(InstanceStateName(instance.state)),
+                           "",
+                           UnixNanos(instance.launched_at)};
+    auto agent = view.agents().find(instance.id);
+    if (agent != view.agents().end() && instance.state == InstanceState::kStarting) {
+      info.state = InstanceStateName(InstanceState::kRunning);  // it booted: its agent is here
+    }
+    if (agent != view.agents().end()) {
+      info.agent = agent->second.state != "connected"        ? "lost"
+                   : view.idle_since().contains(instance.id) ? "idle"
+                                                             : "connected";
+    }
+    now[instance.id] = info;
+  }
+  for (const auto& [id, info] : now) {
+    auto before = reported_.find(id);
+    if (before == reported_.end() || !(before->second == info))
+      reporter_.InstanceChanged(info, false);
+  }
+  for (const auto& [id, info] : reported_) {
+    if (!now.contains(id)) reporter_.InstanceChanged(info, true);
+  }
+  reported_ = std::move(now);
+}
+
+}  // namespace det::autoscaler

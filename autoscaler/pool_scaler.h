@@ -1,0 +1,81 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "autoscaler/cluster_view.h"
+#include "autoscaler/launch_gate.h"
+#include "autoscaler/provider.h"
+#include "autoscaler/provider_config.h"
+#include "autoscaler/scale_decider.h"
+#include "bus/catalog/autoscaler.h"
+#include "common/clock.h"
+
+namespace det::autoscaler {
+
+// Where a pool's scaler reports what it did and what its instances are (the autoscaler publishes
+// both for the master to store).
+class ScalingReporter {
+ public:
+  virtual ~ScalingReporter() = default;
+  virtual void Decided(const bus::ScalingDecisionEvent& decision) = 0;
+  // An instance appeared or changed (`gone`: terminated or no longer listed).
+  virtual void InstanceChanged(const bus::InstanceInfo& instance, bool gone) = 0;
+};
+
+// One pool's autoscaling: keeps the decider's inputs current from the cluster view and the
+// provider's list, runs the decider when demand changes (within `launch_batch_window`) and every
+// second otherwise, and carries the decision out through the launch gate.
+//
+// Nothing is decided before the provider's list has been read once, so a restarted autoscaler
+// counts the instances a previous one launched and launches no duplicates. Launched instances
+// join the list at once; terminated ones leave it at once.
+//
+// Threading: called from the autoscaler's loop only. Provider calls block that loop.
+class PoolScaler {
+ public:
+  PoolScaler(std::string pool, ProviderConfig config, std::unique_ptr<Provider> provider,
+             const Clock& clock, ScalingReporter& reporter);
+
+  // Pending work changed: decide within the batch window.
+  void DemandChanged();
+  // Does what is due and returns when it next needs to run.
+  MonoTime Tick(const ClusterView& view);
+
+  const std::string& pool() const { return pool_; }
+  const ProviderConfig& config() const { return config_; }
+  const std::vector<Instance>& instances() const { return instances_; }
+
+ private:
+  void Refresh();
+  void TrackAgents(const ClusterView& view);
+  DeciderInput Input(const ClusterView& view) const;
+  void Decide(const ClusterView& view);
+  void TerminateAll(const ScaleDecision& decision, bus::ScalingDecisionEvent* event);
+  void LaunchSome(const ScaleDecision& decision, bus::ScalingDecisionEvent* event);
+  void ReportInstances(const ClusterView& view);
+
+  const std::string pool_;
+  const ProviderConfig config_;
+  std::unique_ptr<Provider> provider_;
+  const Clock& clock_;
+  ScalingReporter& reporter_;
+  LaunchGate gate_;
+
+  bool listed_ = false;
+  std::vector<Instance> instances_;
+  std::set<std::string> connected_;                     // instance ids whose agent is connected
+  std::map<std::string, WallTime> lost_at_;             // agent lost, master holds its place
+  std::map<std::string, WallTime> disconnected_since_;  // agent connected once, now gone
+  std::map<std::string, bus::InstanceInfo> reported_;
+  std::string last_refusal_;
+  MonoTime next_list_{};
+  MonoTime next_decide_{};
+  std::optional<MonoTime> decide_due_;
+};
+
+}  // namespace det::autoscaler

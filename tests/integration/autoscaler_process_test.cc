@@ -1,0 +1,179 @@
+// The autoscaler end to end with the local provider: the real det-master, det-autoscaler and the
+// det-agent processes it starts, the det CLI and the example experiment.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "tests/testing/experiment_fixture.h"
+#include "tests/testing/rest_client.h"
+#include "tests/testing/test_util.h"
+
+namespace det {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+class AutoscalerProcessTest : public testing::ExperimentFixture {
+ protected:
+  // The agent program the provider starts (a test may slow it down).
+  virtual std::string AgentBinary() const { return testing::BuildDir() + "/agent/det-agent"; }
+
+  std::string ExtraConfig() const override {
+    return "resource_pools:\n"
+           "  - pool_name: default\n"
+           "    provider:\n"
+           "      type: local\n"
+           "      instance_slots: 1\n"
+           "      max_instances: 2\n"
+           "      max_idle_agent_period: 2s\n"
+           "      agent_binary: " +
+           AgentBinary() +
+           "\n"
+           "      agent_args: [--artificial-slots, '1', --plaintext]\n"
+           "      work_dir: " +
+           (dir_ / "instances").string() + "\n";
+  }
+  void TearDown() override {
+    autoscaler_.reset();
+    for (pid_t pid : InstanceProcesses()) kill(-pid, SIGKILL);
+    ClusterProcessTest::TearDown();
+  }
+  void StartAutoscaler(const std::string& log = "autoscaler.log") {
+    auto endpoints = LoadYamlFile((dir_ / "endpoints.yaml").string());
+    ASSERT_TRUE(endpoints.ok());
+    autoscaler_ = std::make_unique<testing::Process>(
+        std::vector<std::string>{
+            testing::BuildDir() + "/autoscaler/det-autoscaler", "--master-host", "127.0.0.1",
+            "--event-subscribe-port", gateway_port_of(event_subscribe_), "--snapshot-port",
+            gateway_port_of(snapshot_), "--event-publish-port",
+            gateway_port_of((*endpoints)["event_publish"].as<std::string>()), "--plaintext"},
+        dir_ / log);
+  }
+  // The instances (session leaders tagged by the local provider) under this test's folder.
+  std::set<pid_t> InstanceProcesses() const {
+    std::set<pid_t> pids;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+      std::ifstream environ(entry.path() / "environ", std::ios::binary);
+      std::string env((std::istreambuf_iterator<char>(environ)), {});
+      std::ifstream cmdline(entry.path() / "cmdline", std::ios::binary);
+      std::string args((std::istreambuf_iterator<char>(cmdline)), {});
+      if (env.find("DET_INSTANCE_ID=") == std::string::npos ||
+          args.find((dir_ / "instances").string()) == std::string::npos) {
+        continue;
+      }
+      const pid_t pid = std::stoi(entry.path().filename());
+      if (getsid(pid) == pid) pids.insert(pid);
+    }
+    return pids;
+  }
+  size_t CountInLog(const std::string& name, const std::string& needle) {
+    const std::string text = Log(name);
+    size_t count = 0;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+      ++count;
+    }
+    return count;
+  }
+
+  std::unique_ptr<testing::Process> autoscaler_;
+};
+
+// No agents; an experiment arrives; the autoscaler starts an agent within seconds, the trial
+// runs, and once it is idle past max_idle_agent_period the agent is stopped: nothing is left.
+TEST_F(AutoscalerProcessTest, ScalesUpForAnExperimentAndBackDownToNothing) {
+  StartAutoscaler();
+  ASSERT_TRUE(WaitForLog("autoscaler.log", "pool default: local provider, 0..2 instances"))
+      << Log("autoscaler.log");
+  EXPECT_TRUE(InstanceProcesses().empty());
+
+  const int64_t id = Create(Config("const.yaml"));
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(testing::Eventually(
+      [&] { return Det("agent list").find("local-default-") != std::string::npos; }, 15s))
+      << Log("autoscaler.log");
+  EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log");
+  EXPECT_EQ(CountInLog("autoscaler.log", "pool default: launched 1 of 1"), 1u)
+      << Log("autoscaler.log");
+
+  EXPECT_TRUE(testing::Eventually([&] { return InstanceProcesses().empty(); }, 30s))
+      << Log("autoscaler.log");
+  EXPECT_NE(Log("autoscaler.log").find("idle for more than max_idle_agent_period (2s)"),
+            std::string::npos);
+  // The stopped agent said it was leaving: the master forgot it at once, not after the reconnect
+  // window (25 s).
+  EXPECT_TRUE(testing::Eventually(
+      [&] { return Det("agent list").find("local-default-") == std::string::npos; }, 5s))
+      << Det("agent list");
+
+  // What the autoscaler did, as the master stored it.
+  EXPECT_TRUE(testing::Eventually(
+      [&] {
+        return Det("autoscaler decisions").find("idle for more than max_idle_agent_period") !=
+               std::string::npos;
+      },
+      5s))
+      << Det("autoscaler decisions");
+  auto decisions = nlohmann::json::parse(Det("--json autoscaler decisions"), nullptr, false);
+  ASSERT_TRUE(decisions.is_array() && decisions.size() == 2) << decisions.dump();
+  EXPECT_EQ(decisions[1].value("launch_reason", ""),
+            "1 pending slots need 1 instance(s); 0 starting");
+  EXPECT_EQ(decisions[1]["launched"].size(), 1u);
+  EXPECT_EQ(decisions[0]["terminated"][0].value("id", ""), decisions[1]["launched"][0]);
+  auto instances = nlohmann::json::parse(Det("--json autoscaler instances --all"), nullptr, false);
+  ASSERT_TRUE(instances.is_array() && instances.size() == 1) << instances.dump();
+  EXPECT_EQ(instances[0].value("state", ""), "terminated");
+  EXPECT_EQ(instances[0].value("provider", ""), "local");
+  EXPECT_GT(instances[0].value("terminated_at", int64_t{0}), 0);
+  EXPECT_EQ(Det("--json autoscaler instances"), "[]\n");
+
+  // The same through the REST API.
+  testing::RestClient rest(std::stoi(rest_port_));
+  const std::string token = rest.Login("admin", testing::kAdminPassword);
+  testing::RestAnswer listed = rest.Send("GET", "/api/v1/autoscaler/decisions?limit=1", token);
+  ASSERT_EQ(listed.body["decisions"].size(), 1u) << listed.text;
+  EXPECT_EQ(listed.body["decisions"][0]["terminated"], decisions[0]["terminated"]);
+  EXPECT_EQ(rest.Send("GET", "/api/v1/autoscaler/decisions?limit=0", token).status, 400);
+  listed = rest.Send("GET", "/api/v1/autoscaler/instances?all=true&resource_pool=default", token);
+  EXPECT_EQ(listed.body["instances"], instances) << listed.text;
+}
+
+// An agent that takes its time to start (the instance boots), so a restart lands mid-scale-up.
+class SlowAgentAutoscalerTest : public AutoscalerProcessTest {
+ protected:
+  std::string AgentBinary() const override { return (dir_ / "slow-agent.sh").string(); }
+  void SetUp() override {
+    AutoscalerProcessTest::SetUp();
+    std::ofstream(dir_ / "slow-agent.sh")
+        << "#!/bin/sh\nsleep 4\nexec " << testing::BuildDir() << "/agent/det-agent \"$@\"\n";
+    fs::permissions(dir_ / "slow-agent.sh", fs::perms::owner_all);
+  }
+};
+
+// Killed (-9) right after it launched two instances, whose agents have not connected yet, a
+// restarted autoscaler finds both by their tags and launches no third.
+TEST_F(SlowAgentAutoscalerTest, KilledMidScaleUpAndRestartedLaunchesNoDuplicate) {
+  StartAutoscaler();
+  ASSERT_TRUE(WaitForLog("autoscaler.log", "pool default: local provider"))
+      << Log("autoscaler.log");
+  const std::string first = Run("sleep 1", "--slots 1");
+  const std::string second = Run("sleep 1", "--slots 1");
+  ASSERT_TRUE(testing::Eventually([&] { return InstanceProcesses().size() == 2; }, 10s))
+      << Log("autoscaler.log");
+  autoscaler_->Stop(SIGKILL);
+
+  StartAutoscaler("autoscaler2.log");
+  ASSERT_TRUE(WaitForLog("autoscaler2.log", "2 instance(s) found at start"))
+      << Log("autoscaler2.log");
+  EXPECT_EQ(Wait(first).value("exit_code", -1), 0);
+  EXPECT_EQ(Wait(second).value("exit_code", -1), 0);
+  EXPECT_EQ(CountInLog("autoscaler2.log", "launched"), 0u) << Log("autoscaler2.log");
+  EXPECT_EQ(InstanceProcesses().size() + CountInLog("autoscaler2.log", "terminating"), 2u);
+}
+
+}  // namespace
+}  // namespace det

@@ -1,0 +1,286 @@
+#include "autoscaler/pool_scaler.h"
+
+#include <gtest/gtest.h>
+
+#include "autoscaler/launch_gate.h"
+
+namespace det::autoscaler {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+// A cloud in memory: instances are whatever was launched and not terminated. Every call is
+// counted; the next launch can be made to fail.
+class FakeProvider : public Provider {
+ public:
+  explicit FakeProvider(const Clock& clock) : clock_(clock) {}
+  Result<std::vector<Instance>> List(const std::string& pool) override {
+    ++lists;
+    std::vector<Instance> out;
+    for (const Instance& i : *cloud) {
+      if (i.resource_pool == pool) out.push_back(i);
+    }
+    return out;
+  }
+  LaunchResult Launch(const LaunchRequest& request) override {
+    launch_calls.push_back(request);
+    LaunchResult result;
+    if (fail_next) {
+      result.error = *fail_next;
+      fail_next.reset();
+      return result;
+    }
+    for (int i = 0; i < request.count; ++i) {
+      Instance instance{"i-" + std::to_string(++(*launched_ever)), request.resource_pool,
+                        InstanceState::kStarting, request.offering, clock_.WallNow()};
+      cloud->push_back(instance);
+      result.launched.push_back(instance);
+    }
+    return result;
+  }
+  Status Terminate(const std::vector<std::string>& ids) override {
+    terminated.insert(terminated.end(), ids.begin(), ids.end());
+    std::erase_if(*cloud, [&](const Instance& i) {
+      return std::find(ids.begin(), ids.end(), i.id) != ids.end();
+    });
+    return Status::Ok();
+  }
+  std::vector<Offering> Offerings() const override { return offerings; }
+
+  std::shared_ptr<std::vector<Instance>> cloud = std::make_shared<std::vector<Instance>>();
+  std::shared_ptr<int> launched_ever = std::make_shared<int>(0);
+  std::vector<Offering> offerings = {{"g4dn.xlarge", "a", true}, {"g4dn.xlarge", "a", false}};
+  std::vector<LaunchRequest> launch_calls;
+  std::vector<std::string> terminated;
+  std::optional<ProviderError> fail_next;
+  int lists = 0;
+
+ private:
+  const Clock& clock_;
+};
+
+class RecordingReporter final : public ScalingReporter {
+ public:
+  void Decided(const bus::ScalingDecisionEvent& decision) override {
+    decisions.push_back(decision);
+  }
+  void InstanceChanged(const bus::InstanceInfo& instance, bool gone) override {
+    if (gone) gone_ids.push_back(instance.id);
+  }
+  std::vector<bus::ScalingDecisionEvent> decisions;
+  std::vector<std::string> gone_ids;
+};
+
+bus::EventSubscriber::Update Event(const auto& message, bool tombstone = false) {
+  bus::BusEvent event{
+      std::string(std::decay_t<decltype(message)>::kType), {}, bus::Encode(message)};
+  event.header.tombstone = tombstone;
+  return {bus::EventSubscriber::Update::Kind::kEvent, event};
+}
+
+class PoolScalerTest : public ::testing::Test {
+ protected:
+  PoolScalerTest() {
+    config_.type = "local";
+    config_.slots_per_instance = 4;
+    config_.max_instances = 5;
+  }
+  std::unique_ptr<PoolScaler> MakeScaler(std::shared_ptr<std::vector<Instance>> cloud = nullptr) {
+    auto provider = std::make_unique<FakeProvider>(clock_);
+    if (cloud) provider->cloud = std::move(cloud);
+    provider_ = provider.get();
+    return std::make_unique<PoolScaler>("default", config_, std::move(provider), clock_, reporter_);
+  }
+  void Pending(int slots) {
+    view_.Apply(Event(bus::ClusterPending{"default", slots, 0, 1, slots}));
+  }
+  void AgentConnected(const std::string& id) {
+    view_.Apply(Event(bus::AgentStateEvent{id, "connected", "default", 4, true}));
+  }
+
+  SimulatedClock clock_;
+  ProviderConfig config_;
+  ClusterView view_;
+  RecordingReporter reporter_;
+  FakeProvider* provider_ = nullptr;
+};
+
+TEST_F(PoolScalerTest, PendingWorkIsLaunchedWithinTheBatchWindow) {
+  auto scaler = MakeScaler();
+  scaler->Tick(view_);  // lists, decides: nothing pending
+  ASSERT_TRUE(provider_->launch_calls.empty());
+  clock_.Advance(milliseconds(300));
+  Pending(9);
+  scaler->DemandChanged();
+  const MonoTime next = scaler->Tick(view_);
+  EXPECT_TRUE(provider_->launch_calls.empty()) << "waits for the batch window";
+  EXPECT_EQ(next, clock_.Now() + config_.launch_batch_window);
+  clock_.Advance(config_.launch_batch_window);
+  scaler->Tick(view_);
+  ASSERT_EQ(provider_->launch_calls.size(), 1u);
+  EXPECT_EQ(provider_->launch_calls[0].count, 3);
+  EXPECT_TRUE(provider_->launch_calls[0].offering.spot);
+  ASSERT_EQ(reporter_.decisions.size(), 1u);
+  EXPECT_EQ(reporter_.decisions[0].launched.size(), 3u);
+  EXPECT_EQ(reporter_.decisions[0].launch_reason, "9 pending slots need 3 instance(s); 0 starting");
+}
+
+TEST_F(PoolScalerTest, ARestartedScalerAdoptsWhatTheCloudHasAndLaunchesNoDuplicates) {
+  auto first = MakeScaler();
+  Pending(8);
+  first->Tick(view_);
+  ASSERT_EQ(provider_->cloud->size(), 2u);
+  auto cloud = provider_->cloud;
+  first.reset();  // killed mid-scale-up: its agents have not connected yet
+
+  clock_.Advance(seconds(30));
+  auto second = MakeScaler(cloud);
+  for (int i = 0; i < 20; ++i) {
+    second->Tick(view_);
+    clock_.Advance(milliseconds(500));
+  }
+  EXPECT_TRUE(provider_->launch_calls.empty());
+  EXPECT_EQ(second->instances().size(), 2u);
+}
+
+TEST_F(PoolScalerTest, NothingIsDecidedBeforeTheFirstList) {
+  // The list fails: the scaler cannot know what exists, so it launches nothing.
+  struct FailingList final : FakeProvider {
+    using FakeProvider::FakeProvider;
+    Result<std::vector<Instance>> List(const std::string&) override {
+      return Unavailable("cloud is down");
+    }
+  };
+  auto failing = std::make_unique<FailingList>(clock_);
+  FailingList* raw = failing.get();
+  PoolScaler blind("default", config_, std::move(failing), clock_, reporter_);
+  Pending(4);
+  blind.Tick(view_);
+  clock_.Advance(seconds(2));
+  blind.Tick(view_);
+  EXPECT_TRUE(raw->launch_calls.empty());
+}
+
+TEST_F(PoolScalerTest, CapacityErrorsFallBackToOnDemandWithinSeconds) {
+  auto scaler = MakeScaler();
+  provider_->fail_next =
+      ProviderError{ProviderErrorKind::kCapacity, "InsufficientInstanceCapacity"};
+  Pending(4);
+  scaler->Tick(view_);
+  ASSERT_EQ(provider_->launch_calls.size(), 1u);
+  EXPECT_TRUE(provider_->launch_calls[0].offering.spot);
+  ASSERT_EQ(reporter_.decisions.size(), 1u);
+  EXPECT_EQ(reporter_.decisions[0].error, "capacity error: InsufficientInstanceCapacity");
+  clock_.Advance(seconds(1));
+  scaler->Tick(view_);
+  ASSERT_EQ(provider_->launch_calls.size(), 2u);
+  EXPECT_FALSE(provider_->launch_calls[1].offering.spot);
+  EXPECT_EQ(provider_->cloud->size(), 1u);
+}
+
+TEST_F(PoolScalerTest, IdleInstancesStopAfterTheIdlePeriod) {
+  config_.max_idle_agent_period = minutes(5);
+  auto scaler = MakeScaler();
+  Pending(4);
+  scaler->Tick(view_);
+  ASSERT_EQ(provider_->cloud->size(), 1u);
+  AgentConnected("i-1");
+  Pending(0);
+  view_.Apply(Event(bus::ClusterIdle{{{"i-1", "default", UnixNanos(clock_.WallNow())}}}));
+  clock_.Advance(minutes(4));
+  scaler->Tick(view_);
+  EXPECT_TRUE(provider_->terminated.empty());
+  clock_.Advance(minutes(1) + seconds(1));
+  scaler->Tick(view_);
+  EXPECT_EQ(provider_->terminated, std::vector<std::string>{"i-1"});
+  EXPECT_EQ(reporter_.gone_ids, std::vector<std::string>{"i-1"});
+}
+
+TEST_F(PoolScalerTest, TheCircuitBreakerStopsLaunchesThatNeverConnectAndSaysSo) {
+  config_.circuit_breaker_threshold = 2;
+  config_.max_agent_starting_period = minutes(1);
+  auto scaler = MakeScaler();
+  Pending(8);
+  scaler->Tick(view_);  // two instances; their agents never come
+  ASSERT_EQ(provider_->launch_calls.size(), 1u);
+  clock_.Advance(minutes(1) + seconds(1));
+  scaler->Tick(view_);  // both orphans terminated: the breaker opens
+  EXPECT_EQ(provider_->terminated.size(), 2u);
+  EXPECT_EQ(provider_->launch_calls.size(), 1u);
+  const std::string error = reporter_.decisions.back().error;
+  EXPECT_NE(error.find("circuit breaker open: 2 launched instances in a row never connected"),
+            std::string::npos)
+      << error;
+  clock_.Advance(minutes(1) + seconds(1));
+  scaler->Tick(view_);  // half-open: one probe
+  ASSERT_EQ(provider_->launch_calls.size(), 2u);
+  EXPECT_EQ(provider_->launch_calls[1].count, 1);
+  AgentConnected(provider_->cloud->back().id);
+  Pending(4);  // the probe runs half the work
+  clock_.Advance(seconds(1));
+  scaler->Tick(view_);  // the probe connected: closed, the rest launches
+  ASSERT_EQ(provider_->launch_calls.size(), 3u);
+  EXPECT_EQ(provider_->launch_calls[2].count, 1);
+}
+
+TEST(LaunchGateTest, RateLimitSpreadsLaunchesOverTheMinute) {
+  ProviderConfig config;
+  config.max_launches_per_minute = 10;
+  LaunchGate gate(config);
+  const std::vector<Offering> offerings = {{"t", "z", false}};
+  MonoTime now{};
+  EXPECT_EQ(gate.Ask(25, offerings, now).count, 10);
+  const auto refused = gate.Ask(1, offerings, now);
+  EXPECT_EQ(refused.count, 0);
+  EXPECT_EQ(refused.refusal, "launch rate limit (max_launches_per_minute 10)");
+  EXPECT_EQ(gate.Ask(25, offerings, now + seconds(30)).count, 5);
+}
+
+TEST(LaunchGateTest, BackoffDoublesPerOfferingAndEndsOnSuccess) {
+  ProviderConfig config;
+  LaunchGate gate(config);
+  const Offering only{"t", "z", true};
+  MonoTime now{};
+  const LaunchResult capacity{{}, ProviderError{ProviderErrorKind::kCapacity, "none left"}};
+  gate.Record(only, capacity, now);
+  EXPECT_EQ(gate.Ask(1, {only}, now + seconds(29)).count, 0);
+  EXPECT_EQ(gate.Ask(1, {only}, now + seconds(30)).count, 1);
+  gate.Record(only, capacity, now + seconds(30));
+  EXPECT_EQ(gate.Ask(1, {only}, now + seconds(89)).count, 0);  // 60 s this time
+  EXPECT_EQ(gate.Ask(1, {only}, now + seconds(90)).count, 1);
+  gate.Record(only, {}, now + seconds(90));
+  gate.Record(only, capacity, now + seconds(91));
+  EXPECT_EQ(gate.Ask(1, {only}, now + seconds(121)).count, 1);  // back to 30 s
+}
+
+TEST(LaunchGateTest, RepeatedFailuresPauseThePoolForLaunchErrorTimeout) {
+  ProviderConfig config;
+  config.launch_error_retries = 1;
+  config.launch_error_timeout = minutes(2);
+  LaunchGate gate(config);
+  const Offering only{"t", "z", false};
+  const LaunchResult transient{{}, ProviderError{ProviderErrorKind::kTransient, "500"}};
+  MonoTime now{};
+  gate.Record(only, transient, now);
+  EXPECT_EQ(gate.Ask(1, {only}, now).count, 1);  // one retry allowed
+  gate.Record(only, transient, now);
+  const auto refused = gate.Ask(1, {only}, now + minutes(1));
+  EXPECT_EQ(refused.count, 0);
+  EXPECT_NE(refused.refusal.find("2 launch calls in a row failed"), std::string::npos);
+  EXPECT_EQ(gate.Ask(1, {only}, now + minutes(2)).count, 1);
+}
+
+TEST(LaunchGateTest, AuthErrorsPauseLaunchesUntilAPersonCouldAct) {
+  LaunchGate gate(ProviderConfig{});
+  const Offering only{"t", "z", false};
+  MonoTime now{};
+  gate.Record(only, {{}, ProviderError{ProviderErrorKind::kAuth, "UnauthorizedOperation"}}, now);
+  const auto refused = gate.Ask(1, {only}, now + seconds(59));
+  EXPECT_EQ(refused.refusal, "auth error: UnauthorizedOperation");
+  EXPECT_EQ(gate.Ask(1, {only}, now + seconds(60)).count, 1);
+}
+
+}  // namespace
+}  // namespace det::autoscaler

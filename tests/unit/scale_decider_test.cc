@@ -1,0 +1,213 @@
+#include "autoscaler/scale_decider.h"
+
+#include <gtest/gtest.h>
+
+namespace det::autoscaler {
+namespace {
+
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+const WallTime kNow = WallTime{} + std::chrono::hours(1000);
+
+// One instance of the table: what it is and what its agent does.
+struct Inst {
+  std::string id;
+  enum Agent { kNone, kIdle, kBusy, kLost } agent = kNone;
+  Duration age = minutes(30);      // since launch
+  Duration idle_for = minutes(0);  // kIdle: how long
+  InstanceState state = InstanceState::kRunning;
+  std::optional<Duration> gone_for;  // the agent connected once and left this long ago
+};
+
+struct Case {
+  std::string name;
+  std::vector<Inst> instances;
+  PoolDemand demand;
+  int launch = 0;
+  std::vector<std::string> terminate;  // ids, in order
+  int min = 0;
+  int max = 5;
+};
+
+ProviderConfig Config(const Case& c) {
+  ProviderConfig config;
+  config.type = "local";
+  config.min_instances = c.min;
+  config.max_instances = c.max;
+  config.slots_per_instance = 4;
+  return config;  // idle 5m, starting 10m, disconnected 10m
+}
+
+DeciderInput Input(const Case& c) {
+  DeciderInput input;
+  input.now = kNow;
+  input.demand = c.demand;
+  for (const Inst& i : c.instances) {
+    input.instances.push_back({i.id, "default", i.state, {}, kNow - i.age});
+    if (i.gone_for) input.disconnected_since[i.id] = kNow - *i.gone_for;
+    switch (i.agent) {
+      case Inst::kNone:
+        break;
+      case Inst::kIdle:
+        input.agents[i.id] = {true, true, kNow - i.idle_for, {}};
+        break;
+      case Inst::kBusy:
+        input.agents[i.id] = {true, false, {}, {}};
+        break;
+      case Inst::kLost:
+        input.agents[i.id] = {false, false, {}, kNow - seconds(20)};
+        break;
+    }
+  }
+  return input;
+}
+
+std::vector<std::string> Ids(const std::vector<TerminateOrder>& orders) {
+  std::vector<std::string> ids;
+  for (const auto& order : orders) ids.push_back(order.id);
+  return ids;
+}
+
+class ScaleDeciderTableTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ScaleDeciderTableTest, Decides) {
+  const Case& c = GetParam();
+  const ScaleDecision decision = DecideScale(Config(c), Input(c));
+  EXPECT_EQ(decision.launch, c.launch);
+  EXPECT_EQ(Ids(decision.terminate), c.terminate);
+  EXPECT_EQ(decision.launch > 0, !decision.launch_reason.empty());
+  for (const auto& order : decision.terminate) EXPECT_FALSE(order.reason.empty()) << order.id;
+}
+
+const Inst kStarting{.id = "s", .age = minutes(2), .state = InstanceState::kStarting};
+const Inst kSpot{.id = "r", .age = minutes(1), .state = InstanceState::kSpotRequested};
+
+INSTANTIATE_TEST_SUITE_P(
+    Determined, ScaleDeciderTableTest,
+    ::testing::Values(
+        Case{"NothingToDo"}, Case{"PendingSlotsLaunchEnoughInstances", {}, {.pending_slots = 9}, 3},
+        Case{"LaunchIsCappedByMax", {}, {.pending_slots = 40}, 5},
+        Case{"LaunchToMinInstances", {}, {}, 2, {}, 2},
+        Case{"StartingInstancesCountAsCapacity", {kStarting}, {.pending_slots = 8}, 1},
+        Case{"PendingSpotRequestsCountAsCapacity", {kSpot}, {.pending_slots = 4}, 0},
+        Case{"BusyInstancesDoNotCount",
+             {{.id = "b", .agent = Inst::kBusy}},
+             {.pending_slots = 4},
+             1},
+        Case{"IdlePastPeriodIsTerminated",
+             {{.id = "i", .agent = Inst::kIdle, .idle_for = minutes(6)}},
+             {},
+             0,
+             {"i"}},
+        Case{"IdleWithinPeriodIsKept", {{.id = "i", .agent = Inst::kIdle, .idle_for = minutes(4)}}},
+        Case{"IdleIsKeptAtMinInstances",
+             {{.id = "i", .agent = Inst::kIdle, .idle_for = minutes(60)}},
+             {},
+             0,
+             {},
+             1},
+        Case{"LongestIdleGoFirstDownToMin",
+             {{.id = "a", .agent = Inst::kIdle, .idle_for = minutes(7)},
+              {.id = "b", .agent = Inst::kIdle, .idle_for = minutes(9)},
+              {.id = "c", .agent = Inst::kIdle, .idle_for = minutes(8)}},
+             {},
+             0,
+             {"b", "c"},
+             1},
+        Case{"StoppedInstancesAreTerminated",
+             {{.id = "x", .agent = Inst::kNone, .state = InstanceState::kStopped}},
+             {},
+             0,
+             {"x"}},
+        Case{"StoppedInstanceIsReplacedForMin",
+             {{.id = "x", .agent = Inst::kNone, .state = InstanceState::kStopped}},
+             {},
+             1,
+             {"x"},
+             1},
+        Case{"DisconnectedPastPeriodIsTerminated",
+             {{.id = "d", .gone_for = minutes(11)}},
+             {},
+             0,
+             {"d"}},
+        Case{"DisconnectedWithinPeriodIsKept", {{.id = "d", .gone_for = minutes(9)}}},
+        Case{"LostAgentWithinReconnectWindowIsKept", {{.id = "l", .agent = Inst::kLost}}},
+        Case{"AboveMaxTrimsSpotThenIdleThenDisconnectedThenNewest",
+             {{.id = "busy-old", .agent = Inst::kBusy, .age = minutes(50)},
+              {.id = "busy-new", .agent = Inst::kBusy, .age = minutes(20)},
+              {.id = "idle", .agent = Inst::kIdle, .idle_for = minutes(1)},
+              {.id = "gone", .gone_for = minutes(1)},
+              {.id = "r", .age = minutes(1), .state = InstanceState::kSpotRequested}},
+             {.pending_slots = 4},
+             0,
+             {"r", "idle", "gone", "busy-new"},
+             0,
+             1}),
+    [](const auto& info) { return info.param.name; });
+
+INSTANTIATE_TEST_SUITE_P(
+    BeyondDetermined, ScaleDeciderTableTest,
+    ::testing::Values(
+        // Idle instances that pending work could use are not terminated.
+        Case{"IdleKeptForPendingWork",
+             {{.id = "i", .agent = Inst::kIdle, .idle_for = minutes(6)}},
+             {.pending_slots = 2},
+             1,
+             {}},
+        Case{"OnlyIdleBeyondPendingNeedsAreTerminated",
+             {{.id = "old", .agent = Inst::kIdle, .idle_for = minutes(9)},
+              {.id = "new", .agent = Inst::kIdle, .idle_for = minutes(6)}},
+             {.pending_slots = 3},
+             1,
+             {"old"}},
+        // Spot requests the demand no longer needs are cancelled, the newest first.
+        Case{"StaleSpotRequestsAreCancelled",
+             {{.id = "r1", .age = minutes(3), .state = InstanceState::kSpotRequested},
+              {.id = "r2", .age = minutes(1), .state = InstanceState::kSpotRequested}},
+             {.pending_slots = 4},
+             0,
+             {"r2"}},
+        Case{"SpotRequestsKeptForMin",
+             {{.id = "r1", .age = minutes(3), .state = InstanceState::kSpotRequested}},
+             {},
+             0,
+             {},
+             1},
+        // Orphans: launched, never connected within max_agent_starting_period.
+        Case{"OrphanIsTerminatedAndReplaced",
+             {{.id = "o", .age = minutes(11), .state = InstanceState::kRunning}},
+             {.pending_slots = 4},
+             1,
+             {"o"}},
+        Case{"StartingWithinPeriodIsNotAnOrphan", {kStarting}}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(ScaleDeciderTest, OrphansAreMarkedForTheCircuitBreaker) {
+  Case c{"", {{.id = "o", .age = minutes(11)}, {.id = "d", .gone_for = minutes(11)}}};
+  const ScaleDecision decision = DecideScale(Config(c), Input(c));
+  ASSERT_EQ(decision.terminate.size(), 2u);
+  EXPECT_TRUE(decision.terminate[0].never_connected);
+  EXPECT_FALSE(decision.terminate[1].never_connected);
+  EXPECT_NE(decision.terminate[0].reason.find("max_agent_starting_period (10m)"),
+            std::string::npos);
+}
+
+TEST(ScaleDeciderTest, ZeroSlotInstancesLaunchOneForAuxTasks) {
+  ProviderConfig config;
+  config.slots_per_instance = 0;
+  DeciderInput input;
+  input.now = kNow;
+  input.demand.pending_aux_tasks = 3;
+  EXPECT_EQ(DecideScale(config, input).launch, 1);
+}
+
+TEST(ScaleDeciderTest, ReasonsNameTheRule) {
+  Case c{"", {}, {.pending_slots = 40}};
+  const ScaleDecision decision = DecideScale(Config(c), Input(c));
+  EXPECT_EQ(decision.launch_reason,
+            "40 pending slots need 10 instance(s); 0 starting; capped by max_instances (5)");
+}
+
+}  // namespace
+}  // namespace det::autoscaler
