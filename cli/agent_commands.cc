@@ -6,6 +6,7 @@
 
 #include "bus/catalog/cluster_json.h"
 #include "bus/catalog/master.h"
+#include "cli/output.h"
 #include "cli/rpc_call.h"
 
 namespace det::cli {
@@ -21,7 +22,7 @@ std::string EnabledText(const bus::AgentSummary& a) {
 
 int PrintAgent(const CliOptions& options, const bus::AgentSummary& a) {
   if (options.json) {
-    std::cout << ToJson(a).dump() << "\n";
+    PrintReply(options, ToJson(a));
   } else {
     std::cout << "agent " << a.id << ": enabled " << EnabledText(a) << ", " << a.used_slots << "/"
               << a.slots.size() << " slots in use";
@@ -39,7 +40,7 @@ int AgentList(const CliOptions& options) {
   if (options.json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& a : list->agents) all.push_back(ToJson(a));
-    std::cout << all.dump() << "\n";
+    PrintReply(options, all);
     return 0;
   }
   std::printf("%-24s %-10s %-16s %5s %4s %-8s %5s  %s\n", "AGENT ID", "STATE", "RESOURCE POOL",
@@ -97,7 +98,7 @@ int SlotList(const CliOptions& options, const std::string& agent_id) {
       }
     }
   }
-  if (options.json) std::cout << all.dump() << "\n";
+  if (options.json) PrintReply(options, all);
   return 0;
 }
 
@@ -107,7 +108,7 @@ int ResourcePoolList(const CliOptions& options) {
   if (options.json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& pool : list->pools) all.push_back(ToJson(pool));
-    std::cout << all.dump() << "\n";
+    PrintReply(options, all);
     return 0;
   }
   std::printf("%-16s %-10s %-7s %-8s %6s %5s %4s  %s\n", "NAME", "SCHEDULER", "FITTING", "PROVIDER",

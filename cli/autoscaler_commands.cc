@@ -6,6 +6,8 @@
 
 #include "bus/catalog/autoscaler.h"
 #include "bus/catalog/cluster_json.h"
+#include "bus/catalog/master.h"
+#include "cli/output.h"
 #include "cli/rpc_call.h"
 
 namespace det::cli {
@@ -14,17 +16,17 @@ namespace {
 using bus::ToJson;
 
 template <class Item>
-void PrintJson(const std::vector<Item>& items) {
+void PrintJson(const CliOptions& options, const std::vector<Item>& items) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const auto& item : items) all.push_back(ToJson(item));
-  std::cout << all.dump() << "\n";
+  PrintReply(options, all);
 }
 
 int Instances(const CliOptions& options, const bus::InstanceListRequest& request) {
   auto reply = Call<bus::InstanceListRequest, bus::InstanceList>(options, request);
   if (!reply.ok()) return Fail(reply.status());
   if (options.json) {
-    PrintJson(reply->instances);
+    PrintJson(options, reply->instances);
     return 0;
   }
   std::printf("%-28s %-12s %-8s %-14s %-14s %-10s %-9s %-21s %s\n", "ID", "POOL", "PROVIDER",
@@ -43,7 +45,7 @@ int Decisions(const CliOptions& options, const bus::ScalingDecisionListRequest& 
   auto reply = Call<bus::ScalingDecisionListRequest, bus::ScalingDecisionList>(options, request);
   if (!reply.ok()) return Fail(reply.status());
   if (options.json) {
-    PrintJson(reply->decisions);
+    PrintJson(options, reply->decisions);
     return 0;
   }
   for (const auto& d : reply->decisions) {
@@ -60,11 +62,78 @@ int Decisions(const CliOptions& options, const bus::ScalingDecisionListRequest& 
   return 0;
 }
 
+// Per pool with a provider: its limits, live instances by agent state, and the latest decision.
+int Status(const CliOptions& options) {
+  auto pools = Call<bus::ResourcePoolListRequest, bus::ResourcePoolList>(options, {});
+  if (!pools.ok()) return Fail(pools.status());
+  auto instances = Call<bus::InstanceListRequest, bus::InstanceList>(options, {});
+  if (!instances.ok()) return Fail(instances.status());
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const auto& pool : pools->pools) {
+    if (pool.provider.empty()) continue;
+    auto latest =
+        Call<bus::ScalingDecisionListRequest, bus::ScalingDecisionList>(options, {pool.name, 1});
+    if (!latest.ok()) return Fail(latest.status());
+    nlohmann::ordered_json counts = {{"live", 0}, {"connected", 0}, {"idle", 0}, {"no_agent", 0}};
+    for (const auto& i : instances->instances) {
+      if (i.resource_pool != pool.name) continue;
+      counts["live"] = counts["live"].get<int>() + 1;
+      const std::string key = i.agent.empty() || i.agent == "lost" ? "no_agent" : i.agent;
+      counts[key] = counts[key].get<int>() + 1;
+    }
+    all.push_back(
+        {{"resource_pool", pool.name},
+         {"provider", pool.provider},
+         {"min_instances", pool.min_instances},
+         {"max_instances", pool.max_instances},
+         {"slots_per_instance", pool.slots_per_instance},
+         {"instances", counts},
+         {"latest_decision", latest->decisions.empty() ? nlohmann::ordered_json(nullptr)
+                                                       : ToJson(latest->decisions.front())}});
+  }
+  if (options.json) {
+    PrintReply(options, all);
+    return 0;
+  }
+  if (all.empty()) std::printf("no resource pool has a provider: nothing is autoscaled\n");
+  for (const auto& pool : all) {
+    std::printf(
+        "pool %s: %s provider, %d..%d instances of %d slots; %d live (%d busy, %d idle, "
+        "%d without an agent)\n",
+        pool["resource_pool"].get<std::string>().c_str(),
+        pool["provider"].get<std::string>().c_str(), pool["min_instances"].get<int>(),
+        pool["max_instances"].get<int>(), pool["slots_per_instance"].get<int>(),
+        pool["instances"]["live"].get<int>(), pool["instances"]["connected"].get<int>(),
+        pool["instances"]["idle"].get<int>(), pool["instances"]["no_agent"].get<int>());
+    const auto& d = pool["latest_decision"];
+    if (d.is_null()) {
+      std::printf("  no decision yet\n");
+      continue;
+    }
+    std::printf("  latest decision %s:", UtcTime(d["decided_at"].get<int64_t>()).c_str());
+    if (d["launch"].get<int>() > 0) {
+      std::printf(" launch %d (%s);", d["launch"].get<int>(),
+                  d["launch_reason"].get<std::string>().c_str());
+    }
+    for (const auto& t : d["terminated"]) {
+      std::printf(" terminate %s (%s);", t["id"].get<std::string>().c_str(),
+                  t["reason"].get<std::string>().c_str());
+    }
+    if (!d["error"].get<std::string>().empty()) {
+      std::printf(" error: %s", d["error"].get<std::string>().c_str());
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
+
 }  // namespace
 
 void AddAutoscalerCommands(CLI::App& app, const CliOptions& options, int& rc) {
   auto* autoscaler = app.add_subcommand("autoscaler", "the autoscaler's instances and decisions")
                          ->require_subcommand(1);
+  autoscaler->add_subcommand("status", "each autoscaled pool: limits, instances, latest decision")
+      ->callback([&options, &rc] { rc = Status(options); });
   auto instances = std::make_shared<bus::InstanceListRequest>();
   auto* list = autoscaler->add_subcommand("instances", "instances the autoscaler manages");
   list->add_option("--resource-pool", instances->resource_pool, "only this pool");

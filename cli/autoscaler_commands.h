@@ -6,8 +6,9 @@
 
 namespace det::cli {
 
-// Adds `det autoscaler instances [--resource-pool P] [--all]` and `det autoscaler decisions
-// [--resource-pool P] [--limit N]` to `app`; their exit status goes to `rc`.
+// Adds `det autoscaler status`, `det autoscaler instances [--resource-pool P] [--all]` and
+// `det autoscaler decisions [--resource-pool P] [--limit N]` to `app`; their exit status goes to
+// `rc`.
 void AddAutoscalerCommands(CLI::App& app, const CliOptions& options, int& rc);
 
 }  // namespace det::cli

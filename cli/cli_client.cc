@@ -2,9 +2,11 @@
 
 #include <cstdio>
 #include <iostream>
+#include <thread>
 
 #include "bus/catalog/cluster_json.h"
 #include "bus/catalog/master.h"
+#include "cli/output.h"
 #include "cli/rpc_call.h"
 
 namespace det::cli {
@@ -20,12 +22,33 @@ int MasterInfo(const CliOptions& options) {
   auto info = Call<bus::MasterInfoRequest, bus::MasterInfo>(options, {});
   if (!info.ok()) return Fail(info.status());
   if (options.json) {
-    std::cout << bus::ToJson(*info).dump() << "\n";
+    PrintReply(options, bus::ToJson(*info));
     return 0;
   }
   std::cout << "version:    " << info->version << "\ncluster:    " << info->cluster_name
             << "\ncluster id: " << info->cluster_id << "\nmaster id:  " << info->master_id << "\n";
   return 0;
+}
+
+int MasterLogs(const CliOptions& options, bool follow) {
+  constexpr int32_t kPage = 1000;
+  int64_t after = 0;
+  while (true) {
+    auto reply = Call<bus::MasterLogsRequest, bus::MasterLogsReply>(options, {after, kPage});
+    if (!reply.ok()) return Fail(reply.status());
+    for (const auto& line : reply->lines) {
+      if (options.json) {
+        PrintReply(options, bus::ToJson(line));
+      } else {
+        std::cout << UtcTime(line.timestamp) << " " << line.level << " " << line.message << "\n";
+      }
+      after = line.id;
+    }
+    std::cout.flush();
+    if (reply->lines.size() == static_cast<size_t>(kPage)) continue;  // more are waiting
+    if (!follow) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
 }
 
 int KeyGen(const std::string& base) {

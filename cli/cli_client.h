@@ -13,6 +13,7 @@ struct CliOptions {
   std::string master = "127.0.0.1:8090";  // -m/--master or DET_MASTER: host:port or tcp://...
   bus::SecurityConfig security;           // --key-file, --master-key-file, --plaintext
   bool json = false;                      // --json: print replies as JSON
+  bool csv = false;                       // --csv: as comma-separated values (json is set too)
   std::string user;                       // -u/--user or DET_USER: whose session to use
   std::string password;                   // DET_PASS: lets det log `user` in by itself
   std::string token;                      // DET_USER_TOKEN: a session or access token to send
@@ -23,6 +24,8 @@ std::string GatewayEndpoint(const std::string& master);
 
 // Commands; each prints its result and returns the process exit code.
 int MasterInfo(const CliOptions& options);
+// `det master logs [-f]`: the master's recent log lines (admins); -f keeps following.
+int MasterLogs(const CliOptions& options, bool follow);
 int KeyGen(const std::string& base);
 
 }  // namespace det::cli

@@ -28,9 +28,11 @@ using namespace std::chrono_literals;
 
 struct DeployOptions {
   std::string dir;
-  int agents = 1;
+  int agents = 0;
   int artificial_slots = 0;  // 0: discover devices
-  int max_agents = 0;        // > 0: the autoscaler starts agents on demand, up to this many
+  // > 0: the autoscaler starts agents on demand, up to this many. Unset (-1): 4 unless static
+  // agents were asked for (--agents), then none.
+  int max_agents = -1;
   bool delete_data = false;
 };
 
@@ -156,7 +158,8 @@ CliOptions ClusterOptions(const CliOptions& base, const fs::path& dir) {
 
 int ShowStatus(const CliOptions& base, const DeployOptions& deploy);
 
-int Up(const CliOptions& base, const DeployOptions& deploy) {
+int Up(const CliOptions& base, DeployOptions deploy) {
+  if (deploy.max_agents < 0) deploy.max_agents = deploy.agents > 0 ? 0 : 4;
   const fs::path dir = fs::absolute(deploy.dir);
   if (Alive(PidOf(dir, "master"))) {
     std::cerr << "a local cluster already runs from " << dir.string() << "\n";
@@ -297,13 +300,14 @@ void AddDeployCommands(CLI::App& app, CliOptions& options, int& rc) {
       root->add_subcommand("local", "a whole cluster on this host")->require_subcommand(1);
   local->add_option("--cluster-dir", deploy.dir, "where its keys, data and logs live");
   auto* up = local->add_subcommand("up", "start the master (with PostgreSQL), agents, autoscaler");
-  up->add_option("--agents", deploy.agents, "agents to start (default 1)")
+  up->add_option("--agents", deploy.agents, "agents to start now and keep (default 0)")
       ->check(CLI::Range(0, 64));
   up->add_option("--artificial-slots", deploy.artificial_slots,
                  "give each agent N fake CPU slots instead of its devices (testing)");
   up->add_option("--max-agents", deploy.max_agents,
                  "let the autoscaler start up to N more agents on this host as work waits, each "
-                 "with --artificial-slots slots (default 2), and stop them when idle")
+                 "with --artificial-slots slots (default 2), and stop them when idle (default: 4 "
+                 "without --agents, else 0)")
       ->check(CLI::Range(0, 64));
   up->callback([&] { rc = Up(options, deploy); });
   auto* down = local->add_subcommand("down", "stop everything `up` started");

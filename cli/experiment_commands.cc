@@ -14,6 +14,7 @@
 #include "bus/catalog/experiments.h"
 #include "bus/catalog/experiments_json.h"
 #include "cli/model_archive.h"
+#include "cli/output.h"
 #include "cli/rpc_call.h"
 #include "cli/task_commands.h"
 
@@ -71,7 +72,7 @@ int Create(const CliOptions& options, const std::string& config_path, const std:
   if (!reply.ok()) return Fail(reply.status());
   *id = reply->id;
   if (options.json) {
-    std::cout << ordered_json{{"id", reply->id}}.dump() << "\n";
+    PrintReply(options, ordered_json{{"id", reply->id}});
   } else {
     std::cout << "Created experiment " << reply->id << "\n";
   }
@@ -84,7 +85,7 @@ int List(const CliOptions& options) {
   if (options.json) {
     ordered_json all = ordered_json::array();
     for (const auto& e : reply->experiments) all.push_back(ToJson(e));
-    std::cout << all.dump() << "\n";
+    PrintReply(options, all);
   } else {
     PrintExperiments(reply->experiments);
   }
@@ -95,7 +96,7 @@ int Describe(const CliOptions& options, int64_t id) {
   auto reply = Call<bus::ExperimentGetRequest, bus::ExperimentGetReply>(options, {id});
   if (!reply.ok()) return Fail(reply.status());
   if (options.json) {
-    std::cout << ToJson(*reply).dump() << "\n";
+    PrintReply(options, ToJson(*reply));
   } else {
     PrintExperiments({reply->experiment});
     std::cout << "\n";
@@ -153,11 +154,13 @@ int Wait(const CliOptions& options, int64_t id) {
   }
 }
 
-int TrialDescribe(const CliOptions& options, int64_t id) {
-  auto reply = Call<bus::TrialGetRequest, bus::TrialGetReply>(options, {id});
+// `kill`: stops the trial first (it ends CANCELED; the search goes on with the others).
+int TrialDescribe(const CliOptions& options, int64_t id, bool kill = false) {
+  auto reply = kill ? Call<bus::TrialKillRequest, bus::TrialGetReply>(options, {id})
+                    : Call<bus::TrialGetRequest, bus::TrialGetReply>(options, {id});
   if (!reply.ok()) return Fail(reply.status());
   if (options.json) {
-    std::cout << ToJson(reply->trial).dump() << "\n";
+    PrintReply(options, ToJson(reply->trial));
   } else {
     PrintTrials({reply->trial});
   }
@@ -209,7 +212,7 @@ int ListTrials(const CliOptions& options, int64_t id) {
   if (options.json) {
     ordered_json all = ordered_json::array();
     for (const auto& trial : reply->trials) all.push_back(ToJson(trial));
-    std::cout << all.dump() << "\n";
+    PrintReply(options, all);
   } else {
     PrintTrials(reply->trials);
   }
@@ -222,7 +225,7 @@ int ListCheckpoints(const CliOptions& options, int64_t id) {
   if (options.json) {
     ordered_json all = ordered_json::array();
     for (const auto& c : reply->checkpoints) all.push_back(ToJson(c));
-    std::cout << all.dump() << "\n";
+    PrintReply(options, all);
     return 0;
   }
   std::printf("%-6s %-36s %8s %-10s %12s\n", "TRIAL", "UUID", "STEPS", "STATE", "BYTES");
@@ -301,6 +304,9 @@ void AddExperimentCommands(CLI::App& app, const CliOptions& options, int& rc) {
   logs->add_option("id", *id, "trial id")->required();
   logs->add_flag("-f,--follow", *follow, "keep printing until the trial's run ends");
   logs->callback([&options, &rc, id, follow] { rc = TrialLogs(options, *id, *follow); });
+  auto* kill = trial->add_subcommand("kill", "stop one trial (it ends CANCELED)");
+  kill->add_option("id", *id, "trial id")->required();
+  kill->callback([&options, &rc, id] { rc = TrialDescribe(options, *id, /*kill=*/true); });
 }
 
 }  // namespace det::cli

@@ -7,6 +7,7 @@
 
 #include "bus/catalog/cluster_json.h"
 #include "bus/catalog/jobs.h"
+#include "cli/output.h"
 #include "cli/rpc_call.h"
 
 namespace det::cli {
@@ -30,7 +31,7 @@ int JobList(const CliOptions& options, const std::string& pool) {
   if (options.json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& j : reply->jobs) all.push_back(ToJson(j));
-    std::cout << all.dump() << "\n";
+    PrintReply(options, all);
   } else {
     PrintJobs(reply->jobs);
   }
@@ -44,7 +45,7 @@ int JobUpdate(const CliOptions& options, const bus::JobUpdateRequest& request) {
   auto reply = Call<bus::JobUpdateRequest, bus::JobUpdateReply>(options, request);
   if (!reply.ok()) return Fail(reply.status());
   if (options.json) {
-    std::cout << ToJson(reply->job).dump() << "\n";
+    PrintReply(options, ToJson(reply->job));
   } else {
     PrintJobs({reply->job});
   }

@@ -5,6 +5,7 @@
 #include "cli/agent_commands.h"
 #include "cli/autoscaler_commands.h"
 #include "cli/cli_client.h"
+#include "cli/completion.h"
 #include "cli/deploy_local.h"
 #include "cli/experiment_commands.h"
 #include "cli/job_commands.h"
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   app.add_flag("--plaintext", options.security.plaintext,
                "talk without CURVE (env DET_PLAINTEXT=1)");
   app.add_flag("--json", options.json, "print machine-readable JSON");
+  app.add_flag("--csv", options.csv, "print machine-readable comma-separated values");
   app.add_option("-u,--user", options.user, "whose login session to use (env DET_USER)");
 
   int rc = 0;
@@ -47,6 +49,10 @@ int main(int argc, char** argv) {
   master->add_subcommand("info", "version and identity of the master")->callback([&] {
     rc = det::cli::MasterInfo(options);
   });
+  bool follow_master = false;
+  auto* master_logs = master->add_subcommand("logs", "the master's recent log lines (admins)");
+  master_logs->add_flag("-f,--follow", follow_master, "keep printing new lines");
+  master_logs->callback([&] { rc = det::cli::MasterLogs(options, follow_master); });
   auto* agent = app.add_subcommand("agent", "agents")->require_subcommand(1);
   agent->add_subcommand("list", "agents and their slots")->callback([&] {
     rc = det::cli::AgentList(options);
@@ -131,11 +137,15 @@ int main(int argc, char** argv) {
   det::cli::AddUserCommands(app, options, rc);
   det::cli::AddDeployCommands(app, options, rc);
   det::cli::AddAutoscalerCommands(app, options, rc);
+  det::cli::AddCompletionCommand(app, rc);  // last: it lists every command above
 
   std::string base;
   auto* keygen = app.add_subcommand("keygen", "create a CURVE key pair: NAME.key and NAME.pub");
   keygen->add_option("name", base, "path prefix of the key files")->required();
   keygen->callback([&] { rc = det::cli::KeyGen(base); });
+  // --csv prints what --json would, as CSV: commands choose their machine-readable path before
+  // the flags' own callbacks would have run.
+  for (int i = 1; i < argc; ++i) options.json = options.json || std::string(argv[i]) == "--csv";
   CLI11_PARSE(app, argc, argv);
   return rc;
 }

@@ -8,6 +8,7 @@
 
 #include "bus/catalog/cluster_json.h"
 #include "bus/catalog/tasks.h"
+#include "cli/output.h"
 #include "cli/rpc_call.h"
 #include "common/strings.h"
 
@@ -47,7 +48,7 @@ int CommandRun(const CliOptions& options, const CommandRunOptions& run) {
   auto reply = Call<bus::CommandRunRequest, bus::CommandRunReply>(options, request);
   if (!reply.ok()) return Fail(reply.status());
   if (options.json) {
-    std::cout << nlohmann::ordered_json{{"task_id", reply->task_id}}.dump() << "\n";
+    PrintReply(options, nlohmann::ordered_json{{"task_id", reply->task_id}});
   } else {
     std::cout << "Launched command (task id: " << reply->task_id << ")\n";
   }
@@ -63,7 +64,7 @@ int TaskList(const CliOptions& options, const std::string& type) {
   if (options.json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& t : list->tasks) all.push_back(ToJson(t));
-    std::cout << all.dump() << "\n";
+    PrintReply(options, all);
     return 0;
   }
   std::printf("%-32s %-8s %-11s %5s %-16s %-12s %s\n", "TASK ID", "TYPE", "STATE", "SLOTS", "AGENT",
@@ -94,7 +95,7 @@ Result<bool> PrintNewLogLines(const CliOptions& options, const std::string& task
     if (!reply.ok()) return reply.status();
     for (const auto& line : reply->lines) {
       if (options.json) {
-        std::cout << ToJson(line).dump() << "\n";
+        PrintReply(options, ToJson(line));
       } else {
         std::cout << prefix << "[" << TimeText(line.timestamp) << "] " << line.text << "\n";
       }
@@ -132,7 +133,7 @@ int TaskWait(const CliOptions& options, const std::string& task_id) {
     if (!recorded.ok()) return Fail(recorded.status());
     if (*recorded) {
       if (options.json) {
-        std::cout << ToJson(t).dump() << "\n";
+        PrintReply(options, ToJson(t));
       } else {
         std::cout << "task " << t.id << " TERMINATED: "
                   << (t.failure_type.empty() ? "succeeded" : t.failure_type + ": " + t.message)

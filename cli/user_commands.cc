@@ -11,6 +11,7 @@
 #include "bus/catalog/users.h"
 #include "bus/catalog/users_json.h"
 #include "cli/credentials.h"
+#include "cli/output.h"
 #include "cli/rpc_call.h"
 #include "common/config.h"
 
@@ -52,7 +53,7 @@ int PrintUser(const CliOptions& options, const Result<bus::UserReply>& reply,
               const std::string& text) {
   if (!reply.ok()) return Fail(reply.status());
   if (options.json) {
-    std::cout << ToJson(reply->user).dump() << "\n";
+    PrintReply(options, ToJson(reply->user));
   } else {
     std::cout << text << " \"" << reply->user.username << "\""
               << (reply->user.admin ? " (admin)" : "") << (reply->user.active ? "" : " (inactive)")
@@ -97,7 +98,7 @@ int ListUsers(const CliOptions& options) {
   if (options.json) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& u : reply->users) all.push_back(ToJson(u));
-    std::cout << all.dump() << "\n";
+    PrintReply(options, all);
     return 0;
   }
   std::printf("%-24s %-6s %-7s %s\n", "USERNAME", "ADMIN", "ACTIVE", "CREATED");
@@ -149,7 +150,7 @@ int CreateToken(const CliOptions& options, const bus::TokenCreateRequest& base,
   if (options.json) {
     nlohmann::ordered_json out = ToJson(reply->summary);
     out["token"] = reply->token;
-    std::cout << out.dump() << "\n";
+    PrintReply(options, out);
   } else {
     std::cerr << "token " << reply->summary.id << " for \"" << reply->summary.username
               << "\", expires "
@@ -167,7 +168,7 @@ int ListTokens(const CliOptions& options, bool all) {
   if (options.json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto& t : reply->tokens) out.push_back(ToJson(t));
-    std::cout << out.dump() << "\n";
+    PrintReply(options, out);
   } else {
     PrintTokens(reply->tokens);
   }
@@ -178,7 +179,7 @@ int RevokeToken(const CliOptions& options, int64_t id) {
   auto reply = Call<bus::TokenRevokeRequest, bus::TokenReply>(options, {id});
   if (!reply.ok()) return Fail(reply.status());
   if (options.json) {
-    std::cout << ToJson(reply->token).dump() << "\n";
+    PrintReply(options, ToJson(reply->token));
   } else {
     std::cout << "revoked token " << reply->token.id << " of \"" << reply->token.username << "\"\n";
   }

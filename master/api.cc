@@ -144,6 +144,16 @@ Result<bus::CheckpointList> Api::Checkpoints(const auth::Principal&,
   return reply;
 }
 
+Result<bus::MasterLogsReply> Api::MasterLogs(const auth::Principal& caller,
+                                             const bus::MasterLogsRequest& request) {
+  DET_RETURN_IF_ERROR(Allow(caller, Access::kAdmin, bus::MasterLogsRequest::kType));
+  if (request.limit < 1 || request.limit > 10000) {
+    return InvalidArgument("limit: " + std::to_string(request.limit) + " is outside 1..10000");
+  }
+  if (!logs_) return Unavailable("this master keeps no log lines in memory");
+  return bus::MasterLogsReply{logs_->After(request.after_id, request.limit)};
+}
+
 Result<bus::InstanceList> Api::Instances(const auth::Principal&,
                                          const bus::InstanceListRequest& request) {
   bus::InstanceList reply;
@@ -185,6 +195,12 @@ Result<std::string> Api::Metrics(const auth::Principal& caller) {
   snapshot.jobs = std::move(jobs.jobs);
   snapshot.experiments = std::move(experiments.experiments);
   if (bus_counters_) snapshot.bus = bus_counters_();
+  DET_ASSIGN_OR_RETURN(bus::InstanceList instances, Instances(caller, {}));
+  snapshot.instances = std::move(instances.instances);
+  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) {
+    snapshot.scaling_totals = storage::ScalingTotalsByPool(tx);
+    return Status::Ok();
+  }));
   return PrometheusText(snapshot);
 }
 

@@ -16,6 +16,7 @@
 #include "bus/catalog/users.h"
 #include "bus/rpc_client.h"
 #include "master/auth/users.h"
+#include "master/log_buffer.h"
 #include "master/prometheus.h"
 #include "master/resource_config.h"
 #include "storage/database.h"
@@ -78,6 +79,9 @@ template <>
 struct Forwarded<bus::RegistryStatsRequest>
     : Route<bus::RegistryStats, Owner::kRegistry, Access::kUser> {};
 template <>
+struct Forwarded<bus::TrialKillRequest>
+    : Route<bus::TrialGetReply, Owner::kExperiments, Access::kUser> {};
+template <>
 struct Forwarded<bus::TrialGetRequest>
     : Route<bus::TrialGetReply, Owner::kExperiments, Access::kUser> {};
 
@@ -125,6 +129,11 @@ class Api {
                                                     const bus::ScalingDecisionListRequest& request);
   // Where /metrics reads the bus's counters; set by the master once its sockets exist.
   void SetBusCounters(std::function<BusCounters()> read) { bus_counters_ = std::move(read); }
+  // Where master.logs reads the master's recent log lines (unset: there are none to read).
+  void SetLogBuffer(std::shared_ptr<LogBuffer> logs) { logs_ = std::move(logs); }
+  // The master's recent log lines (admins).
+  Result<bus::MasterLogsReply> MasterLogs(const auth::Principal& caller,
+                                          const bus::MasterLogsRequest& request);
   // /metrics: the cluster in Prometheus' text format (prometheus.h).
   Result<std::string> Metrics(const auth::Principal& caller);
   // The configured pools with their connected agents' slots.
@@ -143,7 +152,8 @@ class Api {
   auth::Users& users_;
   bus::MasterInfo info_;
   std::vector<bus::ResourcePoolSummary> pools_;
-  std::function<BusCounters()> bus_counters_;  // as configured; counts filled per call
+  std::function<BusCounters()> bus_counters_;
+  std::shared_ptr<LogBuffer> logs_;  // as configured; counts filled per call
   int64_t max_message_bytes_;
   std::mutex mu_;                                                     // guards idle_
   std::array<std::vector<std::unique_ptr<bus::RpcClient>>, 2> idle_;  // by Owner

@@ -24,6 +24,7 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, Api& api,
   Forward<bus::ExperimentGetRequest>();
   Forward<bus::ExperimentActionRequest>();
   Forward<bus::TrialGetRequest>();
+  Forward<bus::TrialKillRequest>();
   Serve<bus::TaskLogsRequest, bus::TaskLogsReply>(
       [this](const Principal& caller, const bus::TaskLogsRequest& request) {
         return api_.TaskLogs(caller, request);
@@ -35,6 +36,10 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, Api& api,
   Serve<bus::ResourcePoolListRequest, bus::ResourcePoolList>(
       [this](const Principal& caller, const bus::ResourcePoolListRequest&) {
         return api_.ResourcePools(caller);
+      });
+  Serve<bus::MasterLogsRequest, bus::MasterLogsReply>(
+      [this](const Principal& caller, const bus::MasterLogsRequest& request) {
+        return api_.MasterLogs(caller, request);
       });
   Serve<bus::InstanceListRequest, bus::InstanceList>(
       [this](const Principal& caller, const bus::InstanceListRequest& request) {

@@ -296,6 +296,18 @@ void RouteClusterApi(HttpRoutes& routes, Api& api) {
     }
     res.set_content(*text, "text/plain; version=0.0.4");
   });
+  auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
+  routes.Get("/api/v1/master/logs", users([a](Caller caller, Req req) -> UserAnswer {
+               DET_ASSIGN_OR_RETURN(int64_t after, QueryNumber(req, "after_id", 0));
+               DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 1000));
+               DET_ASSIGN_OR_RETURN(
+                   bus::MasterLogsReply reply,
+                   a->MasterLogs(caller,
+                                 {after, static_cast<int32_t>(std::min<int64_t>(limit, 1000000))}));
+               ordered_json lines = ordered_json::array();
+               for (const auto& line : reply.lines) lines.push_back(bus::ToJson(line));
+               return ordered_json{{"logs", lines}};
+             }));
   RouteAgents(routes, api);
   RouteJobs(routes, api);
   RouteTasks(routes, api);

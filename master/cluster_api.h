@@ -11,6 +11,7 @@ namespace det::master {
 // and disabling agents and slots needs an admin.
 //
 //   GET   /api/v1/master                            {"version", "cluster_name", "cluster_id", ...}
+//   GET   /api/v1/master/logs[?after_id=N&limit=N]  {"logs": [...]} (admins): recent log lines
 //   GET   /api/v1/agents                            {"agents": [...]}
 //   GET   /api/v1/agents/{id}                       {"agent": {...}}
 //   GET   /api/v1/agents/{id}/slots                 {"slots": [...]} with "enabled" per slot

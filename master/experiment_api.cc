@@ -88,6 +88,11 @@ void RouteExperimentApi(HttpRoutes& routes, Api& api) {
   routes.Delete("/api/v1/experiments/{experiment_id}", route([act, id_of](Caller caller, Req req) {
                   return act(caller, id_of(req), "delete");
                 }));
+  routes.Post("/api/v1/trials/{trial_id}/kill", route([a, id_of](Caller caller, Req req) -> Answer {
+                DET_ASSIGN_OR_RETURN(auto reply,
+                                     a->Call(caller, bus::TrialKillRequest{id_of(req)}));
+                return ordered_json{{"trial", bus::ToJson(reply.trial)}};
+              }));
   routes.Get("/api/v1/trials/{trial_id}", route([a, id_of](Caller caller, Req req) -> Answer {
                DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, bus::TrialGetRequest{id_of(req)}));
                return ordered_json{{"trial", bus::ToJson(reply.trial)}};

@@ -111,6 +111,16 @@ void ExperimentService::HandleRequests() {
         }
         return NotFound("trial " + std::to_string(r.id) + " not found");
       });
+  server_.Handle<bus::TrialKillRequest, bus::TrialGetReply>(
+      [this](const RpcContext&, const bus::TrialKillRequest& r) -> Result<bus::TrialGetReply> {
+        for (auto& [id, entry] : experiments_) {
+          if (!entry.experiment->FindTrial(r.id)) continue;
+          DET_RETURN_IF_ERROR(entry.experiment->KillTrial(r.id, NowNs()));
+          FinishEndedRuns();
+          return bus::TrialGetReply{TrialSummaryOf(*entry.experiment->FindTrial(r.id))};
+        }
+        return NotFound("trial " + std::to_string(r.id) + " not found");
+      });
   server_.Handle<bus::TrialReport, bus::TrialSignal>(
       [this](const RpcContext&, const bus::TrialReport& r) { return Report(r); });
   server_.Handle<bus::TrialSignalRequest, bus::TrialSignal>(

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   std::atomic<bool>& stop = det::InstallStopSignals();
   det::RaiseOpenFileLimit();
   det::master::Master master(*config, det::RealClock::Instance());
+  master.SetLogBuffer(det::master::LogBuffer::AttachToDefaultLogger());
   auto started = master.Start();
   if (!started.ok()) {
     spdlog::critical("cannot start: {}", started.status().message());

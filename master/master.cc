@@ -88,6 +88,7 @@ Result<MasterEndpoints> Master::Start() {
   api_ = std::make_unique<Api>(context_, database_->db(), *users_, info, config_.resources,
                                bus_config.max_message_bytes);
   gateway_ = std::make_unique<CliGateway>(context_, clock_, *api_, bus_config.max_message_bytes);
+  api_->SetLogBuffer(logs_);
   api_->SetBusCounters([this] {
     return BusCounters{
         static_cast<int64_t>(gateway_->handled()), static_cast<int64_t>(gateway_->dropped()),

@@ -36,6 +36,8 @@ class Master {
   Master(MasterConfig config, const Clock& clock);
   ~Master();
 
+  // Before Start(): where `det master logs` reads this process's log lines.
+  void SetLogBuffer(std::shared_ptr<LogBuffer> logs) { logs_ = std::move(logs); }
   Result<MasterEndpoints> Start();
   void Stop();
 
@@ -49,6 +51,7 @@ class Master {
   MasterConfig config_;
   const Clock& clock_;
   zmq::context_t context_;
+  std::shared_ptr<LogBuffer> logs_;
   std::unique_ptr<MasterDatabase> database_;
   std::unique_ptr<auth::Users> users_;
   std::unique_ptr<bus::ZapHandler> zap_;

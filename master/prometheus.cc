@@ -121,6 +121,27 @@ void Counters(std::ostringstream& out, const MetricsSnapshot& s) {
   drops.Sample({{"endpoint", "events"}}, static_cast<double>(s.bus.events_dropped));
 }
 
+void Autoscaler(std::ostringstream& out, const MetricsSnapshot& s) {
+  std::map<std::pair<std::string, std::string>, int> instances;
+  for (const auto& i : s.instances) ++instances[{i.resource_pool, i.state}];
+  Family family(out, "det_autoscaler_instances", "gauge",
+                "Instances the autoscaler manages, by resource pool and state.");
+  for (const auto& [key, n] : instances)
+    family.Sample({{"pool", key.first}, {"state", key.second}}, n);
+  Family decisions(out, "det_autoscaler_decisions_total", "counter",
+                   "Scaling decisions carried out (or refused, with an error), per pool.");
+  Family launched(out, "det_autoscaler_launched_total", "counter", "Instances launched.");
+  Family terminated(out, "det_autoscaler_terminated_total", "counter", "Instances terminated.");
+  Family errors(out, "det_autoscaler_decision_errors_total", "counter",
+                "Decisions that carried an error (provider errors, backoff, rate limit, breaker).");
+  for (const auto& [pool, t] : s.scaling_totals) {
+    decisions.Sample({{"pool", pool}}, static_cast<double>(t.decisions));
+    launched.Sample({{"pool", pool}}, static_cast<double>(t.launched));
+    terminated.Sample({{"pool", pool}}, static_cast<double>(t.terminated));
+    errors.Sample({{"pool", pool}}, static_cast<double>(t.errors));
+  }
+}
+
 }  // namespace
 
 std::string PrometheusText(const MetricsSnapshot& snapshot) {
@@ -128,6 +149,7 @@ std::string PrometheusText(const MetricsSnapshot& snapshot) {
   out.precision(15);
   Agents(out, snapshot);
   Jobs(out, snapshot);
+  Autoscaler(out, snapshot);
   Counters(out, snapshot);
   return out.str();
 }

@@ -92,4 +92,16 @@ std::vector<ScalingDecisionRecord> ListScalingDecisions(pqxx::work& tx,
   return decisions;
 }
 
+std::map<std::string, ScalingTotals> ScalingTotalsByPool(pqxx::work& tx) {
+  std::map<std::string, ScalingTotals> totals;
+  for (const auto& row :
+       tx.exec("SELECT resource_pool, count(*), sum(jsonb_array_length(launched)),"
+               " sum(jsonb_array_length(terminate)), count(*) FILTER (WHERE error <> '')"
+               " FROM scaling_decisions GROUP BY resource_pool")) {
+    totals[row[0].as<std::string>()] = {row[1].as<int64_t>(), row[2].as<int64_t>(),
+                                        row[3].as<int64_t>(), row[4].as<int64_t>()};
+  }
+  return totals;
+}
+
 }  // namespace det::storage

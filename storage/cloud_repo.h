@@ -5,6 +5,7 @@
 // Functions take the caller's transaction (Database::Run). Times are Unix nanoseconds.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
@@ -54,5 +55,15 @@ int64_t RecordScalingDecision(pqxx::work& tx, const ScalingDecisionRecord& decis
 std::vector<ScalingDecisionRecord> ListScalingDecisions(pqxx::work& tx,
                                                         const std::string& resource_pool,
                                                         int limit);
+
+// What /metrics counts of a pool's decisions: how many, instances launched and terminated, and
+// decisions that carried an error.
+struct ScalingTotals {
+  int64_t decisions = 0;
+  int64_t launched = 0;
+  int64_t terminated = 0;
+  int64_t errors = 0;
+};
+std::map<std::string, ScalingTotals> ScalingTotalsByPool(pqxx::work& tx);
 
 }  // namespace det::storage

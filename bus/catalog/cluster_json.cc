@@ -76,6 +76,13 @@ nlohmann::ordered_json ToJson(const TaskLogLine& line) {
           {"log", line.text}};
 }
 
+nlohmann::ordered_json ToJson(const MasterLogLine& line) {
+  return {{"id", line.id},
+          {"timestamp", line.timestamp},
+          {"level", line.level},
+          {"message", line.message}};
+}
+
 nlohmann::ordered_json ToJson(const MasterInfo& info) {
   return {{"version", info.version},
           {"cluster_name", info.cluster_name},

@@ -16,6 +16,7 @@ nlohmann::ordered_json ToJson(const TaskSummary& task);
 nlohmann::ordered_json ToJson(const JobSummary& job);
 nlohmann::ordered_json ToJson(const TaskLogLine& line);
 nlohmann::ordered_json ToJson(const MasterInfo& info);
+nlohmann::ordered_json ToJson(const MasterLogLine& line);
 nlohmann::ordered_json ToJson(const ResourcePoolSummary& pool);
 nlohmann::ordered_json ToJson(const InstanceInfo& instance);
 nlohmann::ordered_json ToJson(const ScalingDecisionEvent& decision);

@@ -179,6 +179,18 @@ struct TrialGetRequest {
     v("id", s.id, kRequired);
   }
 };
+// Method "trial.kill": stops one trial's run; the trial ends CANCELED and the search goes on with
+// the others.
+struct TrialKillRequest {
+  static constexpr std::string_view kType = "trial.kill";
+  int64_t id = 0;
+  bool operator==(const TrialKillRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("id", s.id, kRequired);
+  }
+};
+
 struct TrialGetReply {
   static constexpr std::string_view kType = "trial.get.reply";
   TrialSummary trial;

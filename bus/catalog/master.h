@@ -19,6 +19,45 @@ struct MasterInfoRequest {
   static void Fields(Self&, V&) {}
 };
 
+// Method "master.logs" (admins): the master's recent log lines (it keeps the last 10,000 in
+// memory), after `after_id`.
+struct MasterLogsRequest {
+  static constexpr std::string_view kType = "master.logs";
+  int64_t after_id = 0;
+  int32_t limit = 1000;  // 1..10000
+  bool operator==(const MasterLogsRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("after_id", s.after_id);
+    v("limit", s.limit);
+  }
+};
+
+struct MasterLogLine {
+  int64_t id = 0;
+  int64_t timestamp = 0;  // Unix nanoseconds
+  std::string level;
+  std::string message;
+  bool operator==(const MasterLogLine&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("id", s.id, kRequired);
+    v("timestamp", s.timestamp);
+    v("level", s.level);
+    v("message", s.message);
+  }
+};
+
+struct MasterLogsReply {
+  static constexpr std::string_view kType = "master.logs.reply";
+  std::vector<MasterLogLine> lines;
+  bool operator==(const MasterLogsReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("lines", s.lines);
+  }
+};
+
 struct MasterInfo {
   static constexpr std::string_view kType = "master.info.reply";
   std::string version;

@@ -171,6 +171,22 @@ Result<std::string> Experiment::Act(const std::string& action, int64_t now_ns) {
                          ": expected pause, activate, cancel, kill or delete");
 }
 
+Status Experiment::KillTrial(int64_t trial_id, int64_t now_ns) {
+  Trial* trial = Find(trial_id);
+  if (!trial) return NotFound("trial " + std::to_string(trial_id) + " not found");
+  if (IsTerminal(trial->state)) {
+    return FailedPrecondition("cannot kill trial " + std::to_string(trial_id) + ": it is " +
+                              trial->state);
+  }
+  ExitedEarly(trial_id, searcher::ExitReason::kUserCanceled, now_ns);
+  if (trial->running) {
+    effects_.StopRun(*trial);  // RunEnded closes it CANCELED
+  } else {
+    CloseTrial(*trial, kCanceled, now_ns);
+  }
+  return Status::Ok();
+}
+
 void Experiment::DeleteFailed(const std::string& why) {
   message_ = "delete failed: " + why;
   SetState(kDeleteFailed);
@@ -294,6 +310,7 @@ std::string Experiment::StopReason(int64_t trial_id) const {
   if (state_ == kStoppingKilled) return "the experiment was killed";
   if (trial->state == kPaused || trial->stopped_for_pause) return "the experiment was paused";
   if (trial->searcher_stopped) return "the searcher has what it needs from this trial";
+  if (trial->exited_early) return "the trial was stopped";
   if (IsTerminal(trial->state)) return "the trial is over";
   return "";
 }

@@ -113,6 +113,9 @@ class Experiment {
   // then calls DeleteFailed() or forgets the experiment.
   Result<std::string> Act(const std::string& action, int64_t now_ns);
   void DeleteFailed(const std::string& why);
+  // Kills one trial: the search is told it was canceled, its run (if any) is stopped and it ends
+  // CANCELED. NotFound for a trial of another experiment, FailedPrecondition once it ended.
+  Status KillTrial(int64_t trial_id, int64_t now_ns);
 
   // A validation of `trial_id` at `steps` (the time_metric in `metrics`); returns whether the
   // trial's run should stop.

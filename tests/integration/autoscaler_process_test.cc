@@ -130,6 +130,12 @@ TEST_F(AutoscalerProcessTest, ScalesUpForAnExperimentAndBackDownToNothing) {
   EXPECT_EQ(instances[0].value("provider", ""), "local");
   EXPECT_GT(instances[0].value("terminated_at", int64_t{0}), 0);
   EXPECT_EQ(Det("--json autoscaler instances"), "[]\n");
+  const std::string csv = Det("--csv autoscaler instances --all");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "id,resource_pool,provider,instance_type,zone,spot,state,agent,launched_at,"
+            "terminated_at")
+      << csv;
+  EXPECT_NE(csv.find(",local,local,localhost,false,terminated,"), std::string::npos) << csv;
 
   // The same through the REST API.
   testing::RestClient rest(std::stoi(rest_port_));
@@ -140,6 +146,17 @@ TEST_F(AutoscalerProcessTest, ScalesUpForAnExperimentAndBackDownToNothing) {
   EXPECT_EQ(rest.Send("GET", "/api/v1/autoscaler/decisions?limit=0", token).status, 400);
   listed = rest.Send("GET", "/api/v1/autoscaler/instances?all=true&resource_pool=default", token);
   EXPECT_EQ(listed.body["instances"], instances) << listed.text;
+  const std::string metrics = rest.Send("GET", "/metrics", token).text;
+  EXPECT_NE(metrics.find(R"(det_autoscaler_launched_total{pool="default"} 1)"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find(R"(det_autoscaler_terminated_total{pool="default"} 1)"),
+            std::string::npos);
+
+  // det autoscaler status: the pool, its limits, its instances, the latest decision.
+  const std::string status = Det("autoscaler status");
+  EXPECT_NE(status.find("default"), std::string::npos) << status;
+  EXPECT_NE(status.find("local"), std::string::npos) << status;
+  EXPECT_NE(status.find("terminate local-default-"), std::string::npos) << status;
 }
 
 // An agent that takes its time to start (the instance boots), so a restart lands mid-scale-up.

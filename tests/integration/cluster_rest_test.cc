@@ -54,6 +54,15 @@ TEST_F(ClusterRestTest, AgentsSlotsAndPools) {
   const std::string bob = rest_->Login("bob", "bob-password");
   ASSERT_FALSE(bob.empty());
   EXPECT_EQ(rest_->Send("POST", "/api/v1/agents/rest-agent/disable", bob).status, 403);
+  // The master's own log: admins only, through REST and det.
+  EXPECT_EQ(rest_->Send("GET", "/api/v1/master/logs", bob).status, 403);
+  RestAnswer logs = Send("GET", "/api/v1/master/logs?limit=5");
+  ASSERT_EQ(logs.status, 200) << logs.text;
+  EXPECT_LE(logs.body["logs"].size(), 5u);
+  EXPECT_EQ(Send("GET", "/api/v1/master/logs?limit=0").status, 400);
+  EXPECT_NE(Det("master logs").find("det-master 0.1.0 listening"), std::string::npos);
+  auto after = Send("GET", "/api/v1/master/logs?after_id=1000000");
+  EXPECT_TRUE(after.body["logs"].empty()) << after.text;
   EXPECT_EQ(Send("POST", "/api/v1/agents/rest-agent/disable", R"({"drain":"yes"})").status, 400);
   RestAnswer disabled = Send("POST", "/api/v1/agents/rest-agent/disable", R"({"drain":true})");
   EXPECT_EQ(disabled.body["agent"]["enabled"], false) << disabled.text;

@@ -173,6 +173,29 @@ TEST_F(TlsExperimentTest, RestAndTrialCodeSpeakHttps) {
   EXPECT_EQ(Describe(id)["trials"][0].value("steps_completed", 0), 200);
 }
 
+// det trial kill: the run stops, the trial ends CANCELED (not restarted), the experiment ends.
+TEST_F(ExperimentProcessTest, TrialKillStopsTheRunAndTheTrialEndsCanceled) {
+  auto agent = StartAgent("agent-k", 1);
+  const int64_t id = Create(
+      Config("const.yaml", [](YAML::Node& c) { c["hyperparameters"]["step_seconds"] = 0.02; }));
+  ASSERT_TRUE(WaitForTrial(id, [](auto& t) { return t.value("steps_completed", 0) >= 20; }));
+  const int64_t trial_id = Describe(id)["trials"][0].value("id", int64_t{0});
+  const std::string killed = Det("trial kill " + std::to_string(trial_id) + "; echo rc=$?");
+  EXPECT_NE(killed.find("rc=0"), std::string::npos) << killed;
+  WaitEnded(id);
+  auto trial = Describe(id)["trials"][0];
+  EXPECT_EQ(trial.value("state", ""), "CANCELED") << trial.dump();
+  EXPECT_EQ(trial.value("run_id", 0), 1) << "a killed trial is not restarted";
+  EXPECT_LT(trial.value("steps_completed", 0), 200);
+  EXPECT_NE(Det("trial kill " + std::to_string(trial_id)).find("it is CANCELED"),
+            std::string::npos);
+  testing::RestClient rest(std::stoi(rest_port_));
+  const std::string token = rest.Login("admin", testing::kAdminPassword);
+  EXPECT_EQ(rest.Send("POST", "/api/v1/trials/999999/kill", token).status, 404);
+  EXPECT_EQ(rest.Send("POST", "/api/v1/trials/" + std::to_string(trial_id) + "/kill", token).status,
+            400);
+}
+
 TEST_F(ExperimentProcessTest, PauseAndActivateResumeFromTheCheckpointWithoutGapOrDuplicate) {
   auto agent = StartAgent("agent-p", 2);
   const int64_t id = Create(

@@ -63,5 +63,23 @@ TEST(PrometheusTextTest, CountsAgentsSlotsJobsAndExperimentsByLabel) {
   EXPECT_EQ(text.find("a\"3"), std::string::npos);  // label values are escaped
 }
 
+TEST(PrometheusTextTest, CountsTheAutoscalersInstancesAndDecisions) {
+  MetricsSnapshot s;
+  bus::InstanceInfo running{.id = "i-1", .resource_pool = "gpu", .state = "running"};
+  bus::InstanceInfo booting{.id = "i-2", .resource_pool = "gpu", .state = "starting"};
+  bus::InstanceInfo other = running;
+  other.id = "i-3";
+  s.instances = {running, booting, other};
+  s.scaling_totals["gpu"] = {.decisions = 4, .launched = 5, .terminated = 2, .errors = 1};
+  const std::string text = PrometheusText(s);
+  EXPECT_TRUE(Has(text, R"(det_autoscaler_instances{pool="gpu",state="running"} 2)"));
+  EXPECT_TRUE(Has(text, R"(det_autoscaler_instances{pool="gpu",state="starting"} 1)"));
+  EXPECT_TRUE(Has(text, "# TYPE det_autoscaler_decisions_total counter"));
+  EXPECT_TRUE(Has(text, R"(det_autoscaler_decisions_total{pool="gpu"} 4)"));
+  EXPECT_TRUE(Has(text, R"(det_autoscaler_launched_total{pool="gpu"} 5)"));
+  EXPECT_TRUE(Has(text, R"(det_autoscaler_terminated_total{pool="gpu"} 2)"));
+  EXPECT_TRUE(Has(text, R"(det_autoscaler_decision_errors_total{pool="gpu"} 1)"));
+}
+
 }  // namespace
 }  // namespace det::master
