@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "autoscaler/cluster_view.h"
@@ -105,6 +106,7 @@ class World {
   void Arrive(const TraceJob& spec, MonoTime at) {
     jobs_.push_back({spec, at});
     waiting_.push_back(jobs_.size() - 1);
+    changed_ = true;
   }
 
   // Boots, interruptions and completions due by now, then placements.
@@ -119,9 +121,10 @@ class World {
     }
     report_.interruptions += static_cast<int>(interrupted.size());
     for (const std::string& id : interrupted) Remove(id);
-    for (size_t j = 0; j < jobs_.size(); ++j) {
-      if (!jobs_[j].done && jobs_[j].finish <= now) Finish(j);
+    for (size_t j : std::vector<size_t>(running_.begin(), running_.end())) {
+      if (jobs_[j].finish <= now) Finish(j);
     }
+    if (!std::exchange(changed_, false)) return;  // nothing to place, no new demand
     Schedule();
     PublishDemand();
   }
@@ -132,13 +135,11 @@ class World {
       if (!sim.connected) next = std::min(next, sim.boot_done);
       next = std::min(next, sim.interrupt_at);
     }
-    for (const SimJob& job : jobs_) {
-      if (!job.done) next = std::min(next, job.finish);
-    }
+    for (size_t j : running_) next = std::min(next, jobs_[j].finish);
     return next;
   }
 
-  bool WorkDone() const { return waiting_.empty() && running_ == 0; }
+  bool WorkDone() const { return waiting_.empty() && running_.empty(); }
   size_t live(const std::string& pool) const { return List(pool).size(); }
   const ClusterView& view() const { return view_; }
   // Pools whose pending work changed since the last call.
@@ -169,6 +170,7 @@ class World {
   void Connect(SimInstance& sim) {
     sim.connected = true;
     sim.idle_since = clock_.Now();
+    changed_ = true;
     view_.Apply(Local(bus::AgentStateEvent{sim.instance.id, "connected", sim.instance.resource_pool,
                                            sim.slots, true}));
     idle_changed_ = true;
@@ -184,13 +186,14 @@ class World {
     report_.instance_hours += Hours(now - sim.launched);
     report_.cost += Hours(now - sim.launched) * price;
     if (sim.connected && sim.used == 0) report_.idle_instance_hours += Hours(now - sim.idle_since);
-    for (size_t j = 0; j < jobs_.size(); ++j) {
-      if (jobs_[j].on != id || jobs_[j].done) continue;
+    for (size_t j : std::vector<size_t>(running_.begin(), running_.end())) {
+      if (jobs_[j].on != id) continue;
       jobs_[j].on.clear();  // interrupted: starts over
       jobs_[j].finish = kNever;
-      --running_;
+      running_.erase(j);
       waiting_.push_front(j);
     }
+    changed_ = true;
     if (sim.connected) {
       view_.Apply(Local(bus::AgentStateEvent{id, "gone", sim.instance.resource_pool, sim.slots},
                         /*tombstone=*/true));
@@ -202,7 +205,8 @@ class World {
   void Finish(size_t j) {
     SimJob& job = jobs_[j];
     job.done = true;
-    --running_;
+    running_.erase(j);
+    changed_ = true;
     auto it = instances_.find(job.on);
     if (it != instances_.end()) Use(it->second, -job.spec.slots);
   }
@@ -235,7 +239,7 @@ class World {
       if (!job.first_start) job.first_start = clock_.Now();
       job.finish = clock_.Now() + std::chrono::duration_cast<Duration>(
                                       std::chrono::duration<double>(job.spec.duration_s));
-      ++running_;
+      running_.insert(*it);
       it = waiting_.erase(it);
     }
   }
@@ -270,7 +274,8 @@ class World {
   std::map<std::string, SimInstance> instances_;
   std::vector<SimJob> jobs_;
   std::deque<size_t> waiting_;
-  int running_ = 0;
+  std::set<size_t> running_;  // indices into jobs_
+  bool changed_ = false;      // a job or an instance came or went since the last placement
   int launched_ = 0;
   ClusterView view_;
   std::map<std::string, int32_t> published_;
