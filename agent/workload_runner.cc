@@ -135,6 +135,11 @@ std::vector<std::string> WorkloadRunner::Environment(const bus::WorkloadStart& s
     const size_t eq = entry.find('=');
     if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
+  // The local provider's tags name the agent's process, not its workloads'.
+  for (const char* tag : {"DET_CLUSTER_ID", "DET_INSTANCE_ID", "DET_INSTANCE_POOL",
+                          "DET_INSTANCE_LAUNCHED", "DET_LOCAL_PROVIDER_DIR"}) {
+    env.erase(tag);
+  }
   std::vector<std::string> gpus;
   for (const std::string& slot_id : start.slot_ids) {
     for (const bus::SlotInfo& slot : options_.slots) {

@@ -42,7 +42,7 @@ Autoscaler::Autoscaler(zmq::context_t& context, AutoscalerConfig config,
       subscriber_(context, "autoscaler",
                   {"", bus::TcpEndpoint(config_.master_host, config_.event_subscribe_port),
                    bus::TcpEndpoint(config_.master_host, config_.snapshot_port)},
-                  security, clock, {"agent.", "cluster.", "pool."}),
+                  security, clock, {"agent.", "cluster.", "pool.", "instance."}),
       publisher_(context, "autoscaler", clock),
       security_(std::move(security)) {}
 

@@ -23,12 +23,14 @@ std::string ClusterView::Apply(const bus::EventSubscriber::Update& update) {
     idle_since_.clear();
     pending_.clear();
     providers_.clear();
+    instances_.clear();
     ++resets_;
     return "";
   }
   const bus::BusEvent& event = update.event;
   if (event.type == bus::AgentStateEvent::kType) ApplyAgent(event);
   if (event.type == bus::ClusterIdle::kType) ApplyIdle(event);
+  if (event.type == bus::InstanceEvent::kType) ApplyInstance(event);
   if (event.type == bus::ClusterPending::kType) return ApplyPending(event);
   if (event.type == bus::PoolProviderEvent::kType) return ApplyProvider(event);
   return "";
@@ -59,6 +61,16 @@ std::string ClusterView::ApplyPending(const bus::BusEvent& event) {
   if (!pending) return "";
   pending_[pending->resource_pool] = *pending;
   return pending->resource_pool;
+}
+
+void ClusterView::ApplyInstance(const bus::BusEvent& event) {
+  auto instance = DecodeOrWarn<bus::InstanceEvent>(event);
+  if (!instance) return;
+  if (event.header.tombstone) {
+    instances_.erase(instance->instance.id);
+  } else {
+    instances_[instance->instance.id] = instance->instance;
+  }
 }
 
 std::string ClusterView::ApplyProvider(const bus::BusEvent& event) {

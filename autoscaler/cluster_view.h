@@ -12,7 +12,8 @@ namespace det::autoscaler {
 
 // The autoscaler's picture of the cluster, rebuilt from the master's event bus: a snapshot
 // (kReset, then the retained events) followed by live events. Holds nothing the master cannot
-// give back: agents, idle agents, pending work per pool, and each pool's provider section.
+// give back: agents, idle agents, pending work per pool, each pool's provider section, and the
+// instances as last reported.
 class ClusterView {
  public:
   // Applies one subscriber update and returns the pool whose demand or providers it changed
@@ -25,6 +26,9 @@ class ClusterView {
   // The last `cluster.pending` per pool.
   const std::map<std::string, bus::ClusterPending>& pending() const { return pending_; }
   const std::map<std::string, bus::PoolProviderEvent>& providers() const { return providers_; }
+  // The instances as last reported on the bus (`instance.state`, by this or an earlier
+  // autoscaler), by id.
+  const std::map<std::string, bus::InstanceInfo>& instances() const { return instances_; }
   int resets() const { return resets_; }
 
  private:
@@ -32,11 +36,13 @@ class ClusterView {
   void ApplyIdle(const bus::BusEvent& event);
   std::string ApplyPending(const bus::BusEvent& event);
   std::string ApplyProvider(const bus::BusEvent& event);
+  void ApplyInstance(const bus::BusEvent& event);
 
   std::map<std::string, bus::AgentStateEvent> agents_;
   std::map<std::string, int64_t> idle_since_;
   std::map<std::string, bus::ClusterPending> pending_;
   std::map<std::string, bus::PoolProviderEvent> providers_;
+  std::map<std::string, bus::InstanceInfo> instances_;
   int resets_ = 0;
 };
 

@@ -33,7 +33,7 @@ LaunchGate::Permit LaunchGate::Ask(int wanted, const std::vector<Offering>& offe
     return permit;
   }
   if (breaker_open_) {
-    if (now < breaker_retry_at_ || breaker_probe_out_) {
+    if (now < breaker_retry_at_) {
       permit.refusal = "circuit breaker open: " + std::to_string(never_connected_in_a_row_) +
                        " launched instances in a row never connected; check startup_script, "
                        "the agent's config and the network to the master";
@@ -57,7 +57,9 @@ LaunchGate::Permit LaunchGate::Ask(int wanted, const std::vector<Offering>& offe
   }
   tokens_ -= permit.count;
   permit.offering = *usable;
-  if (breaker_open_) breaker_probe_out_ = true;
+  // The probe gets its own starting period; whatever becomes of it (it connects, is an orphan,
+  // fails to launch, is cancelled or vanishes), the next probe waits until then.
+  if (breaker_open_) breaker_retry_at_ = now + config_.max_agent_starting_period;
   return permit;
 }
 
@@ -88,7 +90,12 @@ void LaunchGate::Record(const Offering& offering, const LaunchResult& result, Mo
     case ProviderErrorKind::kTransient:
       break;
   }
-  if (result.launched.empty() && ++failures_in_a_row_ > config_.launch_error_retries &&
+  // Capacity and quota errors are the offering's (backed off above, others are tried): they do
+  // not pause the pool.
+  const bool offering_error =
+      error.kind == ProviderErrorKind::kCapacity || error.kind == ProviderErrorKind::kQuota;
+  if (result.launched.empty() && !offering_error &&
+      ++failures_in_a_row_ > config_.launch_error_retries &&
       config_.launch_error_timeout > Duration::zero()) {
     paused_until_ = std::max(paused_until_, now + config_.launch_error_timeout);
     pause_reason_ = std::to_string(failures_in_a_row_) +
@@ -99,8 +106,7 @@ void LaunchGate::Record(const Offering& offering, const LaunchResult& result, Mo
 
 void LaunchGate::NeverConnected(MonoTime now) {
   ++never_connected_in_a_row_;
-  breaker_probe_out_ = false;
-  if (config_.circuit_breaker_threshold > 0 &&
+  if (config_.circuit_breaker_threshold > 0 && !breaker_open_ &&
       never_connected_in_a_row_ >= config_.circuit_breaker_threshold) {
     breaker_open_ = true;
     breaker_retry_at_ = now + config_.max_agent_starting_period;
@@ -110,7 +116,6 @@ void LaunchGate::NeverConnected(MonoTime now) {
 void LaunchGate::Connected() {
   never_connected_in_a_row_ = 0;
   breaker_open_ = false;
-  breaker_probe_out_ = false;
 }
 
 }  // namespace det::autoscaler

@@ -16,11 +16,12 @@ namespace det::autoscaler {
 //     offering in the provider's order (another zone, or on-demand after spot with
 //     `spot_fallback: on_demand`) is used meanwhile;
 //   - throttling backs every offering off briefly; auth and invalid errors, and more than
-//     `launch_error_retries` failures in a row, pause the pool for `launch_error_timeout` (at
-//     least a minute for auth and invalid: they need a person);
+//     `launch_error_retries` failed calls in a row (capacity and quota errors aside: those are the
+//     offering's), pause the pool for `launch_error_timeout` (at least a minute for auth and
+//     invalid: they need a person);
 //   - a circuit breaker: after `circuit_breaker_threshold` launched instances in a row never
-//     connected, launching stops; after max_agent_starting_period one instance is tried again,
-//     and the first agent that connects closes the breaker.
+//     connected, launching stops; one instance is tried again every max_agent_starting_period
+//     (whatever became of the last), and the first agent that connects closes the breaker.
 // Pure state, time passed in. Not thread-safe.
 class LaunchGate {
  public:
@@ -57,8 +58,7 @@ class LaunchGate {
   int failures_in_a_row_ = 0;
   int never_connected_in_a_row_ = 0;
   bool breaker_open_ = false;
-  MonoTime breaker_retry_at_{};
-  bool breaker_probe_out_ = false;
+  MonoTime breaker_retry_at_{};  // open: when the next probe may go
 };
 
 }  // namespace det::autoscaler

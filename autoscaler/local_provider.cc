@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <random>
 #include <sstream>
 
@@ -44,9 +45,14 @@ LocalProvider::LocalProvider(LocalProviderOptions options, const Clock& clock)
 
 std::vector<LocalProvider::Found> LocalProvider::Scan() const {
   std::vector<Found> found;
-  for (TaggedProcess& process : FindSessionLeaders("DET_CLUSTER_ID", options_.cluster_id)) {
+  std::set<std::string> seen;
+  std::vector<TaggedProcess> processes = FindSessionLeaders("DET_CLUSTER_ID", options_.cluster_id);
+  std::sort(processes.begin(), processes.end(),
+            [](const TaggedProcess& a, const TaggedProcess& b) { return a.pid < b.pid; });
+  for (TaggedProcess& process : processes) {
     std::map<std::string, std::string>& env = process.env;
-    if (env["DET_INSTANCE_ID"].empty()) continue;
+    // One process per instance: a descendant that made a session of its own is not another.
+    if (env["DET_INSTANCE_ID"].empty() || !seen.insert(env["DET_INSTANCE_ID"]).second) continue;
     Instance instance;
     instance.id = env["DET_INSTANCE_ID"];
     instance.resource_pool = env["DET_INSTANCE_POOL"];

@@ -9,6 +9,7 @@ namespace {
 
 constexpr Duration kListInterval = std::chrono::seconds(5);
 constexpr Duration kDecideInterval = std::chrono::seconds(1);
+constexpr Duration kListGrace = std::chrono::seconds(60);
 
 bool Live(const Instance& instance) {
   return instance.state != InstanceState::kStopping && instance.state != InstanceState::kTerminated;
@@ -36,10 +37,19 @@ MonoTime PoolScaler::Tick(const ClusterView& view) {
   const MonoTime now = clock_.Now();
   TrackAgents(view);
   if (now >= next_list_) {
+    const bool first = !listed_;
     Refresh();
     next_list_ = now + kListInterval;
+    // What the master holds of earlier runs (retained instance events): changed or gone ones
+    // are reported again, so no record stays "running" for an instance that is no more.
+    if (first && listed_) {
+      for (const auto& [id, info] : view.instances()) {
+        if (info.resource_pool == pool_) reported_.try_emplace(id, info);
+      }
+    }
   }
-  if (listed_ && (now >= next_decide_ || (decide_due_ && now >= *decide_due_))) {
+  if (!listed_) return next_list_;  // nothing is decided before the first list
+  if (now >= next_decide_ || (decide_due_ && now >= *decide_due_)) {
     Decide(view);
     next_decide_ = now + kDecideInterval;
     decide_due_.reset();
@@ -56,9 +66,37 @@ void PoolScaler::Refresh() {
     spdlog::warn("pool {}: cannot list instances: {}", pool_, listed.status().message());
     return;
   }
-  instances_ = std::move(listed).value();
+  std::vector<Instance> fresh = std::move(listed).value();
+  std::set<std::string> ids;
+  for (const Instance& instance : fresh) ids.insert(instance.id);
+  const WallTime now = clock_.WallNow();
+  for (const Instance& known : instances_) {
+    if (ids.contains(known.id)) continue;
+    // A cloud's list may lag behind its launches: a launch of ours stays for a grace period.
+    if (launched_here_.contains(known.id) && now - known.launched_at < kListGrace) {
+      fresh.push_back(known);
+      ids.insert(known.id);
+      continue;
+    }
+    const bool ever_connected = connected_.contains(known.id) || lost_at_.contains(known.id) ||
+                                disconnected_since_.contains(known.id);
+    if (!ever_connected && !terminating_.contains(known.id)) {
+      // Gone by itself before its agent came (an agent that crashes at start, a VM that shuts
+      // itself down): as much a failed start as an orphan.
+      spdlog::warn("pool {}: instance {} vanished before its agent connected", pool_, known.id);
+      gate_.NeverConnected(clock_.Now());
+    }
+  }
+  instances_ = std::move(fresh);
+  const auto gone = [&](const auto& entry) { return !ids.contains(entry.first); };
+  std::erase_if(lost_at_, gone);
+  std::erase_if(disconnected_since_, gone);
+  std::erase_if(connected_, [&](const std::string& id) { return !ids.contains(id); });
+  std::erase_if(terminating_, [&](const std::string& id) { return !ids.contains(id); });
+  std::erase_if(launched_here_, [&](const std::string& id) { return !ids.contains(id); });
   if (!listed_) {
     spdlog::info("pool {}: {} instance(s) found at start", pool_, instances_.size());
+    started_at_ = now;
   }
   listed_ = true;
 }
@@ -103,6 +141,21 @@ DeciderInput PoolScaler::Input(const ClusterView& view) const {
   for (const auto& [id, since] : disconnected_since_) {
     if (!input.agents.contains(id)) input.disconnected_since[id] = since;
   }
+  // Instances a previous autoscaler launched whose agents are not here: whether they ever
+  // connected is unknown, so they count as disconnected since this one started (terminated
+  // after max_disconnected_period, not at once as orphans).
+  for (const Instance& instance : input.instances) {
+    if (instance.launched_at >= started_at_ || launched_here_.contains(instance.id) ||
+        input.agents.contains(instance.id) || input.disconnected_since.contains(instance.id)) {
+      continue;
+    }
+    const WallTime starting_ends =
+        instance.launched_at +
+        std::chrono::duration_cast<WallTime::duration>(config_.max_agent_starting_period);
+    if (input.now >= starting_ends) {
+      input.disconnected_since[instance.id] = std::max(started_at_, starting_ends);
+    }
+  }
   auto pending = view.pending().find(pool_);
   if (pending != view.pending().end()) {
     input.demand = {pending->second.pending_slots, pending->second.pending_tasks,
@@ -136,6 +189,7 @@ void PoolScaler::TerminateAll(const ScaleDecision& decision, bus::ScalingDecisio
   }
   for (const TerminateOrder& order : decision.terminate) {
     spdlog::info("pool {}: terminating {}: {}", pool_, order.id, order.reason);
+    terminating_.insert(order.id);
     event->terminated.push_back({order.id, order.reason});
     if (order.never_connected) gate_.NeverConnected(clock_.Now());
     disconnected_since_.erase(order.id);
@@ -165,6 +219,7 @@ void PoolScaler::LaunchSome(const ScaleDecision& decision, bus::ScalingDecisionE
   for (const Instance& instance : result.launched) {
     event->launched.push_back(instance.id);
     instances_.push_back(instance);
+    launched_here_.insert(instance.id);
   }
   spdlog::info("pool {}: launched {} of {} instance(s) ({}): {}", pool_, result.launched.size(),
                permit.count, permit.offering.Key(), decision.launch_reason);

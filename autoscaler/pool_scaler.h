@@ -33,7 +33,10 @@ class ScalingReporter {
 //
 // Nothing is decided before the provider's list has been read once, so a restarted autoscaler
 // counts the instances a previous one launched and launches no duplicates. Launched instances
-// join the list at once; terminated ones leave it at once.
+// join the list at once (and stay for a minute even if the provider does not list them yet);
+// terminated ones leave it at once. An instance launched here that vanishes before its agent
+// connected counts against the circuit breaker like an orphan. Instances a previous autoscaler
+// launched whose agents are absent are taken as disconnected since this one started.
 //
 // Threading: called from the autoscaler's loop only. Provider calls block that loop.
 class PoolScaler {
@@ -71,6 +74,9 @@ class PoolScaler {
   std::set<std::string> connected_;                     // instance ids whose agent is connected
   std::map<std::string, WallTime> lost_at_;             // agent lost, master holds its place
   std::map<std::string, WallTime> disconnected_since_;  // agent connected once, now gone
+  std::set<std::string> terminating_;    // terminated by this scaler, until no longer listed
+  std::set<std::string> launched_here_;  // launched by this scaler, until no longer listed
+  WallTime started_at_{};                // the first successful list
   std::map<std::string, bus::InstanceInfo> reported_;
   std::string last_refusal_;
   MonoTime next_list_{};

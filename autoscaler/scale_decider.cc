@@ -71,7 +71,8 @@ void TerminateIdle(const ProviderConfig& config, const DeciderInput& input,
   std::sort(idle.begin(), idle.end(),
             [](const Classified& a, const Classified& b) { return a.since < b.since; });
   // The most recently idle are kept for pending work; the longest idle go first.
-  const int keep = std::min<int>(ProtectedIdle(config, input.demand), idle.size());
+  const int keep =
+      std::clamp<int>(ProtectedIdle(config, input.demand), 0, static_cast<int>(idle.size()));
   idle.resize(idle.size() - keep);
   for (const Classified& c : idle) {
     if (live - out->size() <= config.min_instances) break;
@@ -111,7 +112,11 @@ void TrimAboveMax(const ProviderConfig& config, std::vector<Classified> all, int
 
 int DesiredInstances(const ProviderConfig& config, const PoolDemand& demand) {
   if (config.slots_per_instance <= 0) return demand.pending_aux_tasks > 0 ? 1 : 0;
-  return (demand.pending_slots + config.slots_per_instance - 1) / config.slots_per_instance;
+  // In 64 bits and never negative: the demand comes off the bus.
+  const int64_t slots = std::max<int64_t>(demand.pending_slots, 0);
+  const int64_t per_instance = config.slots_per_instance;
+  return static_cast<int>(
+      std::min<int64_t>((slots + per_instance - 1) / per_instance, 1'000'000'000));
 }
 
 ScaleDecision DecideScale(const ProviderConfig& config, const DeciderInput& input) {
@@ -128,10 +133,14 @@ ScaleDecision DecideScale(const ProviderConfig& config, const DeciderInput& inpu
         out.Add(instance, "stopped");
         break;
       case Kind::kOrphan:
+        // An unfulfilled spot request is a shortage, not an instance that failed to start.
         out.Add(instance,
-                "never connected within max_agent_starting_period (" +
-                    FormatDuration(config.max_agent_starting_period) + ")",
-                true);
+                instance.state == InstanceState::kSpotRequested
+                    ? "spot request unfulfilled within max_agent_starting_period (" +
+                          FormatDuration(config.max_agent_starting_period) + ")"
+                    : "never connected within max_agent_starting_period (" +
+                          FormatDuration(config.max_agent_starting_period) + ")",
+                instance.state != InstanceState::kSpotRequested);
         break;
       case Kind::kDisconnected:
         if (input.now - c.since >= config.max_disconnected_period) {
@@ -155,7 +164,9 @@ ScaleDecision DecideScale(const ProviderConfig& config, const DeciderInput& inpu
   const int live = static_cast<int>(input.instances.size());
   TerminateIdle(config, input, idle, live, &out);
 
-  const int desired = DesiredInstances(config, input.demand);
+  int desired = DesiredInstances(config, input.demand);
+  // Zero-slot tasks run on any agent: a pool scaled to nothing needs one for them.
+  if (desired == 0 && input.demand.pending_aux_tasks > 0 && live - out.size() == 0) desired = 1;
   // Spot requests the demand no longer needs are cancelled, newest first, keeping min_instances.
   std::sort(spot_requests.begin(), spot_requests.end(),
             [](const Classified& a, const Classified& b) {

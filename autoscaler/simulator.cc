@@ -1,6 +1,7 @@
 #include "autoscaler/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -319,6 +320,11 @@ Status CheckTrace(std::vector<TraceJob>& trace, const std::vector<SimulatedPool>
   if (pools.empty()) return InvalidArgument("the config has no resource pool with a provider");
   for (size_t i = 0; i < trace.size(); ++i) {
     TraceJob& job = trace[i];
+    if (!std::isfinite(job.arrival_s) || !std::isfinite(job.duration_s) || job.arrival_s < 0 ||
+        job.arrival_s > 1e8 || job.duration_s <= 0 || job.duration_s > 1e8) {
+      return InvalidArgument("trace job " + std::to_string(i + 1) +
+                             ": arrival_s must be within 0..1e8 and duration_s within (0, 1e8]");
+    }
     if (job.pool.empty()) job.pool = pools.front().name;
     auto pool = std::find_if(pools.begin(), pools.end(),
                              [&](const SimulatedPool& p) { return p.name == job.pool; });
@@ -410,8 +416,13 @@ Result<std::vector<TraceJob>> LoadTrace(const std::string& path) {
       return InvalidArgument(where +
                              "arrival_s and duration_s must be numbers, slots a whole number");
     }
-    if (job.arrival_s < 0 || job.duration_s <= 0 || job.slots < 1) {
-      return InvalidArgument(where + "arrival_s must be >= 0, duration_s > 0 and slots >= 1");
+    constexpr double kMaxSeconds = 1e8;  // three years: durations stay within 64-bit nanoseconds
+    if (!std::isfinite(job.arrival_s) || !std::isfinite(job.duration_s) || job.arrival_s < 0 ||
+        job.arrival_s > kMaxSeconds || job.duration_s <= 0 || job.duration_s > kMaxSeconds ||
+        job.slots < 1) {
+      return InvalidArgument(where +
+                             "arrival_s must be within 0..1e8, duration_s within (0, 1e8] and "
+                             "slots >= 1");
     }
     if (fields.size() == 4) job.pool = fields[3];
     trace.push_back(std::move(job));

@@ -79,8 +79,8 @@ int Create(const CliOptions& options, const std::string& config_path, const std:
   return 0;
 }
 
-int List(const CliOptions& options) {
-  auto reply = Call<bus::ExperimentListRequest, bus::ExperimentList>(options, {});
+int List(const CliOptions& options, const bus::ExperimentListRequest& request) {
+  auto reply = Call<bus::ExperimentListRequest, bus::ExperimentList>(options, request);
   if (!reply.ok()) return Fail(reply.status());
   if (options.json) {
     ordered_json all = ordered_json::array();
@@ -88,6 +88,10 @@ int List(const CliOptions& options) {
     PrintReply(options, all);
   } else {
     PrintExperiments(reply->experiments);
+    if (static_cast<int32_t>(reply->experiments.size()) < reply->total) {
+      std::cout << "(" << reply->experiments.size() << " of " << reply->total
+                << " matching; --offset and --limit page through them)\n";
+    }
   }
   return 0;
 }
@@ -257,9 +261,16 @@ void AddExperimentCommands(CLI::App& app, const CliOptions& options, int& rc) {
     if (rc == 0 && *follow_created) rc = ExperimentLogs(options, created, true);
   });
 
-  experiment->add_subcommand("list", "experiments, newest first")->callback([&options, &rc] {
-    rc = List(options);
-  });
+  auto filters = std::make_shared<bus::ExperimentListRequest>();
+  auto* list = experiment->add_subcommand("list", "experiments, newest first");
+  list->add_option("--state", filters->states, "only in this state (repeat for several)");
+  list->add_option("--name", filters->name, "only those whose name contains this");
+  list->add_option("--label", filters->label, "only those with this label");
+  list->add_option("--offset", filters->offset, "skip this many matches")
+      ->check(CLI::NonNegativeNumber);
+  list->add_option("--limit", filters->limit, "at most this many (0: all)")
+      ->check(CLI::Range(0, 10000));
+  list->callback([&options, &rc, filters] { rc = List(options, *filters); });
 
   auto id = std::make_shared<int64_t>(0);
   auto* describe = experiment->add_subcommand("describe", "an experiment and its trials");

@@ -144,6 +144,27 @@ Result<bus::CheckpointList> Api::Checkpoints(const auth::Principal&,
   return reply;
 }
 
+Result<bus::TrialMetricsReply> Api::TrialMetrics(const auth::Principal&,
+                                                 const bus::TrialMetricsRequest& request) {
+  if (request.kind != "training" && request.kind != "validation") {
+    return InvalidArgument("kind: \"" + request.kind + "\" is not training or validation");
+  }
+  if (request.limit < 1 || request.limit > 10000) {
+    return InvalidArgument("limit: " + std::to_string(request.limit) + " is outside 1..10000");
+  }
+  bus::TrialMetricsReply reply;
+  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
+    reply.metrics.clear();
+    DET_RETURN_IF_ERROR(storage::GetTrial(tx, request.trial_id).status());
+    for (const auto& point : storage::ReadMetrics(tx, request.trial_id, request.kind,
+                                                  request.after_step, request.limit)) {
+      reply.metrics.push_back({point.step, point.run_id, point.metrics_json});
+    }
+    return Status::Ok();
+  }));
+  return reply;
+}
+
 Result<bus::MasterLogsReply> Api::MasterLogs(const auth::Principal& caller,
                                              const bus::MasterLogsRequest& request) {
   DET_RETURN_IF_ERROR(Allow(caller, Access::kAdmin, bus::MasterLogsRequest::kType));

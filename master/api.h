@@ -122,6 +122,9 @@ class Api {
   // An experiment's checkpoints (read from PostgreSQL); NotFound for an unknown experiment.
   Result<bus::CheckpointList> Checkpoints(const auth::Principal& caller,
                                           const bus::ExperimentCheckpointsRequest& request);
+  // A trial's metrics by step (PostgreSQL); NotFound for an unknown trial.
+  Result<bus::TrialMetricsReply> TrialMetrics(const auth::Principal& caller,
+                                              const bus::TrialMetricsRequest& request);
   // The autoscaler's instances and decisions, as the master stored them.
   Result<bus::InstanceList> Instances(const auth::Principal& caller,
                                       const bus::InstanceListRequest& request);

@@ -37,6 +37,10 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, Api& api,
       [this](const Principal& caller, const bus::ResourcePoolListRequest&) {
         return api_.ResourcePools(caller);
       });
+  Serve<bus::TrialMetricsRequest, bus::TrialMetricsReply>(
+      [this](const Principal& caller, const bus::TrialMetricsRequest& request) {
+        return api_.TrialMetrics(caller, request);
+      });
   Serve<bus::MasterLogsRequest, bus::MasterLogsReply>(
       [this](const Principal& caller, const bus::MasterLogsRequest& request) {
         return api_.MasterLogs(caller, request);

@@ -99,17 +99,6 @@ Result<bus::JobUpdateRequest> JobUpdateOf(Req req) {
   return update;
 }
 
-// A whole number query parameter, or `fallback`; InvalidArgument naming it otherwise.
-Result<int64_t> QueryNumber(Req req, const std::string& name, int64_t fallback) {
-  if (!req.has_param(name)) return fallback;
-  const std::string text = req.get_param_value(name);
-  if (text.empty() || text.size() > 18 ||
-      text.find_first_not_of("0123456789") != std::string::npos) {
-    return InvalidArgument(name + ": expected a whole number, got \"" + text + "\"");
-  }
-  return std::stoll(text);
-}
-
 Result<bus::TaskLogsRequest> LogsRequestOf(Req req) {
   bus::TaskLogsRequest request{req.matches[1].str(), 0, 1000};
   DET_ASSIGN_OR_RETURN(request.after_id, QueryNumber(req, "after_id", 0));

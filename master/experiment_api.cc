@@ -37,6 +37,19 @@ Result<bus::ExperimentCreateRequest> CreateRequestOf(const httplib::Request& req
   return create;
 }
 
+// ?states=ACTIVE,PAUSED&name=&label=&offset=&limit= (Determined's filters; `states` may repeat).
+Result<bus::ExperimentListRequest> ListRequestOf(const httplib::Request& req) {
+  bus::ExperimentListRequest request;
+  request.states = QueryList(req, "states");
+  request.name = req.get_param_value("name");
+  request.label = req.get_param_value("label");
+  DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
+  DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
+  request.offset = static_cast<int32_t>(std::min<int64_t>(offset, 1 << 30));
+  request.limit = static_cast<int32_t>(std::min<int64_t>(limit, 1 << 30));
+  return request;
+}
+
 }  // namespace
 
 void RouteExperimentApi(HttpRoutes& routes, Api& api) {
@@ -57,11 +70,15 @@ void RouteExperimentApi(HttpRoutes& routes, Api& api) {
                 DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, create));
                 return ordered_json{{"id", reply.id}};
               }));
-  routes.Get("/api/v1/experiments", route([a](Caller caller, Req) -> Answer {
-               DET_ASSIGN_OR_RETURN(auto list, a->Call(caller, bus::ExperimentListRequest{}));
+  routes.Get("/api/v1/experiments", route([a](Caller caller, Req req) -> Answer {
+               DET_ASSIGN_OR_RETURN(bus::ExperimentListRequest request, ListRequestOf(req));
+               DET_ASSIGN_OR_RETURN(auto list, a->Call(caller, request));
                ordered_json all = ordered_json::array();
                for (const auto& e : list.experiments) all.push_back(bus::ToJson(e));
-               return ordered_json{{"experiments", all}};
+               return ordered_json{
+                   {"experiments", all},
+                   {"pagination",
+                    {{"offset", request.offset}, {"limit", request.limit}, {"total", list.total}}}};
              }));
   routes.Get(
       "/api/v1/experiments/{experiment_id}", route([a, id_of](Caller caller, Req req) -> Answer {
@@ -88,6 +105,25 @@ void RouteExperimentApi(HttpRoutes& routes, Api& api) {
   routes.Delete("/api/v1/experiments/{experiment_id}", route([act, id_of](Caller caller, Req req) {
                   return act(caller, id_of(req), "delete");
                 }));
+  routes.Get("/api/v1/trials/{trial_id}/metrics",
+             route([a, id_of](Caller caller, Req req) -> Answer {
+               bus::TrialMetricsRequest request{id_of(req)};
+               if (req.has_param("kind")) request.kind = req.get_param_value("kind");
+               DET_ASSIGN_OR_RETURN(int64_t after, QueryNumber(req, "after_step", 0));
+               DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 1000));
+               request.after_step = req.has_param("after_step") ? after : -1;
+               request.limit = static_cast<int32_t>(std::min<int64_t>(limit, 1 << 30));
+               DET_ASSIGN_OR_RETURN(auto reply, a->TrialMetrics(caller, request));
+               ordered_json metrics = ordered_json::array();
+               for (const auto& m : reply.metrics) {
+                 metrics.push_back({{"step", m.step},
+                                    {"run_id", m.run_id},
+                                    {"metrics", ordered_json::parse(m.metrics_json, nullptr,
+                                                                    /*allow_exceptions=*/false)}});
+               }
+               return ordered_json{
+                   {"trial_id", request.trial_id}, {"kind", request.kind}, {"metrics", metrics}};
+             }));
   routes.Post("/api/v1/trials/{trial_id}/kill", route([a, id_of](Caller caller, Req req) -> Answer {
                 DET_ASSIGN_OR_RETURN(auto reply,
                                      a->Call(caller, bus::TrialKillRequest{id_of(req)}));

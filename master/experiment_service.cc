@@ -82,13 +82,7 @@ void ExperimentService::HandleRequests() {
   server_.Handle<bus::ExperimentActionRequest, bus::ExperimentActionReply>(
       [this](const RpcContext&, const bus::ExperimentActionRequest& r) { return Act(r); });
   server_.Handle<bus::ExperimentListRequest, bus::ExperimentList>(
-      [this](const RpcContext&, const bus::ExperimentListRequest&) -> Result<bus::ExperimentList> {
-        bus::ExperimentList list;
-        for (auto it = experiments_.rbegin(); it != experiments_.rend(); ++it) {
-          list.experiments.push_back(Summary(*it->second.experiment));
-        }
-        return list;
-      });
+      [this](const RpcContext&, const bus::ExperimentListRequest& r) { return List(r); });
   server_.Handle<bus::ExperimentGetRequest, bus::ExperimentGetReply>(
       [this](const RpcContext&,
              const bus::ExperimentGetRequest& r) -> Result<bus::ExperimentGetReply> {
@@ -230,6 +224,23 @@ Status ExperimentService::RestoreOne(const storage::ExperimentRecord& record) {
     to_collect_.insert(record.id);  // what a previous master's collection left
   }
   return Status::Ok();
+}
+
+Result<bus::ExperimentList> ExperimentService::List(const bus::ExperimentListRequest& request) {
+  if (request.offset < 0) return InvalidArgument("offset: must not be negative");
+  if (request.limit < 0 || request.limit > 10000) {
+    return InvalidArgument("limit: " + std::to_string(request.limit) + " is outside 0..10000");
+  }
+  bus::ExperimentList list;
+  for (auto it = experiments_.rbegin(); it != experiments_.rend(); ++it) {
+    bus::ExperimentSummary summary = Summary(*it->second.experiment);
+    if (!bus::MatchesFilters(summary, request)) continue;
+    const bool in_page = list.total >= request.offset &&
+                         (request.limit == 0 || list.total < request.offset + request.limit);
+    ++list.total;
+    if (in_page) list.experiments.push_back(std::move(summary));
+  }
+  return list;
 }
 
 Result<bus::ExperimentActionReply> ExperimentService::Act(

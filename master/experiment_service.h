@@ -62,6 +62,8 @@ class ExperimentService : private experiment::ExperimentEffects {
   Status RestoreOne(const storage::ExperimentRecord& record);
   Result<bus::ExperimentCreateReply> Create(const bus::ExperimentCreateRequest& request);
   Result<bus::ExperimentActionReply> Act(const bus::ExperimentActionRequest& request);
+  // Newest first, filtered, then paged.
+  Result<bus::ExperimentList> List(const bus::ExperimentListRequest& request);
   Result<bus::TrialSignal> Report(const bus::TrialReport& report);
   Result<bus::TrialSignal> Signal(const std::string& allocation_id);
   bus::ExperimentSummary Summary(const experiment::Experiment& experiment) const;

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 
 #include <cctype>
+#include <sstream>
 
 namespace det::master {
 
@@ -80,6 +81,28 @@ Result<std::string> DecodeBase64(const std::string& text, const std::string& fie
   // EVP_DecodeBlock counts the padding as zero bytes.
   out.resize(static_cast<size_t>(decoded) - (text.size() - data_end));
   return out;
+}
+
+Result<int64_t> QueryNumber(const httplib::Request& req, const std::string& name,
+                            int64_t fallback) {
+  if (!req.has_param(name)) return fallback;
+  const std::string text = req.get_param_value(name);
+  if (text.empty() || text.size() > 18 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
+    return InvalidArgument(name + ": expected a whole number, got \"" + text + "\"");
+  }
+  return std::stoll(text);
+}
+
+std::vector<std::string> QueryList(const httplib::Request& req, const std::string& name) {
+  std::vector<std::string> values;
+  for (size_t i = 0; i < req.get_param_value_count(name); ++i) {
+    std::stringstream parts(req.get_param_value(name, i));
+    for (std::string part; std::getline(parts, part, ',');) {
+      if (!part.empty()) values.push_back(part);
+    }
+  }
+  return values;
 }
 
 }  // namespace det::master

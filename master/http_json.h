@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -39,5 +40,10 @@ Result<T> Field(const nlohmann::json& body, const std::string& name, const char*
 
 // Standard base64 (RFC 4648, padded); InvalidArgument naming `field` when `text` is not.
 Result<std::string> DecodeBase64(const std::string& text, const std::string& field);
+
+// A whole-number query parameter, or `fallback` when absent; InvalidArgument naming it otherwise.
+Result<int64_t> QueryNumber(const httplib::Request& req, const std::string& name, int64_t fallback);
+// Every value of a query parameter, repeated (`?states=A&states=B`) or comma-separated.
+std::vector<std::string> QueryList(const httplib::Request& req, const std::string& name);
 
 }  // namespace det::master

@@ -106,21 +106,49 @@ struct ExperimentSummary {
 };
 
 // Method "experiment.list": experiments, newest first.
+// Newest first; filters combine (all must hold); then `offset` and `limit` page the matches.
 struct ExperimentListRequest {
   static constexpr std::string_view kType = "experiment.list";
+  std::vector<std::string> states;  // any of these (empty: every state)
+  std::string name;                 // the name contains this
+  std::string label;                // has this label
+  int32_t offset = 0;               // >= 0
+  int32_t limit = 0;                // 0: every match; else 1..10000
   bool operator==(const ExperimentListRequest&) const = default;
   template <class Self, class V>
-  static void Fields(Self&, V&) {}
+  static void Fields(Self& s, V& v) {
+    v("states", s.states);
+    v("name", s.name);
+    v("label", s.label);
+    v("offset", s.offset);
+    v("limit", s.limit);
+  }
 };
 struct ExperimentList {
   static constexpr std::string_view kType = "experiment.list.reply";
   std::vector<ExperimentSummary> experiments;
+  int32_t total = 0;  // matches before paging
   bool operator==(const ExperimentList&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("experiments", s.experiments);
+    v("total", s.total);
   }
 };
+
+// Whether `experiment` passes the request's filters.
+inline bool MatchesFilters(const ExperimentSummary& experiment,
+                           const ExperimentListRequest& request) {
+  const auto has = [](const std::vector<std::string>& list, const std::string& item) {
+    for (const std::string& x : list) {
+      if (x == item) return true;
+    }
+    return false;
+  };
+  return (request.states.empty() || has(request.states, experiment.state)) &&
+         experiment.name.find(request.name) != std::string::npos &&
+         (request.label.empty() || has(experiment.labels, request.label));
+}
 
 // Method "experiment.get": one experiment with its trials (by id) and its config.
 struct ExperimentGetRequest {
@@ -179,6 +207,47 @@ struct TrialGetRequest {
     v("id", s.id, kRequired);
   }
 };
+// Method "trial.metrics" (answered by the api from PostgreSQL): a trial's training or validation
+// metrics by step, after `after_step`.
+struct TrialMetricsRequest {
+  static constexpr std::string_view kType = "trial.metrics";
+  int64_t trial_id = 0;
+  std::string kind = "training";  // training | validation
+  int64_t after_step = -1;
+  int32_t limit = 1000;  // 1..10000
+  bool operator==(const TrialMetricsRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("trial_id", s.trial_id, kRequired);
+    v("kind", s.kind);
+    v("after_step", s.after_step);
+    v("limit", s.limit);
+  }
+};
+
+struct TrialMetric {
+  int64_t step = 0;
+  int32_t run_id = 0;
+  std::string metrics_json;  // the reported object
+  bool operator==(const TrialMetric&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("step", s.step, kRequired);
+    v("run_id", s.run_id);
+    v("metrics_json", s.metrics_json);
+  }
+};
+
+struct TrialMetricsReply {
+  static constexpr std::string_view kType = "trial.metrics.reply";
+  std::vector<TrialMetric> metrics;
+  bool operator==(const TrialMetricsReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("metrics", s.metrics);
+  }
+};
+
 // Method "trial.kill": stops one trial's run; the trial ends CANCELED and the search goes on with
 // the others.
 struct TrialKillRequest {

@@ -173,6 +173,35 @@ TEST_F(TlsExperimentTest, RestAndTrialCodeSpeakHttps) {
   EXPECT_EQ(Describe(id)["trials"][0].value("steps_completed", 0), 200);
 }
 
+// det experiment list and GET /api/v1/experiments filter by state, name and label, then page.
+TEST_F(ExperimentProcessTest, ExperimentListFiltersAndPages) {
+  for (const std::string name : {"alpha", "beta", "alphabet"}) {  // no agent: they stay ACTIVE
+    Create(Config("const.yaml", [&](YAML::Node& c) {
+      c["name"] = name;
+      c["labels"].push_back(name == "beta" ? "b" : "a");
+    }));
+  }
+  auto listed = nlohmann::json::parse(Det("--json experiment list --name alpha"), nullptr, false);
+  ASSERT_TRUE(listed.is_array()) << listed;
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0]["name"], "alphabet");  // newest first
+  EXPECT_EQ(nlohmann::json::parse(Det("--json experiment list --label b"), nullptr, false).size(),
+            1u);
+  EXPECT_EQ(Det("--json experiment list --state COMPLETED"), "[]\n");
+  EXPECT_NE(Det("experiment list --limit 1").find("(1 of 3 matching;"), std::string::npos);
+
+  testing::RestClient rest(std::stoi(rest_port_));
+  const std::string token = rest.Login("admin", testing::kAdminPassword);
+  auto page = rest.Send("GET", "/api/v1/experiments?limit=2&offset=2", token);
+  ASSERT_EQ(page.body["experiments"].size(), 1u) << page.text;
+  EXPECT_EQ(page.body["experiments"][0]["name"], "alpha");  // the oldest
+  EXPECT_EQ(page.body["pagination"]["total"], 3);
+  auto states = rest.Send("GET", "/api/v1/experiments?states=PAUSED,ACTIVE&label=a", token);
+  EXPECT_EQ(states.body["experiments"].size(), 2u) << states.text;
+  EXPECT_EQ(rest.Send("GET", "/api/v1/experiments?limit=lots", token).status, 400);
+  EXPECT_EQ(rest.Send("GET", "/api/v1/experiments?limit=20000", token).status, 400);
+}
+
 // det trial kill: the run stops, the trial ends CANCELED (not restarted), the experiment ends.
 TEST_F(ExperimentProcessTest, TrialKillStopsTheRunAndTheTrialEndsCanceled) {
   auto agent = StartAgent("agent-k", 1);
@@ -192,6 +221,18 @@ TEST_F(ExperimentProcessTest, TrialKillStopsTheRunAndTheTrialEndsCanceled) {
   testing::RestClient rest(std::stoi(rest_port_));
   const std::string token = rest.Login("admin", testing::kAdminPassword);
   EXPECT_EQ(rest.Send("POST", "/api/v1/trials/999999/kill", token).status, 404);
+  // Its metrics so far, through the user REST API.
+  const std::string metrics_path = "/api/v1/trials/" + std::to_string(trial_id) + "/metrics";
+  auto training = rest.Send("GET", metrics_path + "?limit=2", token);
+  ASSERT_EQ(training.body["metrics"].size(), 2u) << training.text;
+  EXPECT_EQ(training.body["metrics"][0]["step"], 5);
+  EXPECT_EQ(training.body["metrics"][1]["step"], 10);
+  EXPECT_TRUE(training.body["metrics"][0]["metrics"].contains("loss")) << training.text;
+  auto validation = rest.Send("GET", metrics_path + "?kind=validation&after_step=0", token);
+  ASSERT_FALSE(validation.body["metrics"].empty()) << validation.text;
+  EXPECT_EQ(validation.body["metrics"][0]["step"], 20);
+  EXPECT_EQ(rest.Send("GET", metrics_path + "?kind=bogus", token).status, 400);
+  EXPECT_EQ(rest.Send("GET", "/api/v1/trials/999999/metrics", token).status, 404);
   EXPECT_EQ(rest.Send("POST", "/api/v1/trials/" + std::to_string(trial_id) + "/kill", token).status,
             400);
 }

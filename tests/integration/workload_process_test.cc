@@ -49,16 +49,22 @@ TEST_F(WorkloadProcessTest, FiftyCommandsOnThreeAgentsCompleteWithOrderedLogs) {
   EXPECT_EQ(agents_used.size(), 3u) << "with 50 tasks queued, every agent is filled";
 }
 
+// Through the `cmd` commands (`task` ones answer the same for every kind of task).
 TEST_F(WorkloadProcessTest, KillStopsARunningCommand) {
   auto agent = StartAgent("agent-k");
   WaitForAgents(1);
   const std::string id = Run("trap \"echo got TERM; exit 7\" TERM; echo ready; sleep 30 & wait");
-  ASSERT_TRUE(WaitFor("task logs " + id, "ready"));
-  EXPECT_NE(Det("task kill " + id).find("kill requested"), std::string::npos);
+  ASSERT_TRUE(WaitFor("cmd logs " + id, "ready"));
+  EXPECT_NE(Det("cmd list").find(id), std::string::npos) << Det("cmd list");
+  EXPECT_NE(Det("cmd kill " + id).find("kill requested"), std::string::npos);
   nlohmann::json summary = Wait(id);
   EXPECT_EQ(summary.value("failure_type", ""), "Killed") << summary.dump();
   EXPECT_EQ(summary.value("exit_code", 0), 7);
+  EXPECT_NE(Det("cmd logs " + id).find("got TERM"), std::string::npos);
   EXPECT_NE(Det("task logs " + id).find("got TERM"), std::string::npos);
+  auto listed = nlohmann::json::parse(Det("--json cmd list"), nullptr, false);
+  ASSERT_TRUE(listed.is_array() && listed.size() == 1) << listed;
+  EXPECT_EQ(listed[0].value("id", ""), id);
 }
 
 TEST_F(WorkloadProcessTest, ProgramThatCannotStartFailsWithTheReason) {

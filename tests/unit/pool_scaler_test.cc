@@ -225,6 +225,85 @@ TEST_F(PoolScalerTest, TheCircuitBreakerStopsLaunchesThatNeverConnectAndSaysSo) 
   EXPECT_EQ(provider_->launch_calls[2].count, 1);
 }
 
+TEST_F(PoolScalerTest, InstancesThatVanishBeforeConnectingTripTheBreaker) {
+  config_.circuit_breaker_threshold = 2;
+  auto scaler = MakeScaler();
+  Pending(8);
+  scaler->Tick(view_);  // two launched
+  ASSERT_EQ(provider_->cloud->size(), 2u);
+  provider_->cloud->clear();  // their agents crashed at start; the instances are gone
+  clock_.Advance(seconds(30));
+  scaler->Tick(view_);  // a cloud's list may lag: launches stay listed for a minute
+  EXPECT_EQ(scaler->instances().size(), 2u);
+  EXPECT_EQ(provider_->launch_calls.size(), 1u);
+  clock_.Advance(seconds(31));
+  scaler->Tick(view_);  // they vanished: the breaker opens, nothing relaunches
+  clock_.Advance(seconds(2));
+  scaler->Tick(view_);
+  EXPECT_EQ(provider_->launch_calls.size(), 1u);
+  EXPECT_NE(reporter_.decisions.back().error.find("circuit breaker open"), std::string::npos);
+}
+
+TEST_F(PoolScalerTest, AFailingListDoesNotSpinTheLoop) {
+  struct FailingList final : FakeProvider {
+    using FakeProvider::FakeProvider;
+    Result<std::vector<Instance>> List(const std::string&) override {
+      return Unavailable("cloud is down");
+    }
+  };
+  PoolScaler blind("default", config_, std::make_unique<FailingList>(clock_), clock_, reporter_);
+  Pending(4);
+  blind.DemandChanged();
+  EXPECT_GE(blind.Tick(view_), clock_.Now() + seconds(5));  // the next list, not "now"
+}
+
+TEST_F(PoolScalerTest, AgentlessInstancesOfAPreviousRunGetTheDisconnectedPeriod) {
+  config_.max_disconnected_period = minutes(10);
+  auto cloud = std::make_shared<std::vector<Instance>>();
+  cloud->push_back({"old", "default", InstanceState::kRunning, {}, clock_.WallNow()});
+  clock_.Advance(minutes(30));  // launched long ago by an autoscaler that is gone
+  auto scaler = MakeScaler(cloud);
+  scaler->Tick(view_);
+  EXPECT_TRUE(provider_->terminated.empty()) << "not an orphan: it may have connected once";
+  clock_.Advance(minutes(10));
+  scaler->Tick(view_);
+  EXPECT_EQ(provider_->terminated, std::vector<std::string>{"old"});
+}
+
+TEST_F(PoolScalerTest, RecordsOfInstancesGoneWhileTheAutoscalerWasDownAreClosed) {
+  view_.Apply(Event(bus::InstanceEvent{{.id = "ghost", .resource_pool = "default"}}));
+  auto scaler = MakeScaler();
+  scaler->Tick(view_);
+  EXPECT_EQ(reporter_.gone_ids, std::vector<std::string>{"ghost"});
+}
+
+TEST(LaunchGateTest, TheBreakerProbesAgainWhateverBecameOfTheLastProbe) {
+  ProviderConfig config;
+  config.circuit_breaker_threshold = 1;
+  config.max_agent_starting_period = std::chrono::minutes(1);
+  LaunchGate gate(config);
+  const std::vector<Offering> offerings = {{"t", "z", false}};
+  MonoTime now{};
+  gate.NeverConnected(now);
+  EXPECT_EQ(gate.Ask(1, offerings, now).count, 0);
+  now += std::chrono::minutes(1);
+  EXPECT_EQ(gate.Ask(3, offerings, now).count, 1);  // the probe; its launch then fails
+  gate.Record(offerings[0], {{}, ProviderError{ProviderErrorKind::kTransient, "500"}}, now);
+  EXPECT_EQ(gate.Ask(1, offerings, now + seconds(30)).count, 0);
+  EXPECT_EQ(gate.Ask(1, offerings, now + std::chrono::minutes(1)).count, 1);
+}
+
+TEST(LaunchGateTest, CapacityErrorsDoNotPauseThePool) {
+  ProviderConfig config;
+  config.launch_error_timeout = std::chrono::minutes(5);
+  LaunchGate gate(config);
+  const std::vector<Offering> offerings = {{"t", "z", true}, {"t", "z", false}};
+  gate.Record(offerings[0], {{}, ProviderError{ProviderErrorKind::kCapacity, "none"}}, MonoTime{});
+  const auto permit = gate.Ask(1, offerings, MonoTime{} + seconds(1));
+  EXPECT_EQ(permit.count, 1);
+  EXPECT_FALSE(permit.offering.spot);
+}
+
 TEST(LaunchGateTest, RateLimitSpreadsLaunchesOverTheMinute) {
   ProviderConfig config;
   config.max_launches_per_minute = 10;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace det::autoscaler {
 namespace {
 
@@ -191,6 +193,34 @@ TEST(ScaleDeciderTest, OrphansAreMarkedForTheCircuitBreaker) {
   EXPECT_FALSE(decision.terminate[1].never_connected);
   EXPECT_NE(decision.terminate[0].reason.find("max_agent_starting_period (10m)"),
             std::string::npos);
+}
+
+TEST(ScaleDeciderTest, DemandOffTheBusCannotBreakIt) {
+  Case c{"", {{.id = "i", .agent = Inst::kIdle, .idle_for = minutes(6)}}};
+  DeciderInput input = Input(c);
+  input.demand.pending_slots = -1000;  // a bad event
+  ScaleDecision decision = DecideScale(Config(c), input);
+  EXPECT_EQ(decision.launch, 0);
+  EXPECT_EQ(Ids(decision.terminate), std::vector<std::string>{"i"});
+  input.demand.pending_slots = std::numeric_limits<int32_t>::max();
+  decision = DecideScale(Config(c), input);
+  EXPECT_EQ(decision.launch, 4);  // up to max_instances (5) with the idle one kept
+  EXPECT_TRUE(decision.terminate.empty());
+}
+
+TEST(ScaleDeciderTest, AnUnfulfilledSpotRequestIsCancelledButIsNoFailedStart) {
+  Case c{"", {{.id = "r", .age = minutes(11), .state = InstanceState::kSpotRequested}}};
+  const ScaleDecision decision = DecideScale(Config(c), Input(c));
+  ASSERT_EQ(decision.terminate.size(), 1u);
+  EXPECT_FALSE(decision.terminate[0].never_connected);
+  EXPECT_NE(decision.terminate[0].reason.find("spot request unfulfilled"), std::string::npos);
+}
+
+TEST(ScaleDeciderTest, AuxTasksInAPoolScaledToNothingGetOneInstance) {
+  Case c{"", {}, {.pending_aux_tasks = 2}};
+  EXPECT_EQ(DecideScale(Config(c), Input(c)).launch, 1);
+  Case running{"", {{.id = "b", .agent = Inst::kBusy}}, {.pending_aux_tasks = 2}};
+  EXPECT_EQ(DecideScale(Config(running), Input(running)).launch, 0);
 }
 
 TEST(ScaleDeciderTest, ZeroSlotInstancesLaunchOneForAuxTasks) {
