@@ -86,6 +86,8 @@ Result<pid_t> SpawnDetached(const std::vector<std::string>& argv,
   posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT,
                                    0600);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  // Nothing else of this process (sockets, files) goes to a program that may outlive it.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none;

@@ -27,8 +27,8 @@ int SetUpLogging(LogConfig config, const std::string& level_flag, const std::str
 std::string HostName();
 
 // Starts argv[0] (a path) with `argv` in a session of its own, stdin from /dev/null, stdout and
-// stderr appended to `log_path`, and this process's environment plus `extra_env`. The caller
-// reaps it (waitpid) or lets it outlive this process.
+// stderr appended to `log_path`, no other descriptor of this process, and this process's
+// environment plus `extra_env`. The caller reaps it (waitpid) or lets it outlive this process.
 Result<pid_t> SpawnDetached(const std::vector<std::string>& argv,
                             const std::map<std::string, std::string>& extra_env,
                             const std::string& log_path);
