@@ -19,6 +19,7 @@
 
 #include "agent/workload_folders.h"
 #include "agent/workload_shim.h"
+#include "common/process.h"
 #include "common/strings.h"
 
 extern char** environ;
@@ -169,12 +170,6 @@ Result<pid_t> WorkloadRunner::Spawn(const bus::WorkloadStart& start, const std::
   } else {
     argv.insert(argv.end(), start.entrypoint.begin(), start.entrypoint.end());
   }
-  std::vector<std::string> env = Environment(start);
-  std::vector<char*> args, envp;
-  for (auto& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
   const std::string out = dir + "/" + kStdoutFile, err = dir + "/" + kStderrFile;
 
   posix_spawn_file_actions_t actions;
@@ -194,12 +189,7 @@ Result<pid_t> WorkloadRunner::Spawn(const bus::WorkloadStart& start, const std::
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Unavailable("cannot start " + argv[0] + ": " + std::strerror(rc));
-  return pid;
+  return SpawnPrepared(argv, Environment(start), actions, attr);
 }
 
 Status WorkloadRunner::Follow(const std::string& allocation_id, Workload& w, int64_t out_offset,

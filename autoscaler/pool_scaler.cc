@@ -53,8 +53,8 @@ MonoTime PoolScaler::Tick(const ClusterView& view) {
     Decide(view);
     next_decide_ = now + kDecideInterval;
     decide_due_.reset();
+    ReportInstances(view);  // with each decision (at least every second), not every loop turn
   }
-  ReportInstances(view);
   MonoTime next = std::min(next_list_, next_decide_);
   if (decide_due_) next = std::min(next, *decide_due_);
   return next;

@@ -29,7 +29,8 @@ class ScalingReporter {
 
 // One pool's autoscaling: keeps the decider's inputs current from the cluster view and the
 // provider's list, runs the decider when demand changes (within `launch_batch_window`) and every
-// second otherwise, and carries the decision out through the launch gate.
+// second otherwise, carries the decision out through the launch gate, and then reports what
+// changed of its instances.
 //
 // Nothing is decided before the provider's list has been read once, so a restarted autoscaler
 // counts the instances a previous one launched and launches no duplicates. Launched instances

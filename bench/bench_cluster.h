@@ -100,7 +100,7 @@ class BenchCluster {
       return Unavailable("master did not start; see " + (dir_ / "master.log").string());
     }
     endpoints_ = *endpoints;
-    return Status::Ok();
+    return LogInAsAdmin();
   }
 
   void StartAgent(const std::string& id, int slots) {
@@ -124,13 +124,8 @@ class BenchCluster {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
-  // A session token of the admin user, for the gateway calls a benchmark makes.
-  Result<std::string> AdminToken(bus::RpcClient& client) const {
-    DET_ASSIGN_OR_RETURN(
-        auto reply,
-        (client.Call<bus::UserLoginRequest, bus::UserLoginReply>({"admin", kAdminPassword})));
-    return reply.token;
-  }
+  // A session token of the admin user (StartMaster logs in), for a benchmark's gateway calls.
+  const std::string& admin_token() const { return admin_token_; }
   int agent_port() const {
     const std::string agent = endpoint("agent");
     return std::stoi(agent.substr(agent.rfind(':') + 1));
@@ -138,12 +133,23 @@ class BenchCluster {
   pid_t master_pid() const { return master_pid_; }
 
  private:
+  Status LogInAsAdmin() {
+    zmq::context_t context;
+    bus::RpcClient client(context, endpoint("gateway"), {},
+                          bus::RpcClientConfig{.timeout = std::chrono::seconds(10)});
+    auto reply = client.Call<bus::UserLoginRequest, bus::UserLoginReply>({"admin", kAdminPassword});
+    if (!reply.ok()) return reply.status().WithContext("login as admin");
+    admin_token_ = reply->token;
+    return Status::Ok();
+  }
+
   std::string build_;
   fs::path dir_;
   std::string extra_bus_config_;
   std::unique_ptr<storage::LocalPostgres> pg_;
   YAML::Node endpoints_;
   pid_t master_pid_ = -1;
+  std::string admin_token_;
   std::vector<pid_t> pids_;
 };
 

@@ -91,14 +91,10 @@ int RunBench(const Shape& shape, const std::string& build) {
     cluster.StartAgent("bench-" + std::to_string(i), shape.slots);
   zmq::context_t context;
   det::bus::RpcClient client(context, cluster.endpoint("gateway"), {});
-  auto token = cluster.AdminToken(client);
-  if (!token.ok()) {
-    std::fprintf(stderr, "login: %s\n", token.status().ToString().c_str());
-    return 1;
-  }
-  cluster.WaitForAgents(client, *token, shape.agents, std::chrono::seconds(10));
+  const std::string& token = cluster.admin_token();
+  cluster.WaitForAgents(client, token, shape.agents, std::chrono::seconds(10));
   const double baseline = BaselineSpawn(shape.commands, shape.agents * shape.slots);
-  const double dispatched = Dispatch(client, *token, shape.commands);
+  const double dispatched = Dispatch(client, token, shape.commands);
   if (dispatched <= 0) return 1;
   std::printf("dispatch: %d commands on %d agents x %d slots\n", shape.commands, shape.agents,
               shape.slots);

@@ -239,16 +239,11 @@ int RunBench(const Shape& shape, const std::string& build) {
   zmq::context_t context;
   det::bus::RpcClient client(context, cluster.endpoint("gateway"), {},
                              det::bus::RpcClientConfig{.timeout = 10s, .attempts = 3});
-  auto token = cluster.AdminToken(client);
-  if (!token.ok()) {
-    std::fprintf(stderr, "login: %s\n", token.status().ToString().c_str());
-    StopGroups(groups);
-    return 1;
-  }
+  const std::string& token = cluster.admin_token();
   const auto join_start = SteadyClock::now();
   size_t joined = 0;
   while (SteadyClock::now() - join_start < 180s) {
-    auto list = client.Call<det::bus::AgentListRequest, det::bus::AgentList>({}, *token);
+    auto list = client.Call<det::bus::AgentListRequest, det::bus::AgentList>({}, token);
     joined = list.ok() ? list->agents.size() : 0;
     if (static_cast<int>(joined) == shape.agents) break;
     std::this_thread::sleep_for(1s);

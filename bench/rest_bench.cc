@@ -140,12 +140,8 @@ int RunBench(const Shape& shape, const std::string& build) {
   HollowAgents agents(0, shape.agents, cluster.agent_port());
   zmq::context_t context;
   det::bus::RpcClient client(context, cluster.endpoint("gateway"), {});
-  auto token = cluster.AdminToken(client);
-  if (!token.ok()) {
-    std::fprintf(stderr, "login: %s\n", token.status().ToString().c_str());
-    return 1;
-  }
-  const size_t joined = cluster.WaitForAgents(client, *token, shape.agents, 60s);
+  const std::string& token = cluster.admin_token();
+  const size_t joined = cluster.WaitForAgents(client, token, shape.agents, 60s);
   if (joined < static_cast<size_t>(shape.agents)) {
     std::fprintf(stderr, "only %zu of %d hollow agents joined\n", joined, shape.agents);
     return 1;
@@ -154,7 +150,7 @@ int RunBench(const Shape& shape, const std::string& build) {
   const std::string rest = cluster.endpoint("rest");
   const int rest_port = std::stoi(rest.substr(rest.rfind(':') + 1));
   httplib::Client http("127.0.0.1", rest_port);
-  http.set_bearer_token_auth(*token);
+  http.set_bearer_token_auth(token);
   auto body = http.Get("/api/v1/agents");
   if (!body || body->status != 200) {
     std::fprintf(stderr, "GET /api/v1/agents failed\n");
@@ -167,7 +163,7 @@ int RunBench(const Shape& shape, const std::string& build) {
   const pid_t nginx = StartNginx(dir, nginx_port);
   std::this_thread::sleep_for(500ms);
   const std::string url = "http://127.0.0.1:" + std::to_string(rest_port) + "/api/v1/agents";
-  const double det_rate = Wrk(url, *token, shape.wrk_seconds);
+  const double det_rate = Wrk(url, token, shape.wrk_seconds);
   const double nginx_rate =
       Wrk("http://127.0.0.1:" + std::to_string(nginx_port) + "/agents.json", "", shape.wrk_seconds);
   det::bench::Terminate(nginx);
@@ -178,13 +174,13 @@ int RunBench(const Shape& shape, const std::string& build) {
   }
 
   const Percentiles list = Time(shape.round_trips, [&] {
-    return client.Call<det::bus::AgentListRequest, det::bus::AgentList>({}, *token).ok();
+    return client.Call<det::bus::AgentListRequest, det::bus::AgentList>({}, token).ok();
   });
   const Percentiles info = Time(shape.round_trips, [&] {
     return client.Call<det::bus::MasterInfoRequest, det::bus::MasterInfo>({}).ok();
   });
   const std::string list_bytes =
-      det::bus::Encode(*client.Call<det::bus::AgentListRequest, det::bus::AgentList>({}, *token));
+      det::bus::Encode(*client.Call<det::bus::AgentListRequest, det::bus::AgentList>({}, token));
   const Percentiles raw_list = RawReqRep(shape.round_trips, list_bytes);
   const Percentiles raw_info = RawReqRep(shape.round_trips, std::string(120, 'x'));
   if (list.p50_us < 0 || info.p50_us < 0) {

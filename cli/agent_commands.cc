@@ -21,7 +21,7 @@ std::string EnabledText(const bus::AgentSummary& a) {
 }
 
 int PrintAgent(const CliOptions& options, const bus::AgentSummary& a) {
-  if (options.json) {
+  if (options.machine_readable()) {
     PrintReply(options, ToJson(a));
   } else {
     std::cout << "agent " << a.id << ": enabled " << EnabledText(a) << ", " << a.used_slots << "/"
@@ -37,7 +37,7 @@ int PrintAgent(const CliOptions& options, const bus::AgentSummary& a) {
 int AgentList(const CliOptions& options) {
   auto list = Call<bus::AgentListRequest, bus::AgentList>(options, {});
   if (!list.ok()) return Fail(list.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& a : list->agents) all.push_back(ToJson(a));
     PrintReply(options, all);
@@ -76,7 +76,7 @@ int SlotList(const CliOptions& options, const std::string& agent_id) {
   auto list = Call<bus::AgentListRequest, bus::AgentList>(options, {});
   if (!list.ok()) return Fail(list.status());
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
-  if (!options.json) {
+  if (!options.machine_readable()) {
     std::printf("%-24s %-8s %-6s %-8s %-40s %s\n", "AGENT ID", "SLOT", "TYPE", "ENABLED", "UUID",
                 "BRAND");
   }
@@ -85,7 +85,7 @@ int SlotList(const CliOptions& options, const std::string& agent_id) {
     for (const auto& s : a.slots) {
       const bool enabled = std::find(a.disabled_slots.begin(), a.disabled_slots.end(), s.id) ==
                            a.disabled_slots.end();
-      if (options.json) {
+      if (options.machine_readable()) {
         all.push_back({{"agent_id", a.id},
                        {"slot_id", s.id},
                        {"type", s.type},
@@ -98,14 +98,14 @@ int SlotList(const CliOptions& options, const std::string& agent_id) {
       }
     }
   }
-  if (options.json) PrintReply(options, all);
+  if (options.machine_readable()) PrintReply(options, all);
   return 0;
 }
 
 int ResourcePoolList(const CliOptions& options) {
   auto list = Call<bus::ResourcePoolListRequest, bus::ResourcePoolList>(options, {});
   if (!list.ok()) return Fail(list.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& pool : list->pools) all.push_back(ToJson(pool));
     PrintReply(options, all);

@@ -25,7 +25,7 @@ void PrintJson(const CliOptions& options, const std::vector<Item>& items) {
 int Instances(const CliOptions& options, const bus::InstanceListRequest& request) {
   auto reply = Call<bus::InstanceListRequest, bus::InstanceList>(options, request);
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     PrintJson(options, reply->instances);
     return 0;
   }
@@ -44,7 +44,7 @@ int Instances(const CliOptions& options, const bus::InstanceListRequest& request
 int Decisions(const CliOptions& options, const bus::ScalingDecisionListRequest& request) {
   auto reply = Call<bus::ScalingDecisionListRequest, bus::ScalingDecisionList>(options, request);
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     PrintJson(options, reply->decisions);
     return 0;
   }
@@ -91,7 +91,7 @@ int Status(const CliOptions& options) {
          {"latest_decision", latest->decisions.empty() ? nlohmann::ordered_json(nullptr)
                                                        : ToJson(latest->decisions.front())}});
   }
-  if (options.json) {
+  if (options.machine_readable()) {
     PrintReply(options, all);
     return 0;
   }

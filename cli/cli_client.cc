@@ -21,7 +21,7 @@ std::string GatewayEndpoint(const std::string& master) {
 int MasterInfo(const CliOptions& options) {
   auto info = Call<bus::MasterInfoRequest, bus::MasterInfo>(options, {});
   if (!info.ok()) return Fail(info.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     PrintReply(options, bus::ToJson(*info));
     return 0;
   }
@@ -37,7 +37,7 @@ int MasterLogs(const CliOptions& options, bool follow) {
     auto reply = Call<bus::MasterLogsRequest, bus::MasterLogsReply>(options, {after, kPage});
     if (!reply.ok()) return Fail(reply.status());
     for (const auto& line : reply->lines) {
-      if (options.json) {
+      if (options.machine_readable()) {
         PrintReply(options, bus::ToJson(line));
       } else {
         std::cout << UtcTime(line.timestamp) << " " << line.level << " " << line.message << "\n";

@@ -13,10 +13,12 @@ struct CliOptions {
   std::string master = "127.0.0.1:8090";  // -m/--master or DET_MASTER: host:port or tcp://...
   bus::SecurityConfig security;           // --key-file, --master-key-file, --plaintext
   bool json = false;                      // --json: print replies as JSON
-  bool csv = false;                       // --csv: as comma-separated values (json is set too)
-  std::string user;                       // -u/--user or DET_USER: whose session to use
-  std::string password;                   // DET_PASS: lets det log `user` in by itself
-  std::string token;                      // DET_USER_TOKEN: a session or access token to send
+  bool csv = false;                       // --csv: as comma-separated values
+  // Replies for scripts (output.h) rather than tables for people.
+  bool machine_readable() const { return json || csv; }
+  std::string user;      // -u/--user or DET_USER: whose session to use
+  std::string password;  // DET_PASS: lets det log `user` in by itself
+  std::string token;     // DET_USER_TOKEN: a session or access token to send
 };
 
 // Turns "host:port", "host" or "tcp://host:port" into a ZeroMQ endpoint (default port 8090).

@@ -71,7 +71,7 @@ int Create(const CliOptions& options, const std::string& config_path, const std:
       options, request, {.timeout = std::chrono::seconds(60), .attempts = 1});
   if (!reply.ok()) return Fail(reply.status());
   *id = reply->id;
-  if (options.json) {
+  if (options.machine_readable()) {
     PrintReply(options, ordered_json{{"id", reply->id}});
   } else {
     std::cout << "Created experiment " << reply->id << "\n";
@@ -82,7 +82,7 @@ int Create(const CliOptions& options, const std::string& config_path, const std:
 int List(const CliOptions& options, const bus::ExperimentListRequest& request) {
   auto reply = Call<bus::ExperimentListRequest, bus::ExperimentList>(options, request);
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     ordered_json all = ordered_json::array();
     for (const auto& e : reply->experiments) all.push_back(ToJson(e));
     PrintReply(options, all);
@@ -99,7 +99,7 @@ int List(const CliOptions& options, const bus::ExperimentListRequest& request) {
 int Describe(const CliOptions& options, int64_t id) {
   auto reply = Call<bus::ExperimentGetRequest, bus::ExperimentGetReply>(options, {id});
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     PrintReply(options, ToJson(*reply));
   } else {
     PrintExperiments({reply->experiment});
@@ -163,7 +163,7 @@ int TrialDescribe(const CliOptions& options, int64_t id, bool kill = false) {
   auto reply = kill ? Call<bus::TrialKillRequest, bus::TrialGetReply>(options, {id})
                     : Call<bus::TrialGetRequest, bus::TrialGetReply>(options, {id});
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     PrintReply(options, ToJson(reply->trial));
   } else {
     PrintTrials({reply->trial});
@@ -213,7 +213,7 @@ int ExperimentLogs(const CliOptions& options, int64_t id, bool follow) {
 int ListTrials(const CliOptions& options, int64_t id) {
   auto reply = Call<bus::ExperimentGetRequest, bus::ExperimentGetReply>(options, {id});
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     ordered_json all = ordered_json::array();
     for (const auto& trial : reply->trials) all.push_back(ToJson(trial));
     PrintReply(options, all);
@@ -226,7 +226,7 @@ int ListTrials(const CliOptions& options, int64_t id) {
 int ListCheckpoints(const CliOptions& options, int64_t id) {
   auto reply = Call<bus::ExperimentCheckpointsRequest, bus::CheckpointList>(options, {id});
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     ordered_json all = ordered_json::array();
     for (const auto& c : reply->checkpoints) all.push_back(ToJson(c));
     PrintReply(options, all);

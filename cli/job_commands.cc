@@ -28,7 +28,7 @@ void PrintJobs(const std::vector<bus::JobSummary>& jobs) {
 int JobList(const CliOptions& options, const std::string& pool) {
   auto reply = Call<bus::JobListRequest, bus::JobList>(options, {pool});
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& j : reply->jobs) all.push_back(ToJson(j));
     PrintReply(options, all);
@@ -44,7 +44,7 @@ int JobUpdate(const CliOptions& options, const bus::JobUpdateRequest& request) {
   }
   auto reply = Call<bus::JobUpdateRequest, bus::JobUpdateReply>(options, request);
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     PrintReply(options, ToJson(reply->job));
   } else {
     PrintJobs({reply->job});

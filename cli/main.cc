@@ -143,9 +143,6 @@ int main(int argc, char** argv) {
   auto* keygen = app.add_subcommand("keygen", "create a CURVE key pair: NAME.key and NAME.pub");
   keygen->add_option("name", base, "path prefix of the key files")->required();
   keygen->callback([&] { rc = det::cli::KeyGen(base); });
-  // --csv prints what --json would, as CSV: commands choose their machine-readable path before
-  // the flags' own callbacks would have run.
-  for (int i = 1; i < argc; ++i) options.json = options.json || std::string(argv[i]) == "--csv";
   CLI11_PARSE(app, argc, argv);
   return rc;
 }

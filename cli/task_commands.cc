@@ -47,7 +47,7 @@ int CommandRun(const CliOptions& options, const CommandRunOptions& run) {
   }
   auto reply = Call<bus::CommandRunRequest, bus::CommandRunReply>(options, request);
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     PrintReply(options, nlohmann::ordered_json{{"task_id", reply->task_id}});
   } else {
     std::cout << "Launched command (task id: " << reply->task_id << ")\n";
@@ -61,7 +61,7 @@ int TaskList(const CliOptions& options, const std::string& type) {
   if (!type.empty()) {
     std::erase_if(list->tasks, [&](const bus::TaskSummary& t) { return t.type != type; });
   }
-  if (options.json) {
+  if (options.machine_readable()) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& t : list->tasks) all.push_back(ToJson(t));
     PrintReply(options, all);
@@ -94,7 +94,7 @@ Result<bool> PrintNewLogLines(const CliOptions& options, const std::string& task
     auto reply = Call<bus::TaskLogsRequest, bus::TaskLogsReply>(options, {task_id, *after, 1000});
     if (!reply.ok()) return reply.status();
     for (const auto& line : reply->lines) {
-      if (options.json) {
+      if (options.machine_readable()) {
         PrintReply(options, ToJson(line));
       } else {
         std::cout << prefix << "[" << TimeText(line.timestamp) << "] " << line.text << "\n";
@@ -132,7 +132,7 @@ int TaskWait(const CliOptions& options, const std::string& task_id) {
     auto recorded = t.state == "TERMINATED" ? EndRecorded(options, task_id) : Result<bool>(false);
     if (!recorded.ok()) return Fail(recorded.status());
     if (*recorded) {
-      if (options.json) {
+      if (options.machine_readable()) {
         PrintReply(options, ToJson(t));
       } else {
         std::cout << "task " << t.id << " TERMINATED: "

@@ -52,7 +52,7 @@ Result<std::string> ReadNewPassword(const std::string& whose) {
 int PrintUser(const CliOptions& options, const Result<bus::UserReply>& reply,
               const std::string& text) {
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     PrintReply(options, ToJson(reply->user));
   } else {
     std::cout << text << " \"" << reply->user.username << "\""
@@ -95,7 +95,7 @@ int Logout(const CliOptions& options) {
 int ListUsers(const CliOptions& options) {
   auto reply = Call<bus::UserListRequest, bus::UserList>(options, {});
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (const auto& u : reply->users) all.push_back(ToJson(u));
     PrintReply(options, all);
@@ -147,7 +147,7 @@ int CreateToken(const CliOptions& options, const bus::TokenCreateRequest& base,
   auto reply =
       Call<bus::TokenCreateRequest, bus::TokenCreateReply>(options, request, {.attempts = 1});
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     nlohmann::ordered_json out = ToJson(reply->summary);
     out["token"] = reply->token;
     PrintReply(options, out);
@@ -165,7 +165,7 @@ int CreateToken(const CliOptions& options, const bus::TokenCreateRequest& base,
 int ListTokens(const CliOptions& options, bool all) {
   auto reply = Call<bus::TokenListRequest, bus::TokenList>(options, {all});
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto& t : reply->tokens) out.push_back(ToJson(t));
     PrintReply(options, out);
@@ -178,7 +178,7 @@ int ListTokens(const CliOptions& options, bool all) {
 int RevokeToken(const CliOptions& options, int64_t id) {
   auto reply = Call<bus::TokenRevokeRequest, bus::TokenReply>(options, {id});
   if (!reply.ok()) return Fail(reply.status());
-  if (options.json) {
+  if (options.machine_readable()) {
     PrintReply(options, ToJson(reply->token));
   } else {
     std::cout << "revoked token " << reply->token.id << " of \"" << reply->token.username << "\"\n";

@@ -61,6 +61,22 @@ uint64_t RaiseOpenFileLimit() {
   return limit.rlim_cur;
 }
 
+Result<pid_t> SpawnPrepared(const std::vector<std::string>& argv,
+                            const std::vector<std::string>& env,
+                            posix_spawn_file_actions_t& actions, posix_spawnattr_t& attr) {
+  std::vector<char*> args, envp;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return Unavailable("cannot start " + argv[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
 Result<pid_t> SpawnDetached(const std::vector<std::string>& argv,
                             const std::map<std::string, std::string>& extra_env,
                             const std::string& log_path) {
@@ -74,12 +90,6 @@ Result<pid_t> SpawnDetached(const std::vector<std::string>& argv,
     if (!extra_env.contains(entry.substr(0, entry.find('=')))) env.push_back(entry);
   }
   for (const auto& [key, value] : extra_env) env.push_back(key + "=" + value);
-  std::vector<char*> args, envp;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  for (std::string& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -94,12 +104,7 @@ Result<pid_t> SpawnDetached(const std::vector<std::string>& argv,
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Unavailable("cannot start " + argv[0] + ": " + std::strerror(rc));
-  return pid;
+  return SpawnPrepared(argv, env, actions, attr);
 }
 
 namespace {

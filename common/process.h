@@ -1,5 +1,6 @@
 #pragma once
 
+#include <spawn.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -25,6 +26,13 @@ int SetUpLogging(LogConfig config, const std::string& level_flag, const std::str
 
 // This host's name, for default agent ids.
 std::string HostName();
+
+// posix_spawn of argv[0] (a path) with `argv` and exactly `env` ("KEY=value" entries), with the
+// caller's prepared `actions` and `attr`, which it destroys. Unavailable, naming the program,
+// when it cannot start.
+Result<pid_t> SpawnPrepared(const std::vector<std::string>& argv,
+                            const std::vector<std::string>& env,
+                            posix_spawn_file_actions_t& actions, posix_spawnattr_t& attr);
 
 // Starts argv[0] (a path) with `argv` in a session of its own, stdin from /dev/null, stdout and
 // stderr appended to `log_path`, no other descriptor of this process, and this process's
