@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "autoscaler/local_provider.h"
 #include "bus/socket.h"
 
 namespace det::autoscaler {
@@ -20,19 +19,6 @@ Result<ProviderConfig> ParseProvider(const bus::PoolProviderEvent& pool) {
 }
 
 }  // namespace
-
-ProviderFactory BuiltInProviders(const Clock& clock) {
-  return [&clock](const ProviderConfig& config,
-                  const bus::PoolProviderEvent& pool) -> Result<std::unique_ptr<Provider>> {
-    if (config.type != "local") {
-      return FailedPrecondition("provider type " + config.type +
-                                " is not built into this det-autoscaler yet");
-    }
-    LocalProviderOptions options{pool.cluster_id, pool.agent_host, pool.agent_port, "", {}, ""};
-    DET_RETURN_IF_ERROR(ReadLocalProviderOptions(config.raw, &options));
-    return std::unique_ptr<Provider>(std::make_unique<LocalProvider>(std::move(options), clock));
-  };
-}
 
 Autoscaler::Autoscaler(zmq::context_t& context, AutoscalerConfig config,
                        bus::SocketSecurity security, const Clock& clock, ProviderFactory providers)

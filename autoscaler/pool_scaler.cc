@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 
 namespace det::autoscaler {
 namespace {
@@ -68,10 +69,18 @@ void PoolScaler::Refresh() {
   }
   std::vector<Instance> fresh = std::move(listed).value();
   std::set<std::string> ids;
-  for (const Instance& instance : fresh) ids.insert(instance.id);
+  std::map<std::string, std::string> fulfilled;  // spot request id → its instance's id
+  for (const Instance& instance : fresh) {
+    ids.insert(instance.id);
+    if (!instance.replaces.empty()) fulfilled[instance.replaces] = instance.id;
+  }
   const WallTime now = clock_.WallNow();
   for (const Instance& known : instances_) {
     if (ids.contains(known.id)) continue;
+    if (auto it = fulfilled.find(known.id); it != fulfilled.end()) {
+      if (launched_here_.contains(known.id)) launched_here_.insert(it->second);
+      continue;  // became an instance: neither kept nor vanished
+    }
     // A cloud's list may lag behind its launches: a launch of ours stays for a grace period.
     if (launched_here_.contains(known.id) && now - known.launched_at < kListGrace) {
       fresh.push_back(known);

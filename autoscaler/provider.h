@@ -41,6 +41,9 @@ struct Instance {
   InstanceState state = InstanceState::kStarting;
   Offering offering;
   WallTime launched_at{};
+  // The id this instance was listed under before: the spot request it fulfilled. The pool takes
+  // the request as having become this instance (not as one that vanished).
+  std::string replaces;
 };
 
 // What to launch: `count` instances of `offering` into `resource_pool`.

@@ -19,11 +19,15 @@ int32_t DefaultSlots(ConfigReader& reader, const std::string& type) {
   if (type != "aws") return 0;
   std::string instance_type = "g4dn.metal";
   reader.Read("instance_type", &instance_type);
+  bool cpu_slots_allowed = false;
+  reader.Read("cpu_slots_allowed", &cpu_slots_allowed);
   const int32_t slots = AwsInstanceSlots(instance_type);
   if (slots < 0) {
     reader.Fail("instance_slots", "is required for instance_type \"" + instance_type +
                                       "\" (its GPU count is not known)");
   }
+  // Determined's rule: a GPU-less instance gives one CPU slot when cpu_slots_allowed.
+  if (slots == 0 && cpu_slots_allowed) return 1;
   return std::max(slots, 0);
 }
 
@@ -70,15 +74,24 @@ ProviderConfig ReadProviderConfig(ConfigReader& reader) {
 }
 
 int32_t AwsInstanceSlots(const std::string& instance_type) {
-  static const std::map<std::string, int32_t> kSlots = {
-      {"g4dn.xlarge", 1},   {"g4dn.2xlarge", 1},  {"g4dn.4xlarge", 1}, {"g4dn.8xlarge", 1},
-      {"g4dn.16xlarge", 1}, {"g4dn.12xlarge", 4}, {"g4dn.metal", 8},   {"g5.xlarge", 1},
-      {"g5.12xlarge", 4},   {"g5.48xlarge", 8},   {"p2.xlarge", 1},    {"p2.8xlarge", 8},
-      {"p2.16xlarge", 16},  {"p3.2xlarge", 1},    {"p3.8xlarge", 4},   {"p3.16xlarge", 8},
-      {"p3dn.24xlarge", 8}, {"p4d.24xlarge", 8},  {"p5.48xlarge", 8},
+  static const std::map<std::string, int32_t> kGpus = {
+      {"g4dn.xlarge", 1},   {"g4dn.2xlarge", 1},  {"g4dn.4xlarge", 1},  {"g4dn.8xlarge", 1},
+      {"g4dn.16xlarge", 1}, {"g4dn.12xlarge", 4}, {"g4dn.metal", 8},    {"g5.xlarge", 1},
+      {"g5.2xlarge", 1},    {"g5.4xlarge", 1},    {"g5.8xlarge", 1},    {"g5.16xlarge", 1},
+      {"g5.12xlarge", 4},   {"g5.24xlarge", 4},   {"g5.48xlarge", 8},   {"g6.xlarge", 1},
+      {"g6.12xlarge", 4},   {"g6.48xlarge", 8},   {"p2.xlarge", 1},     {"p2.8xlarge", 8},
+      {"p2.16xlarge", 16},  {"p3.2xlarge", 1},    {"p3.8xlarge", 4},    {"p3.16xlarge", 8},
+      {"p3dn.24xlarge", 8}, {"p4d.24xlarge", 8},  {"p4de.24xlarge", 8}, {"p5.48xlarge", 8},
   };
-  auto it = kSlots.find(instance_type);
-  return it == kSlots.end() ? -1 : it->second;
+  // The general-purpose and compute families Determined allows as CPU-only agents.
+  static const char* const kCpuFamilies[] = {"t2.",  "t3.",  "c4.",  "c5.",   "c5d.", "c5n.",
+                                             "m4.",  "m5.",  "m5d.", "m5dn.", "m5n.", "m5zn.",
+                                             "c6i.", "m6i.", "c7i.", "m7i."};
+  if (auto it = kGpus.find(instance_type); it != kGpus.end()) return it->second;
+  for (const char* family : kCpuFamilies) {
+    if (instance_type.starts_with(family)) return 0;
+  }
+  return -1;
 }
 
 }  // namespace det::autoscaler

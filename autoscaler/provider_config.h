@@ -46,7 +46,8 @@ struct ProviderConfig {
 // errors on it. Keys it does not know are left for the provider.
 ProviderConfig ReadProviderConfig(ConfigReader& reader);
 
-// GPUs of the AWS instance types Determined's docs use; -1 when unknown.
+// GPUs of the AWS GPU instance types Determined's docs use (and newer ones), 0 for the CPU-only
+// families Determined allows (t2, t3, c4, c5, m4, m5 and variants); -1 when unknown.
 int32_t AwsInstanceSlots(const std::string& instance_type);
 
 }  // namespace det::autoscaler

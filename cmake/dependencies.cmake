@@ -25,5 +25,7 @@ add_library(det_msgpack INTERFACE)
 target_compile_definitions(det_msgpack INTERFACE MSGPACK_NO_BOOST MSGPACK_DEFAULT_API_VERSION=3)
 
 find_package(OpenSSL REQUIRED)
+find_package(CURL REQUIRED)  # cloud APIs and metadata services (common/http_client)
+find_package(pugixml REQUIRED CONFIG)  # EC2's XML responses (cloud_aws)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # the REST server (Core API)
 pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)  # model definition archives

@@ -18,6 +18,7 @@ using Caller = const auth::Principal&;
 using Req = const httplib::Request&;
 
 constexpr auto kFollowPoll = std::chrono::milliseconds(200);
+constexpr auto kUnstoredTaskGrace = std::chrono::seconds(10);
 
 ordered_json AgentJson(const Result<bus::AgentReply>& reply) {
   return ordered_json{{"agent", bus::ToJson(reply->agent)}};
@@ -112,27 +113,35 @@ Result<bus::TaskLogsRequest> LogsRequestOf(Req req) {
 void FollowLogs(Api& api, const auth::Principal& caller, bus::TaskLogsRequest request,
                 httplib::Response& res) {
   auto next = std::make_shared<bus::TaskLogsRequest>(std::move(request));
-  res.set_chunked_content_provider(
-      "application/x-ndjson", [&api, caller, next](size_t, httplib::DataSink& sink) {
-        auto reply = api.TaskLogs(caller, *next);
-        if (!reply.ok()) {
-          const std::string error = json{{"error", reply.status().message()}}.dump() + "\n";
-          sink.write(error.data(), error.size());
-          sink.done();
-          return true;
-        }
-        for (const auto& line : reply->lines) {
-          const std::string text = bus::ToJson(line).dump() + "\n";
-          if (!sink.write(text.data(), text.size())) return false;
-          next->after_id = line.id;
-        }
-        if (reply->task_ended && reply->lines.empty()) {
-          sink.done();
-        } else if (reply->lines.empty()) {
-          std::this_thread::sleep_for(kFollowPoll);
-        }
-        return sink.is_writable();
-      });
+  // The task exists (the caller checked), but its record is stored asynchronously: until it is,
+  // the database does not know it, which is not an error for this long.
+  const auto unstored_until = std::chrono::steady_clock::now() + kUnstoredTaskGrace;
+  res.set_chunked_content_provider("application/x-ndjson", [&api, caller, next, unstored_until](
+                                                               size_t, httplib::DataSink& sink) {
+    auto reply = api.TaskLogs(caller, *next);
+    if (!reply.ok() && reply.status().code() == StatusCode::kNotFound &&
+        std::chrono::steady_clock::now() < unstored_until) {
+      std::this_thread::sleep_for(kFollowPoll);
+      return sink.is_writable();
+    }
+    if (!reply.ok()) {
+      const std::string error = json{{"error", reply.status().message()}}.dump() + "\n";
+      sink.write(error.data(), error.size());
+      sink.done();
+      return true;
+    }
+    for (const auto& line : reply->lines) {
+      const std::string text = bus::ToJson(line).dump() + "\n";
+      if (!sink.write(text.data(), text.size())) return false;
+      next->after_id = line.id;
+    }
+    if (reply->task_ended && reply->lines.empty()) {
+      sink.done();
+    } else if (reply->lines.empty()) {
+      std::this_thread::sleep_for(kFollowPoll);
+    }
+    return sink.is_writable();
+  });
 }
 
 void RouteAgents(HttpRoutes& routes, Api& api) {
@@ -258,7 +267,13 @@ void RouteTasks(HttpRoutes& routes, Api& api) {
         FollowLogs(*a, caller, std::move(request), res);
         return Status::Ok();
       }
-      DET_ASSIGN_OR_RETURN(bus::TaskLogsReply reply, a->TaskLogs(caller, request));
+      Result<bus::TaskLogsReply> read = a->TaskLogs(caller, request);
+      if (!read.ok() && read.status().code() == StatusCode::kNotFound) {
+        // Known to the master but not stored yet: no lines so far.
+        DET_RETURN_IF_ERROR(a->Call(caller, bus::TaskGetRequest{request.task_id}).status());
+        read = bus::TaskLogsReply{};
+      }
+      DET_ASSIGN_OR_RETURN(bus::TaskLogsReply reply, std::move(read));
       ordered_json logs = ordered_json::array();
       for (const auto& line : reply.lines) logs.push_back(bus::ToJson(line));
       Reply(res, UserAnswer(ordered_json{{"logs", logs}, {"task_ended", reply.task_ended}}));

@@ -7,9 +7,9 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git python3
   clang clang-format clang-tidy libclang-rt-14-dev
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libpqxx-dev libyaml-cpp-dev libcurl4-openssl-dev
-  libssl-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libarchive-dev
+  libssl-dev libpugixml-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libarchive-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  postgresql openssl wrk nginx-light
+  postgresql openssl wrk nginx-light awscli
 )
 
 missing=()

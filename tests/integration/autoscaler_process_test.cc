@@ -7,7 +7,7 @@
 #include <fstream>
 #include <set>
 
-#include "tests/testing/experiment_fixture.h"
+#include "tests/testing/autoscaler_fixture.h"
 #include "tests/testing/rest_client.h"
 #include "tests/testing/test_util.h"
 
@@ -17,7 +17,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-class AutoscalerProcessTest : public testing::ExperimentFixture {
+class AutoscalerProcessTest : public testing::AutoscalerFixture {
  protected:
   // The agent program the provider starts (a test may slow it down).
   virtual std::string AgentBinary() const { return testing::BuildDir() + "/agent/det-agent"; }
@@ -42,17 +42,6 @@ class AutoscalerProcessTest : public testing::ExperimentFixture {
     for (pid_t pid : InstanceProcesses()) kill(-pid, SIGKILL);
     ClusterProcessTest::TearDown();
   }
-  void StartAutoscaler(const std::string& log = "autoscaler.log") {
-    auto endpoints = LoadYamlFile((dir_ / "endpoints.yaml").string());
-    ASSERT_TRUE(endpoints.ok());
-    autoscaler_ = std::make_unique<testing::Process>(
-        std::vector<std::string>{
-            testing::BuildDir() + "/autoscaler/det-autoscaler", "--master-host", "127.0.0.1",
-            "--event-subscribe-port", gateway_port_of(event_subscribe_), "--snapshot-port",
-            gateway_port_of(snapshot_), "--event-publish-port",
-            gateway_port_of((*endpoints)["event_publish"].as<std::string>()), "--plaintext"},
-        dir_ / log);
-  }
   // The instances (session leaders tagged by the local provider) under this test's folder.
   std::set<pid_t> InstanceProcesses() const {
     std::set<pid_t> pids;
@@ -71,16 +60,6 @@ class AutoscalerProcessTest : public testing::ExperimentFixture {
     }
     return pids;
   }
-  size_t CountInLog(const std::string& name, const std::string& needle) {
-    const std::string text = Log(name);
-    size_t count = 0;
-    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-      ++count;
-    }
-    return count;
-  }
-
-  std::unique_ptr<testing::Process> autoscaler_;
 };
 
 // No agents; an experiment arrives; the autoscaler starts an agent within seconds, the trial

@@ -244,6 +244,39 @@ TEST_F(PoolScalerTest, InstancesThatVanishBeforeConnectingTripTheBreaker) {
   EXPECT_NE(reporter_.decisions.back().error.find("circuit breaker open"), std::string::npos);
 }
 
+// A fulfilled spot request is listed as its instance from then on (Instance::replaces): the pool
+// neither keeps the request for the list grace period (it would cancel it as no longer needed,
+// and with it the instance) nor takes it as a start that failed.
+TEST_F(PoolScalerTest, AFulfilledSpotRequestBecomesItsInstance) {
+  config_.circuit_breaker_threshold = 1;
+  auto scaler = MakeScaler();
+  Pending(4);
+  scaler->Tick(view_);
+  ASSERT_EQ(provider_->cloud->size(), 1u);
+  Instance& request = provider_->cloud->at(0);
+  request.state = InstanceState::kSpotRequested;
+  const std::string request_id = request.id;
+  clock_.Advance(seconds(5));
+  scaler->Tick(view_);
+  request = {"i-fulfilled",    "default",        InstanceState::kStarting,
+             request.offering, clock_.WallNow(), request_id};
+  clock_.Advance(seconds(5));
+  scaler->Tick(view_);
+  AgentConnected("i-fulfilled");
+  view_.Apply(Event(bus::ClusterPending{"default", 0, 0, 0, 0}));
+  scaler->DemandChanged();
+  for (int i = 0; i < 10; ++i) {
+    clock_.Advance(seconds(1));
+    scaler->Tick(view_);
+  }
+  ASSERT_EQ(scaler->instances().size(), 1u);
+  EXPECT_EQ(scaler->instances()[0].id, "i-fulfilled");
+  EXPECT_TRUE(provider_->terminated.empty());
+  for (const auto& decision : reporter_.decisions) {
+    EXPECT_EQ(decision.error.find("circuit breaker"), std::string::npos) << decision.error;
+  }
+}
+
 TEST_F(PoolScalerTest, AFailingListDoesNotSpinTheLoop) {
   struct FailingList final : FakeProvider {
     using FakeProvider::FakeProvider;

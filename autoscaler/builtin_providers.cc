@@ -1,0 +1,23 @@
+// The providers det-autoscaler is built with: local, aws. A library of its own so that the
+// autoscaler's core does not depend on the cloud clients (they depend on it).
+#include "autoscaler/autoscaler.h"
+#include "autoscaler/local_provider.h"
+#include "cloud_aws/aws_provider.h"
+
+namespace det::autoscaler {
+
+ProviderFactory BuiltInProviders(const Clock& clock) {
+  return [&clock](const ProviderConfig& config,
+                  const bus::PoolProviderEvent& pool) -> Result<std::unique_ptr<Provider>> {
+    if (config.type == "aws") return aws::MakeAwsProvider(config, pool, clock);
+    if (config.type != "local") {
+      return FailedPrecondition("provider type " + config.type +
+                                " is not built into this det-autoscaler yet");
+    }
+    LocalProviderOptions options{pool.cluster_id, pool.agent_host, pool.agent_port, "", {}, ""};
+    DET_RETURN_IF_ERROR(ReadLocalProviderOptions(config.raw, &options));
+    return std::unique_ptr<Provider>(std::make_unique<LocalProvider>(std::move(options), clock));
+  };
+}
+
+}  // namespace det::autoscaler

@@ -1,0 +1,90 @@
+#include "cloud_aws/aws_config.h"
+
+#include <algorithm>
+
+namespace det::aws {
+namespace {
+
+// "2.50": digits with at most one decimal point, no currency sign (Determined's rule).
+bool IsPrice(const std::string& text) {
+  return !text.empty() && std::count(text.begin(), text.end(), '.') <= 1 && text != "." &&
+         std::all_of(text.begin(), text.end(),
+                     [](unsigned char c) { return std::isdigit(c) || c == '.'; });
+}
+
+void ReadNetworkInterface(ConfigReader& reader, AwsProviderConfig* config) {
+  ConfigReader& nic = reader.Child("network_interface");
+  nic.Read("public_ip", &config->public_ip);
+  nic.Read("subnet_id", &config->subnet_id);
+  nic.Read("security_group_id", &config->security_group_id);
+}
+
+void ReadCustomTags(ConfigReader& reader, AwsProviderConfig* config) {
+  for (ConfigReader* tag : reader.Items("custom_tags")) {
+    Ec2Tag parsed;
+    tag->Read("key", &parsed.key);
+    tag->Read("value", &parsed.value);
+    if (parsed.key.empty()) tag->Fail("key", "is required");
+    config->custom_tags.push_back(parsed);
+  }
+}
+
+void ReadAgentStart(ConfigReader& reader, AwsProviderConfig* config) {
+  reader.Read("agent_binary", &config->agent_binary);
+  reader.Read("agent_install_command", &config->agent_install_command);
+  reader.Read("agent_args", &config->agent_args);
+  reader.Read("agent_key_file", &config->agent_key_file);
+  reader.Read("master_public_key_file", &config->master_public_key_file);
+  reader.Read("master_host", &config->master_host);
+  reader.ReadPort("master_port", &config->master_port);
+  if (config->agent_key_file.empty() != config->master_public_key_file.empty()) {
+    reader.Fail(config->agent_key_file.empty() ? "agent_key_file" : "master_public_key_file",
+                "is required with the other (the agents' CURVE key pair and the master's public "
+                "key go together)");
+  }
+}
+
+}  // namespace
+
+Result<AwsProviderConfig> ReadAwsProviderConfig(const YAML::Node& provider,
+                                                const std::string& cluster_id) {
+  AwsProviderConfig config;
+  config.tag_value = cluster_id.empty() ? "determined-ai-determined" : cluster_id;
+  ConfigReader reader(provider, "provider");
+  reader.AllowOtherKeys();
+  reader.Read("region", &config.region);
+  reader.Read("image_id", &config.image_id);
+  reader.ReadInt("root_volume_size", &config.root_volume_size, 100, 65536);
+  reader.Read("tag_key", &config.tag_key);
+  reader.Read("tag_value", &config.tag_value);
+  reader.Read("instance_name", &config.instance_name);
+  reader.Read("ssh_key_name", &config.ssh_key_name);
+  reader.Read("iam_instance_profile_arn", &config.iam_instance_profile_arn);
+  reader.Read("instance_type", &config.instance_type);
+  reader.Read("cpu_slots_allowed", &config.cpu_slots_allowed);
+  reader.Read("spot", &config.spot);
+  reader.Read("spot_max_price", &config.spot_max_price);
+  reader.Read("spot_fallback", &config.spot_fallback);
+  reader.Read("endpoint_url", &config.endpoint_url);
+  ReadNetworkInterface(reader, &config);
+  ReadCustomTags(reader, &config);
+  ReadAgentStart(reader, &config);
+  if (config.image_id.empty()) reader.Fail("image_id", "is required (the agent AMI)");
+  if (config.ssh_key_name.empty()) {
+    reader.Fail("ssh_key_name", "is required (an EC2 key pair name)");
+  }
+  if (config.tag_key.empty()) reader.Fail("tag_key", "must not be empty");
+  if (config.tag_value.empty()) reader.Fail("tag_value", "must not be empty");
+  if (!config.spot_max_price.empty() && !IsPrice(config.spot_max_price)) {
+    reader.Fail("spot_max_price", "\"" + config.spot_max_price +
+                                      "\" is not a price: digits and at most one decimal point, "
+                                      "no currency sign (e.g. \"2.50\")");
+  }
+  if (!config.endpoint_url.empty() && !ParseUrl(config.endpoint_url).ok()) {
+    reader.Fail("endpoint_url", ParseUrl(config.endpoint_url).status().message());
+  }
+  DET_RETURN_IF_ERROR(reader.Finish());
+  return config;
+}
+
+}  // namespace det::aws

@@ -1,0 +1,65 @@
+#pragma once
+
+// The `type: aws` keys of a resource pool's `provider:` section, with Determined's names and
+// defaults (https://docs.determined.ai/latest/reference/deploy/master-config-reference.html):
+//
+//   region                      the master's (instance identity document), else AWS_REGION/config
+//   image_id                    the agent AMI (required: there is no public det-agent AMI)
+//   root_volume_size            200 (GB; at least 100)
+//   tag_key / tag_value         managed-by / the cluster's id: which instances are this cluster's
+//   instance_name               determined-ai-agent (the Name tag)
+//   ssh_key_name                required
+//   network_interface           public_ip (true), subnet_id, security_group_id
+//   iam_instance_profile_arn    the agents' role
+//   instance_type               g4dn.metal; instance_slots from the table unless given
+//   cpu_slots_allowed           false: a GPU-less type gives 1 CPU slot only when true
+//   spot, spot_max_price        false, the on-demand price
+//   custom_tags                 [{key, value}]
+// Beyond Determined: endpoint_url (another EC2 endpoint), spot_fallback (common), and how the
+// agent starts on the instance: agent_binary (det-agent), agent_install_command,
+// agent_args, agent_key_file and master_public_key_file (the agents' CURVE keys, written on the
+// instance), master_host / master_port (default: the master's agent channel).
+
+#include <string>
+#include <vector>
+
+#include "cloud_aws/ec2_client.h"
+#include "common/config.h"
+
+namespace det::aws {
+
+struct AwsProviderConfig {
+  std::string region;
+  std::string image_id;
+  int root_volume_size = 200;
+  std::string tag_key = "managed-by";
+  std::string tag_value;
+  std::string instance_name = "determined-ai-agent";
+  std::string ssh_key_name;
+  bool public_ip = true;
+  std::string subnet_id;
+  std::string security_group_id;
+  std::string iam_instance_profile_arn;
+  std::string instance_type = "g4dn.metal";
+  bool cpu_slots_allowed = false;
+  bool spot = false;
+  std::string spot_max_price;  // "" = on-demand price
+  std::string spot_fallback = "none";
+  std::vector<Ec2Tag> custom_tags;
+  std::string endpoint_url;
+  // The agent on the instance.
+  std::string agent_binary = "det-agent";
+  std::string agent_install_command;
+  std::vector<std::string> agent_args;
+  std::string agent_key_file;
+  std::string master_public_key_file;
+  std::string master_host;
+  int master_port = 0;
+};
+
+// Reads the aws keys of `provider` (errors name the field: "provider.spot_max_price: ...").
+// `cluster_id` is tag_value's default.
+Result<AwsProviderConfig> ReadAwsProviderConfig(const YAML::Node& provider,
+                                                const std::string& cluster_id);
+
+}  // namespace det::aws

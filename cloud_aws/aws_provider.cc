@@ -1,0 +1,264 @@
+#include "cloud_aws/aws_provider.h"
+
+#include <spdlog/spdlog.h>
+
+#include <random>
+#include <set>
+
+namespace det::aws {
+namespace {
+
+using autoscaler::Instance;
+using autoscaler::InstanceState;
+using autoscaler::Offering;
+
+InstanceState StateOf(const std::string& ec2_state) {
+  if (ec2_state == "pending") return InstanceState::kStarting;
+  if (ec2_state == "running") return InstanceState::kRunning;
+  if (ec2_state == "stopping") return InstanceState::kStopping;
+  if (ec2_state == "stopped") return InstanceState::kStopped;
+  return InstanceState::kTerminated;
+}
+
+// 32 random hex digits: RunInstances/RequestSpotInstances idempotency (at most 64 ASCII).
+std::string NewClientToken() {
+  static thread_local std::mt19937_64 random{std::random_device{}()};
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string token;
+  for (int i = 0; i < 32; ++i) token += kDigits[random() % 16];
+  return token;
+}
+
+bool IsSpotRequestId(const std::string& id) { return id.starts_with("sir-"); }
+
+}  // namespace
+
+autoscaler::ProviderErrorKind ProviderErrorKindOf(Ec2ErrorKind kind) {
+  using autoscaler::ProviderErrorKind;
+  switch (kind) {
+    case Ec2ErrorKind::kThrottled:
+      return ProviderErrorKind::kThrottled;
+    case Ec2ErrorKind::kCapacity:
+      return ProviderErrorKind::kCapacity;
+    case Ec2ErrorKind::kQuota:
+      return ProviderErrorKind::kQuota;
+    case Ec2ErrorKind::kAuth:
+      return ProviderErrorKind::kAuth;
+    case Ec2ErrorKind::kNotFound:
+    case Ec2ErrorKind::kInvalid:
+      return ProviderErrorKind::kInvalid;
+    case Ec2ErrorKind::kTransient:
+      return ProviderErrorKind::kTransient;
+  }
+  return ProviderErrorKind::kTransient;
+}
+
+AwsProvider::AwsProvider(AwsProviderConfig config, AgentBootstrap bootstrap,
+                         std::unique_ptr<Ec2Client> client, const Clock& clock)
+    : config_(std::move(config)),
+      bootstrap_(std::move(bootstrap)),
+      client_(std::move(client)),
+      clock_(clock) {}
+
+std::vector<Ec2Tag> AwsProvider::InstanceTags(const std::string& resource_pool) const {
+  std::vector<Ec2Tag> tags = {{"Name", config_.instance_name},
+                              {config_.tag_key, config_.tag_value},
+                              {kPoolTag, resource_pool}};
+  tags.insert(tags.end(), config_.custom_tags.begin(), config_.custom_tags.end());
+  return tags;
+}
+
+std::vector<Ec2Filter> AwsProvider::PoolFilters(const std::string& resource_pool) const {
+  return {{"tag:" + config_.tag_key, {config_.tag_value}},
+          {std::string("tag:") + kPoolTag, {resource_pool}}};
+}
+
+Result<std::vector<Instance>> AwsProvider::List(const std::string& resource_pool) {
+  std::vector<Ec2Filter> filters = PoolFilters(resource_pool);
+  filters.push_back({"instance-state-name", {"pending", "running", "stopping", "stopped"}});
+  Ec2Result<std::vector<Ec2Instance>> listed = client_->DescribeInstances(filters);
+  if (!listed.ok()) return Unavailable(listed.error().ToString());
+  std::vector<Instance> instances;
+  for (const Ec2Instance& found : listed.value()) {
+    instances.push_back({found.id, resource_pool, StateOf(found.state),
+                         Offering{found.instance_type, found.zone, found.lifecycle == "spot"},
+                         found.launch_time, found.spot_request_id});
+  }
+  if (config_.spot) DET_RETURN_IF_ERROR(ListSpotRequests(resource_pool, &instances));
+  return instances;
+}
+
+Status AwsProvider::ListSpotRequests(const std::string& resource_pool,
+                                     std::vector<Instance>* instances) {
+  std::vector<Ec2Filter> filters = PoolFilters(resource_pool);
+  filters.push_back({"state", {"open", "active"}});
+  Ec2Result<std::vector<SpotRequest>> requests = client_->DescribeSpotInstanceRequests(filters);
+  if (!requests.ok()) return Unavailable(requests.error().ToString());
+  std::set<std::string> listed;
+  for (const Instance& instance : *instances) listed.insert(instance.id);
+  for (const SpotRequest& request : requests.value()) {
+    unseen_spot_.erase(request.id);
+    const Offering offering{request.instance_type, request.zone, true};
+    if (request.instance_id.empty()) {
+      instances->push_back({request.id, resource_pool, InstanceState::kSpotRequested, offering,
+                            request.create_time});
+      continue;
+    }
+    if (listed.contains(request.instance_id)) continue;
+    // Fulfilled, but the instance does not carry the pool's tags yet.
+    Ec2Result<bool> tagged =
+        client_->CreateTags({request.instance_id}, InstanceTags(resource_pool));
+    if (!tagged.ok()) {
+      spdlog::warn("tagging spot instance {} failed: {}", request.instance_id,
+                   tagged.error().ToString());
+    }
+    instances->push_back({request.instance_id, resource_pool, InstanceState::kStarting, offering,
+                          request.create_time, request.id});
+  }
+  const WallTime now = clock_.WallNow();
+  std::erase_if(unseen_spot_, [&](const auto& entry) {
+    return now - entry.second.created_at > kSpotVisibilityGrace;
+  });
+  for (const auto& [id, unseen] : unseen_spot_) {
+    if (unseen.resource_pool != resource_pool) continue;
+    instances->push_back(
+        {id, resource_pool, InstanceState::kSpotRequested, unseen.offering, unseen.created_at});
+  }
+  return Status::Ok();
+}
+
+autoscaler::LaunchResult AwsProvider::Launch(const autoscaler::LaunchRequest& request) {
+  autoscaler::LaunchResult result;
+  LaunchSpec spec{config_.image_id,
+                  request.offering.instance_type.empty() ? config_.instance_type
+                                                         : request.offering.instance_type,
+                  config_.ssh_key_name,
+                  config_.iam_instance_profile_arn,
+                  config_.subnet_id,
+                  config_.security_group_id,
+                  config_.public_ip,
+                  config_.root_volume_size,
+                  request.offering.zone,
+                  "",
+                  InstanceTags(request.resource_pool)};
+  AgentBootstrap bootstrap = bootstrap_;
+  bootstrap.resource_pool = request.resource_pool;
+  spec.user_data = AgentUserData(config_, bootstrap);
+  const WallTime now = clock_.WallNow();
+  if (request.offering.spot) {
+    Ec2Result<std::vector<SpotRequest>> made = client_->RequestSpotInstances(
+        spec, request.count, config_.spot_max_price, NewClientToken());
+    if (!made.ok()) {
+      result.error = {ProviderErrorKindOf(made.error().kind), made.error().ToString()};
+      return result;
+    }
+    for (const SpotRequest& spot : made.value()) {
+      unseen_spot_[spot.id] = {request.resource_pool, request.offering, now};
+      result.launched.push_back(
+          {spot.id, request.resource_pool, InstanceState::kSpotRequested, request.offering, now});
+    }
+    return result;
+  }
+  Ec2Result<std::vector<Ec2Instance>> started =
+      client_->RunInstances(spec, request.count, NewClientToken());
+  if (!started.ok()) {
+    result.error = {ProviderErrorKindOf(started.error().kind), started.error().ToString()};
+    return result;
+  }
+  for (const Ec2Instance& instance : started.value()) {
+    result.launched.push_back({instance.id, request.resource_pool, InstanceState::kStarting,
+                               Offering{instance.instance_type, instance.zone, false},
+                               instance.launch_time == WallTime{} ? now : instance.launch_time});
+  }
+  if (static_cast<int>(result.launched.size()) < request.count) {
+    result.error = {autoscaler::ProviderErrorKind::kCapacity,
+                    "RunInstances started " + std::to_string(result.launched.size()) + " of " +
+                        std::to_string(request.count) + " instances"};
+  }
+  return result;
+}
+
+Status AwsProvider::TerminateInstances(const std::vector<std::string>& ids) {
+  if (ids.empty()) return Status::Ok();
+  Ec2Result<std::vector<std::string>> done = client_->TerminateInstances(ids);
+  if (done.ok()) return Status::Ok();
+  if (done.error().kind != Ec2ErrorKind::kNotFound) return Unavailable(done.error().ToString());
+  // One id is gone already (and EC2 refuses the whole batch): one at a time, ignoring those.
+  for (const std::string& id : ids) {
+    Ec2Result<std::vector<std::string>> one = client_->TerminateInstances({id});
+    if (!one.ok() && one.error().kind != Ec2ErrorKind::kNotFound) {
+      return Unavailable(one.error().ToString());
+    }
+  }
+  return Status::Ok();
+}
+
+Status AwsProvider::CancelSpotRequests(const std::vector<std::string>& ids) {
+  if (ids.empty()) return Status::Ok();
+  for (const std::string& id : ids) unseen_spot_.erase(id);
+  Ec2Result<std::vector<std::string>> cancelled = client_->CancelSpotInstanceRequests(ids);
+  if (!cancelled.ok() && cancelled.error().kind != Ec2ErrorKind::kNotFound) {
+    return Unavailable(cancelled.error().ToString());
+  }
+  // A request fulfilled since the last List has an instance that cancelling leaves running.
+  Ec2Result<std::vector<SpotRequest>> described = client_->DescribeSpotInstanceRequests({}, ids);
+  if (!described.ok()) {
+    if (described.error().kind == Ec2ErrorKind::kNotFound) return Status::Ok();
+    return Unavailable(described.error().ToString());
+  }
+  std::vector<std::string> instances;
+  for (const SpotRequest& request : described.value()) {
+    if (!request.instance_id.empty()) instances.push_back(request.instance_id);
+  }
+  return TerminateInstances(instances);
+}
+
+Status AwsProvider::Terminate(const std::vector<std::string>& ids) {
+  std::vector<std::string> requests;
+  std::vector<std::string> instances;
+  for (const std::string& id : ids) (IsSpotRequestId(id) ? requests : instances).push_back(id);
+  DET_RETURN_IF_ERROR(CancelSpotRequests(requests));
+  return TerminateInstances(instances);
+}
+
+std::vector<Offering> AwsProvider::Offerings() const {
+  const Offering on_demand{config_.instance_type, "", false};
+  if (!config_.spot) return {on_demand};
+  const Offering spot{config_.instance_type, "", true};
+  if (config_.spot_fallback == "on_demand") return {spot, on_demand};
+  return {spot};
+}
+
+Result<std::unique_ptr<autoscaler::Provider>> MakeAwsProvider(
+    const autoscaler::ProviderConfig& common, const bus::PoolProviderEvent& pool,
+    const Clock& clock) {
+  DET_ASSIGN_OR_RETURN(AwsProviderConfig config,
+                       ReadAwsProviderConfig(common.raw, pool.cluster_id));
+  config.spot_fallback = common.spot_fallback;
+  const AwsEnvironment env = AwsEnvironment::Process();
+  auto imds = std::make_shared<ImdsClient>(
+      ImdsOptionsFromEnvironment([](const char* name) -> const char* { return std::getenv(name); }),
+      clock);
+  if (config.region.empty()) {
+    DET_ASSIGN_OR_RETURN(config.region, ResolveRegion(env, imds.get()));
+  }
+  AgentBootstrap bootstrap;
+  bootstrap.master_host = config.master_host;
+  if (bootstrap.master_host.empty() && !common.master_url.empty()) {
+    if (Result<UrlParts> url = ParseUrl(common.master_url); url.ok())
+      bootstrap.master_host = url->host;
+  }
+  if (bootstrap.master_host.empty()) bootstrap.master_host = pool.agent_host;
+  bootstrap.master_port = config.master_port != 0 ? config.master_port : pool.agent_port;
+  bootstrap.startup_script = common.startup_script;
+  DET_RETURN_IF_ERROR(LoadAgentKeys(config, &bootstrap));
+  auto credentials = std::make_shared<CredentialsChain>(env, imds, clock);
+  Ec2ClientOptions options;
+  options.region = config.region;
+  options.endpoint_url = config.endpoint_url;
+  auto client = std::make_unique<Ec2Client>(options, std::move(credentials), clock);
+  return std::unique_ptr<autoscaler::Provider>(std::make_unique<AwsProvider>(
+      std::move(config), std::move(bootstrap), std::move(client), clock));
+}
+
+}  // namespace det::aws

@@ -1,0 +1,69 @@
+#pragma once
+
+// Agent instances on EC2 (`type: aws`): on-demand through RunInstances, spot through
+// RequestSpotInstances. An instance is this pool's when it carries `tag_key: tag_value` and
+// `determined-resource-pool: <pool>`; spot requests carry the same tags, and a fulfilled request's
+// instance is tagged by List() (spot launch specifications cannot tag instances themselves).
+//
+// Spot requests are eventually consistent: one that DescribeSpotInstanceRequests does not show yet
+// is still reported (as requested) for kSpotVisibilityGrace after it was made. An interrupted spot
+// instance is terminated by EC2 and drops out of List(): the pool sees lost capacity and launches
+// again if the work still needs it.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autoscaler/provider.h"
+#include "autoscaler/provider_config.h"
+#include "bus/catalog/autoscaler.h"
+#include "cloud_aws/aws_config.h"
+#include "cloud_aws/ec2_client.h"
+#include "cloud_aws/user_data.h"
+
+namespace det::aws {
+
+inline constexpr const char* kPoolTag = "determined-resource-pool";
+inline constexpr Duration kSpotVisibilityGrace = std::chrono::minutes(5);
+
+class AwsProvider final : public autoscaler::Provider {
+ public:
+  AwsProvider(AwsProviderConfig config, AgentBootstrap bootstrap, std::unique_ptr<Ec2Client> client,
+              const Clock& clock);
+
+  Result<std::vector<autoscaler::Instance>> List(const std::string& resource_pool) override;
+  autoscaler::LaunchResult Launch(const autoscaler::LaunchRequest& request) override;
+  Status Terminate(const std::vector<std::string>& ids) override;
+  std::vector<autoscaler::Offering> Offerings() const override;
+
+ private:
+  struct UnseenSpotRequest {
+    std::string resource_pool;
+    autoscaler::Offering offering;
+    WallTime created_at;
+  };
+  std::vector<Ec2Tag> InstanceTags(const std::string& resource_pool) const;
+  std::vector<Ec2Filter> PoolFilters(const std::string& resource_pool) const;
+  Status ListSpotRequests(const std::string& resource_pool,
+                          std::vector<autoscaler::Instance>* instances);
+  Status TerminateInstances(const std::vector<std::string>& ids);
+  Status CancelSpotRequests(const std::vector<std::string>& ids);
+
+  AwsProviderConfig config_;
+  AgentBootstrap bootstrap_;
+  std::unique_ptr<Ec2Client> client_;
+  const Clock& clock_;
+  std::map<std::string, UnseenSpotRequest> unseen_spot_;  // by spot request id
+};
+
+// The provider for one pool's section: credentials from the AWS CLI's chain, the region from the
+// section or the chain, the agent's master address from `master_host`/`master_port` or the
+// master's own agent channel.
+Result<std::unique_ptr<autoscaler::Provider>> MakeAwsProvider(
+    const autoscaler::ProviderConfig& common, const bus::PoolProviderEvent& pool,
+    const Clock& clock);
+
+autoscaler::ProviderErrorKind ProviderErrorKindOf(Ec2ErrorKind kind);
+
+}  // namespace det::aws

@@ -1,0 +1,456 @@
+#include "cloud_aws/ec2_client.h"
+
+#include <openssl/evp.h>
+
+#include <pugixml.hpp>
+#include <random>
+#include <set>
+#include <thread>
+
+namespace det::aws {
+namespace {
+
+constexpr const char* kApiVersion = "2016-11-15";
+
+// The SDKs' lists (botocore's retryhandler, aws-sdk-go's request/retryer).
+const std::set<std::string> kThrottlingCodes = {"Throttling",
+                                                "ThrottlingException",
+                                                "ThrottledException",
+                                                "RequestThrottledException",
+                                                "TooManyRequestsException",
+                                                "RequestLimitExceeded",
+                                                "RequestThrottled",
+                                                "BandwidthLimitExceeded",
+                                                "SlowDown",
+                                                "PriorRequestNotComplete",
+                                                "EC2ThrottledException",
+                                                "ProvisionedThroughputExceededException"};
+const std::set<std::string> kCapacityCodes = {"InsufficientInstanceCapacity",
+                                              "InsufficientHostCapacity",
+                                              "InsufficientReservedInstanceCapacity",
+                                              "InsufficientCapacity",
+                                              "InsufficientFreeAddressesInSubnet",
+                                              "SpotMaxPriceTooLow",
+                                              "Unsupported"};
+const std::set<std::string> kQuotaCodes = {"InstanceLimitExceeded",        "VcpuLimitExceeded",
+                                           "MaxSpotInstanceCountExceeded", "AddressLimitExceeded",
+                                           "VolumeLimitExceeded",          "ResourceLimitExceeded"};
+const std::set<std::string> kAuthCodes = {"UnauthorizedOperation", "AuthFailure",
+                                          "InvalidClientTokenId",  "SignatureDoesNotMatch",
+                                          "ExpiredToken",          "RequestExpired",
+                                          "OptInRequired",         "Blocked",
+                                          "PendingVerification",   "AccessDenied",
+                                          "AccessDeniedException", "MissingAuthenticationToken",
+                                          "IncompleteSignature"};
+const std::set<std::string> kTransientCodes = {
+    "InternalError",  "InternalFailure",         "ServiceUnavailable",   "Unavailable",
+    "RequestTimeout", "RequestTimeoutException", "IDPCommunicationError"};
+
+std::string Text(const pugi::xml_node& node, const char* child) {
+  return node.child(child).text().as_string();
+}
+
+WallTime TimeOf(const std::string& text) {
+  Result<WallTime> time = ParseIso8601(text);
+  return time.ok() ? *time : WallTime{};
+}
+
+std::vector<Ec2Tag> ReadTags(const pugi::xml_node& node) {
+  std::vector<Ec2Tag> tags;
+  for (const pugi::xml_node& item : node.child("tagSet").children("item")) {
+    tags.push_back({Text(item, "key"), Text(item, "value")});
+  }
+  return tags;
+}
+
+Ec2Instance ReadInstance(const pugi::xml_node& item) {
+  Ec2Instance instance;
+  instance.id = Text(item, "instanceId");
+  instance.state = item.child("instanceState").child("name").text().as_string();
+  instance.instance_type = Text(item, "instanceType");
+  instance.zone = item.child("placement").child("availabilityZone").text().as_string();
+  instance.lifecycle = Text(item, "instanceLifecycle");
+  instance.spot_request_id = Text(item, "spotInstanceRequestId");
+  instance.private_ip = Text(item, "privateIpAddress");
+  instance.launch_time = TimeOf(Text(item, "launchTime"));
+  instance.tags = ReadTags(item);
+  return instance;
+}
+
+SpotRequest ReadSpotRequest(const pugi::xml_node& item) {
+  SpotRequest request;
+  request.id = Text(item, "spotInstanceRequestId");
+  request.state = Text(item, "state");
+  request.status_code = item.child("status").child("code").text().as_string();
+  request.status_message = item.child("status").child("message").text().as_string();
+  request.instance_id = Text(item, "instanceId");
+  request.instance_type =
+      item.child("launchSpecification").child("instanceType").text().as_string();
+  request.zone = Text(item, "launchedAvailabilityZone");
+  request.create_time = TimeOf(Text(item, "createTime"));
+  request.tags = ReadTags(item);
+  return request;
+}
+
+// The document's root element, or an error naming the action if the body is not XML.
+Ec2Result<pugi::xml_node> Root(pugi::xml_document& doc, const std::string& body,
+                               const std::string& action) {
+  const pugi::xml_parse_result parsed = doc.load_buffer(body.data(), body.size());
+  if (!parsed || !doc.document_element()) {
+    return Ec2Error{action,
+                    "MalformedResponse",
+                    std::string("the response is not XML (") + parsed.description() + ")",
+                    200,
+                    "",
+                    Ec2ErrorKind::kTransient};
+  }
+  return doc.document_element();
+}
+
+void AddFilters(const std::vector<Ec2Filter>& filters, std::map<std::string, std::string>* params) {
+  for (size_t i = 0; i < filters.size(); ++i) {
+    const std::string prefix = "Filter." + std::to_string(i + 1) + ".";
+    (*params)[prefix + "Name"] = filters[i].name;
+    for (size_t j = 0; j < filters[i].values.size(); ++j) {
+      (*params)[prefix + "Value." + std::to_string(j + 1)] = filters[i].values[j];
+    }
+  }
+}
+
+void AddList(const std::string& name, const std::vector<std::string>& values,
+             std::map<std::string, std::string>* params) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    (*params)[name + "." + std::to_string(i + 1)] = values[i];
+  }
+}
+
+void AddTagSpecification(const std::string& resource_type, const std::vector<Ec2Tag>& tags,
+                         std::map<std::string, std::string>* params) {
+  if (tags.empty()) return;
+  (*params)["TagSpecification.1.ResourceType"] = resource_type;
+  for (size_t i = 0; i < tags.size(); ++i) {
+    const std::string prefix = "TagSpecification.1.Tag." + std::to_string(i + 1) + ".";
+    (*params)[prefix + "Key"] = tags[i].key;
+    (*params)[prefix + "Value"] = tags[i].value;
+  }
+}
+
+// Jittered exponential backoff ("full jitter"): uniform in [0, min(max, base * 2^attempt)).
+Duration BackoffDelay(const RetryPolicy& policy, int attempt) {
+  static thread_local std::mt19937_64 random{std::random_device{}()};
+  const double ceiling = std::min<double>(static_cast<double>(policy.max_delay.count()),
+                                          static_cast<double>(policy.base_delay.count()) *
+                                              static_cast<double>(1LL << std::min(attempt, 30)));
+  std::uniform_real_distribution<double> jitter(0.0, ceiling);
+  return Duration(static_cast<Duration::rep>(jitter(random)));
+}
+
+std::string FormEncode(const std::map<std::string, std::string>& params) {
+  std::string body;
+  for (const auto& [name, value] : params) {
+    if (!body.empty()) body += '&';
+    body += UriEncode(name, false) + "=" + UriEncode(value, false);
+  }
+  return body;
+}
+
+}  // namespace
+
+std::string_view Ec2ErrorKindName(Ec2ErrorKind kind) {
+  switch (kind) {
+    case Ec2ErrorKind::kThrottled:
+      return "throttled";
+    case Ec2ErrorKind::kCapacity:
+      return "capacity";
+    case Ec2ErrorKind::kQuota:
+      return "quota";
+    case Ec2ErrorKind::kAuth:
+      return "auth";
+    case Ec2ErrorKind::kNotFound:
+      return "not_found";
+    case Ec2ErrorKind::kInvalid:
+      return "invalid";
+    case Ec2ErrorKind::kTransient:
+      return "transient";
+  }
+  return "transient";
+}
+
+Ec2ErrorKind ClassifyEc2Error(const std::string& code, long http_status) {
+  if (kThrottlingCodes.contains(code) || http_status == 429) return Ec2ErrorKind::kThrottled;
+  if (kCapacityCodes.contains(code)) return Ec2ErrorKind::kCapacity;
+  if (kQuotaCodes.contains(code)) return Ec2ErrorKind::kQuota;
+  if (kAuthCodes.contains(code)) return Ec2ErrorKind::kAuth;
+  if (code.ends_with(".NotFound")) return Ec2ErrorKind::kNotFound;
+  if (kTransientCodes.contains(code) || http_status >= 500 || http_status == 0) {
+    return Ec2ErrorKind::kTransient;
+  }
+  return Ec2ErrorKind::kInvalid;
+}
+
+std::string Ec2Error::ToString() const {
+  std::string text = "ec2:" + action + " failed: " + (code.empty() ? "" : code + ": ") + message;
+  if (http_status != 0 || !request_id.empty()) {
+    text += " (";
+    if (http_status != 0) text += "HTTP " + std::to_string(http_status);
+    if (!request_id.empty())
+      text += (http_status != 0 ? ", request id " : "request id ") + request_id;
+    text += ")";
+  }
+  if (code == "UnauthorizedOperation") {
+    text += "; the IAM policy of the autoscaler's role must allow ec2:" + action;
+  }
+  return text;
+}
+
+std::string Ec2Instance::Tag(const std::string& key) const {
+  for (const Ec2Tag& tag : tags) {
+    if (tag.key == key) return tag.value;
+  }
+  return "";
+}
+
+std::string SpotRequest::Tag(const std::string& key) const {
+  for (const Ec2Tag& tag : tags) {
+    if (tag.key == key) return tag.value;
+  }
+  return "";
+}
+
+std::string Base64(std::string_view data) {
+  std::string out(4 * ((data.size() + 2) / 3), '\0');
+  const int size = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                   reinterpret_cast<const unsigned char*>(data.data()),
+                                   static_cast<int>(data.size()));
+  out.resize(static_cast<size_t>(size));
+  return out;
+}
+
+std::map<std::string, std::string> LaunchSpecParams(const LaunchSpec& spec,
+                                                    const std::string& prefix) {
+  std::map<std::string, std::string> params;
+  params[prefix + "ImageId"] = spec.image_id;
+  params[prefix + "InstanceType"] = spec.instance_type;
+  if (!spec.key_name.empty()) params[prefix + "KeyName"] = spec.key_name;
+  if (!spec.iam_instance_profile_arn.empty()) {
+    params[prefix + "IamInstanceProfile.Arn"] = spec.iam_instance_profile_arn;
+  }
+  const std::string nic = prefix + "NetworkInterface.1.";
+  params[nic + "DeviceIndex"] = "0";
+  params[nic + "AssociatePublicIpAddress"] = spec.public_ip ? "true" : "false";
+  params[nic + "DeleteOnTermination"] = "true";
+  if (!spec.subnet_id.empty()) params[nic + "SubnetId"] = spec.subnet_id;
+  if (!spec.security_group_id.empty()) params[nic + "SecurityGroupId.1"] = spec.security_group_id;
+  const std::string disk = prefix + "BlockDeviceMapping.1.";
+  params[disk + "DeviceName"] = "/dev/sda1";
+  params[disk + "Ebs.VolumeSize"] = std::to_string(spec.root_volume_size_gb);
+  params[disk + "Ebs.VolumeType"] = "gp3";
+  params[disk + "Ebs.DeleteOnTermination"] = "true";
+  if (!spec.zone.empty()) params[prefix + "Placement.AvailabilityZone"] = spec.zone;
+  if (!spec.user_data.empty()) params[prefix + "UserData"] = Base64(spec.user_data);
+  return params;
+}
+
+Ec2Client::Ec2Client(Ec2ClientOptions options, std::shared_ptr<CredentialsChain> credentials,
+                     const Clock& clock, std::function<void(Duration)> sleep)
+    : options_(std::move(options)),
+      credentials_(std::move(credentials)),
+      clock_(clock),
+      sleep_(sleep ? std::move(sleep) : [](Duration d) { std::this_thread::sleep_for(d); }) {
+  endpoint_ = options_.endpoint_url.empty() ? "https://ec2." + options_.region + ".amazonaws.com/"
+                                            : options_.endpoint_url;
+  if (!endpoint_.ends_with('/')) endpoint_ += '/';
+}
+
+Ec2Result<std::string> Ec2Client::Attempt(const std::string& action, const std::string& body) {
+  Result<Credentials> credentials = credentials_->Get();
+  if (!credentials.ok()) {
+    return Ec2Error{action, "NoCredentials",    credentials.status().message(), 0,
+                    "",     Ec2ErrorKind::kAuth};
+  }
+  Result<UrlParts> url = ParseUrl(endpoint_);
+  if (!url.ok()) {
+    return Ec2Error{action, "InvalidEndpoint",     url.status().message(), 0,
+                    "",     Ec2ErrorKind::kInvalid};
+  }
+  SignableRequest signable{"POST", url->path, "", {}, body};
+  signable.headers = {{"Host", url->HostHeader()},
+                      {"Content-Type", "application/x-www-form-urlencoded; charset=utf-8"}};
+  SignRequest(&signable, *credentials, {options_.region, "ec2"}, clock_.WallNow());
+  HttpRequest request{"POST", endpoint_, signable.headers, body, options_.timeout};
+  Result<HttpResponse> response = http_.Send(request);
+  if (!response.ok()) {
+    return Ec2Error{action, "", response.status().message(), 0, "", Ec2ErrorKind::kTransient};
+  }
+  if (response->status == 200) return std::move(response->body);
+  // <Response><Errors><Error><Code/><Message/></Error></Errors><RequestID/></Response>
+  Ec2Error error{action, "", "", response->status, "", Ec2ErrorKind::kTransient};
+  pugi::xml_document doc;
+  if (doc.load_buffer(response->body.data(), response->body.size())) {
+    const pugi::xml_node root = doc.document_element();
+    const pugi::xml_node first = root.child("Errors").child("Error");
+    error.code = Text(first, "Code");
+    error.message = Text(first, "Message");
+    error.request_id = Text(root, "RequestID");
+  }
+  if (error.code.empty()) {
+    error.message = "HTTP " + std::to_string(response->status) + " without an EC2 error document";
+  }
+  error.kind = ClassifyEc2Error(error.code, response->status);
+  return error;
+}
+
+Ec2Result<std::string> Ec2Client::Call(const std::string& action,
+                                       const std::map<std::string, std::string>& params) {
+  std::map<std::string, std::string> all = params;
+  all["Action"] = action;
+  all["Version"] = kApiVersion;
+  const std::string body = FormEncode(all);
+  for (int attempt = 0;; ++attempt) {
+    Ec2Result<std::string> result = Attempt(action, body);
+    if (result.ok()) return result;
+    const Ec2ErrorKind kind = result.error().kind;
+    const bool retryable = kind == Ec2ErrorKind::kThrottled || kind == Ec2ErrorKind::kTransient;
+    if (!retryable || attempt + 1 >= options_.retry.max_attempts) return result;
+    sleep_(BackoffDelay(options_.retry, attempt));
+  }
+}
+
+Ec2Result<std::vector<Ec2Instance>> Ec2Client::RunInstances(const LaunchSpec& spec, int count,
+                                                            const std::string& client_token) {
+  std::map<std::string, std::string> params = LaunchSpecParams(spec, "");
+  params["MinCount"] = "1";
+  params["MaxCount"] = std::to_string(count);
+  params["ClientToken"] = client_token;
+  params["InstanceInitiatedShutdownBehavior"] = "terminate";
+  params["MetadataOptions.HttpTokens"] = "required";
+  params["MetadataOptions.HttpPutResponseHopLimit"] = "2";
+  params["MetadataOptions.HttpEndpoint"] = "enabled";
+  AddTagSpecification("instance", spec.tags, &params);
+  Ec2Result<std::string> body = Call("RunInstances", params);
+  if (!body.ok()) return body.error();
+  pugi::xml_document doc;
+  Ec2Result<pugi::xml_node> root = Root(doc, body.value(), "RunInstances");
+  if (!root.ok()) return root.error();
+  std::vector<Ec2Instance> instances;
+  for (const pugi::xml_node& item : root.value().child("instancesSet").children("item")) {
+    instances.push_back(ReadInstance(item));
+  }
+  return instances;
+}
+
+Ec2Result<std::vector<Ec2Instance>> Ec2Client::DescribeInstances(
+    const std::vector<Ec2Filter>& filters) {
+  std::vector<Ec2Instance> instances;
+  std::string next_token;
+  do {
+    std::map<std::string, std::string> params;
+    AddFilters(filters, &params);
+    params["MaxResults"] = "1000";
+    if (!next_token.empty()) params["NextToken"] = next_token;
+    Ec2Result<std::string> body = Call("DescribeInstances", params);
+    if (!body.ok()) return body.error();
+    pugi::xml_document doc;
+    Ec2Result<pugi::xml_node> root = Root(doc, body.value(), "DescribeInstances");
+    if (!root.ok()) return root.error();
+    for (const pugi::xml_node& reservation :
+         root.value().child("reservationSet").children("item")) {
+      for (const pugi::xml_node& item : reservation.child("instancesSet").children("item")) {
+        instances.push_back(ReadInstance(item));
+      }
+    }
+    next_token = Text(root.value(), "nextToken");
+  } while (!next_token.empty());
+  return instances;
+}
+
+Ec2Result<std::vector<std::string>> Ec2Client::TerminateInstances(
+    const std::vector<std::string>& ids) {
+  std::map<std::string, std::string> params;
+  AddList("InstanceId", ids, &params);
+  Ec2Result<std::string> body = Call("TerminateInstances", params);
+  if (!body.ok()) return body.error();
+  pugi::xml_document doc;
+  Ec2Result<pugi::xml_node> root = Root(doc, body.value(), "TerminateInstances");
+  if (!root.ok()) return root.error();
+  std::vector<std::string> terminated;
+  for (const pugi::xml_node& item : root.value().child("instancesSet").children("item")) {
+    terminated.push_back(Text(item, "instanceId"));
+  }
+  return terminated;
+}
+
+Ec2Result<bool> Ec2Client::CreateTags(const std::vector<std::string>& resource_ids,
+                                      const std::vector<Ec2Tag>& tags) {
+  std::map<std::string, std::string> params;
+  AddList("ResourceId", resource_ids, &params);
+  for (size_t i = 0; i < tags.size(); ++i) {
+    params["Tag." + std::to_string(i + 1) + ".Key"] = tags[i].key;
+    params["Tag." + std::to_string(i + 1) + ".Value"] = tags[i].value;
+  }
+  Ec2Result<std::string> body = Call("CreateTags", params);
+  if (!body.ok()) return body.error();
+  return true;
+}
+
+Ec2Result<std::vector<SpotRequest>> Ec2Client::RequestSpotInstances(
+    const LaunchSpec& spec, int count, const std::string& max_price,
+    const std::string& client_token) {
+  std::map<std::string, std::string> params = LaunchSpecParams(spec, "LaunchSpecification.");
+  params["InstanceCount"] = std::to_string(count);
+  params["Type"] = "one-time";
+  params["ClientToken"] = client_token;
+  if (!max_price.empty()) params["SpotPrice"] = max_price;
+  AddTagSpecification("spot-instances-request", spec.tags, &params);
+  Ec2Result<std::string> body = Call("RequestSpotInstances", params);
+  if (!body.ok()) return body.error();
+  pugi::xml_document doc;
+  Ec2Result<pugi::xml_node> root = Root(doc, body.value(), "RequestSpotInstances");
+  if (!root.ok()) return root.error();
+  std::vector<SpotRequest> requests;
+  for (const pugi::xml_node& item : root.value().child("spotInstanceRequestSet").children("item")) {
+    requests.push_back(ReadSpotRequest(item));
+  }
+  return requests;
+}
+
+Ec2Result<std::vector<SpotRequest>> Ec2Client::DescribeSpotInstanceRequests(
+    const std::vector<Ec2Filter>& filters, const std::vector<std::string>& ids) {
+  std::vector<SpotRequest> requests;
+  std::string next_token;
+  do {
+    std::map<std::string, std::string> params;
+    AddFilters(filters, &params);
+    AddList("SpotInstanceRequestId", ids, &params);
+    if (!next_token.empty()) params["NextToken"] = next_token;
+    Ec2Result<std::string> body = Call("DescribeSpotInstanceRequests", params);
+    if (!body.ok()) return body.error();
+    pugi::xml_document doc;
+    Ec2Result<pugi::xml_node> root = Root(doc, body.value(), "DescribeSpotInstanceRequests");
+    if (!root.ok()) return root.error();
+    for (const pugi::xml_node& item :
+         root.value().child("spotInstanceRequestSet").children("item")) {
+      requests.push_back(ReadSpotRequest(item));
+    }
+    next_token = Text(root.value(), "nextToken");
+  } while (!next_token.empty());
+  return requests;
+}
+
+Ec2Result<std::vector<std::string>> Ec2Client::CancelSpotInstanceRequests(
+    const std::vector<std::string>& ids) {
+  std::map<std::string, std::string> params;
+  AddList("SpotInstanceRequestId", ids, &params);
+  Ec2Result<std::string> body = Call("CancelSpotInstanceRequests", params);
+  if (!body.ok()) return body.error();
+  pugi::xml_document doc;
+  Ec2Result<pugi::xml_node> root = Root(doc, body.value(), "CancelSpotInstanceRequests");
+  if (!root.ok()) return root.error();
+  std::vector<std::string> cancelled;
+  for (const pugi::xml_node& item : root.value().child("spotInstanceRequestSet").children("item")) {
+    cancelled.push_back(Text(item, "spotInstanceRequestId"));
+  }
+  return cancelled;
+}
+
+}  // namespace det::aws

@@ -1,0 +1,175 @@
+#pragma once
+
+// The EC2 Query API (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/Query-Requests.html):
+// form-encoded POSTs signed with SigV4, XML answers read with pugixml. Retries throttling and
+// server errors with jittered exponential backoff, as the AWS SDKs' "standard" retry mode does,
+// and classifies EC2's error codes for the autoscaler.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "cloud_aws/credentials.h"
+#include "common/clock.h"
+#include "common/http_client.h"
+
+namespace det::aws {
+
+// What a failed call means for the caller.
+enum class Ec2ErrorKind {
+  kThrottled,  // RequestLimitExceeded, Throttling, HTTP 429
+  kCapacity,   // InsufficientInstanceCapacity and friends: try later or elsewhere
+  kQuota,      // InstanceLimitExceeded, VcpuLimitExceeded, MaxSpotInstanceCountExceeded
+  kAuth,       // UnauthorizedOperation, AuthFailure, SignatureDoesNotMatch, no credentials
+  kNotFound,   // InvalidInstanceID.NotFound and other *.NotFound
+  kInvalid,    // any other 4xx: the request (or the config behind it) is wrong
+  kTransient,  // 5xx, InternalError, Unavailable, transport failures and timeouts
+};
+std::string_view Ec2ErrorKindName(Ec2ErrorKind kind);
+Ec2ErrorKind ClassifyEc2Error(const std::string& code, long http_status);
+
+struct Ec2Error {
+  std::string action;  // "RunInstances"
+  std::string code;    // EC2's code ("UnauthorizedOperation"), or "" for transport failures
+  std::string message;
+  long http_status = 0;
+  std::string request_id;
+  Ec2ErrorKind kind = Ec2ErrorKind::kTransient;
+  // "ec2:RunInstances failed: UnauthorizedOperation: You are not authorized ... (HTTP 403,
+  // request id ...)"; for UnauthorizedOperation it also names the IAM permission to grant.
+  std::string ToString() const;
+};
+
+// A value or the error that prevented it.
+template <class T>
+class Ec2Result {
+ public:
+  Ec2Result(T value) : state_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
+  Ec2Result(Ec2Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  bool ok() const { return state_.index() == 0; }
+  const T& value() const { return std::get<0>(state_); }
+  T& value() { return std::get<0>(state_); }
+  const Ec2Error& error() const { return std::get<1>(state_); }
+
+ private:
+  std::variant<T, Ec2Error> state_;
+};
+
+struct Ec2Tag {
+  std::string key;
+  std::string value;
+  bool operator==(const Ec2Tag&) const = default;
+};
+
+struct Ec2Instance {
+  std::string id;
+  std::string state;  // pending | running | shutting-down | terminated | stopping | stopped
+  std::string instance_type;
+  std::string zone;
+  std::string lifecycle;  // "spot" or "" (on-demand)
+  std::string spot_request_id;
+  std::string private_ip;
+  WallTime launch_time{};
+  std::vector<Ec2Tag> tags;
+  std::string Tag(const std::string& key) const;
+};
+
+struct SpotRequest {
+  std::string id;
+  std::string state;        // open | active | closed | cancelled | failed
+  std::string status_code;  // pending-evaluation, fulfilled, capacity-not-available, ...
+  std::string status_message;
+  std::string instance_id;  // once fulfilled
+  std::string instance_type;
+  std::string zone;
+  WallTime create_time{};
+  std::vector<Ec2Tag> tags;
+  std::string Tag(const std::string& key) const;
+};
+
+struct Ec2Filter {
+  std::string name;  // "tag:managed-by", "instance-state-name"
+  std::vector<std::string> values;
+};
+
+// What an instance is launched with; RunInstances and RequestSpotInstances share it.
+struct LaunchSpec {
+  std::string image_id;
+  std::string instance_type;
+  std::string key_name;
+  std::string iam_instance_profile_arn;
+  std::string subnet_id;
+  std::string security_group_id;
+  bool public_ip = true;
+  int root_volume_size_gb = 200;
+  std::string zone;       // Placement.AvailabilityZone; "" lets EC2 pick (or the subnet decides)
+  std::string user_data;  // the script itself; base64-encoded here
+  std::vector<Ec2Tag> tags;
+};
+
+struct RetryPolicy {
+  int max_attempts = 3;  // the SDKs' standard mode
+  Duration base_delay = std::chrono::milliseconds(100);
+  Duration max_delay = std::chrono::seconds(20);
+};
+
+struct Ec2ClientOptions {
+  std::string region;
+  std::string endpoint_url;  // "" for https://ec2.<region>.amazonaws.com
+  RetryPolicy retry;
+  Duration timeout = std::chrono::seconds(30);
+};
+
+class Ec2Client {
+ public:
+  // `sleep` waits between attempts (tests pass one that records instead).
+  Ec2Client(Ec2ClientOptions options, std::shared_ptr<CredentialsChain> credentials,
+            const Clock& clock, std::function<void(Duration)> sleep = {});
+
+  // MinCount 1, MaxCount `count`: EC2 may start fewer. IMDSv2 required (hop limit 2), shutdown
+  // terminates, `client_token` makes a retried call launch nothing twice.
+  Ec2Result<std::vector<Ec2Instance>> RunInstances(const LaunchSpec& spec, int count,
+                                                   const std::string& client_token);
+  // Follows NextToken through every page.
+  Ec2Result<std::vector<Ec2Instance>> DescribeInstances(const std::vector<Ec2Filter>& filters);
+  Ec2Result<std::vector<std::string>> TerminateInstances(const std::vector<std::string>& ids);
+  Ec2Result<bool> CreateTags(const std::vector<std::string>& resource_ids,
+                             const std::vector<Ec2Tag>& tags);
+  // One-time requests; `max_price` "" offers up to the on-demand price. Tags go on the requests.
+  Ec2Result<std::vector<SpotRequest>> RequestSpotInstances(const LaunchSpec& spec, int count,
+                                                           const std::string& max_price,
+                                                           const std::string& client_token);
+  Ec2Result<std::vector<SpotRequest>> DescribeSpotInstanceRequests(
+      const std::vector<Ec2Filter>& filters, const std::vector<std::string>& ids = {});
+  Ec2Result<std::vector<std::string>> CancelSpotInstanceRequests(
+      const std::vector<std::string>& ids);
+
+  // One call with the given parameters (Action and Version added): the response body, after
+  // retries. Public for the fake's tests.
+  Ec2Result<std::string> Call(const std::string& action,
+                              const std::map<std::string, std::string>& params);
+
+  const std::string& endpoint() const { return endpoint_; }
+
+ private:
+  Ec2Result<std::string> Attempt(const std::string& action, const std::string& body);
+
+  Ec2ClientOptions options_;
+  std::string endpoint_;
+  std::shared_ptr<CredentialsChain> credentials_;
+  const Clock& clock_;
+  std::function<void(Duration)> sleep_;
+  HttpClient http_;
+};
+
+// Query-API parameters for `spec` under `prefix` ("" for RunInstances, "LaunchSpecification." for
+// RequestSpotInstances). Exposed for tests.
+std::map<std::string, std::string> LaunchSpecParams(const LaunchSpec& spec,
+                                                    const std::string& prefix);
+std::string Base64(std::string_view data);
+
+}  // namespace det::aws

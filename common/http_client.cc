@@ -1,0 +1,126 @@
+#include "common/http_client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <mutex>
+
+namespace det {
+namespace {
+
+size_t AppendBody(char* data, size_t size, size_t count, void* out) {
+  static_cast<std::string*>(out)->append(data, size * count);
+  return size * count;
+}
+
+size_t AppendHeader(char* data, size_t size, size_t count, void* out) {
+  std::string line(data, size * count);
+  const size_t colon = line.find(':');
+  if (colon != std::string::npos) {
+    std::string name = line.substr(0, colon);
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string value = line.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(" \t"));
+    value.erase(value.find_last_not_of(" \t\r\n") + 1);
+    (*static_cast<std::map<std::string, std::string>*>(out))[name] = value;
+  }
+  return size * count;
+}
+
+long Millis(Duration d) {
+  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
+}
+
+}  // namespace
+
+std::string UrlParts::HostHeader() const {
+  const bool default_port = (scheme == "http" && port == 80) || (scheme == "https" && port == 443);
+  const std::string name = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return default_port ? name : name + ":" + std::to_string(port);
+}
+
+Result<UrlParts> ParseUrl(const std::string& url) {
+  UrlParts parts;
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return InvalidArgument("URL " + url + " has no scheme");
+  parts.scheme = url.substr(0, scheme_end);
+  if (parts.scheme != "http" && parts.scheme != "https") {
+    return InvalidArgument("URL " + url + ": scheme must be http or https");
+  }
+  const size_t authority_start = scheme_end + 3;
+  size_t path_start = url.find('/', authority_start);
+  if (path_start == std::string::npos) path_start = url.size();
+  std::string authority = url.substr(authority_start, path_start - authority_start);
+  parts.path = path_start < url.size() ? url.substr(path_start) : "/";
+  parts.port = parts.scheme == "https" ? 443 : 80;
+  size_t port_colon = std::string::npos;
+  if (!authority.empty() && authority[0] == '[') {
+    const size_t close = authority.find(']');
+    if (close == std::string::npos) return InvalidArgument("URL " + url + ": unclosed [");
+    parts.host = authority.substr(1, close - 1);
+    if (close + 1 < authority.size() && authority[close + 1] == ':') port_colon = close + 1;
+  } else {
+    port_colon = authority.find(':');
+    parts.host = authority.substr(0, port_colon);
+  }
+  if (port_colon != std::string::npos) {
+    const std::string port = authority.substr(port_colon + 1);
+    if (port.empty() || port.size() > 5 ||
+        !std::all_of(port.begin(), port.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      return InvalidArgument("URL " + url + ": bad port \"" + port + "\"");
+    }
+    parts.port = std::stoi(port);
+  }
+  if (parts.host.empty()) return InvalidArgument("URL " + url + " has no host");
+  return parts;
+}
+
+HttpClient::HttpClient() {
+  static std::once_flag global_init;
+  std::call_once(global_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  curl_ = curl_easy_init();
+}
+
+HttpClient::~HttpClient() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
+
+Result<HttpResponse> HttpClient::Send(const HttpRequest& request) {
+  CURL* curl = static_cast<CURL*>(curl_);
+  if (curl == nullptr) return Internal("libcurl could not be initialised");
+  curl_easy_reset(curl);  // keeps the connection cache
+  HttpResponse response;
+  curl_slist* headers = nullptr;
+  for (const auto& [name, value] : request.headers) {
+    headers = curl_slist_append(headers, (name + ": " + value).c_str());
+  }
+  headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
+  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  if (request.method == "HEAD") curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  if (!request.body.empty() || request.method == "POST" || request.method == "PUT") {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(request.body.size()));
+  }
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, Millis(request.timeout));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, Millis(request.connect_timeout));
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &AppendBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &AppendHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
+  const CURLcode code = curl_easy_perform(curl);
+  curl_slist_free_all(headers);
+  if (code != CURLE_OK) {
+    std::string message =
+        request.method + " " + request.url + " failed: " + curl_easy_strerror(code);
+    if (code == CURLE_OPERATION_TIMEDOUT) return DeadlineExceeded(std::move(message));
+    return Unavailable(std::move(message));
+  }
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  return response;
+}
+
+}  // namespace det

@@ -1,0 +1,59 @@
+#pragma once
+
+// A blocking HTTP(S) client over libcurl, for the cloud providers and their metadata services.
+// One HttpClient keeps one connection cache: requests to the same host reuse the connection
+// (keep-alive, TLS session). Not thread-safe: one client per thread.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+
+namespace det {
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;  // sent as given, in order
+  std::string body;
+  Duration timeout = std::chrono::seconds(30);         // the whole exchange
+  Duration connect_timeout = std::chrono::seconds(5);  // TCP + TLS handshake
+};
+
+struct HttpResponse {
+  long status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names; last value wins
+  std::string body;
+};
+
+// The parts of an absolute http(s) URL.
+struct UrlParts {
+  std::string scheme;  // "http" | "https"
+  std::string host;    // without port
+  int port = 0;        // explicit or the scheme's default
+  std::string path;    // "/" when absent
+  // The Host header's value: host, plus ":port" when it is not the scheme's default.
+  std::string HostHeader() const;
+};
+Result<UrlParts> ParseUrl(const std::string& url);
+
+class HttpClient {
+ public:
+  HttpClient();
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Any HTTP status is a response; only transport failures are errors: Unavailable (connect,
+  // DNS, reset) or DeadlineExceeded (timeout), naming the method, URL and what failed.
+  Result<HttpResponse> Send(const HttpRequest& request);
+
+ private:
+  void* curl_;  // CURL*, reused so that connections are kept alive
+};
+
+}  // namespace det

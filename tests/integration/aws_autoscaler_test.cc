@@ -1,0 +1,175 @@
+// The autoscaler with the aws provider end to end: the real det-master, det-autoscaler and the
+// fake EC2 (fake-ec2 --boot), which runs each launched instance's user data, so every agent is a
+// real det-agent that the bootstrap started with its EC2 instance id. On-demand and spot, through
+// capacity errors, spot→on-demand fallback, throttling and a missing IAM permission.
+#include <gtest/gtest.h>
+
+#include "tests/testing/autoscaler_fixture.h"
+#include "tests/testing/fake_ec2_process.h"
+
+namespace det {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+class AwsAutoscalerTest : public testing::AutoscalerFixture {
+ protected:
+  void SetUp() override {
+    // The autoscaler's credentials: the AWS CLI's chain, from the environment it inherits.
+    setenv("AWS_ACCESS_KEY_ID", "AKIDFAKE", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "fake-secret", 1);
+    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+    fake_dir_ = fs::temp_directory_path() / ("det-aws-e2e-" + std::to_string(getpid()));
+    fs::create_directories(fake_dir_);
+    fake_ = std::make_unique<testing::FakeEc2Process>(fake_dir_, /*boot=*/true);
+    AutoscalerFixture::SetUp();
+  }
+  void TearDown() override {
+    autoscaler_.reset();
+    fake_.reset();  // kills the instances' agents
+    AutoscalerFixture::TearDown();
+    fs::remove_all(fake_dir_);
+    for (const char* name :
+         {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_EC2_METADATA_DISABLED"}) {
+      unsetenv(name);
+    }
+  }
+  virtual std::string SpotKeys() const { return ""; }
+  std::string ExtraConfig() const override {
+    return "resource_pools:\n"
+           "  - pool_name: default\n"
+           "    provider:\n"
+           "      type: aws\n"
+           "      region: us-west-2\n"
+           "      endpoint_url: " +
+           fake_->endpoint() +
+           "\n"
+           "      image_id: ami-det-agent\n"
+           "      ssh_key_name: det\n"
+           "      instance_type: t3.large\n"
+           "      instance_slots: 1\n"
+           "      max_instances: 2\n"
+           "      max_idle_agent_period: 2s\n"
+           "      master_host: 127.0.0.1\n"
+           "      agent_binary: " +
+           testing::BuildDir() +
+           "/agent/det-agent\n"
+           "      agent_args: [--artificial-slots, '1', --plaintext]\n" +
+           SpotKeys();
+  }
+  nlohmann::json Instances() { return fake_->Admin("state")["instances"]; }
+  int Calls(const std::string& action) {
+    int count = 0;
+    for (const auto& call : fake_->Admin("calls")) count += call["action"] == action ? 1 : 0;
+    return count;
+  }
+  // Runs the example to completion and returns the EC2 instance its agent ran on.
+  nlohmann::json RunExperimentOnANewInstance() {
+    const int64_t id = Create(Config("const.yaml"));
+    EXPECT_GT(id, 0);
+    EXPECT_TRUE(testing::Eventually(
+        [&] { return Det("agent list").find("i-0fa4e") != std::string::npos; }, 30s))
+        << Log("autoscaler.log") << Instances().dump();
+    EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log") << Log("autoscaler.log");
+    for (const auto& instance : Instances()) {
+      if (instance["booted"] == true) return instance;
+    }
+    return nullptr;
+  }
+  void ExpectScaledBackToNothing() {
+    EXPECT_TRUE(testing::Eventually(
+        [&] {
+          for (const auto& instance : Instances()) {
+            if (instance["state"] != "terminated") return false;
+          }
+          return true;
+        },
+        30s))
+        << Instances().dump() << Log("autoscaler.log");
+    EXPECT_NE(Log("autoscaler.log").find("idle for more than max_idle_agent_period"),
+              std::string::npos);
+  }
+
+  fs::path fake_dir_;
+  std::unique_ptr<testing::FakeEc2Process> fake_;
+};
+
+TEST_F(AwsAutoscalerTest, OnDemandInstancesBootAgentsThatRunTheWorkAndAreTerminatedWhenIdle) {
+  StartAutoscaler();
+  ASSERT_TRUE(WaitForLog("autoscaler.log", "pool default: aws provider")) << Log("autoscaler.log");
+  const nlohmann::json instance = RunExperimentOnANewInstance();
+  ASSERT_TRUE(instance.is_object()) << Instances().dump();
+  EXPECT_EQ(instance["spot"], false);
+  EXPECT_EQ(instance["tags"]["managed-by"].get<std::string>().empty(), false);
+  EXPECT_EQ(instance["tags"]["determined-resource-pool"], "default");
+  EXPECT_EQ(instance["launch_params"]["MetadataOptions.HttpTokens"], "required");
+  EXPECT_EQ(Calls("RunInstances"), 1);
+  ExpectScaledBackToNothing();
+  // What the master recorded about it.
+  EXPECT_NE(Det("autoscaler instances --all").find(instance["id"].get<std::string>()),
+            std::string::npos);
+  EXPECT_NE(Det("autoscaler instances --all").find("aws"), std::string::npos);
+}
+
+class AwsSpotAutoscalerTest : public AwsAutoscalerTest {
+ protected:
+  std::string SpotKeys() const override {
+    return "      spot: true\n"
+           "      spot_max_price: '0.80'\n"
+           "      spot_fallback: on_demand\n";
+  }
+};
+
+TEST_F(AwsSpotAutoscalerTest, SpotRequestsAreFulfilledTaggedAndServe) {
+  StartAutoscaler();
+  const nlohmann::json instance = RunExperimentOnANewInstance();
+  ASSERT_TRUE(instance.is_object()) << Instances().dump();
+  EXPECT_EQ(instance["spot"], true);
+  EXPECT_EQ(instance["tags"]["determined-resource-pool"], "default");  // by CreateTags
+  EXPECT_EQ(Calls("RequestSpotInstances"), 1);
+  EXPECT_EQ(Calls("RunInstances"), 0);
+  ExpectScaledBackToNothing();
+}
+
+TEST_F(AwsSpotAutoscalerTest, NoSpotCapacityFallsBackToOnDemandThroughThrottling) {
+  fake_->Admin("fault", {{"action", "RequestSpotInstances"},
+                         {"code", "InsufficientInstanceCapacity"},
+                         {"status", 500},
+                         {"times", 100}});
+  fake_->Admin("fault", {{"action", "DescribeInstances"},
+                         {"code", "RequestLimitExceeded"},
+                         {"status", 503},
+                         {"times", 2}});
+  StartAutoscaler();
+  const nlohmann::json instance = RunExperimentOnANewInstance();
+  ASSERT_TRUE(instance.is_object()) << Instances().dump();
+  EXPECT_EQ(instance["spot"], false);
+  EXPECT_GE(Calls("RequestSpotInstances"), 1);
+  EXPECT_EQ(Calls("RunInstances"), 1);
+  EXPECT_NE(Log("autoscaler.log").find("InsufficientInstanceCapacity"), std::string::npos);
+  ExpectScaledBackToNothing();
+}
+
+TEST_F(AwsAutoscalerTest, AMissingIamPermissionIsReportedByName) {
+  fake_->Admin("fault", {{"action", "RunInstances"},
+                         {"code", "UnauthorizedOperation"},
+                         {"status", 403},
+                         {"times", 100}});
+  StartAutoscaler();
+  ASSERT_GT(Create(Config("const.yaml")), 0);
+  EXPECT_TRUE(WaitForLog("autoscaler.log", "ec2:RunInstances")) << Log("autoscaler.log");
+  EXPECT_NE(Log("autoscaler.log").find("must allow ec2:RunInstances"), std::string::npos)
+      << Log("autoscaler.log");
+  EXPECT_TRUE(Instances().empty());
+  // ... and by `det autoscaler decisions`, from what the master stored.
+  EXPECT_TRUE(testing::Eventually(
+      [&] {
+        return Det("autoscaler decisions").find("UnauthorizedOperation") != std::string::npos;
+      },
+      10s))
+      << Det("autoscaler decisions");
+}
+
+}  // namespace
+}  // namespace det
