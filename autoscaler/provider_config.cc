@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "cloud_aws/aws_config.h"
+
 namespace det::autoscaler {
 namespace {
 
@@ -70,6 +72,9 @@ ProviderConfig ReadProviderConfig(ConfigReader& reader) {
   reader.ReadInt("circuit_breaker_threshold", &config.circuit_breaker_threshold, 0, 100000);
   reader.Read("startup_script", &config.startup_script);
   reader.Read("master_url", &config.master_url);
+  // The provider's own keys are checked here too, so a bad section stops det-master at start
+  // instead of only the autoscaler's pool (the tag default does not matter for that).
+  if (config.type == "aws") aws::ReadAwsProviderConfig(reader, "");
   return config;
 }
 

@@ -43,7 +43,7 @@ struct ProviderConfig {
 };
 
 // Reads the section at `reader` (a child reader such as `resource_pools[0].provider`), recording
-// errors on it. Keys it does not know are left for the provider.
+// errors on it, those of the provider type's own keys included (aws: cloud_aws/aws_config.h).
 ProviderConfig ReadProviderConfig(ConfigReader& reader);
 
 // GPUs of the AWS GPU instance types Determined's docs use (and newer ones), 0 for the CPU-only

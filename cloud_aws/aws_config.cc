@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/http_client.h"
+
 namespace det::aws {
 namespace {
 
@@ -46,12 +48,9 @@ void ReadAgentStart(ConfigReader& reader, AwsProviderConfig* config) {
 
 }  // namespace
 
-Result<AwsProviderConfig> ReadAwsProviderConfig(const YAML::Node& provider,
-                                                const std::string& cluster_id) {
+AwsProviderConfig ReadAwsProviderConfig(ConfigReader& reader, const std::string& cluster_id) {
   AwsProviderConfig config;
   config.tag_value = cluster_id.empty() ? "determined-ai-determined" : cluster_id;
-  ConfigReader reader(provider, "provider");
-  reader.AllowOtherKeys();
   reader.Read("region", &config.region);
   reader.Read("image_id", &config.image_id);
   reader.ReadInt("root_volume_size", &config.root_volume_size, 100, 65536);
@@ -83,6 +82,14 @@ Result<AwsProviderConfig> ReadAwsProviderConfig(const YAML::Node& provider,
   if (!config.endpoint_url.empty() && !ParseUrl(config.endpoint_url).ok()) {
     reader.Fail("endpoint_url", ParseUrl(config.endpoint_url).status().message());
   }
+  return config;
+}
+
+Result<AwsProviderConfig> ReadAwsProviderConfig(const YAML::Node& provider,
+                                                const std::string& cluster_id) {
+  ConfigReader reader(provider, "provider");
+  reader.AllowOtherKeys();
+  AwsProviderConfig config = ReadAwsProviderConfig(reader, cluster_id);
   DET_RETURN_IF_ERROR(reader.Finish());
   return config;
 }

@@ -23,10 +23,16 @@
 #include <string>
 #include <vector>
 
-#include "cloud_aws/ec2_client.h"
 #include "common/config.h"
 
 namespace det::aws {
+
+// An EC2 tag (key, value), as custom_tags lists them and as EC2 returns them.
+struct Ec2Tag {
+  std::string key;
+  std::string value;
+  bool operator==(const Ec2Tag&) const = default;
+};
 
 struct AwsProviderConfig {
   std::string region;
@@ -57,8 +63,11 @@ struct AwsProviderConfig {
   int master_port = 0;
 };
 
-// Reads the aws keys of `provider` (errors name the field: "provider.spot_max_price: ...").
-// `cluster_id` is tag_value's default.
+// Reads the aws keys of the section `reader` reads, recording errors on it (the master validates
+// its master.yaml with this, the autoscaler builds the provider with it). `cluster_id` is
+// tag_value's default.
+AwsProviderConfig ReadAwsProviderConfig(ConfigReader& reader, const std::string& cluster_id);
+// The same for a section on its own (errors name "provider.<field>").
 Result<AwsProviderConfig> ReadAwsProviderConfig(const YAML::Node& provider,
                                                 const std::string& cluster_id);
 

@@ -316,6 +316,46 @@ Ec2Result<std::string> Ec2Client::Call(const std::string& action,
   }
 }
 
+namespace {
+
+// Calls `action` and reads each `<item>` under `set_path` (a path of child elements of the
+// response's root) with `read`; with `paged`, follows nextToken through every page.
+template <class T>
+Ec2Result<std::vector<T>> CallForItems(Ec2Client& client, const std::string& action,
+                                       std::map<std::string, std::string> params,
+                                       std::vector<const char*> set_path, bool paged,
+                                       T (*read)(const pugi::xml_node&)) {
+  std::vector<T> items;
+  std::string next_token;
+  do {
+    if (!next_token.empty()) params["NextToken"] = next_token;
+    Ec2Result<std::string> body = client.Call(action, params);
+    if (!body.ok()) return body.error();
+    pugi::xml_document doc;
+    Ec2Result<pugi::xml_node> root = Root(doc, body.value(), action);
+    if (!root.ok()) return root.error();
+    std::vector<pugi::xml_node> sets = {root.value()};
+    for (const char* name : set_path) {
+      std::vector<pugi::xml_node> children;
+      for (const pugi::xml_node& set : sets) {
+        for (const pugi::xml_node& item : set.child(name).children("item"))
+          children.push_back(item);
+      }
+      sets = std::move(children);
+    }
+    for (const pugi::xml_node& item : sets) items.push_back(read(item));
+    next_token = paged ? Text(root.value(), "nextToken") : "";
+  } while (!next_token.empty());
+  return items;
+}
+
+std::string ReadInstanceId(const pugi::xml_node& item) { return Text(item, "instanceId"); }
+std::string ReadSpotRequestId(const pugi::xml_node& item) {
+  return Text(item, "spotInstanceRequestId");
+}
+
+}  // namespace
+
 Ec2Result<std::vector<Ec2Instance>> Ec2Client::RunInstances(const LaunchSpec& spec, int count,
                                                             const std::string& client_token) {
   std::map<std::string, std::string> params = LaunchSpecParams(spec, "");
@@ -327,57 +367,25 @@ Ec2Result<std::vector<Ec2Instance>> Ec2Client::RunInstances(const LaunchSpec& sp
   params["MetadataOptions.HttpPutResponseHopLimit"] = "2";
   params["MetadataOptions.HttpEndpoint"] = "enabled";
   AddTagSpecification("instance", spec.tags, &params);
-  Ec2Result<std::string> body = Call("RunInstances", params);
-  if (!body.ok()) return body.error();
-  pugi::xml_document doc;
-  Ec2Result<pugi::xml_node> root = Root(doc, body.value(), "RunInstances");
-  if (!root.ok()) return root.error();
-  std::vector<Ec2Instance> instances;
-  for (const pugi::xml_node& item : root.value().child("instancesSet").children("item")) {
-    instances.push_back(ReadInstance(item));
-  }
-  return instances;
+  return CallForItems(*this, "RunInstances", std::move(params), {"instancesSet"}, false,
+                      &ReadInstance);
 }
 
 Ec2Result<std::vector<Ec2Instance>> Ec2Client::DescribeInstances(
     const std::vector<Ec2Filter>& filters) {
-  std::vector<Ec2Instance> instances;
-  std::string next_token;
-  do {
-    std::map<std::string, std::string> params;
-    AddFilters(filters, &params);
-    params["MaxResults"] = "1000";
-    if (!next_token.empty()) params["NextToken"] = next_token;
-    Ec2Result<std::string> body = Call("DescribeInstances", params);
-    if (!body.ok()) return body.error();
-    pugi::xml_document doc;
-    Ec2Result<pugi::xml_node> root = Root(doc, body.value(), "DescribeInstances");
-    if (!root.ok()) return root.error();
-    for (const pugi::xml_node& reservation :
-         root.value().child("reservationSet").children("item")) {
-      for (const pugi::xml_node& item : reservation.child("instancesSet").children("item")) {
-        instances.push_back(ReadInstance(item));
-      }
-    }
-    next_token = Text(root.value(), "nextToken");
-  } while (!next_token.empty());
-  return instances;
+  std::map<std::string, std::string> params;
+  AddFilters(filters, &params);
+  params["MaxResults"] = "1000";
+  return CallForItems(*this, "DescribeInstances", std::move(params),
+                      {"reservationSet", "instancesSet"}, true, &ReadInstance);
 }
 
 Ec2Result<std::vector<std::string>> Ec2Client::TerminateInstances(
     const std::vector<std::string>& ids) {
   std::map<std::string, std::string> params;
   AddList("InstanceId", ids, &params);
-  Ec2Result<std::string> body = Call("TerminateInstances", params);
-  if (!body.ok()) return body.error();
-  pugi::xml_document doc;
-  Ec2Result<pugi::xml_node> root = Root(doc, body.value(), "TerminateInstances");
-  if (!root.ok()) return root.error();
-  std::vector<std::string> terminated;
-  for (const pugi::xml_node& item : root.value().child("instancesSet").children("item")) {
-    terminated.push_back(Text(item, "instanceId"));
-  }
-  return terminated;
+  return CallForItems(*this, "TerminateInstances", std::move(params), {"instancesSet"}, false,
+                      &ReadInstanceId);
 }
 
 Ec2Result<bool> Ec2Client::CreateTags(const std::vector<std::string>& resource_ids,
@@ -402,55 +410,25 @@ Ec2Result<std::vector<SpotRequest>> Ec2Client::RequestSpotInstances(
   params["ClientToken"] = client_token;
   if (!max_price.empty()) params["SpotPrice"] = max_price;
   AddTagSpecification("spot-instances-request", spec.tags, &params);
-  Ec2Result<std::string> body = Call("RequestSpotInstances", params);
-  if (!body.ok()) return body.error();
-  pugi::xml_document doc;
-  Ec2Result<pugi::xml_node> root = Root(doc, body.value(), "RequestSpotInstances");
-  if (!root.ok()) return root.error();
-  std::vector<SpotRequest> requests;
-  for (const pugi::xml_node& item : root.value().child("spotInstanceRequestSet").children("item")) {
-    requests.push_back(ReadSpotRequest(item));
-  }
-  return requests;
+  return CallForItems(*this, "RequestSpotInstances", std::move(params), {"spotInstanceRequestSet"},
+                      false, &ReadSpotRequest);
 }
 
 Ec2Result<std::vector<SpotRequest>> Ec2Client::DescribeSpotInstanceRequests(
     const std::vector<Ec2Filter>& filters, const std::vector<std::string>& ids) {
-  std::vector<SpotRequest> requests;
-  std::string next_token;
-  do {
-    std::map<std::string, std::string> params;
-    AddFilters(filters, &params);
-    AddList("SpotInstanceRequestId", ids, &params);
-    if (!next_token.empty()) params["NextToken"] = next_token;
-    Ec2Result<std::string> body = Call("DescribeSpotInstanceRequests", params);
-    if (!body.ok()) return body.error();
-    pugi::xml_document doc;
-    Ec2Result<pugi::xml_node> root = Root(doc, body.value(), "DescribeSpotInstanceRequests");
-    if (!root.ok()) return root.error();
-    for (const pugi::xml_node& item :
-         root.value().child("spotInstanceRequestSet").children("item")) {
-      requests.push_back(ReadSpotRequest(item));
-    }
-    next_token = Text(root.value(), "nextToken");
-  } while (!next_token.empty());
-  return requests;
+  std::map<std::string, std::string> params;
+  AddFilters(filters, &params);
+  AddList("SpotInstanceRequestId", ids, &params);
+  return CallForItems(*this, "DescribeSpotInstanceRequests", std::move(params),
+                      {"spotInstanceRequestSet"}, true, &ReadSpotRequest);
 }
 
 Ec2Result<std::vector<std::string>> Ec2Client::CancelSpotInstanceRequests(
     const std::vector<std::string>& ids) {
   std::map<std::string, std::string> params;
   AddList("SpotInstanceRequestId", ids, &params);
-  Ec2Result<std::string> body = Call("CancelSpotInstanceRequests", params);
-  if (!body.ok()) return body.error();
-  pugi::xml_document doc;
-  Ec2Result<pugi::xml_node> root = Root(doc, body.value(), "CancelSpotInstanceRequests");
-  if (!root.ok()) return root.error();
-  std::vector<std::string> cancelled;
-  for (const pugi::xml_node& item : root.value().child("spotInstanceRequestSet").children("item")) {
-    cancelled.push_back(Text(item, "spotInstanceRequestId"));
-  }
-  return cancelled;
+  return CallForItems(*this, "CancelSpotInstanceRequests", std::move(params),
+                      {"spotInstanceRequestSet"}, false, &ReadSpotRequestId);
 }
 
 }  // namespace det::aws

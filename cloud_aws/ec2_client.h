@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "cloud_aws/aws_config.h"
 #include "cloud_aws/credentials.h"
 #include "common/clock.h"
 #include "common/http_client.h"
@@ -57,12 +58,6 @@ class Ec2Result {
 
  private:
   std::variant<T, Ec2Error> state_;
-};
-
-struct Ec2Tag {
-  std::string key;
-  std::string value;
-  bool operator==(const Ec2Tag&) const = default;
 };
 
 struct Ec2Instance {

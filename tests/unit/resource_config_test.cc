@@ -76,9 +76,10 @@ TEST(ResourceConfigTest, AwsSlotsComeFromTheInstanceTypeOrInstanceSlots) {
   auto config = Parse(R"(
 resource_pools:
   - pool_name: a
-    provider: {type: aws, instance_type: p3.8xlarge}
+    provider: {type: aws, image_id: ami-1, ssh_key_name: k, instance_type: p3.8xlarge}
   - pool_name: b
-    provider: {type: aws, instance_type: x9.huge, instance_slots: 2}
+    provider: {type: aws, image_id: ami-1, ssh_key_name: k, instance_type: x9.huge,
+               instance_slots: 2}
 )");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->resources.resource_pools[0].provider->slots_per_instance, 4);
@@ -129,6 +130,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"resource_pools: [{pool_name: a, provider: {type: aws, instance_type: x1}}]",
                 "resource_pools[0].provider.instance_slots: is required for instance_type "
                 "\"x1\""},
+        // The aws provider's own keys are checked by the master too.
+        BadCase{"resource_pools: [{pool_name: a, provider: {type: aws, ssh_key_name: k}}]",
+                "resource_pools[0].provider.image_id: is required"},
+        BadCase{"resource_pools: [{pool_name: a, provider: {type: aws, image_id: i, "
+                "ssh_key_name: k, spot_max_price: $1}}]",
+                "resource_pools[0].provider.spot_max_price: \"$1\" is not a price"},
         BadCase{"task_container_defaults: {preemption_timeout: soon}",
                 "task_container_defaults.preemption_timeout: \"soon\" is not seconds or a "
                 "duration"}));
