@@ -27,6 +27,12 @@ void ReadCustomTags(ConfigReader& reader, AwsProviderConfig* config) {
     tag->Read("key", &parsed.key);
     tag->Read("value", &parsed.value);
     if (parsed.key.empty()) tag->Fail("key", "is required");
+    // EC2 refuses a launch whose tags repeat a key: these are the provider's own.
+    if (parsed.key == "Name" || parsed.key == config->tag_key ||
+        parsed.key == "determined-resource-pool") {
+      tag->Fail("key", "\"" + parsed.key + "\" is set by the provider itself (instance_name, " +
+                           "tag_key, the pool tag)");
+    }
     config->custom_tags.push_back(parsed);
   }
 }
@@ -60,6 +66,7 @@ AwsProviderConfig ReadAwsProviderConfig(ConfigReader& reader, const std::string&
   reader.Read("ssh_key_name", &config.ssh_key_name);
   reader.Read("iam_instance_profile_arn", &config.iam_instance_profile_arn);
   reader.Read("instance_type", &config.instance_type);
+  reader.Read("root_device_name", &config.root_device_name);
   reader.Read("cpu_slots_allowed", &config.cpu_slots_allowed);
   reader.Read("spot", &config.spot);
   reader.Read("spot_max_price", &config.spot_max_price);

@@ -38,6 +38,7 @@ struct AwsProviderConfig {
   std::string region;
   std::string image_id;
   int root_volume_size = 200;
+  std::string root_device_name = "/dev/sda1";  // * the AMI's root device (Amazon Linux: /dev/xvda)
   std::string tag_key = "managed-by";
   std::string tag_value;
   std::string instance_name = "determined-ai-agent";

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <map>
 #include <random>
 #include <set>
 
@@ -90,31 +91,34 @@ Result<std::vector<Instance>> AwsProvider::List(const std::string& resource_pool
 
 Status AwsProvider::ListSpotRequests(const std::string& resource_pool,
                                      std::vector<Instance>* instances) {
-  std::vector<Ec2Filter> filters = PoolFilters(resource_pool);
-  filters.push_back({"state", {"open", "active"}});
-  Ec2Result<std::vector<SpotRequest>> requests = client_->DescribeSpotInstanceRequests(filters);
+  // Every state: open ones are capacity on the way, active ones may have an untagged instance,
+  // cancelled ones may have left an instance running, failed and closed ones end their tracking.
+  Ec2Result<std::vector<SpotRequest>> requests =
+      client_->DescribeSpotInstanceRequests(PoolFilters(resource_pool));
   if (!requests.ok()) return Unavailable(requests.error().ToString());
   std::set<std::string> listed;
   for (const Instance& instance : *instances) listed.insert(instance.id);
+  std::vector<const SpotRequest*> fulfilled;  // active, their instance not tagged yet
+  std::vector<const SpotRequest*> abandoned;  // cancelled, their instance perhaps still running
+  std::set<std::string> referenced;
   for (const SpotRequest& request : requests.value()) {
     unseen_spot_.erase(request.id);
-    const Offering offering{request.instance_type, request.zone, true};
-    if (request.instance_id.empty()) {
-      instances->push_back({request.id, resource_pool, InstanceState::kSpotRequested, offering,
+    referenced.insert(request.instance_id);
+    if (request.state == "open") {
+      instances->push_back({request.id, resource_pool, InstanceState::kSpotRequested,
+                            Offering{request.instance_type, request.zone, true},
                             request.create_time});
       continue;
     }
-    if (listed.contains(request.instance_id)) continue;
-    // Fulfilled, but the instance does not carry the pool's tags yet.
-    Ec2Result<bool> tagged =
-        client_->CreateTags({request.instance_id}, InstanceTags(resource_pool));
-    if (!tagged.ok()) {
-      spdlog::warn("tagging spot instance {} failed: {}", request.instance_id,
-                   tagged.error().ToString());
+    if (request.instance_id.empty() || listed.contains(request.instance_id) ||
+        dead_spot_instances_.contains(request.instance_id)) {
+      continue;
     }
-    instances->push_back({request.instance_id, resource_pool, InstanceState::kStarting, offering,
-                          request.create_time, request.id});
+    (request.state == "active" ? fulfilled : abandoned).push_back(&request);
   }
+  std::erase_if(dead_spot_instances_,
+                [&](const std::string& id) { return !referenced.contains(id); });
+  DET_RETURN_IF_ERROR(AdoptSpotInstances(resource_pool, fulfilled, abandoned, instances));
   const WallTime now = clock_.WallNow();
   std::erase_if(unseen_spot_, [&](const auto& entry) {
     return now - entry.second.created_at > kSpotVisibilityGrace;
@@ -123,6 +127,51 @@ Status AwsProvider::ListSpotRequests(const std::string& resource_pool,
     if (unseen.resource_pool != resource_pool) continue;
     instances->push_back(
         {id, resource_pool, InstanceState::kSpotRequested, unseen.offering, unseen.created_at});
+  }
+  return Status::Ok();
+}
+
+Status AwsProvider::AdoptSpotInstances(const std::string& resource_pool,
+                                       const std::vector<const SpotRequest*>& fulfilled,
+                                       const std::vector<const SpotRequest*>& abandoned,
+                                       std::vector<Instance>* instances) {
+  if (fulfilled.empty() && abandoned.empty()) return Status::Ok();
+  // By id, not by tag (they have none yet): which of these instances still live.
+  std::vector<std::string> ids;
+  for (const auto* group : {&fulfilled, &abandoned}) {
+    for (const SpotRequest* request : *group) ids.push_back(request->instance_id);
+  }
+  Ec2Result<std::vector<Ec2Instance>> found = client_->DescribeInstances(
+      {{"instance-id", ids},
+       {"instance-state-name", {"pending", "running", "stopping", "stopped"}}});
+  if (!found.ok()) return Unavailable(found.error().ToString());
+  std::map<std::string, const Ec2Instance*> alive;
+  for (const Ec2Instance& instance : found.value()) alive[instance.id] = &instance;
+  for (const std::string& id : ids) {
+    if (!alive.contains(id)) dead_spot_instances_.insert(id);
+  }
+  for (const SpotRequest* request : fulfilled) {
+    auto it = alive.find(request->instance_id);
+    if (it == alive.end()) continue;
+    Ec2Result<bool> tagged =
+        client_->CreateTags({request->instance_id}, InstanceTags(resource_pool));
+    if (!tagged.ok()) {
+      spdlog::warn("tagging spot instance {} failed: {}", request->instance_id,
+                   tagged.error().ToString());
+    }
+    const Ec2Instance& instance = *it->second;
+    instances->push_back({instance.id, resource_pool, StateOf(instance.state),
+                          Offering{instance.instance_type, instance.zone, true},
+                          instance.launch_time, request->id});
+  }
+  std::vector<std::string> orphans;
+  for (const SpotRequest* request : abandoned) {
+    if (alive.contains(request->instance_id)) orphans.push_back(request->instance_id);
+  }
+  if (!orphans.empty()) {
+    spdlog::warn("terminating {} spot instance(s) whose requests were cancelled: {}",
+                 orphans.size(), orphans.front());
+    DET_RETURN_IF_ERROR(TerminateInstances(orphans));
   }
   return Status::Ok();
 }
@@ -138,12 +187,20 @@ autoscaler::LaunchResult AwsProvider::Launch(const autoscaler::LaunchRequest& re
                   config_.security_group_id,
                   config_.public_ip,
                   config_.root_volume_size,
+                  config_.root_device_name,
                   request.offering.zone,
                   "",
                   InstanceTags(request.resource_pool)};
   AgentBootstrap bootstrap = bootstrap_;
   bootstrap.resource_pool = request.resource_pool;
   spec.user_data = AgentUserData(config_, bootstrap);
+  if (Base64(spec.user_data).size() > kMaxUserDataBytes) {
+    result.error = {autoscaler::ProviderErrorKind::kInvalid,
+                    "the agent's user data is " + std::to_string(Base64(spec.user_data).size()) +
+                        " bytes base64-encoded; EC2 takes 16384 at most: shorten startup_script "
+                        "or agent_install_command"};
+    return result;
+  }
   const WallTime now = clock_.WallNow();
   if (request.offering.spot) {
     Ec2Result<std::vector<SpotRequest>> made = client_->RequestSpotInstances(
@@ -200,7 +257,17 @@ Status AwsProvider::CancelSpotRequests(const std::vector<std::string>& ids) {
   if (!cancelled.ok() && cancelled.error().kind != Ec2ErrorKind::kNotFound) {
     return Unavailable(cancelled.error().ToString());
   }
-  // A request fulfilled since the last List has an instance that cancelling leaves running.
+  if (!cancelled.ok()) {
+    // One request is not visible (yet, or any more) and EC2 refuses the whole batch: one at a time.
+    for (const std::string& id : ids) {
+      Ec2Result<std::vector<std::string>> one = client_->CancelSpotInstanceRequests({id});
+      if (!one.ok() && one.error().kind != Ec2ErrorKind::kNotFound) {
+        return Unavailable(one.error().ToString());
+      }
+    }
+  }
+  // A request fulfilled since the last List has an instance that cancelling leaves running (if
+  // this misses it, List finds it through its cancelled request and terminates it).
   Ec2Result<std::vector<SpotRequest>> described = client_->DescribeSpotInstanceRequests({}, ids);
   if (!described.ok()) {
     if (described.error().kind == Ec2ErrorKind::kNotFound) return Status::Ok();

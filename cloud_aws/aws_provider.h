@@ -5,13 +5,15 @@
 // `determined-resource-pool: <pool>`; spot requests carry the same tags, and a fulfilled request's
 // instance is tagged by List() (spot launch specifications cannot tag instances themselves).
 //
-// Spot requests are eventually consistent: one that DescribeSpotInstanceRequests does not show yet
-// is still reported (as requested) for kSpotVisibilityGrace after it was made. An interrupted spot
-// instance is terminated by EC2 and drops out of List(): the pool sees lost capacity and launches
-// again if the work still needs it.
+// A request cancelled after it was fulfilled leaves its instance running: List() terminates such
+// instances. Spot requests are eventually consistent: one that DescribeSpotInstanceRequests does
+// not show yet is still reported (as requested) for kSpotVisibilityGrace after it was made. An
+// interrupted spot instance is terminated by EC2 and drops out of List(): the pool sees lost
+// capacity and launches again if the work still needs it.
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,7 @@ namespace det::aws {
 
 inline constexpr const char* kPoolTag = "determined-resource-pool";
 inline constexpr Duration kSpotVisibilityGrace = std::chrono::minutes(5);
+inline constexpr size_t kMaxUserDataBytes = 16384;  // EC2's limit, base64-encoded
 
 class AwsProvider final : public autoscaler::Provider {
  public:
@@ -47,6 +50,12 @@ class AwsProvider final : public autoscaler::Provider {
   std::vector<Ec2Filter> PoolFilters(const std::string& resource_pool) const;
   Status ListSpotRequests(const std::string& resource_pool,
                           std::vector<autoscaler::Instance>* instances);
+  // Tags and reports the live instances of `fulfilled` requests; terminates the live instances of
+  // `abandoned` (cancelled) ones.
+  Status AdoptSpotInstances(const std::string& resource_pool,
+                            const std::vector<const SpotRequest*>& fulfilled,
+                            const std::vector<const SpotRequest*>& abandoned,
+                            std::vector<autoscaler::Instance>* instances);
   Status TerminateInstances(const std::vector<std::string>& ids);
   Status CancelSpotRequests(const std::vector<std::string>& ids);
 
@@ -55,6 +64,7 @@ class AwsProvider final : public autoscaler::Provider {
   std::unique_ptr<Ec2Client> client_;
   const Clock& clock_;
   std::map<std::string, UnseenSpotRequest> unseen_spot_;  // by spot request id
+  std::set<std::string> dead_spot_instances_;  // of requests still listed: not looked up again
 };
 
 // The provider for one pool's section: credentials from the AWS CLI's chain, the region from the

@@ -129,18 +129,34 @@ Result<std::optional<TimedCredentials>> CredentialsFromEnvironment(const AwsEnvi
 
 Result<std::optional<TimedCredentials>> CredentialsFromSharedFiles(const AwsEnvironment& env) {
   const std::string profile = Profile(env);
+  bool profile_found = false;
   if (std::optional<std::string> text = ReadFile(CredentialsFile(env))) {
     const IniSections sections = ParseIni(*text);
     if (auto it = sections.find(profile); it != sections.end()) {
+      profile_found = true;
       DET_ASSIGN_OR_RETURN(std::optional<TimedCredentials> found,
                            FromSection(it->second, CredentialsFile(env) + " [" + profile + "]"));
       if (found) return found;
     }
   }
   if (auto keys = ConfigProfile(env)) {
+    profile_found = true;
+    for (const char* unsupported : {"role_arn", "credential_process", "sso_start_url",
+                                    "sso_session", "web_identity_token_file"}) {
+      if (keys->contains(unsupported)) {
+        return Unauthenticated("profile " + profile + " in " + ConfigFile(env) + " uses " +
+                               unsupported + ", which det-autoscaler does not support: give it " +
+                               "keys, or use the environment or an instance role");
+      }
+    }
     DET_ASSIGN_OR_RETURN(std::optional<TimedCredentials> found,
                          FromSection(*keys, ConfigFile(env) + " (profile " + profile + ")"));
     if (found) return found;
+  }
+  // A profile named on purpose that does not exist is an error, as for the AWS CLI.
+  if (!profile_found && profile != "default") {
+    return Unauthenticated("the config profile (" + profile + ") could not be found in " +
+                           CredentialsFile(env) + " or " + ConfigFile(env));
   }
   return std::optional<TimedCredentials>();
 }
@@ -151,6 +167,7 @@ Result<std::optional<TimedCredentials>> CredentialsFromInstanceRole(ImdsClient& 
   if (!roles.ok()) {
     // Not on EC2, or on EC2 without a role: nothing here, try elsewhere.
     if (roles.status().code() == StatusCode::kUnavailable ||
+        roles.status().code() == StatusCode::kDeadlineExceeded ||
         roles.status().code() == StatusCode::kNotFound) {
       return std::optional<TimedCredentials>();
     }

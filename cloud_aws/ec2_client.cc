@@ -242,7 +242,7 @@ std::map<std::string, std::string> LaunchSpecParams(const LaunchSpec& spec,
   if (!spec.subnet_id.empty()) params[nic + "SubnetId"] = spec.subnet_id;
   if (!spec.security_group_id.empty()) params[nic + "SecurityGroupId.1"] = spec.security_group_id;
   const std::string disk = prefix + "BlockDeviceMapping.1.";
-  params[disk + "DeviceName"] = "/dev/sda1";
+  params[disk + "DeviceName"] = spec.root_device_name;
   params[disk + "Ebs.VolumeSize"] = std::to_string(spec.root_volume_size_gb);
   params[disk + "Ebs.VolumeType"] = "gp3";
   params[disk + "Ebs.DeleteOnTermination"] = "true";
@@ -344,7 +344,12 @@ Ec2Result<std::vector<T>> CallForItems(Ec2Client& client, const std::string& act
       sets = std::move(children);
     }
     for (const pugi::xml_node& item : sets) items.push_back(read(item));
-    next_token = paged ? Text(root.value(), "nextToken") : "";
+    std::string token = paged ? Text(root.value(), "nextToken") : "";
+    if (!token.empty() && token == next_token) {
+      return Ec2Error{action, "MalformedResponse",     "the same nextToken twice: " + token, 200,
+                      "",     Ec2ErrorKind::kTransient};
+    }
+    next_token = std::move(token);
   } while (!next_token.empty());
   return items;
 }

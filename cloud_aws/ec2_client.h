@@ -101,6 +101,7 @@ struct LaunchSpec {
   std::string security_group_id;
   bool public_ip = true;
   int root_volume_size_gb = 200;
+  std::string root_device_name = "/dev/sda1";
   std::string zone;       // Placement.AvailabilityZone; "" lets EC2 pick (or the subnet decides)
   std::string user_data;  // the script itself; base64-encoded here
   std::vector<Ec2Tag> tags;

@@ -23,6 +23,13 @@ Result<std::string> ReadWholeFile(const std::string& path, const std::string& fi
   return text.str();
 }
 
+// `text` as a single-quoted YAML scalar.
+std::string YamlQuote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  return quoted + "'";
+}
+
 }  // namespace
 
 std::string ShellQuote(const std::string& text) {
@@ -70,18 +77,17 @@ std::string AgentUserData(const AwsProviderConfig& config, const AgentBootstrap&
     script += "bash -c " + ShellQuote(config.agent_install_command) +
               " || { echo 'agent_install_command failed: det-agent not started'; exit 1; }\n";
   }
-  std::string yaml = "master_host: " + bootstrap.master_host +
-                     "\nmaster_port: " + std::to_string(bootstrap.master_port) +
-                     "\nresource_pool: " + bootstrap.resource_pool + "\n";
+  const std::string yaml = "master_host: " + YamlQuote(bootstrap.master_host) +
+                           "\nmaster_port: " + std::to_string(bootstrap.master_port) +
+                           "\nresource_pool: " + YamlQuote(bootstrap.resource_pool) + "\n";
+  script += WriteFileLine("\"$dir/agent.yaml\"", yaml, "644");
   if (!bootstrap.agent_key.empty()) {
     script += WriteFileLine("\"$dir/agent.key\"", bootstrap.agent_key, "600");
     script += WriteFileLine("\"$dir/master.pub\"", bootstrap.master_public_key, "644");
-    yaml +=
-        "security:\n  key_file: AGENT_DIR/agent.key\n"
-        "  server_public_key_file: AGENT_DIR/master.pub\n";
+    script +=
+        "printf 'security:\\n  key_file: \"%s\"\\n  server_public_key_file: \"%s\"\\n' "
+        "\"$dir/agent.key\" \"$dir/master.pub\" >> \"$dir/agent.yaml\"\n";
   }
-  script += WriteFileLine("\"$dir/agent.yaml\"", yaml, "644");
-  script += "sed -i \"s|AGENT_DIR|$dir|g\" \"$dir/agent.yaml\"\n";
   script += "exec " + ShellQuote(config.agent_binary) +
             " --config \"$dir/agent.yaml\" --agent-id \"$instance_id\"";
   for (const std::string& arg : config.agent_args) script += " " + ShellQuote(arg);

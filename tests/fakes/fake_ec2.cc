@@ -335,6 +335,16 @@ std::string FakeEc2::VerifySignature(const httplib::Request& request, std::strin
     *message = "AWS was not able to validate the provided access credentials";
     return "AuthFailure";
   }
+  if (scope[2] != options_.region || scope[3] != "ec2") {
+    *message = "Credential should be scoped to a valid region (" + options_.region +
+               ") and service ec2, not " + scope[2] + "/" + scope[3];
+    return "SignatureDoesNotMatch";
+  }
+  if (scope[0].starts_with("ASIAFAKE") &&
+      request.get_header_value("X-Amz-Security-Token") != "role-session-" + scope[0]) {
+    *message = "The security token included in the request is invalid";
+    return "AuthFailure";
+  }
   aws::SignableRequest signable{request.method, request.path, "", {}, request.body};
   const size_t question = request.target.find('?');
   if (question != std::string::npos) signable.query = request.target.substr(question + 1);
@@ -554,6 +564,11 @@ std::string FakeEc2::TerminateInstances(const Params& params, int* status) {
     const std::string previous = instance.state;
     if (instance.state != "terminated") instance.state = "shutting-down";
     Kill(instance);
+    if (auto request = spot_requests_.find(instance.spot_request_id);
+        request != spot_requests_.end() && request->second->state == "active") {
+      request->second->state = "closed";  // a one-time request ends with its instance
+      request->second->status_code = "instance-terminated-by-user";
+    }
     items += "<item>" + Element("instanceId", id) + "<currentState>" +
              Element("code", std::to_string(StateCode(instance.state))) +
              Element("name", instance.state) + "</currentState><previousState>" +

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "cloud_aws/credentials.h"
+#include "cloud_aws/ec2_client.h"
 #include "tests/fakes/fake_ec2.h"
 
 namespace det::aws {
@@ -135,6 +136,35 @@ TEST_F(AwsCredentialsTest, InstanceRoleCredentialsComeFromImdsV2AndAreRefreshedB
   EXPECT_NE(second->access_key_id, first->access_key_id);
   // The region from the instance identity document.
   EXPECT_EQ(*ResolveRegion(Env({}), Imds(fake).get()), "us-west-2");
+}
+
+TEST_F(AwsCredentialsTest, InstanceRoleCredentialsSignEc2CallsWithTheirSessionToken) {
+  testing::FakeEc2 fake({});
+  fake.Start();
+  auto chain = std::make_shared<CredentialsChain>(Env({}), Imds(fake), clock_);
+  Ec2Client client({"us-west-2", fake.endpoint(), {}, std::chrono::seconds(5)}, chain, clock_);
+  auto listed = client.DescribeInstances({});
+  EXPECT_TRUE(listed.ok()) << listed.error().ToString();
+  // The fake checks the credential scope too: another region's signature is refused.
+  Ec2Client elsewhere({"eu-west-1", fake.endpoint(), {}, std::chrono::seconds(5)}, chain, clock_);
+  auto refused = elsewhere.DescribeInstances({});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, Ec2ErrorKind::kAuth);
+}
+
+TEST_F(AwsCredentialsTest, ANamedProfileThatDoesNotExistOrCannotBeUsedIsAnError) {
+  Write("credentials", "[default]\naws_access_key_id = DEFKEY\naws_secret_access_key = d\n");
+  Write("config",
+        "[profile assumed]\nrole_arn = arn:aws:iam::1:role/x\nsource_profile = default\n");
+  Result<Credentials> missing =
+      CredentialsChain(Env({{"AWS_PROFILE", "nope"}}), NoImds(), clock_).Get();
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("(nope) could not be found"), std::string::npos)
+      << missing.status().message();
+  Result<Credentials> assumed =
+      CredentialsChain(Env({{"AWS_PROFILE", "assumed"}}), NoImds(), clock_).Get();
+  ASSERT_FALSE(assumed.ok());
+  EXPECT_NE(assumed.status().message().find("role_arn"), std::string::npos);
 }
 
 TEST_F(AwsCredentialsTest, ImdsWithoutATokenAnswersNothing) {

@@ -166,6 +166,42 @@ TEST_F(AwsProviderTest, CancellingARequestFulfilledSinceTheLastListTerminatesIts
   EXPECT_TRUE(provider->List("gpu")->empty());
 }
 
+TEST_F(AwsProviderTest, ATerminatedSpotInstanceIsNotReportedAgain) {
+  StartFake();
+  AwsProviderConfig config = Config();
+  config.spot = true;
+  auto provider = Provider(config);
+  ASSERT_FALSE(provider->Launch({"gpu", 1, provider->Offerings()[0]}).error);
+  auto listed = provider->List("gpu");
+  ASSERT_EQ(listed->size(), 1u);
+  ASSERT_TRUE((*listed)[0].id.starts_with("i-"));
+  ASSERT_TRUE(provider->Terminate({(*listed)[0].id}).ok());
+  EXPECT_TRUE(provider->List("gpu")->empty());
+  EXPECT_TRUE(provider->List("gpu")->empty());
+}
+
+// A request cancelled after it was fulfilled (by hand, or a cancel whose follow-up failed) leaves
+// its instance running: List terminates it.
+TEST_F(AwsProviderTest, AnInstanceItsCancelledRequestLeftRunningIsTerminated) {
+  StartFake();
+  fake_->SetSpotBehaviour(false, {}, {});
+  AwsProviderConfig config = Config();
+  config.spot = true;
+  auto provider = Provider(config);
+  const std::string request =
+      provider->Launch({"gpu", 1, provider->Offerings()[0]}).launched.at(0).id;
+  fake_->SetSpotBehaviour(true, {}, {});
+  fake_->State();  // fulfilled now, not yet tagged
+  auto env = AwsEnvironment::Of(
+      {{"AWS_ACCESS_KEY_ID", "AKIDFAKE"}, {"AWS_SECRET_ACCESS_KEY", "fake-secret"}});
+  Ec2Client other({"us-west-2", fake_->endpoint(), {}, std::chrono::seconds(5)},
+                  std::make_shared<CredentialsChain>(env, nullptr, clock_), clock_);
+  ASSERT_TRUE(other.CancelSpotInstanceRequests({request}).ok());
+  ASSERT_EQ(fake_->State()["instances"][0]["state"], "running");
+  EXPECT_TRUE(provider->List("gpu")->empty());
+  EXPECT_EQ(fake_->State()["instances"][0]["state"], "terminated");
+}
+
 TEST_F(AwsProviderTest, SpotFallbackOffersOnDemandAndErrorsAreClassified) {
   StartFake();
   AwsProviderConfig config = Config();
@@ -217,10 +253,11 @@ TEST_F(AwsProviderTest, BootstrapStartsTheAgentWithTheInstanceIdAfterTheStartupS
                                                " --agent-id " + id + " --log-level debug it's\n");
   EXPECT_TRUE(fs::exists(home / "startup-ran"));
   const std::string yaml = ReadText(home / "agent.yaml");
-  EXPECT_NE(yaml.find("master_host: 10.1.2.3"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("master_host: '10.1.2.3'"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("master_port: 9999"), std::string::npos);
-  EXPECT_NE(yaml.find("resource_pool: gpu"), std::string::npos);
-  EXPECT_NE(yaml.find("security:\n  key_file: " + (home / "agent.key").string()), std::string::npos)
+  EXPECT_NE(yaml.find("resource_pool: 'gpu'"), std::string::npos);
+  EXPECT_NE(yaml.find("security:\n  key_file: \"" + (home / "agent.key").string() + "\""),
+            std::string::npos)
       << yaml;
   EXPECT_EQ(ReadText(home / "agent.key"), "public_key: P\nsecret_key: S\n");
 }
@@ -253,17 +290,19 @@ TEST(AwsConfigTest, DeterminedsDefaultsAndErrorsThatNameTheField) {
   EXPECT_EQ(config->instance_type, "g4dn.metal");
   EXPECT_TRUE(config->public_ip);
   EXPECT_FALSE(config->spot);
-  Result<AwsProviderConfig> bad = ReadAwsProviderConfig(
-      YAML::Load("type: aws\nroot_volume_size: 50\nspot_max_price: $2.50\n"
-                 "network_interface: {public_ip: maybe}\ncustom_tags: [{value: x}]\n"
-                 "agent_key_file: /k\nendpoint_url: ftp://x\n"),
-      "c");
+  Result<AwsProviderConfig> bad =
+      ReadAwsProviderConfig(YAML::Load("type: aws\nroot_volume_size: 50\nspot_max_price: $2.50\n"
+                                       "network_interface: {public_ip: maybe}\ncustom_tags: "
+                                       "[{value: x}, {key: Name, value: y}]\n"
+                                       "agent_key_file: /k\nendpoint_url: ftp://x\n"),
+                            "c");
   ASSERT_FALSE(bad.ok());
   const std::string message = bad.status().message();
-  for (const char* field : {"provider.image_id", "provider.ssh_key_name",
-                            "provider.root_volume_size", "provider.spot_max_price",
-                            "provider.network_interface.public_ip", "provider.custom_tags[0].key",
-                            "provider.master_public_key_file", "provider.endpoint_url"}) {
+  for (const char* field :
+       {"provider.image_id", "provider.ssh_key_name", "provider.root_volume_size",
+        "provider.spot_max_price", "provider.network_interface.public_ip",
+        "provider.custom_tags[0].key", "provider.master_public_key_file", "provider.endpoint_url",
+        "provider.custom_tags[1].key"}) {
     EXPECT_NE(message.find(field), std::string::npos) << field << " in " << message;
   }
 }

@@ -14,9 +14,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// DET_SIGV4_SUITE_DIR, else shared/testdata/aws-sig-v4-test-suite beside the checkout (or beside
+// one of its parents).
 fs::path SuiteDir() {
   if (const char* dir = std::getenv("DET_SIGV4_SUITE_DIR")) return dir;
-  return fs::path(DET_SOURCE_DIR_DEFAULT) / ".." / "shared" / "testdata" / "aws-sig-v4-test-suite";
+  const fs::path relative = fs::path("shared") / "testdata" / "aws-sig-v4-test-suite";
+  for (fs::path dir = fs::absolute(DET_SOURCE_DIR_DEFAULT); dir.has_relative_path();
+       dir = dir.parent_path()) {
+    if (fs::exists(dir.parent_path() / relative)) return dir.parent_path() / relative;
+  }
+  return fs::path(DET_SOURCE_DIR_DEFAULT) / ".." / relative;
 }
 
 std::string ReadText(const fs::path& path) {
