@@ -1,8 +1,9 @@
-// The providers det-autoscaler is built with: local, aws. A library of its own so that the
+// The providers det-autoscaler is built with: local, aws, gcp. A library of its own so that the
 // autoscaler's core does not depend on the cloud clients (they depend on it).
 #include "autoscaler/autoscaler.h"
 #include "autoscaler/local_provider.h"
 #include "cloud_aws/aws_provider.h"
+#include "cloud_gcp/gcp_provider.h"
 
 namespace det::autoscaler {
 
@@ -10,6 +11,7 @@ ProviderFactory BuiltInProviders(const Clock& clock) {
   return [&clock](const ProviderConfig& config,
                   const bus::PoolProviderEvent& pool) -> Result<std::unique_ptr<Provider>> {
     if (config.type == "aws") return aws::MakeAwsProvider(config, pool, clock);
+    if (config.type == "gcp") return gcp::MakeGcpProvider(config, pool, clock);
     if (config.type != "local") {
       return FailedPrecondition("provider type " + config.type +
                                 " is not built into this det-autoscaler yet");

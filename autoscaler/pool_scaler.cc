@@ -68,6 +68,8 @@ void PoolScaler::Refresh() {
     return;
   }
   std::vector<Instance> fresh = std::move(listed).value();
+  const std::set<std::string> failed = RecordLaunchOutcomes();
+  std::erase_if(fresh, [&](const Instance& i) { return failed.contains(i.id); });
   std::set<std::string> ids;
   std::map<std::string, std::string> fulfilled;  // spot request id → its instance's id
   for (const Instance& instance : fresh) {
@@ -108,6 +110,29 @@ void PoolScaler::Refresh() {
     started_at_ = now;
   }
   listed_ = true;
+}
+
+std::set<std::string> PoolScaler::RecordLaunchOutcomes() {
+  std::set<std::string> failed;
+  for (const LaunchOutcome& outcome : provider_->TakeLaunchOutcomes()) {
+    gate_.Record(outcome.offering, {{}, outcome.error}, clock_.Now());
+    if (!outcome.error) continue;
+    // Not an instance that vanished (no failed start for the breaker): one that never was.
+    failed.insert(outcome.instance_id);
+    launched_here_.erase(outcome.instance_id);
+    std::erase_if(instances_, [&](const Instance& i) { return i.id == outcome.instance_id; });
+    const std::string error = std::string(ProviderErrorKindName(outcome.error->kind)) +
+                              " error: " + outcome.error->message;
+    spdlog::error("pool {}: launch of {} on {} failed: {}", pool_, outcome.instance_id,
+                  outcome.offering.Key(), error);
+    bus::ScalingDecisionEvent event;
+    event.resource_pool = pool_;
+    event.decided_at = UnixNanos(clock_.WallNow());
+    event.error = "launch of " + outcome.instance_id + " failed: " + error;
+    reporter_.Decided(event);
+    decide_due_ = clock_.Now();  // launch again at once, on another offering if backed off
+  }
+  return failed;
 }
 
 void PoolScaler::TrackAgents(const ClusterView& view) {
@@ -224,7 +249,7 @@ void PoolScaler::LaunchSome(const ScaleDecision& decision, bus::ScalingDecisionE
     return;
   }
   const LaunchResult result = provider_->Launch({pool_, permit.count, permit.offering});
-  gate_.Record(permit.offering, result, clock_.Now());
+  if (result.error || !result.outcome_later) gate_.Record(permit.offering, result, clock_.Now());
   for (const Instance& instance : result.launched) {
     event->launched.push_back(instance.id);
     instances_.push_back(instance);

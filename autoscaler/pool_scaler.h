@@ -56,6 +56,9 @@ class PoolScaler {
 
  private:
   void Refresh();
+  // Feeds the outcomes of launches the provider learnt later to the gate; failed ones leave the
+  // list and are reported as a decision's error. Returns the failed instances' ids.
+  std::set<std::string> RecordLaunchOutcomes();
   void TrackAgents(const ClusterView& view);
   DeciderInput Input(const ClusterView& view) const;
   void Decide(const ClusterView& view);

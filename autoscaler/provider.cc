@@ -42,4 +42,23 @@ std::string_view ProviderErrorKindName(ProviderErrorKind kind) {
   return "unknown";
 }
 
+ProviderErrorKind ProviderErrorKindOf(CloudErrorKind kind) {
+  switch (kind) {
+    case CloudErrorKind::kThrottled:
+      return ProviderErrorKind::kThrottled;
+    case CloudErrorKind::kCapacity:
+      return ProviderErrorKind::kCapacity;
+    case CloudErrorKind::kQuota:
+      return ProviderErrorKind::kQuota;
+    case CloudErrorKind::kAuth:
+      return ProviderErrorKind::kAuth;
+    case CloudErrorKind::kNotFound:
+    case CloudErrorKind::kInvalid:
+      return ProviderErrorKind::kInvalid;
+    case CloudErrorKind::kTransient:
+      return ProviderErrorKind::kTransient;
+  }
+  return ProviderErrorKind::kTransient;
+}
+
 }  // namespace det::autoscaler

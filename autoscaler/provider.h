@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/cloud_error.h"
 #include "common/status.h"
 
 namespace det::autoscaler {
@@ -58,6 +59,8 @@ struct LaunchRequest {
 // auth and invalid errors need a person, transient ones are retried.
 enum class ProviderErrorKind { kCapacity, kQuota, kThrottled, kAuth, kInvalid, kTransient };
 std::string_view ProviderErrorKindName(ProviderErrorKind kind);
+// A cloud API's error kind as the autoscaler reacts to it (not found is invalid).
+ProviderErrorKind ProviderErrorKindOf(CloudErrorKind kind);
 
 struct ProviderError {
   ProviderErrorKind kind = ProviderErrorKind::kTransient;
@@ -68,6 +71,18 @@ struct ProviderError {
 // why in `error`.
 struct LaunchResult {
   std::vector<Instance> launched;
+  std::optional<ProviderError> error;
+  // The provider accepted `launched` but learns only later whether they start (Compute Engine
+  // runs an insert as an operation that may end with ZONE_RESOURCE_POOL_EXHAUSTED): each one's
+  // outcome comes from TakeLaunchOutcomes().
+  bool outcome_later = false;
+};
+
+// How an accepted launch ended: `error` empty when the instance was created, else why not (the
+// instance does not exist and is not listed).
+struct LaunchOutcome {
+  std::string instance_id;
+  Offering offering;
   std::optional<ProviderError> error;
 };
 
@@ -82,6 +97,9 @@ class Provider {
   virtual Status Terminate(const std::vector<std::string>& ids) = 0;
   // The offerings to launch, in order of preference (the first that is not backed off is used).
   virtual std::vector<Offering> Offerings() const = 0;
+  // Outcomes of launches that returned `outcome_later`, learnt since the last call (usually
+  // while listing). Providers whose launches succeed or fail at once have none.
+  virtual std::vector<LaunchOutcome> TakeLaunchOutcomes() { return {}; }
 };
 
 }  // namespace det::autoscaler

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "cloud_aws/aws_config.h"
+#include "cloud_gcp/gcp_config.h"
 
 namespace det::autoscaler {
 namespace {
@@ -11,13 +12,7 @@ constexpr const char* kProviderTypes[] = {"aws", "gcp", "local"};
 constexpr const char* kSpotFallbacks[] = {"none", "on_demand"};
 
 int32_t DefaultSlots(ConfigReader& reader, const std::string& type) {
-  if (type == "gcp") {
-    int slots = 4;
-    ConfigReader& instance_type = reader.Child("instance_type");
-    instance_type.AllowOtherKeys();
-    instance_type.ReadInt("gpu_num", &slots, 0, 4096);
-    return slots;
-  }
+  if (type == "gcp") return gcp::GcpInstanceSlots(reader.node());
   if (type != "aws") return 0;
   std::string instance_type = "g4dn.metal";
   reader.Read("instance_type", &instance_type);
@@ -75,6 +70,7 @@ ProviderConfig ReadProviderConfig(ConfigReader& reader) {
   // The provider's own keys are checked here too, so a bad section stops det-master at start
   // instead of only the autoscaler's pool (the tag default does not matter for that).
   if (config.type == "aws") aws::ReadAwsProviderConfig(reader, "");
+  if (config.type == "gcp") gcp::ReadGcpProviderConfig(reader, "");
   return config;
 }
 

@@ -18,7 +18,7 @@ struct ProviderConfig {
   std::string type;  // `type`: aws | gcp | local (required)
   int min_instances = 0;
   int max_instances = 5;
-  // `instance_slots`: slots of one instance. gcp: `instance_type.gpu_num` (4) when not given;
+  // `instance_slots`: slots of one instance. gcp: the instance type's GPUs when not given;
   // aws: by `instance_type` (g4dn.metal: 8); local: 0 unless given.
   int32_t slots_per_instance = 0;
   Duration max_idle_agent_period = std::chrono::minutes(5);
@@ -43,7 +43,8 @@ struct ProviderConfig {
 };
 
 // Reads the section at `reader` (a child reader such as `resource_pools[0].provider`), recording
-// errors on it, those of the provider type's own keys included (aws: cloud_aws/aws_config.h).
+// errors on it, those of the provider type's own keys included (aws: cloud_aws/aws_config.h, gcp:
+// cloud_gcp/gcp_config.h).
 ProviderConfig ReadProviderConfig(ConfigReader& reader);
 
 // GPUs of the AWS GPU instance types Determined's docs use (and newer ones), 0 for the CPU-only

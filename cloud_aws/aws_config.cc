@@ -37,21 +37,6 @@ void ReadCustomTags(ConfigReader& reader, AwsProviderConfig* config) {
   }
 }
 
-void ReadAgentStart(ConfigReader& reader, AwsProviderConfig* config) {
-  reader.Read("agent_binary", &config->agent_binary);
-  reader.Read("agent_install_command", &config->agent_install_command);
-  reader.Read("agent_args", &config->agent_args);
-  reader.Read("agent_key_file", &config->agent_key_file);
-  reader.Read("master_public_key_file", &config->master_public_key_file);
-  reader.Read("master_host", &config->master_host);
-  reader.ReadPort("master_port", &config->master_port);
-  if (config->agent_key_file.empty() != config->master_public_key_file.empty()) {
-    reader.Fail(config->agent_key_file.empty() ? "agent_key_file" : "master_public_key_file",
-                "is required with the other (the agents' CURVE key pair and the master's public "
-                "key go together)");
-  }
-}
-
 }  // namespace
 
 AwsProviderConfig ReadAwsProviderConfig(ConfigReader& reader, const std::string& cluster_id) {
@@ -74,7 +59,7 @@ AwsProviderConfig ReadAwsProviderConfig(ConfigReader& reader, const std::string&
   reader.Read("endpoint_url", &config.endpoint_url);
   ReadNetworkInterface(reader, &config);
   ReadCustomTags(reader, &config);
-  ReadAgentStart(reader, &config);
+  autoscaler::ReadAgentStartConfig(reader, &config.agent_start);
   if (config.image_id.empty()) reader.Fail("image_id", "is required (the agent AMI)");
   if (config.ssh_key_name.empty()) {
     reader.Fail("ssh_key_name", "is required (an EC2 key pair name)");

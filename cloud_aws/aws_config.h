@@ -16,13 +16,12 @@
 //   spot, spot_max_price        false, the on-demand price
 //   custom_tags                 [{key, value}]
 // Beyond Determined: endpoint_url (another EC2 endpoint), spot_fallback (common), and how the
-// agent starts on the instance: agent_binary (det-agent), agent_install_command,
-// agent_args, agent_key_file and master_public_key_file (the agents' CURVE keys, written on the
-// instance), master_host / master_port (default: the master's agent channel).
+// agent starts on the instance (autoscaler/agent_start.h).
 
 #include <string>
 #include <vector>
 
+#include "autoscaler/agent_start.h"
 #include "common/config.h"
 
 namespace det::aws {
@@ -54,14 +53,7 @@ struct AwsProviderConfig {
   std::string spot_fallback = "none";
   std::vector<Ec2Tag> custom_tags;
   std::string endpoint_url;
-  // The agent on the instance.
-  std::string agent_binary = "det-agent";
-  std::string agent_install_command;
-  std::vector<std::string> agent_args;
-  std::string agent_key_file;
-  std::string master_public_key_file;
-  std::string master_host;
-  int master_port = 0;
+  autoscaler::AgentStartConfig agent_start;  // the agent on the instance
 };
 
 // Reads the aws keys of the section `reader` reads, recording errors on it (the master validates

@@ -32,27 +32,15 @@ std::string NewClientToken() {
 
 bool IsSpotRequestId(const std::string& id) { return id.starts_with("sir-"); }
 
-}  // namespace
-
-autoscaler::ProviderErrorKind ProviderErrorKindOf(Ec2ErrorKind kind) {
-  using autoscaler::ProviderErrorKind;
-  switch (kind) {
-    case Ec2ErrorKind::kThrottled:
-      return ProviderErrorKind::kThrottled;
-    case Ec2ErrorKind::kCapacity:
-      return ProviderErrorKind::kCapacity;
-    case Ec2ErrorKind::kQuota:
-      return ProviderErrorKind::kQuota;
-    case Ec2ErrorKind::kAuth:
-      return ProviderErrorKind::kAuth;
-    case Ec2ErrorKind::kNotFound:
-    case Ec2ErrorKind::kInvalid:
-      return ProviderErrorKind::kInvalid;
-    case Ec2ErrorKind::kTransient:
-      return ProviderErrorKind::kTransient;
-  }
-  return ProviderErrorKind::kTransient;
+// Status codes of open spot requests that EC2 cannot fulfil for now for lack of capacity at the
+// price (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-request-status.html).
+bool ShortOfCapacity(const SpotRequest& request) {
+  return request.state == "open" && (request.status_code == "capacity-not-available" ||
+                                     request.status_code == "capacity-oversubscribed" ||
+                                     request.status_code == "price-too-low");
 }
+
+}  // namespace
 
 AwsProvider::AwsProvider(AwsProviderConfig config, AgentBootstrap bootstrap,
                          std::unique_ptr<Ec2Client> client, const Clock& clock)
@@ -100,10 +88,15 @@ Status AwsProvider::ListSpotRequests(const std::string& resource_pool,
   for (const Instance& instance : *instances) listed.insert(instance.id);
   std::vector<const SpotRequest*> fulfilled;  // active, their instance not tagged yet
   std::vector<const SpotRequest*> abandoned;  // cancelled, their instance perhaps still running
+  std::vector<const SpotRequest*> short_of_capacity;  // open, to be given up for on-demand
   std::set<std::string> referenced;
   for (const SpotRequest& request : requests.value()) {
     unseen_spot_.erase(request.id);
     referenced.insert(request.instance_id);
+    if (ShortOfCapacity(request) && config_.spot_fallback == "on_demand") {
+      short_of_capacity.push_back(&request);
+      continue;
+    }
     if (request.state == "open") {
       instances->push_back({request.id, resource_pool, InstanceState::kSpotRequested,
                             Offering{request.instance_type, request.zone, true},
@@ -119,6 +112,7 @@ Status AwsProvider::ListSpotRequests(const std::string& resource_pool,
   std::erase_if(dead_spot_instances_,
                 [&](const std::string& id) { return !referenced.contains(id); });
   DET_RETURN_IF_ERROR(AdoptSpotInstances(resource_pool, fulfilled, abandoned, instances));
+  GiveUpSpotRequests(short_of_capacity);
   const WallTime now = clock_.WallNow();
   std::erase_if(unseen_spot_, [&](const auto& entry) {
     return now - entry.second.created_at > kSpotVisibilityGrace;
@@ -129,6 +123,30 @@ Status AwsProvider::ListSpotRequests(const std::string& resource_pool,
         {id, resource_pool, InstanceState::kSpotRequested, unseen.offering, unseen.created_at});
   }
   return Status::Ok();
+}
+
+void AwsProvider::GiveUpSpotRequests(const std::vector<const SpotRequest*>& requests) {
+  std::vector<std::string> ids;
+  for (const SpotRequest* request : requests) ids.push_back(request->id);
+  if (ids.empty()) return;
+  if (Status cancelled = CancelSpotRequests(ids); !cancelled.ok()) {
+    spdlog::warn("cancelling {} spot request(s) short of capacity: {}", ids.size(),
+                 cancelled.message());
+    return;  // still open: listed again next time
+  }
+  for (const SpotRequest* request : requests) {
+    outcomes_.push_back(
+        {request->id, Offering{request->instance_type, request->zone, true},
+         autoscaler::ProviderError{autoscaler::ProviderErrorKind::kCapacity,
+                                   "spot request " + request->id + " is " + request->status_code +
+                                       ": " + request->status_message}});
+  }
+}
+
+std::vector<autoscaler::LaunchOutcome> AwsProvider::TakeLaunchOutcomes() {
+  std::vector<autoscaler::LaunchOutcome> taken;
+  taken.swap(outcomes_);
+  return taken;
 }
 
 Status AwsProvider::AdoptSpotInstances(const std::string& resource_pool,
@@ -194,11 +212,12 @@ autoscaler::LaunchResult AwsProvider::Launch(const autoscaler::LaunchRequest& re
   AgentBootstrap bootstrap = bootstrap_;
   bootstrap.resource_pool = request.resource_pool;
   spec.user_data = AgentUserData(config_, bootstrap);
-  if (Base64(spec.user_data).size() > kMaxUserDataBytes) {
-    result.error = {autoscaler::ProviderErrorKind::kInvalid,
-                    "the agent's user data is " + std::to_string(Base64(spec.user_data).size()) +
-                        " bytes base64-encoded; EC2 takes 16384 at most: shorten startup_script "
-                        "or agent_install_command"};
+  if (spec.user_data.size() > kMaxUserDataBytes) {
+    result.error = autoscaler::ProviderError{
+        autoscaler::ProviderErrorKind::kInvalid,
+        "the agent's user data is " + std::to_string(spec.user_data.size()) +
+            " bytes; EC2 takes 16384 at most (before base64): shorten startup_script or "
+            "agent_install_command"};
     return result;
   }
   const WallTime now = clock_.WallNow();
@@ -206,7 +225,7 @@ autoscaler::LaunchResult AwsProvider::Launch(const autoscaler::LaunchRequest& re
     Ec2Result<std::vector<SpotRequest>> made = client_->RequestSpotInstances(
         spec, request.count, config_.spot_max_price, NewClientToken());
     if (!made.ok()) {
-      result.error = {ProviderErrorKindOf(made.error().kind), made.error().ToString()};
+      result.error = {autoscaler::ProviderErrorKindOf(made.error().kind), made.error().ToString()};
       return result;
     }
     for (const SpotRequest& spot : made.value()) {
@@ -219,7 +238,8 @@ autoscaler::LaunchResult AwsProvider::Launch(const autoscaler::LaunchRequest& re
   Ec2Result<std::vector<Ec2Instance>> started =
       client_->RunInstances(spec, request.count, NewClientToken());
   if (!started.ok()) {
-    result.error = {ProviderErrorKindOf(started.error().kind), started.error().ToString()};
+    result.error = {autoscaler::ProviderErrorKindOf(started.error().kind),
+                    started.error().ToString()};
     return result;
   }
   for (const Ec2Instance& instance : started.value()) {
@@ -309,16 +329,8 @@ Result<std::unique_ptr<autoscaler::Provider>> MakeAwsProvider(
   if (config.region.empty()) {
     DET_ASSIGN_OR_RETURN(config.region, ResolveRegion(env, imds.get()));
   }
-  AgentBootstrap bootstrap;
-  bootstrap.master_host = config.master_host;
-  if (bootstrap.master_host.empty() && !common.master_url.empty()) {
-    if (Result<UrlParts> url = ParseUrl(common.master_url); url.ok())
-      bootstrap.master_host = url->host;
-  }
-  if (bootstrap.master_host.empty()) bootstrap.master_host = pool.agent_host;
-  bootstrap.master_port = config.master_port != 0 ? config.master_port : pool.agent_port;
-  bootstrap.startup_script = common.startup_script;
-  DET_RETURN_IF_ERROR(LoadAgentKeys(config, &bootstrap));
+  DET_ASSIGN_OR_RETURN(AgentBootstrap bootstrap,
+                       autoscaler::MakeAgentBootstrap(config.agent_start, common, pool));
   auto credentials = std::make_shared<CredentialsChain>(env, imds, clock);
   Ec2ClientOptions options;
   options.region = config.region;

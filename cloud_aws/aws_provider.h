@@ -9,7 +9,10 @@
 // instances. Spot requests are eventually consistent: one that DescribeSpotInstanceRequests does
 // not show yet is still reported (as requested) for kSpotVisibilityGrace after it was made. An
 // interrupted spot instance is terminated by EC2 and drops out of List(): the pool sees lost
-// capacity and launches again if the work still needs it.
+// capacity and launches again if the work still needs it. With spot_fallback: on_demand, an open
+// request EC2 reports short of capacity (capacity-not-available, capacity-oversubscribed,
+// price-too-low) is cancelled and reported as a failed launch, so the pool falls back at once
+// instead of waiting for it.
 
 #include <map>
 #include <memory>
@@ -28,7 +31,7 @@ namespace det::aws {
 
 inline constexpr const char* kPoolTag = "determined-resource-pool";
 inline constexpr Duration kSpotVisibilityGrace = std::chrono::minutes(5);
-inline constexpr size_t kMaxUserDataBytes = 16384;  // EC2's limit, base64-encoded
+inline constexpr size_t kMaxUserDataBytes = 16384;  // EC2's limit, before base64
 
 class AwsProvider final : public autoscaler::Provider {
  public:
@@ -39,6 +42,7 @@ class AwsProvider final : public autoscaler::Provider {
   autoscaler::LaunchResult Launch(const autoscaler::LaunchRequest& request) override;
   Status Terminate(const std::vector<std::string>& ids) override;
   std::vector<autoscaler::Offering> Offerings() const override;
+  std::vector<autoscaler::LaunchOutcome> TakeLaunchOutcomes() override;
 
  private:
   struct UnseenSpotRequest {
@@ -56,6 +60,9 @@ class AwsProvider final : public autoscaler::Provider {
                             const std::vector<const SpotRequest*>& fulfilled,
                             const std::vector<const SpotRequest*>& abandoned,
                             std::vector<autoscaler::Instance>* instances);
+  // With spot_fallback: on_demand, open requests EC2 cannot fulfil for lack of capacity are
+  // cancelled and become failed launch outcomes, so the pool launches on-demand meanwhile.
+  void GiveUpSpotRequests(const std::vector<const SpotRequest*>& requests);
   Status TerminateInstances(const std::vector<std::string>& ids);
   Status CancelSpotRequests(const std::vector<std::string>& ids);
 
@@ -65,6 +72,7 @@ class AwsProvider final : public autoscaler::Provider {
   const Clock& clock_;
   std::map<std::string, UnseenSpotRequest> unseen_spot_;  // by spot request id
   std::set<std::string> dead_spot_instances_;  // of requests still listed: not looked up again
+  std::vector<autoscaler::LaunchOutcome> outcomes_;
 };
 
 // The provider for one pool's section: credentials from the AWS CLI's chain, the region from the
@@ -73,7 +81,5 @@ class AwsProvider final : public autoscaler::Provider {
 Result<std::unique_ptr<autoscaler::Provider>> MakeAwsProvider(
     const autoscaler::ProviderConfig& common, const bus::PoolProviderEvent& pool,
     const Clock& clock);
-
-autoscaler::ProviderErrorKind ProviderErrorKindOf(Ec2ErrorKind kind);
 
 }  // namespace det::aws

@@ -73,28 +73,6 @@ Result<std::optional<TimedCredentials>> FromSection(const std::map<std::string, 
 
 }  // namespace
 
-AwsEnvironment AwsEnvironment::Process() {
-  return {[](const std::string& name) -> std::optional<std::string> {
-    const char* value = std::getenv(name.c_str());
-    if (value == nullptr) return std::nullopt;
-    return std::string(value);
-  }};
-}
-
-AwsEnvironment AwsEnvironment::Of(std::map<std::string, std::string> variables) {
-  return {
-      [variables = std::move(variables)](const std::string& name) -> std::optional<std::string> {
-        auto it = variables.find(name);
-        if (it == variables.end()) return std::nullopt;
-        return it->second;
-      }};
-}
-
-std::string AwsEnvironment::GetOr(const std::string& name, const std::string& fallback) const {
-  std::optional<std::string> value = get(name);
-  return value && !value->empty() ? *value : fallback;
-}
-
 IniSections ParseIni(const std::string& text) {
   IniSections sections;
   std::istringstream in(text);

@@ -18,18 +18,12 @@
 #include "cloud_aws/imds.h"
 #include "cloud_aws/sigv4.h"
 #include "common/clock.h"
+#include "common/environment.h"
 #include "common/status.h"
 
 namespace det::aws {
 
-// The process environment, injectable.
-struct AwsEnvironment {
-  std::function<std::optional<std::string>(const std::string&)> get;  // an environment variable
-  static AwsEnvironment Process();
-  // A fixed set of variables (tests).
-  static AwsEnvironment Of(std::map<std::string, std::string> variables);
-  std::string GetOr(const std::string& name, const std::string& fallback) const;
-};
+using AwsEnvironment = Environment;  // common/environment.h
 
 // Credentials and, for temporary ones, when they stop working.
 struct TimedCredentials {

@@ -1,11 +1,10 @@
 #include "cloud_aws/ec2_client.h"
 
-#include <openssl/evp.h>
-
 #include <pugixml.hpp>
-#include <random>
 #include <set>
 #include <thread>
+
+#include "common/base64.h"
 
 namespace det::aws {
 namespace {
@@ -135,46 +134,7 @@ void AddTagSpecification(const std::string& resource_type, const std::vector<Ec2
   }
 }
 
-// Jittered exponential backoff ("full jitter"): uniform in [0, min(max, base * 2^attempt)).
-Duration BackoffDelay(const RetryPolicy& policy, int attempt) {
-  static thread_local std::mt19937_64 random{std::random_device{}()};
-  const double ceiling = std::min<double>(static_cast<double>(policy.max_delay.count()),
-                                          static_cast<double>(policy.base_delay.count()) *
-                                              static_cast<double>(1LL << std::min(attempt, 30)));
-  std::uniform_real_distribution<double> jitter(0.0, ceiling);
-  return Duration(static_cast<Duration::rep>(jitter(random)));
-}
-
-std::string FormEncode(const std::map<std::string, std::string>& params) {
-  std::string body;
-  for (const auto& [name, value] : params) {
-    if (!body.empty()) body += '&';
-    body += UriEncode(name, false) + "=" + UriEncode(value, false);
-  }
-  return body;
-}
-
 }  // namespace
-
-std::string_view Ec2ErrorKindName(Ec2ErrorKind kind) {
-  switch (kind) {
-    case Ec2ErrorKind::kThrottled:
-      return "throttled";
-    case Ec2ErrorKind::kCapacity:
-      return "capacity";
-    case Ec2ErrorKind::kQuota:
-      return "quota";
-    case Ec2ErrorKind::kAuth:
-      return "auth";
-    case Ec2ErrorKind::kNotFound:
-      return "not_found";
-    case Ec2ErrorKind::kInvalid:
-      return "invalid";
-    case Ec2ErrorKind::kTransient:
-      return "transient";
-  }
-  return "transient";
-}
 
 Ec2ErrorKind ClassifyEc2Error(const std::string& code, long http_status) {
   if (kThrottlingCodes.contains(code) || http_status == 429) return Ec2ErrorKind::kThrottled;
@@ -217,15 +177,6 @@ std::string SpotRequest::Tag(const std::string& key) const {
   return "";
 }
 
-std::string Base64(std::string_view data) {
-  std::string out(4 * ((data.size() + 2) / 3), '\0');
-  const int size = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                   reinterpret_cast<const unsigned char*>(data.data()),
-                                   static_cast<int>(data.size()));
-  out.resize(static_cast<size_t>(size));
-  return out;
-}
-
 std::map<std::string, std::string> LaunchSpecParams(const LaunchSpec& spec,
                                                     const std::string& prefix) {
   std::map<std::string, std::string> params;
@@ -247,7 +198,7 @@ std::map<std::string, std::string> LaunchSpecParams(const LaunchSpec& spec,
   params[disk + "Ebs.VolumeType"] = "gp3";
   params[disk + "Ebs.DeleteOnTermination"] = "true";
   if (!spec.zone.empty()) params[prefix + "Placement.AvailabilityZone"] = spec.zone;
-  if (!spec.user_data.empty()) params[prefix + "UserData"] = Base64(spec.user_data);
+  if (!spec.user_data.empty()) params[prefix + "UserData"] = Base64Encode(spec.user_data);
   return params;
 }
 
@@ -305,7 +256,7 @@ Ec2Result<std::string> Ec2Client::Call(const std::string& action,
   std::map<std::string, std::string> all = params;
   all["Action"] = action;
   all["Version"] = kApiVersion;
-  const std::string body = FormEncode(all);
+  const std::string body = FormEncode({all.begin(), all.end()});
   for (int attempt = 0;; ++attempt) {
     Ec2Result<std::string> result = Attempt(action, body);
     if (result.ok()) return result;

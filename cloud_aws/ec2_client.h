@@ -10,27 +10,23 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "cloud_aws/aws_config.h"
 #include "cloud_aws/credentials.h"
 #include "common/clock.h"
+#include "common/cloud_error.h"
 #include "common/http_client.h"
+#include "common/retry.h"
 
 namespace det::aws {
 
-// What a failed call means for the caller.
-enum class Ec2ErrorKind {
-  kThrottled,  // RequestLimitExceeded, Throttling, HTTP 429
-  kCapacity,   // InsufficientInstanceCapacity and friends: try later or elsewhere
-  kQuota,      // InstanceLimitExceeded, VcpuLimitExceeded, MaxSpotInstanceCountExceeded
-  kAuth,       // UnauthorizedOperation, AuthFailure, SignatureDoesNotMatch, no credentials
-  kNotFound,   // InvalidInstanceID.NotFound and other *.NotFound
-  kInvalid,    // any other 4xx: the request (or the config behind it) is wrong
-  kTransient,  // 5xx, InternalError, Unavailable, transport failures and timeouts
-};
-std::string_view Ec2ErrorKindName(Ec2ErrorKind kind);
+// What a failed call means for the caller (common/cloud_error.h): throttled (RequestLimitExceeded,
+// Throttling, HTTP 429), capacity (InsufficientInstanceCapacity and friends), quota
+// (InstanceLimitExceeded, VcpuLimitExceeded, MaxSpotInstanceCountExceeded), auth
+// (UnauthorizedOperation, AuthFailure, SignatureDoesNotMatch, no credentials), not found
+// (*.NotFound), invalid (any other 4xx), transient (5xx, InternalError, transport failures).
+using Ec2ErrorKind = CloudErrorKind;
 Ec2ErrorKind ClassifyEc2Error(const std::string& code, long http_status);
 
 struct Ec2Error {
@@ -47,18 +43,7 @@ struct Ec2Error {
 
 // A value or the error that prevented it.
 template <class T>
-class Ec2Result {
- public:
-  Ec2Result(T value) : state_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
-  Ec2Result(Ec2Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
-  bool ok() const { return state_.index() == 0; }
-  const T& value() const { return std::get<0>(state_); }
-  T& value() { return std::get<0>(state_); }
-  const Ec2Error& error() const { return std::get<1>(state_); }
-
- private:
-  std::variant<T, Ec2Error> state_;
-};
+using Ec2Result = Expected<T, Ec2Error>;
 
 struct Ec2Instance {
   std::string id;
@@ -107,16 +92,11 @@ struct LaunchSpec {
   std::vector<Ec2Tag> tags;
 };
 
-struct RetryPolicy {
-  int max_attempts = 3;  // the SDKs' standard mode
-  Duration base_delay = std::chrono::milliseconds(100);
-  Duration max_delay = std::chrono::seconds(20);
-};
-
 struct Ec2ClientOptions {
   std::string region;
   std::string endpoint_url;  // "" for https://ec2.<region>.amazonaws.com
-  RetryPolicy retry;
+  // The SDKs' standard mode: 3 attempts, random(0, 1 s × 2^attempt) between them, 20 s at most.
+  RetryPolicy retry{3, std::chrono::seconds(1), std::chrono::seconds(20)};
   Duration timeout = std::chrono::seconds(30);
 };
 
@@ -166,6 +146,5 @@ class Ec2Client {
 // RequestSpotInstances). Exposed for tests.
 std::map<std::string, std::string> LaunchSpecParams(const LaunchSpec& spec,
                                                     const std::string& prefix);
-std::string Base64(std::string_view data);
 
 }  // namespace det::aws

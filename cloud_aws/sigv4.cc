@@ -20,10 +20,6 @@ std::string Lower(std::string_view text) {
   return out;
 }
 
-bool IsUnreserved(unsigned char c) {
-  return std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
-}
-
 std::string Hex(const unsigned char* data, size_t size) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;
@@ -116,35 +112,6 @@ std::string SignableRequest::Header(std::string_view name) const {
     if (Lower(key) == wanted) return value;
   }
   return "";
-}
-
-std::string UriEncode(std::string_view text, bool keep_slash) {
-  static constexpr char kDigits[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (IsUnreserved(c) || (keep_slash && c == '/')) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kDigits[c >> 4];
-      out += kDigits[c & 0xF];
-    }
-  }
-  return out;
-}
-
-std::string UriDecode(std::string_view text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(text[i + 1]) &&
-        std::isxdigit(text[i + 2])) {
-      out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
 }
 
 std::string Sha256Hex(std::string_view data) {

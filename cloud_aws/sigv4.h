@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/http_client.h"
 
 namespace det::aws {
 
@@ -64,11 +65,9 @@ void SignRequest(SignableRequest* request, const Credentials& credentials,
 // "20150830T123600Z" for `time`.
 std::string AmzDate(WallTime time);
 
-// RFC 3986 percent-encoding of everything but unreserved characters (and "/" when `keep_slash`),
-// with upper-case hex, as SigV4 wants.
-std::string UriEncode(std::string_view text, bool keep_slash);
-// Decodes %XX sequences (malformed ones are kept as they are).
-std::string UriDecode(std::string_view text);
+// RFC 3986 percent-encoding with upper-case hex, as SigV4 wants (common/http_client.h).
+using det::UriDecode;
+using det::UriEncode;
 
 // Lower-case hex SHA-256 of `data`.
 std::string Sha256Hex(std::string_view data);

@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <cctype>
 #include <mutex>
 
 namespace det {
@@ -38,6 +39,45 @@ std::string UrlParts::HostHeader() const {
   const bool default_port = (scheme == "http" && port == 80) || (scheme == "https" && port == 443);
   const std::string name = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   return default_port ? name : name + ":" + std::to_string(port);
+}
+
+std::string UriEncode(std::string_view text, bool keep_slash) {
+  static constexpr char kDigits[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    const bool unreserved = std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~';
+    if (unreserved || (keep_slash && c == '/')) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kDigits[c >> 4];
+      out += kDigits[c & 0xF];
+    }
+  }
+  return out;
+}
+
+std::string UriDecode(std::string_view text) {
+  const auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) && hex(text[i + 2])) {
+      out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+std::string FormEncode(const std::vector<std::pair<std::string, std::string>>& fields) {
+  std::string body;
+  for (const auto& [name, value] : fields) {
+    if (!body.empty()) body += '&';
+    body += UriEncode(name, false) + "=" + UriEncode(value, false);
+  }
+  return body;
 }
 
 Result<UrlParts> ParseUrl(const std::string& url) {

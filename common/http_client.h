@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,14 @@ struct UrlParts {
   std::string HostHeader() const;
 };
 Result<UrlParts> ParseUrl(const std::string& url);
+
+// RFC 3986 percent-encoding of everything but unreserved characters (and "/" when `keep_slash`),
+// with upper-case hex.
+std::string UriEncode(std::string_view text, bool keep_slash);
+// Decodes %XX sequences (malformed ones are kept as they are).
+std::string UriDecode(std::string_view text);
+// An application/x-www-form-urlencoded body ("a=1&b=x%20y"), in the given order.
+std::string FormEncode(const std::vector<std::pair<std::string, std::string>>& fields);
 
 class HttpClient {
  public:

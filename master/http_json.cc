@@ -1,10 +1,11 @@
 #include "master/http_json.h"
 
 #include <httplib.h>
-#include <openssl/evp.h>
 
 #include <cctype>
 #include <sstream>
+
+#include "common/base64.h"
 
 namespace det::master {
 
@@ -65,22 +66,9 @@ Result<nlohmann::json> ParseBody(const httplib::Request& req) {
 }
 
 Result<std::string> DecodeBase64(const std::string& text, const std::string& field) {
-  auto invalid = [&] { return InvalidArgument(field + ": expected base64 (RFC 4648, padded)"); };
-  if (text.size() % 4 != 0) return invalid();
-  const size_t data_end = text.find_last_not_of('=') + 1;  // npos + 1 == 0: all padding
-  if (text.size() - data_end > 2) return invalid();
-  for (size_t i = 0; i < data_end; ++i) {
-    const char c = text[i];
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '/') return invalid();
-  }
-  std::string out(text.size() / 4 * 3, '\0');
-  const int decoded = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                      reinterpret_cast<const unsigned char*>(text.data()),
-                                      static_cast<int>(text.size()));
-  if (decoded < 0) return invalid();
-  // EVP_DecodeBlock counts the padding as zero bytes.
-  out.resize(static_cast<size_t>(decoded) - (text.size() - data_end));
-  return out;
+  Result<std::string> decoded = Base64Decode(text);
+  if (!decoded.ok()) return decoded.status().WithContext(field);
+  return decoded;
 }
 
 Result<int64_t> QueryNumber(const httplib::Request& req, const std::string& name,

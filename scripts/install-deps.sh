@@ -12,9 +12,17 @@ PACKAGES=(
   postgresql openssl wrk nginx-light awscli
 )
 
+# gcloud (the fake Compute Engine's check) is Google's package, not in Debian's archive: installed
+# when the machine's apt sources carry it (Google's repository), else the check says it is missing.
+OPTIONAL=(google-cloud-cli)
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
 for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  installed "$p" || missing+=("$p")
+done
+for p in "${OPTIONAL[@]}"; do
+  if ! installed "$p" && apt-cache show "$p" >/dev/null 2>&1; then missing+=("$p"); fi
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "common/base64.h"
+
 namespace det::master::auth {
 namespace {
 
@@ -26,24 +28,6 @@ std::string Pbkdf2(std::string_view password, std::string_view salt, int iterati
     throw std::runtime_error("OpenSSL's PBKDF2 failed");
   }
   return key;
-}
-
-// Base64url without padding back to bytes; nullopt-like empty + false on a bad character.
-bool FromBase64Url(std::string_view text, std::string* out) {
-  std::string standard(text);
-  for (char& c : standard) {
-    if (c == '-') c = '+';
-    if (c == '_') c = '/';
-  }
-  while (standard.size() % 4 != 0) standard += '=';
-  std::vector<unsigned char> decoded(standard.size() / 4 * 3 + 1);
-  const int size =
-      EVP_DecodeBlock(decoded.data(), reinterpret_cast<const unsigned char*>(standard.data()),
-                      static_cast<int>(standard.size()));
-  if (size < 0) return false;
-  const size_t padding = standard.size() - text.size();
-  out->assign(reinterpret_cast<const char*>(decoded.data()), static_cast<size_t>(size) - padding);
-  return true;
 }
 
 // Splits "a$b$c$d" into exactly four parts.
@@ -79,19 +63,7 @@ std::string Hex(std::string_view bytes) {
   return hex;
 }
 
-std::string Base64Url(std::string_view bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int size = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                   reinterpret_cast<const unsigned char*>(bytes.data()),
-                                   static_cast<int>(bytes.size()));
-  out.resize(static_cast<size_t>(size));
-  while (!out.empty() && out.back() == '=') out.pop_back();
-  for (char& c : out) {
-    if (c == '+') c = '-';
-    if (c == '/') c = '_';
-  }
-  return out;
-}
+std::string Base64Url(std::string_view bytes) { return Base64UrlEncode(bytes); }
 
 std::string Sha256Hex(std::string_view text) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
@@ -117,14 +89,11 @@ bool VerifyPassword(std::string_view password, std::string_view encoded) {
   if (error != std::errc() || end != parts[1].data() + parts[1].size() || iterations < 1) {
     return false;
   }
-  std::string salt;
-  std::string expected;
-  if (!FromBase64Url(parts[2], &salt) || !FromBase64Url(parts[3], &expected) ||
-      expected.size() != kKeyBytes) {
-    return false;
-  }
-  const std::string actual = Pbkdf2(password, salt, iterations);
-  return CRYPTO_memcmp(actual.data(), expected.data(), kKeyBytes) == 0;
+  Result<std::string> salt = Base64UrlDecode(parts[2]);
+  Result<std::string> expected = Base64UrlDecode(parts[3]);
+  if (!salt.ok() || !expected.ok() || expected->size() != kKeyBytes) return false;
+  const std::string actual = Pbkdf2(password, *salt, iterations);
+  return CRYPTO_memcmp(actual.data(), expected->data(), kKeyBytes) == 0;
 }
 
 }  // namespace det::master::auth

@@ -1,15 +1,13 @@
 #include "tests/fakes/fake_ec2.h"
 
 #include <httplib.h>
-#include <openssl/evp.h>
-#include <signal.h>
-#include <sys/wait.h>
 
 #include <ctime>
 #include <fstream>
 #include <set>
 
-#include "common/process.h"
+#include "common/base64.h"
+#include "tests/fakes/booted_script.h"
 
 namespace det::testing {
 namespace {
@@ -154,22 +152,6 @@ bool Matches(const std::map<std::string, std::set<std::string>>& filters, const 
   return true;
 }
 
-std::string Base64Decode(const std::string& text) {
-  std::string out(text.size(), '\0');
-  const int size = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                   reinterpret_cast<const unsigned char*>(text.data()),
-                                   static_cast<int>(text.size()));
-  if (size < 0) return "";
-  size_t length = static_cast<size_t>(size);
-  if (text.ends_with("==")) {
-    length -= 2;
-  } else if (text.ends_with("=")) {
-    length -= 1;
-  }
-  out.resize(length);
-  return out;
-}
-
 int StateCode(const std::string& state) {
   static const std::map<std::string, int> kCodes = {{"pending", 0},        {"running", 16},
                                                     {"shutting-down", 32}, {"terminated", 48},
@@ -199,7 +181,7 @@ struct FakeEc2::Instance {
   Clock::time_point launched;
   Tags tags;
   Params launch_params;  // what it was launched with, for tests
-  pid_t pid = -1;        // the booted user data
+  BootedScript boot;     // the booted user data
   int index = 0;
 
   std::string Xml() const {
@@ -270,13 +252,7 @@ void FakeEc2::Stop() {
     thread_.join();
   }
   std::lock_guard lock(mu_);
-  for (auto& [id, instance] : instances_) {
-    if (instance->pid > 0) {
-      kill(-instance->pid, SIGKILL);
-      waitpid(instance->pid, nullptr, 0);
-      instance->pid = -1;
-    }
-  }
+  for (auto& [id, instance] : instances_) instance->boot.Kill();
 }
 
 void FakeEc2::Route() {
@@ -419,7 +395,8 @@ FakeEc2::Instance& FakeEc2::NewInstance(const Params& params, const std::string&
   instance->instance_type = Param(params, prefix + "InstanceType", "m1.small");
   instance->key_name = Param(params, prefix + "KeyName");
   instance->zone = Param(params, prefix + "Placement.AvailabilityZone", options_.zone);
-  instance->user_data = Base64Decode(Param(params, prefix + "UserData"));
+  Result<std::string> user_data = Base64Decode(Param(params, prefix + "UserData"));
+  instance->user_data = user_data.ok() ? *user_data : "";
   instance->spot = spot;
   instance->launched = Clock::now();
   instance->launch_params = params;
@@ -431,31 +408,14 @@ FakeEc2::Instance& FakeEc2::NewInstance(const Params& params, const std::string&
 
 void FakeEc2::Boot(Instance& instance) {
   const std::filesystem::path dir = options_.work_dir / instance.id;
-  std::filesystem::create_directories(dir);
-  const std::filesystem::path script = dir / "user-data.sh";
-  std::ofstream(script) << instance.user_data;
-  Result<pid_t> pid = SpawnDetached(
-      {"/bin/bash", script.string()},
+  instance.boot.Start(
+      dir, "user-data.sh", instance.user_data,
       {{"DET_IMDS_ENDPOINT", "http://127.0.0.1:" + std::to_string(port_) + "/imds/" + instance.id},
-       {"DET_AGENT_DIR", dir.string()}},
-      (dir / "boot.log").string());
-  if (pid.ok()) instance.pid = *pid;
-}
-
-void FakeEc2::Kill(Instance& instance) {
-  if (instance.pid > 0) {
-    kill(-instance.pid, SIGKILL);
-    waitpid(instance.pid, nullptr, 0);
-    instance.pid = -1;
-  }
+       {"DET_AGENT_DIR", dir.string()}});
 }
 
 void FakeEc2::Reap() {
-  for (auto& [id, instance] : instances_) {
-    if (instance->pid > 0 && waitpid(instance->pid, nullptr, WNOHANG) == instance->pid) {
-      instance->pid = -1;
-    }
-  }
+  for (auto& [id, instance] : instances_) instance->boot.Reap();
 }
 
 void FakeEc2::Advance() {
@@ -563,7 +523,7 @@ std::string FakeEc2::TerminateInstances(const Params& params, int* status) {
     Instance& instance = *instances_[id];
     const std::string previous = instance.state;
     if (instance.state != "terminated") instance.state = "shutting-down";
-    Kill(instance);
+    instance.boot.Kill();
     if (auto request = spot_requests_.find(instance.spot_request_id);
         request != spot_requests_.end() && request->second->state == "active") {
       request->second->state = "closed";  // a one-time request ends with its instance
@@ -771,7 +731,7 @@ bool FakeEc2::InterruptSpot(const std::string& instance_id) {
   auto it = instances_.find(instance_id);
   if (it == instances_.end() || !it->second->spot) return false;
   it->second->state = "terminated";
-  Kill(*it->second);
+  it->second->boot.Kill();
   if (auto request = spot_requests_.find(it->second->spot_request_id);
       request != spot_requests_.end()) {
     request->second->state = "closed";
@@ -794,7 +754,7 @@ nlohmann::json FakeEc2::State() {
                                   {"instance_type", instance->instance_type},
                                   {"tags", tags},
                                   {"user_data", instance->user_data},
-                                  {"booted", instance->pid > 0},
+                                  {"booted", instance->boot.running()},
                                   {"launch_params", instance->launch_params}});
   }
   for (const auto& [id, request] : spot_requests_) {

@@ -105,7 +105,6 @@ class FakeEc2 {
 
   Instance& NewInstance(const Params& params, const std::string& prefix, bool spot);
   void Boot(Instance& instance);
-  void Kill(Instance& instance);
   void Reap();
 
   FakeEc2Options options_;

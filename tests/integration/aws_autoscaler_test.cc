@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/testing/autoscaler_fixture.h"
-#include "tests/testing/fake_ec2_process.h"
+#include "tests/testing/fake_cloud_process.h"
 
 namespace det {
 namespace {
@@ -137,17 +137,39 @@ TEST_F(AwsSpotAutoscalerTest, NoSpotCapacityFallsBackToOnDemandThroughThrottling
                          {"code", "InsufficientInstanceCapacity"},
                          {"status", 500},
                          {"times", 100}});
-  fake_->Admin("fault", {{"action", "DescribeInstances"},
+  // Throttled past the client's three attempts: the launch gate pauses the pool, then retries.
+  fake_->Admin("fault", {{"action", "RunInstances"},
                          {"code", "RequestLimitExceeded"},
                          {"status", 503},
-                         {"times", 2}});
+                         {"times", 3}});
   StartAutoscaler();
   const nlohmann::json instance = RunExperimentOnANewInstance();
   ASSERT_TRUE(instance.is_object()) << Instances().dump();
   EXPECT_EQ(instance["spot"], false);
   EXPECT_GE(Calls("RequestSpotInstances"), 1);
-  EXPECT_EQ(Calls("RunInstances"), 1);
+  EXPECT_EQ(Calls("RunInstances"), 4);
   EXPECT_NE(Log("autoscaler.log").find("InsufficientInstanceCapacity"), std::string::npos);
+  EXPECT_NE(Log("autoscaler.log")
+                .find("throttled error: ec2:RunInstances failed: "
+                      "RequestLimitExceeded"),
+            std::string::npos)
+      << Log("autoscaler.log");
+  ExpectScaledBackToNothing();
+}
+
+TEST_F(AwsSpotAutoscalerTest, SpotRequestsLeftOpenForLackOfCapacityFallBackToOnDemand) {
+  // EC2 accepts the request but leaves it open (capacity-not-available), as it does when a
+  // zone has no spot capacity: the request is given up and on-demand launched meanwhile.
+  fake_->Admin("spot", {{"fulfil", false}});
+  StartAutoscaler();
+  const nlohmann::json instance = RunExperimentOnANewInstance();
+  ASSERT_TRUE(instance.is_object()) << Instances().dump();
+  EXPECT_EQ(instance["spot"], false);
+  EXPECT_EQ(Calls("RequestSpotInstances"), 1);
+  EXPECT_GE(Calls("CancelSpotInstanceRequests"), 1);
+  EXPECT_EQ(Calls("RunInstances"), 1);
+  EXPECT_NE(Det("autoscaler decisions").find("capacity-not-available"), std::string::npos)
+      << Det("autoscaler decisions");
   ExpectScaledBackToNothing();
 }
 

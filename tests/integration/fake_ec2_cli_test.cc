@@ -2,7 +2,7 @@
 // makes works against it as against EC2, signatures included, and its errors read as EC2's.
 #include <gtest/gtest.h>
 
-#include "tests/testing/fake_ec2_process.h"
+#include "tests/testing/fake_cloud_process.h"
 
 namespace det {
 namespace {

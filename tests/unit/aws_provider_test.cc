@@ -135,6 +135,33 @@ TEST_F(AwsProviderTest, SpotRequestsAreCapacityOnTheWayAndFulfilledInstancesGetT
   EXPECT_TRUE(provider->List("gpu")->empty());
 }
 
+TEST_F(AwsProviderTest, WithFallbackARequestShortOfCapacityIsGivenUpAsAFailedLaunch) {
+  StartFake();
+  fake_->SetSpotBehaviour(false, {}, {});  // open: capacity-not-available
+  AwsProviderConfig config = Config();
+  config.spot = true;
+  config.spot_fallback = "on_demand";
+  auto provider = Provider(config);
+  const std::string id = provider->Launch({"gpu", 1, provider->Offerings()[0]}).launched.at(0).id;
+  auto listed = provider->List("gpu");
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->empty()) << "no longer capacity on the way";
+  const auto outcomes = provider->TakeLaunchOutcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_EQ(outcomes[0].instance_id, id);
+  EXPECT_EQ(outcomes[0].offering, provider->Offerings()[0]);
+  ASSERT_TRUE(outcomes[0].error.has_value());
+  EXPECT_EQ(outcomes[0].error->kind, autoscaler::ProviderErrorKind::kCapacity);
+  EXPECT_NE(outcomes[0].error->message.find("capacity-not-available"), std::string::npos);
+  EXPECT_EQ(fake_->State()["spot_requests"][0]["state"], "cancelled");
+  // Without fallback the request stays open: EC2 may still fulfil it.
+  config.spot_fallback = "none";
+  auto patient = Provider(config);
+  patient->Launch({"gpu", 1, patient->Offerings()[0]});
+  EXPECT_EQ(patient->List("gpu")->size(), 1u);
+  EXPECT_TRUE(patient->TakeLaunchOutcomes().empty());
+}
+
 TEST_F(AwsProviderTest, SpotRequestsAwsDoesNotShowYetAreStillReported) {
   StartFake();
   fake_->SetSpotBehaviour(false, {}, std::chrono::milliseconds(60000));
@@ -234,13 +261,13 @@ TEST_F(AwsProviderTest, BootstrapStartsTheAgentWithTheInstanceIdAfterTheStartupS
   std::ofstream(dir_ / "agent.key") << "public_key: P\nsecret_key: S\n";
   std::ofstream(dir_ / "master.pub") << "public_key: M\n";
   AwsProviderConfig config = Config();
-  config.agent_binary = agent.string();
-  config.agent_args = {"--log-level", "debug it's"};
-  config.agent_key_file = (dir_ / "agent.key").string();
-  config.master_public_key_file = (dir_ / "master.pub").string();
+  config.agent_start.agent_binary = agent.string();
+  config.agent_start.agent_args = {"--log-level", "debug it's"};
+  config.agent_start.agent_key_file = (dir_ / "agent.key").string();
+  config.agent_start.master_public_key_file = (dir_ / "master.pub").string();
   AgentBootstrap bootstrap{"10.1.2.3", 9999, "", "echo started > \"$DET_AGENT_DIR/startup-ran\"",
                            "",         ""};
-  ASSERT_TRUE(LoadAgentKeys(config, &bootstrap).ok());
+  ASSERT_TRUE(autoscaler::LoadAgentKeys(config.agent_start, &bootstrap).ok());
   auto provider = Provider(config, bootstrap);
   autoscaler::LaunchResult launched = provider->Launch({"gpu", 1, provider->Offerings()[0]});
   ASSERT_EQ(launched.launched.size(), 1u);
@@ -268,7 +295,7 @@ TEST_F(AwsProviderTest, AFailingStartupScriptKeepsTheAgentFromStarting) {
   std::ofstream(agent) << "#!/bin/sh\ntouch \"$DET_AGENT_DIR/agent-ran\"\n";
   fs::permissions(agent, fs::perms::owner_all);
   AwsProviderConfig config = Config();
-  config.agent_binary = agent.string();
+  config.agent_start.agent_binary = agent.string();
   auto provider = Provider(config, {"10.1.2.3", 9999, "", "echo no GPU driver; exit 3", "", ""});
   const std::string id = provider->Launch({"gpu", 1, provider->Offerings()[0]}).launched.at(0).id;
   const fs::path log = dir_ / "instances" / id / "bootstrap.log";

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/base64.h"
 #include "tests/fakes/fake_ec2.h"
 
 namespace det::aws {
@@ -78,7 +79,7 @@ TEST_F(Ec2ClientTest, RunInstancesSendsWhatTheLaunchNeedsAndParsesTheReservation
   EXPECT_EQ(p["ClientToken"], "token-1");
   EXPECT_EQ(p["TagSpecification.1.ResourceType"], "instance");
   EXPECT_EQ(p["TagSpecification.1.Tag.1.Key"], "managed-by");
-  EXPECT_EQ(p["UserData"], Base64(Spec().user_data));
+  EXPECT_EQ(p["UserData"], Base64Encode(Spec().user_data));
   EXPECT_EQ(fake_.State()["instances"][0]["user_data"], Spec().user_data);
 }
 
@@ -169,8 +170,8 @@ TEST_F(Ec2ClientTest, ThrottlingIsRetriedWithJitteredExponentialBackoff) {
   auto listed = client->DescribeInstances({});
   ASSERT_TRUE(listed.ok()) << listed.error().ToString();
   ASSERT_EQ(sleeps_.size(), 2u);
-  EXPECT_LE(sleeps_[0], std::chrono::milliseconds(100));  // full jitter below base * 2^0
-  EXPECT_LE(sleeps_[1], std::chrono::milliseconds(200));
+  EXPECT_LE(sleeps_[0], std::chrono::seconds(1));  // full jitter below base * 2^0, as the SDKs
+  EXPECT_LE(sleeps_[1], std::chrono::seconds(2));
   EXPECT_EQ(fake_.CallCount("DescribeInstances"), 3);
 }
 

@@ -180,6 +180,56 @@ TEST_F(PoolScalerTest, CapacityErrorsFallBackToOnDemandWithinSeconds) {
   EXPECT_EQ(provider_->cloud->size(), 1u);
 }
 
+TEST_F(PoolScalerTest, ALaunchThatFailsLaterBacksItsOfferingOffAndFallsBack) {
+  // Like Compute Engine: the launch is accepted, its operation fails a few seconds later.
+  struct LaterFailure final : FakeProvider {
+    using FakeProvider::FakeProvider;
+    LaunchResult Launch(const LaunchRequest& request) override {
+      LaunchResult result = FakeProvider::Launch(request);
+      result.outcome_later = true;
+      for (const Instance& instance : result.launched) {
+        if (request.offering.spot) pending.push_back(instance);
+      }
+      return result;
+    }
+    std::vector<LaunchOutcome> TakeLaunchOutcomes() override {
+      std::vector<LaunchOutcome> outcomes;
+      for (const Instance& failed : pending) {
+        std::erase_if(*cloud, [&](const Instance& i) { return i.id == failed.id; });
+        outcomes.push_back(
+            {failed.id, failed.offering,
+             ProviderError{ProviderErrorKind::kCapacity, "ZONE_RESOURCE_POOL_EXHAUSTED"}});
+      }
+      pending.clear();
+      return outcomes;
+    }
+    std::vector<Instance> pending;
+  };
+  auto provider = std::make_unique<LaterFailure>(clock_);
+  provider_ = provider.get();
+  PoolScaler scaler("default", config_, std::move(provider), clock_, reporter_);
+  Pending(4);
+  scaler.Tick(view_);
+  ASSERT_EQ(provider_->launch_calls.size(), 1u);
+  EXPECT_TRUE(provider_->launch_calls[0].offering.spot);
+  const std::string failed = reporter_.decisions.at(0).launched.at(0);
+  clock_.Advance(seconds(5));  // the next list learns the operation failed
+  scaler.Tick(view_);
+  ASSERT_EQ(reporter_.decisions.size(), 3u);
+  EXPECT_EQ(reporter_.decisions[1].error,
+            "launch of " + failed + " failed: capacity error: ZONE_RESOURCE_POOL_EXHAUSTED");
+  ASSERT_EQ(provider_->launch_calls.size(), 2u) << "launched again at once";
+  EXPECT_FALSE(provider_->launch_calls[1].offering.spot) << "on the next offering";
+  ASSERT_EQ(scaler.instances().size(), 1u);
+  EXPECT_NE(scaler.instances()[0].id, failed);
+  // The failed one never was: it is no failed start for the circuit breaker, and stays gone.
+  for (int i = 0; i < 70; ++i) {
+    clock_.Advance(seconds(1));
+    scaler.Tick(view_);
+  }
+  EXPECT_EQ(provider_->launch_calls.size(), 2u);
+}
+
 TEST_F(PoolScalerTest, IdleInstancesStopAfterTheIdlePeriod) {
   config_.max_idle_agent_period = minutes(5);
   auto scaler = MakeScaler();

@@ -49,7 +49,8 @@ resource_pools:
   - pool_name: cpu
     scheduler: {type: fair_share}
     task_container_defaults: {preemption_timeout: 2m}
-    provider: {type: gcp, max_instances: 8, instance_type: {machine_type: n1-standard-8}}
+    provider: {type: gcp, max_instances: 8, instance_type: {machine_type: n1-standard-8},
+               boot_disk_source_image: projects/p/global/images/det-agent}
 )");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   const ResourcesConfig& r = config->resources;
@@ -84,6 +85,29 @@ resource_pools:
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->resources.resource_pools[0].provider->slots_per_instance, 4);
   EXPECT_EQ(config->resources.resource_pools[1].provider->slots_per_instance, 2);
+}
+
+TEST(ResourceConfigTest, GcpSlotsAreTheInstanceTypesGpus) {
+  auto config = Parse(R"(
+resource_pools:
+  - pool_name: n1
+    provider: {type: gcp, boot_disk_source_image: i,
+               instance_type: {machine_type: n1-standard-8, gpu_type: nvidia-tesla-v100,
+                               gpu_num: 8}}
+  - pool_name: a2
+    provider: {type: gcp, boot_disk_source_image: i, instance_type: {machine_type: a2-highgpu-2g}}
+  - pool_name: cpu
+    provider: {type: gcp, boot_disk_source_image: i, cpu_slots_allowed: true,
+               instance_type: {machine_type: e2-standard-8}}
+  - pool_name: none
+    provider: {type: gcp, boot_disk_source_image: i, instance_type: {machine_type: c2-standard-4}}
+)");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  const auto& pools = config->resources.resource_pools;
+  EXPECT_EQ(pools[0].provider->slots_per_instance, 8);
+  EXPECT_EQ(pools[1].provider->slots_per_instance, 2);  // A2's own A100s
+  EXPECT_EQ(pools[2].provider->slots_per_instance, 1);  // one CPU slot
+  EXPECT_EQ(pools[3].provider->slots_per_instance, 0);
 }
 
 struct BadCase {
@@ -136,6 +160,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"resource_pools: [{pool_name: a, provider: {type: aws, image_id: i, "
                 "ssh_key_name: k, spot_max_price: $1}}]",
                 "resource_pools[0].provider.spot_max_price: \"$1\" is not a price"},
+        // ... and the gcp provider's.
+        BadCase{"resource_pools: [{pool_name: a, provider: {type: gcp}}]",
+                "resource_pools[0].provider.boot_disk_source_image: is required"},
+        BadCase{"resource_pools: [{pool_name: a, provider: {type: gcp, boot_disk_source_image: i, "
+                "instance_type: {machine_type: e2-standard-4, gpu_num: 1}}}]",
+                "resource_pools[0].provider.instance_type.gpu_num: GPUs attach only to N1"},
         BadCase{"task_container_defaults: {preemption_timeout: soon}",
                 "task_container_defaults.preemption_timeout: \"soon\" is not seconds or a "
                 "duration"}));

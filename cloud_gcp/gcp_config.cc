@@ -1,0 +1,296 @@
+#include "cloud_gcp/gcp_config.h"
+
+#include <algorithm>
+#include <functional>
+#include <regex>
+
+#include "common/http_client.h"
+#include "common/strings.h"
+
+namespace det::gcp {
+namespace {
+
+constexpr const char* kCloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform";
+constexpr size_t kMaxNamePrefix = 30;  // the rest of the 63 characters is the random suffix
+constexpr const char* kGpuTypes =
+    "nvidia-tesla-t4, nvidia-tesla-p4, nvidia-tesla-p100, "
+    "nvidia-tesla-v100, nvidia-tesla-k80";
+
+// GPUs N1 machines can attach, and the counts Compute Engine allows of each.
+const std::map<std::string, std::vector<int>>& AttachableGpus() {
+  static const std::map<std::string, std::vector<int>> kGpus = {
+      {"nvidia-tesla-t4", {1, 2, 4}},     {"nvidia-tesla-p4", {1, 2, 4}},
+      {"nvidia-tesla-p100", {1, 2, 4}},   {"nvidia-tesla-v100", {1, 2, 4, 8}},
+      {"nvidia-tesla-k80", {1, 2, 4, 8}},
+  };
+  return kGpus;
+}
+
+struct FixedGpus {
+  std::string type;
+  int count = 0;
+};
+
+// The GPUs that come with A2, A3 and G2 machine types; nullopt for other types.
+std::optional<FixedGpus> MachineGpus(const std::string& machine_type) {
+  static const std::regex kA2(R"(a2-(highgpu|ultragpu|megagpu)-(\d+)g)");
+  static const std::regex kA3(R"(a3-(highgpu|megagpu|edgegpu)-(\d+)g)");
+  static const std::map<int, int> kG2 = {{4, 1},  {8, 1},  {12, 1}, {16, 1},
+                                         {24, 2}, {32, 1}, {48, 4}, {96, 8}};
+  std::smatch match;
+  if (std::regex_match(machine_type, match, kA2)) {
+    return FixedGpus{match[1] == "ultragpu" ? "nvidia-a100-80gb" : "nvidia-tesla-a100",
+                     std::stoi(match[2])};
+  }
+  if (std::regex_match(machine_type, match, kA3)) {
+    return FixedGpus{match[1] == "megagpu" ? "nvidia-h100-mega-80gb" : "nvidia-h100-80gb",
+                     std::stoi(match[2])};
+  }
+  static const std::regex kG2Type(R"(g2-standard-(\d+))");
+  if (std::regex_match(machine_type, match, kG2Type)) {
+    auto it = kG2.find(std::stoi(match[1]));
+    if (it != kG2.end()) return FixedGpus{"nvidia-l4", it->second};
+  }
+  return std::nullopt;
+}
+
+bool IsN1(const std::string& machine_type) {
+  return machine_type.starts_with("n1-") || machine_type.starts_with("custom-");
+}
+
+bool IsMachineType(const std::string& text) {
+  static const std::regex kPredefined(
+      R"([a-z][0-9][a-z]?-(standard|highmem|highcpu|megamem|ultramem|hypermem|highgpu|megagpu|)"
+      R"(ultragpu|edgegpu)-\d+g?(-lssd)?)");
+  static const std::regex kShared(R"((e2-(micro|small|medium))|f1-micro|g1-small)");
+  static const std::regex kCustom(R"((custom|[a-z][0-9][a-z]?-custom)-\d+-\d+(-ext)?)");
+  return std::regex_match(text, kPredefined) || std::regex_match(text, kShared) ||
+         std::regex_match(text, kCustom);
+}
+
+bool IsLabelKey(const std::string& text) {
+  static const std::regex kKey(R"([a-z][a-z0-9_-]{0,62})");
+  return std::regex_match(text, kKey);
+}
+
+bool IsLabelValue(const std::string& text) {
+  static const std::regex kValue(R"([a-z0-9_-]{0,63})");
+  return std::regex_match(text, kValue);
+}
+
+// A name prefix an instance name can start with: [a-z]([-a-z0-9]*)?, at most kMaxNamePrefix.
+bool IsNamePrefix(const std::string& text) {
+  static const std::regex kPrefix(R"([a-z][-a-z0-9]*)");
+  return text.size() <= kMaxNamePrefix && std::regex_match(text, kPrefix);
+}
+
+struct InstanceType {
+  std::string machine_type = "n1-standard-32";
+  std::string gpu_type = "nvidia-tesla-t4";
+  int gpu_num = 4;
+  bool preemptible = false;
+};
+
+// Reads instance_type with the GPU defaults described in the header, validating the machine
+// type and the GPUs against each other (errors on `reader`'s instance_type child).
+InstanceType ReadInstanceType(ConfigReader& reader) {
+  InstanceType type;
+  ConfigReader& child = reader.Child("instance_type");
+  child.Read("machine_type", &type.machine_type);
+  const bool gpu_type_given = child.Has("gpu_type");
+  const bool gpu_num_given = child.Has("gpu_num");
+  std::optional<FixedGpus> fixed = MachineGpus(type.machine_type);
+  if (!gpu_type_given && !gpu_num_given && !IsN1(type.machine_type)) {
+    type.gpu_type = fixed ? fixed->type : "";
+    type.gpu_num = fixed ? fixed->count : 0;
+  }
+  child.Read("gpu_type", &type.gpu_type);
+  child.ReadInt("gpu_num", &type.gpu_num, 0, 16);
+  child.Read("preemptible", &type.preemptible);
+  if (!IsMachineType(type.machine_type)) {
+    child.Fail("machine_type", "\"" + type.machine_type +
+                                   "\" is not a Compute Engine machine type (e.g. n1-standard-8, "
+                                   "a2-highgpu-1g, g2-standard-8, e2-standard-4, custom-8-30720)");
+    return type;
+  }
+  if (type.gpu_num == 0) {
+    if (fixed)
+      child.Fail("gpu_num", type.machine_type + " comes with " + std::to_string(fixed->count) +
+                                " " + fixed->type);
+    type.gpu_type.clear();
+    return type;
+  }
+  if (fixed) {
+    if (type.gpu_type != fixed->type || type.gpu_num != fixed->count) {
+      child.Fail(type.gpu_type != fixed->type ? "gpu_type" : "gpu_num",
+                 type.machine_type + " comes with " + std::to_string(fixed->count) + " " +
+                     fixed->type + " (leave gpu_type and gpu_num out, or say exactly that)");
+    }
+    return type;
+  }
+  if (!IsN1(type.machine_type)) {
+    child.Fail("gpu_num",
+               "GPUs attach only to N1 machine types (A2, A3 and G2 come with theirs); " +
+                   type.machine_type + " takes gpu_num: 0");
+    return type;
+  }
+  auto allowed = AttachableGpus().find(type.gpu_type);
+  if (allowed == AttachableGpus().end()) {
+    child.Fail("gpu_type", "\"" + type.gpu_type +
+                               "\" is not a GPU an N1 machine attaches; one of " + kGpuTypes);
+  } else if (std::find(allowed->second.begin(), allowed->second.end(), type.gpu_num) ==
+             allowed->second.end()) {
+    std::vector<std::string> counts;
+    for (int n : allowed->second) counts.push_back(std::to_string(n));
+    child.Fail("gpu_num", std::to_string(type.gpu_num) + " " + type.gpu_type +
+                              " cannot be attached; allowed: " + Join(counts, ", "));
+  }
+  return type;
+}
+
+void ReadLabels(ConfigReader& reader, GcpProviderConfig* config) {
+  const YAML::Node labels = reader.Raw("labels");
+  if (!labels) return;
+  if (!labels.IsMap()) {
+    reader.Fail("labels", "expected a mapping of label keys to values");
+    return;
+  }
+  for (const auto& entry : labels) {
+    const std::string key = entry.first.as<std::string>("");
+    const std::string value = entry.second.IsScalar() ? entry.second.as<std::string>("") : "\x01";
+    if (!IsLabelKey(key)) {
+      reader.Fail("labels", "\"" + key + "\" is not a label key (lowercase letters, digits, '_' " +
+                                "and '-', starting with a letter, at most 63)");
+    } else if (!IsLabelValue(value)) {
+      reader.Fail("labels." + key,
+                  "is not a label value (lowercase letters, digits, '_' and "
+                  "'-', at most 63)");
+    } else if (key == config->label_key || key == "determined-resource-pool") {
+      reader.Fail("labels." + key, "is set by the provider itself (label_key, the pool label)");
+    }
+    config->labels[key] = value;
+  }
+}
+
+void ReadNetwork(ConfigReader& reader, GcpProviderConfig* config) {
+  ConfigReader& nic = reader.Child("network_interface");
+  nic.Read("network", &config->network);
+  nic.Read("subnetwork", &config->subnetwork);
+  nic.Read("external_ip", &config->external_ip);
+  reader.Read("network_tags", &config->network_tags);
+  ConfigReader& account = reader.Child("service_account");
+  account.Read("email", &config->service_account_email);
+  account.Read("scopes", &config->service_account_scopes);
+  if (!config->service_account_email.empty() && config->service_account_scopes.empty()) {
+    config->service_account_scopes = {kCloudPlatformScope};
+  }
+}
+
+void Validate(ConfigReader& reader, const GcpProviderConfig& config) {
+  if (config.boot_disk_source_image.empty()) {
+    reader.Fail("boot_disk_source_image",
+                "is required (the agent image, e.g. projects/<project>/global/images/<image>)");
+  }
+  if (!IsLabelKey(config.label_key)) {
+    reader.Fail("label_key", "\"" + config.label_key + "\" is not a label key");
+  }
+  if (config.label_value.empty() || !IsLabelValue(config.label_value)) {
+    reader.Fail("label_value", "\"" + config.label_value +
+                                   "\" is not a label value (lowercase letters, digits, '_' and "
+                                   "'-', at most 63)");
+  }
+  if (!IsNamePrefix(config.name_prefix)) {
+    reader.Fail("name_prefix", "\"" + config.name_prefix +
+                                   "\" cannot start an instance name: a lowercase letter, then "
+                                   "lowercase letters, digits and '-', at most 30 characters");
+  }
+  if (config.spot && config.preemptible) {
+    reader.Fail("spot", "and instance_type.preemptible are two kinds of preemptible VM: pick one");
+  }
+  if (config.operation_timeout_period <= Duration::zero()) {
+    reader.Fail("operation_timeout_period", "must be positive");
+  }
+  if (!config.endpoint_url.empty() && !ParseUrl(config.endpoint_url).ok()) {
+    reader.Fail("endpoint_url", ParseUrl(config.endpoint_url).status().message());
+  }
+}
+
+}  // namespace
+
+std::string GcpProviderConfig::Network() const {
+  return network.empty() ? "projects/" + project + "/global/networks/default" : network;
+}
+
+std::string GcpProviderConfig::Subnetwork() const {
+  return subnetwork.empty()
+             ? "projects/" + project + "/regions/" + RegionOfZone(zone) + "/subnetworks/default"
+             : subnetwork;
+}
+
+std::string RegionOfZone(const std::string& zone) {
+  const size_t dash = zone.rfind('-');
+  return dash == std::string::npos ? zone : zone.substr(0, dash);
+}
+
+std::string LabelValue(const std::string& text) {
+  if (IsLabelValue(text)) return text;
+  std::string value;
+  for (char c : text) {
+    const char lower = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    value += (std::isalnum(static_cast<unsigned char>(lower)) || lower == '_' || lower == '-')
+                 ? lower
+                 : '-';
+  }
+  char hash[9];
+  std::snprintf(hash, sizeof(hash), "%08zx", std::hash<std::string>{}(text)&0xffffffffu);
+  return value.substr(0, 63 - 9) + "-" + hash;
+}
+
+GcpProviderConfig ReadGcpProviderConfig(ConfigReader& reader, const std::string& cluster_id) {
+  GcpProviderConfig config;
+  config.label_value = LabelValue(cluster_id.empty() ? "determined-ai-determined" : cluster_id);
+  reader.Read("project", &config.project);
+  reader.Read("zone", &config.zone);
+  reader.ReadInt("boot_disk_size", &config.boot_disk_size, 100, 65536);
+  reader.Read("boot_disk_source_image", &config.boot_disk_source_image);
+  reader.Read("boot_disk_type", &config.boot_disk_type);
+  reader.Read("label_key", &config.label_key);
+  reader.Read("label_value", &config.label_value);
+  reader.Read("name_prefix", &config.name_prefix);
+  ReadLabels(reader, &config);
+  ReadNetwork(reader, &config);
+  const InstanceType type = ReadInstanceType(reader);
+  config.machine_type = type.machine_type;
+  config.gpu_type = type.gpu_type;
+  config.gpu_num = type.gpu_num;
+  config.preemptible = type.preemptible;
+  reader.Read("spot", &config.spot);
+  reader.Read("cpu_slots_allowed", &config.cpu_slots_allowed);
+  reader.Read("operation_timeout_period", &config.operation_timeout_period);
+  reader.Read("spot_fallback", &config.spot_fallback);
+  reader.Read("endpoint_url", &config.endpoint_url);
+  autoscaler::ReadAgentStartConfig(reader, &config.agent_start);
+  Validate(reader, config);
+  return config;
+}
+
+Result<GcpProviderConfig> ReadGcpProviderConfig(const YAML::Node& provider,
+                                                const std::string& cluster_id) {
+  ConfigReader reader(provider, "provider");
+  reader.AllowOtherKeys();
+  GcpProviderConfig config = ReadGcpProviderConfig(reader, cluster_id);
+  DET_RETURN_IF_ERROR(reader.Finish());
+  return config;
+}
+
+int32_t GcpInstanceSlots(const YAML::Node& provider) {
+  ConfigReader reader(provider, "provider");
+  reader.AllowOtherKeys();
+  const InstanceType type = ReadInstanceType(reader);
+  bool cpu_slots_allowed = false;
+  reader.Read("cpu_slots_allowed", &cpu_slots_allowed);
+  if (type.gpu_num == 0 && cpu_slots_allowed) return 1;
+  return type.gpu_num;
+}
+
+}  // namespace det::gcp
