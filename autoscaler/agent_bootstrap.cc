@@ -1,9 +1,7 @@
 #include "autoscaler/agent_bootstrap.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "common/base64.h"
+#include "common/files.h"
 #include "common/http_client.h"
 
 namespace det::autoscaler {
@@ -17,11 +15,9 @@ std::string WriteFileLine(const std::string& path, const std::string& content,
 }
 
 Result<std::string> ReadWholeFile(const std::string& path, const std::string& field) {
-  std::ifstream in(path);
-  if (!in) return InvalidArgument("provider." + field + ": cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::optional<std::string> text = ReadFileText(path);
+  if (!text) return InvalidArgument("provider." + field + ": cannot read " + path);
+  return *text;
 }
 
 // `text` as a single-quoted YAML scalar.

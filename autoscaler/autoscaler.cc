@@ -40,19 +40,21 @@ Status Autoscaler::Start() {
 
 void Autoscaler::Run(const std::atomic<bool>& stop) {
   std::vector<bus::EventSubscriber::Update> updates;
-  MonoTime next = clock_.Now();
   while (!stop.load()) {
     std::vector<zmq::pollitem_t> items;
     for (zmq::socket_t* s : subscriber_.sockets()) items.push_back({s->handle(), 0, ZMQ_POLLIN, 0});
-    const Duration wait = std::clamp<Duration>(next - clock_.Now(), Duration::zero(), kMaxWait);
-    bus::Poll(items.data(), items.size(), std::chrono::ceil<std::chrono::milliseconds>(wait));
+    for (const auto& [pool, entry] : scalers_) {
+      if (entry.worker) items.push_back({nullptr, entry.worker->wake_fd(), ZMQ_POLLIN, 0});
+    }
+    bus::Poll(items.data(), items.size(), std::chrono::ceil<std::chrono::milliseconds>(kMaxWait));
     updates.clear();
     subscriber_.Receive(&updates);
     subscriber_.Tick(&updates);
     Apply(updates);
+    PublishReports();
     publisher_.Pump();
-    next = subscriber_.synced() ? TickScalers() : clock_.Now() + kMaxWait;
   }
+  scalers_.clear();  // stops the workers
 }
 
 void Autoscaler::Apply(const std::vector<bus::EventSubscriber::Update>& updates) {
@@ -63,9 +65,17 @@ void Autoscaler::Apply(const std::vector<bus::EventSubscriber::Update>& updates)
   }
   if (!subscriber_.synced()) return;
   ReconcileScalers();
+  if (!updates.empty()) ShareView();
   for (const std::string& pool : changed) {
     auto it = scalers_.find(pool);
-    if (it != scalers_.end() && it->second.scaler) it->second.scaler->DemandChanged();
+    if (it != scalers_.end() && it->second.worker) it->second.worker->DemandChanged();
+  }
+}
+
+void Autoscaler::ShareView() {
+  auto snapshot = std::make_shared<const ClusterView>(view_);
+  for (auto& [pool, entry] : scalers_) {
+    if (entry.worker) entry.worker->SetView(snapshot);
   }
 }
 
@@ -83,8 +93,9 @@ void Autoscaler::ReconcileScalers() {
     }
     spdlog::info("pool {}: {} provider, {}..{} instances of {} slots", pool, config->type,
                  config->min_instances, config->max_instances, config->slots_per_instance);
-    current.scaler =
-        std::make_unique<PoolScaler>(pool, *config, std::move(provider).value(), clock_, *this);
+    current.worker =
+        std::make_unique<PoolWorker>(pool, *config, std::move(provider).value(), clock_,
+                                     std::make_shared<const ClusterView>(view_));
   }
   std::erase_if(scalers_, [&](const auto& entry) {
     const bool gone = !view_.providers().contains(entry.first);
@@ -93,23 +104,21 @@ void Autoscaler::ReconcileScalers() {
   });
 }
 
-MonoTime Autoscaler::TickScalers() {
-  MonoTime next = clock_.Now() + kMaxWait;
+void Autoscaler::PublishReports() {
   for (auto& [pool, entry] : scalers_) {
-    if (entry.scaler) next = std::min(next, entry.scaler->Tick(view_));
+    if (!entry.worker) continue;
+    for (PoolWorker::Report& report : entry.worker->TakeReports()) {
+      Status published = Status::Ok();
+      if (auto* decision = std::get_if<bus::ScalingDecisionEvent>(&report)) {
+        published = publisher_.Publish(*decision);
+      } else {
+        const auto& change = std::get<PoolWorker::InstanceReport>(report);
+        published = publisher_.Publish(bus::InstanceEvent{change.instance},
+                                       "instance/" + change.instance.id, change.gone);
+      }
+      if (!published.ok()) spdlog::warn("autoscaler: {}", published.message());
+    }
   }
-  return next;
-}
-
-void Autoscaler::Decided(const bus::ScalingDecisionEvent& decision) {
-  Status published = publisher_.Publish(decision);
-  if (!published.ok()) spdlog::warn("autoscaler: {}", published.message());
-}
-
-void Autoscaler::InstanceChanged(const bus::InstanceInfo& instance, bool gone) {
-  Status published =
-      publisher_.Publish(bus::InstanceEvent{instance}, "instance/" + instance.id, gone);
-  if (!published.ok()) spdlog::warn("autoscaler: {}", published.message());
 }
 
 }  // namespace det::autoscaler

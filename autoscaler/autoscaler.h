@@ -10,6 +10,7 @@
 #include "autoscaler/autoscaler_config.h"
 #include "autoscaler/cluster_view.h"
 #include "autoscaler/pool_scaler.h"
+#include "autoscaler/pool_worker.h"
 #include "bus/event_publisher.h"
 #include "bus/event_subscriber.h"
 
@@ -19,18 +20,19 @@ namespace det::autoscaler {
 using ProviderFactory = std::function<Result<std::unique_ptr<Provider>>(
     const ProviderConfig& config, const bus::PoolProviderEvent& pool)>;
 
-// The providers this build has: `local` (det-agent processes on this host). `aws` and `gcp` are
-// refused with a message naming their issue until they are built.
+// The providers this build has: `local` (det-agent processes on this host), `aws` (EC2) and
+// `gcp` (Compute Engine).
 ProviderFactory BuiltInProviders(const Clock& clock);
 
 // det-autoscaler: follows the master's event bus (snapshot, then every event), keeps one
-// PoolScaler per pool that has a `provider:` section (re-made when the section changes), and
-// publishes every decision and instance change (`instance.decision`, `instance.state`) for the
-// master to store. Scalers run only while the view is in sync with the master: an autoscaler
-// that cannot see the cluster decides nothing.
+// PoolScaler per pool that has a `provider:` section (re-made when the section changes), each on
+// a thread of its own (PoolWorker: a slow cloud call delays its pool only), and publishes every
+// decision and instance change (`instance.decision`, `instance.state`) for the master to store.
+// Scalers run only while the view is in sync with the master: an autoscaler that cannot see the
+// cluster decides nothing.
 //
-// Threading: Run() on the calling thread until `stop` is set.
-class Autoscaler final : public ScalingReporter {
+// Threading: Run() on the calling thread until `stop` is set; it owns the bus sockets.
+class Autoscaler final {
  public:
   Autoscaler(zmq::context_t& context, AutoscalerConfig config, bus::SocketSecurity security,
              const Clock& clock, ProviderFactory providers);
@@ -38,13 +40,11 @@ class Autoscaler final : public ScalingReporter {
   Status Start();
   void Run(const std::atomic<bool>& stop);
 
-  void Decided(const bus::ScalingDecisionEvent& decision) override;
-  void InstanceChanged(const bus::InstanceInfo& instance, bool gone) override;
-
  private:
   void Apply(const std::vector<bus::EventSubscriber::Update>& updates);
   void ReconcileScalers();
-  MonoTime TickScalers();
+  void ShareView();
+  void PublishReports();
 
   AutoscalerConfig config_;
   const Clock& clock_;
@@ -55,7 +55,7 @@ class Autoscaler final : public ScalingReporter {
   ClusterView view_;
   struct Scaler {
     std::string provider_yaml;
-    std::unique_ptr<PoolScaler> scaler;  // null: the section was refused
+    std::unique_ptr<PoolWorker> worker;  // null: the section was refused
   };
   std::map<std::string, Scaler> scalers_;
 };

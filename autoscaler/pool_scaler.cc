@@ -114,8 +114,12 @@ void PoolScaler::Refresh() {
 
 std::set<std::string> PoolScaler::RecordLaunchOutcomes() {
   std::set<std::string> failed;
+  std::map<std::string, LaunchOutcome> untracked;  // failures of no awaited launch, by offering
+  std::string errors;
   for (const LaunchOutcome& outcome : provider_->TakeLaunchOutcomes()) {
-    gate_.Record(outcome.offering, {{}, outcome.error}, clock_.Now());
+    if (!RecordAwaitedOutcome(outcome) && outcome.error) {
+      untracked.try_emplace(outcome.offering.Key(), outcome);
+    }
     if (!outcome.error) continue;
     // Not an instance that vanished (no failed start for the breaker): one that never was.
     failed.insert(outcome.instance_id);
@@ -125,14 +129,37 @@ std::set<std::string> PoolScaler::RecordLaunchOutcomes() {
                               " error: " + outcome.error->message;
     spdlog::error("pool {}: launch of {} on {} failed: {}", pool_, outcome.instance_id,
                   outcome.offering.Key(), error);
+    errors +=
+        (errors.empty() ? "" : "; ") + ("launch of " + outcome.instance_id + " failed: ") + error;
+  }
+  for (const auto& [key, outcome] : untracked) {
+    gate_.Record(outcome.offering, {{}, outcome.error}, clock_.Now());
+  }
+  if (!failed.empty()) {
     bus::ScalingDecisionEvent event;
     event.resource_pool = pool_;
     event.decided_at = UnixNanos(clock_.WallNow());
-    event.error = "launch of " + outcome.instance_id + " failed: " + error;
+    event.error = errors;
     reporter_.Decided(event);
     decide_due_ = clock_.Now();  // launch again at once, on another offering if backed off
   }
   return failed;
+}
+
+bool PoolScaler::RecordAwaitedOutcome(const LaunchOutcome& outcome) {
+  auto instance = awaited_instances_.find(outcome.instance_id);
+  if (instance == awaited_instances_.end()) return false;
+  AwaitedLaunch& launch = awaited_launches_.at(instance->second);
+  if (outcome.error && !launch.recorded) {
+    gate_.Record(launch.offering, {{}, outcome.error}, clock_.Now());
+    launch.recorded = true;
+  }
+  if (--launch.outstanding == 0) {
+    if (!launch.recorded) gate_.Record(launch.offering, {}, clock_.Now());
+    awaited_launches_.erase(instance->second);
+  }
+  awaited_instances_.erase(instance);
+  return true;
 }
 
 void PoolScaler::TrackAgents(const ClusterView& view) {
@@ -250,6 +277,14 @@ void PoolScaler::LaunchSome(const ScaleDecision& decision, bus::ScalingDecisionE
   }
   const LaunchResult result = provider_->Launch({pool_, permit.count, permit.offering});
   if (result.error || !result.outcome_later) gate_.Record(permit.offering, result, clock_.Now());
+  if (result.outcome_later && !result.launched.empty()) {
+    // The gate hears of this call once more: at its first failed instance, or when all started
+    // (unless the call's own error was recorded already).
+    const uint64_t launch = ++launches_;
+    awaited_launches_[launch] = {permit.offering, static_cast<int>(result.launched.size()),
+                                 result.error.has_value()};
+    for (const Instance& instance : result.launched) awaited_instances_[instance.id] = launch;
+  }
   for (const Instance& instance : result.launched) {
     event->launched.push_back(instance.id);
     instances_.push_back(instance);

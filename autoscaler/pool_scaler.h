@@ -39,7 +39,8 @@ class ScalingReporter {
 // connected counts against the circuit breaker like an orphan. Instances a previous autoscaler
 // launched whose agents are absent are taken as disconnected since this one started.
 //
-// Threading: called from the autoscaler's loop only. Provider calls block that loop.
+// Threading: one thread at a time (det-autoscaler runs each pool's scaler on a PoolWorker's
+// thread; the simulator on its own). Provider calls block that thread.
 class PoolScaler {
  public:
   PoolScaler(std::string pool, ProviderConfig config, std::unique_ptr<Provider> provider,
@@ -56,9 +57,12 @@ class PoolScaler {
 
  private:
   void Refresh();
-  // Feeds the outcomes of launches the provider learnt later to the gate; failed ones leave the
-  // list and are reported as a decision's error. Returns the failed instances' ids.
+  // Feeds the outcomes of launches the provider learnt later to the gate, once per launch call
+  // (once per offering for outcomes of no awaited launch); failed instances leave the list and
+  // are reported in one decision's error. Returns the failed instances' ids.
   std::set<std::string> RecordLaunchOutcomes();
+  // Records `outcome` against the launch call it belongs to; false if it belongs to none.
+  bool RecordAwaitedOutcome(const LaunchOutcome& outcome);
   void TrackAgents(const ClusterView& view);
   DeciderInput Input(const ClusterView& view) const;
   void Decide(const ClusterView& view);
@@ -82,6 +86,15 @@ class PoolScaler {
   std::set<std::string> launched_here_;  // launched by this scaler, until no longer listed
   WallTime started_at_{};                // the first successful list
   std::map<std::string, bus::InstanceInfo> reported_;
+  // Launch calls whose instances' outcomes come later (LaunchResult::outcome_later).
+  struct AwaitedLaunch {
+    Offering offering;
+    int outstanding = 0;    // instances whose outcome has not come yet
+    bool recorded = false;  // the gate heard of a failure of this call already
+  };
+  uint64_t launches_ = 0;
+  std::map<uint64_t, AwaitedLaunch> awaited_launches_;
+  std::map<std::string, uint64_t> awaited_instances_;  // instance id → its launch call
   std::string last_refusal_;
   MonoTime next_list_{};
   MonoTime next_decide_{};

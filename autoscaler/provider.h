@@ -86,7 +86,7 @@ struct LaunchOutcome {
   std::optional<ProviderError> error;
 };
 
-// Threading: called from the autoscaler's loop only. Calls may block (cloud HTTP).
+// Threading: called from one thread (its pool's worker). Calls may block (cloud HTTP).
 class Provider {
  public:
   virtual ~Provider() = default;

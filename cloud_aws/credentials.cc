@@ -1,10 +1,11 @@
 #include "cloud_aws/credentials.h"
 
 #include <ctime>
-#include <fstream>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "common/files.h"
 
 namespace det::aws {
 namespace {
@@ -13,14 +14,6 @@ std::string Trim(const std::string& text) {
   const size_t start = text.find_first_not_of(" \t\r");
   if (start == std::string::npos) return "";
   return text.substr(start, text.find_last_not_of(" \t\r") - start + 1);
-}
-
-std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::string Home(const AwsEnvironment& env) { return env.GetOr("HOME", ""); }
@@ -39,7 +32,7 @@ std::string ConfigFile(const AwsEnvironment& env) {
 
 // The profile's keys in the config file, where profiles other than default are "[profile x]".
 std::optional<std::map<std::string, std::string>> ConfigProfile(const AwsEnvironment& env) {
-  const std::optional<std::string> text = ReadFile(ConfigFile(env));
+  const std::optional<std::string> text = ReadFileText(ConfigFile(env));
   if (!text) return std::nullopt;
   const IniSections sections = ParseIni(*text);
   const std::string profile = Profile(env);
@@ -108,7 +101,7 @@ Result<std::optional<TimedCredentials>> CredentialsFromEnvironment(const AwsEnvi
 Result<std::optional<TimedCredentials>> CredentialsFromSharedFiles(const AwsEnvironment& env) {
   const std::string profile = Profile(env);
   bool profile_found = false;
-  if (std::optional<std::string> text = ReadFile(CredentialsFile(env))) {
+  if (std::optional<std::string> text = ReadFileText(CredentialsFile(env))) {
     const IniSections sections = ParseIni(*text);
     if (auto it = sections.find(profile); it != sections.end()) {
       profile_found = true;

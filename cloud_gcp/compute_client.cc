@@ -20,7 +20,7 @@ const std::set<std::string> kAuthCodes = {
     "PERMISSION_DENIED", "UNAUTHENTICATED",         "PERMISSIONS_ERROR",   "NoCredentials"};
 const std::set<std::string> kNotFoundCodes = {"notFound", "RESOURCE_NOT_FOUND", "NOT_FOUND"};
 const std::set<std::string> kTransientCodes = {"backendError", "internalError", "INTERNAL_ERROR",
-                                               "resourceNotReady", "MalformedResponse"};
+                                               "MalformedResponse"};
 
 // The IAM permission each call needs (for the message of a permission error).
 const std::map<std::string, std::string>& Permissions() {
@@ -236,7 +236,17 @@ GceResult<nlohmann::json> ComputeClient::Call(const std::string& method,
   for (int attempt = 0;; ++attempt) {
     Result<std::string> token = credentials_->Get();
     if (!token.ok()) {
-      return GceError{method, "NoCredentials", token.status().message(), 0, GceErrorKind::kAuth};
+      // Refused credentials need a person; a token endpoint or metadata server that is slow or
+      // failing is retried like any transient failure.
+      const StatusCode code = token.status().code();
+      const bool refused =
+          code == StatusCode::kUnauthenticated || code == StatusCode::kInvalidArgument;
+      GceError error{method, refused ? "NoCredentials" : "TokenUnavailable",
+                     token.status().message(), 0,
+                     refused ? GceErrorKind::kAuth : GceErrorKind::kTransient};
+      if (refused || attempt + 1 >= options_.retry.max_attempts) return error;
+      sleep_(BackoffDelay(options_.retry, attempt));
+      continue;
     }
     request.headers = {{"Authorization", "Bearer " + *token}};
     if (!body.is_null()) request.headers.emplace_back("Content-Type", "application/json");

@@ -24,8 +24,9 @@ namespace det::gcp {
 
 // What a failed call means: throttled (HTTP 429, rateLimitExceeded), capacity
 // (ZONE_RESOURCE_POOL_EXHAUSTED and friends), quota (QUOTA_EXCEEDED, quotaExceeded), auth (401,
-// 403 forbidden or insufficient permissions, no credentials), not found (404), invalid (other
-// 4xx), transient (5xx, transport failures).
+// 403 forbidden or insufficient permissions, credentials refused), not found (404), invalid
+// (other 4xx, resourceNotReady included), transient (5xx, transport failures, a token that
+// cannot be fetched for now).
 using GceErrorKind = CloudErrorKind;
 GceErrorKind ClassifyGceError(const std::string& code, long http_status);
 

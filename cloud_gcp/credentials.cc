@@ -1,25 +1,17 @@
 #include "cloud_gcp/credentials.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "cloud_gcp/jwt.h"
+#include "common/files.h"
 #include "common/strings.h"
 
 namespace det::gcp {
 namespace {
 
 constexpr auto kAssertionLifetime = std::chrono::hours(1);  // Google's maximum
+constexpr auto kClockSkew = std::chrono::seconds(10);
 constexpr const char* kJwtBearerGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer";
-
-std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 std::string StringField(const nlohmann::json& json, const char* name) {
   auto it = json.find(name);
@@ -70,7 +62,7 @@ Result<AccessToken> PostForm(HttpClient& http, const std::string& url,
 
 // The token source a credentials file describes ("service_account" or "authorized_user").
 Result<std::unique_ptr<TokenSource>> FromFile(const std::string& path, const Clock& clock) {
-  std::optional<std::string> text = ReadFile(path);
+  std::optional<std::string> text = ReadFileText(path);
   if (!text) return InvalidArgument("credentials file " + path + " cannot be read");
   const nlohmann::json json = nlohmann::json::parse(*text, nullptr, false);
   if (!json.is_object()) return InvalidArgument("credentials file " + path + " is not JSON");
@@ -126,11 +118,13 @@ ServiceAccountTokenSource::ServiceAccountTokenSource(ServiceAccountKey key, std:
 Result<std::string> ServiceAccountTokenSource::Assertion(WallTime now) const {
   nlohmann::json header = {{"alg", "RS256"}, {"typ", "JWT"}};
   if (!key_.private_key_id.empty()) header["kid"] = key_.private_key_id;
+  // Issued a little in the past, so that a token endpoint whose clock is behind ours takes it.
+  const WallTime issued = now - kClockSkew;
   const nlohmann::json claims = {{"iss", key_.client_email},
                                  {"scope", Join(scopes_, " ")},
                                  {"aud", key_.token_uri},
-                                 {"iat", UnixSeconds(now)},
-                                 {"exp", UnixSeconds(now + kAssertionLifetime)}};
+                                 {"iat", UnixSeconds(issued)},
+                                 {"exp", UnixSeconds(issued + kAssertionLifetime)}};
   Result<std::string> signed_jwt = SignJwtRs256(header, claims, key_.private_key);
   if (!signed_jwt.ok()) return signed_jwt.status().WithContext(Describe());
   return signed_jwt;
@@ -180,7 +174,8 @@ MetadataTokenSource::MetadataTokenSource(std::shared_ptr<MetadataClient> metadat
 
 Result<AccessToken> MetadataTokenSource::Fetch() {
   const WallTime now = clock_.WallNow();
-  Result<std::string> body = metadata_->Get("instance/service-accounts/default/token");
+  Result<std::string> body =
+      metadata_->Get("instance/service-accounts/default/token", std::chrono::seconds(10));
   if (!body.ok()) {
     if (body.status().code() == StatusCode::kNotFound) {
       return Unauthenticated("this instance has no service account (metadata server: " +
@@ -202,7 +197,7 @@ Result<std::unique_ptr<TokenSource>> ResolveTokenSource(const Environment& env,
   const std::string gcloud_dir =
       env.GetOr("CLOUDSDK_CONFIG", env.GetOr("HOME", "") + "/.config/gcloud");
   const std::string adc = gcloud_dir + "/application_default_credentials.json";
-  if (ReadFile(adc)) return FromFile(adc, clock);
+  if (ReadFileText(adc)) return FromFile(adc, clock);
   if (metadata) {
     Result<std::string> email = metadata->Get("instance/service-accounts/default/email");
     if (email.ok()) {
@@ -222,11 +217,16 @@ Result<std::string> GcpCredentials::Get() {
   std::lock_guard lock(mu_);
   const WallTime now = clock_.WallNow();
   const auto margin = std::chrono::duration_cast<WallTime::duration>(refresh_before_);
-  if (cached_ && now + margin < cached_->expires_at) return cached_->token;
+  const bool usable = cached_ && now < cached_->expires_at;
+  if (usable && (now + margin < cached_->expires_at || now < ask_again_at_)) {
+    return cached_->token;
+  }
   Result<AccessToken> fresh = source_->Fetch();
   ++fetches_;
-  if (!fresh.ok()) {
-    if (cached_ && now < cached_->expires_at) return cached_->token;  // still good for a while
+  const bool unchanged = fresh.ok() && usable && fresh->token == cached_->token;
+  if (!fresh.ok() || unchanged) {
+    ask_again_at_ = now + std::chrono::seconds(30);
+    if (usable) return cached_->token;  // still good for a while
     return fresh.status();
   }
   cached_ = *fresh;
@@ -236,6 +236,7 @@ Result<std::string> GcpCredentials::Get() {
 void GcpCredentials::Invalidate() {
   std::lock_guard lock(mu_);
   cached_.reset();
+  ask_again_at_ = {};
 }
 
 int GcpCredentials::fetches() const {

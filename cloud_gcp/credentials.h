@@ -108,12 +108,14 @@ Result<std::unique_ptr<TokenSource>> ResolveTokenSource(const Environment& env,
                                                         const Clock& clock);
 
 // A token source with a cache: Get() fetches a token when there is none, when less than
-// `refresh_before` of it is left, or after Invalidate() (the API said 401). A failed refresh
-// while the old token is still valid returns the old token. Thread-safe.
+// `refresh_before` of it is left (google-auth's 3 min 45 s), or after Invalidate() (the API said
+// 401). A failed refresh while the old token is still valid returns the old token, and so does a
+// refresh that hands back the same token (the metadata server keeps its own until shortly before
+// it expires): the source is then asked again 30 s later, not on every call. Thread-safe.
 class GcpCredentials {
  public:
   GcpCredentials(std::unique_ptr<TokenSource> source, const Clock& clock,
-                 Duration refresh_before = std::chrono::minutes(5));
+                 Duration refresh_before = std::chrono::seconds(225));
   Result<std::string> Get();
   void Invalidate();
   std::string Describe() const { return source_->Describe(); }
@@ -126,6 +128,7 @@ class GcpCredentials {
   Duration refresh_before_;
   mutable std::mutex mu_;
   std::optional<AccessToken> cached_;
+  WallTime ask_again_at_{};  // after a refresh that failed or changed nothing
   int fetches_ = 0;
 };
 

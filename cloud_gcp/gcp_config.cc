@@ -1,7 +1,8 @@
 #include "cloud_gcp/gcp_config.h"
 
 #include <algorithm>
-#include <functional>
+#include <charconv>
+#include <cstdint>
 #include <regex>
 
 #include "common/http_client.h"
@@ -31,41 +32,48 @@ struct FixedGpus {
   int count = 0;
 };
 
-// The GPUs that come with A2, A3 and G2 machine types; nullopt for other types.
+// "8" of "8g" (A-series sizes are GPU counts); nullopt when `text` is not that.
+std::optional<int> GpuCountOfSize(std::string_view text) {
+  int count = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
+  if (error != std::errc() || std::string_view(end) != "g" || count <= 0) return std::nullopt;
+  return count;
+}
+
+// The GPUs that come with A2, A3, A4 and G2 machine types; nullopt for types not in the table.
 std::optional<FixedGpus> MachineGpus(const std::string& machine_type) {
-  static const std::regex kA2(R"(a2-(highgpu|ultragpu|megagpu)-(\d+)g)");
-  static const std::regex kA3(R"(a3-(highgpu|megagpu|edgegpu)-(\d+)g)");
-  static const std::map<int, int> kG2 = {{4, 1},  {8, 1},  {12, 1}, {16, 1},
-                                         {24, 2}, {32, 1}, {48, 4}, {96, 8}};
-  std::smatch match;
-  if (std::regex_match(machine_type, match, kA2)) {
-    return FixedGpus{match[1] == "ultragpu" ? "nvidia-a100-80gb" : "nvidia-tesla-a100",
-                     std::stoi(match[2])};
-  }
-  if (std::regex_match(machine_type, match, kA3)) {
-    return FixedGpus{match[1] == "megagpu" ? "nvidia-h100-mega-80gb" : "nvidia-h100-80gb",
-                     std::stoi(match[2])};
-  }
-  static const std::regex kG2Type(R"(g2-standard-(\d+))");
-  if (std::regex_match(machine_type, match, kG2Type)) {
-    auto it = kG2.find(std::stoi(match[1]));
-    if (it != kG2.end()) return FixedGpus{"nvidia-l4", it->second};
-  }
-  return std::nullopt;
+  static const std::map<std::string, std::string> kAcceleratorOptimized = {
+      {"a2-highgpu", "nvidia-tesla-a100"},  {"a2-megagpu", "nvidia-tesla-a100"},
+      {"a2-ultragpu", "nvidia-a100-80gb"},  {"a3-highgpu", "nvidia-h100-80gb"},
+      {"a3-edgegpu", "nvidia-h100-80gb"},   {"a3-megagpu", "nvidia-h100-mega-80gb"},
+      {"a3-ultragpu", "nvidia-h200-141gb"}, {"a4-highgpu", "nvidia-b200"}};
+  static const std::map<std::string, int> kG2 = {
+      {"g2-standard-4", 1},  {"g2-standard-8", 1},  {"g2-standard-12", 1}, {"g2-standard-16", 1},
+      {"g2-standard-24", 2}, {"g2-standard-32", 1}, {"g2-standard-48", 4}, {"g2-standard-96", 8}};
+  if (auto g2 = kG2.find(machine_type); g2 != kG2.end()) return FixedGpus{"nvidia-l4", g2->second};
+  const size_t last_dash = machine_type.rfind('-');
+  if (last_dash == std::string::npos) return std::nullopt;
+  auto family = kAcceleratorOptimized.find(machine_type.substr(0, last_dash));
+  std::optional<int> count = GpuCountOfSize(std::string_view(machine_type).substr(last_dash + 1));
+  if (family == kAcceleratorOptimized.end() || !count) return std::nullopt;
+  return FixedGpus{family->second, *count};
 }
 
 bool IsN1(const std::string& machine_type) {
   return machine_type.starts_with("n1-") || machine_type.starts_with("custom-");
 }
 
+// A2, A3, A4, G2, G4, ...: machine families that come with their GPUs.
+bool IsAcceleratorFamily(const std::string& machine_type) {
+  static const std::regex kFamily(R"([ag][0-9]+[a-z]?-.*)");
+  return std::regex_match(machine_type, kFamily);
+}
+
+// The shape of a machine type (n2-standard-8, e2-micro, n2-custom-8-16384-ext,
+// c3-highcpu-192-metal, ...); Compute Engine itself refuses types that do not exist.
 bool IsMachineType(const std::string& text) {
-  static const std::regex kPredefined(
-      R"([a-z][0-9][a-z]?-(standard|highmem|highcpu|megamem|ultramem|hypermem|highgpu|megagpu|)"
-      R"(ultragpu|edgegpu)-\d+g?(-lssd)?)");
-  static const std::regex kShared(R"((e2-(micro|small|medium))|f1-micro|g1-small)");
-  static const std::regex kCustom(R"((custom|[a-z][0-9][a-z]?-custom)-\d+-\d+(-ext)?)");
-  return std::regex_match(text, kPredefined) || std::regex_match(text, kShared) ||
-         std::regex_match(text, kCustom);
+  static const std::regex kShape(R"([a-z][a-z0-9]*(-[a-z0-9]+)+)");
+  return text.size() <= 63 && std::regex_match(text, kShape);
 }
 
 bool IsLabelKey(const std::string& text) {
@@ -91,49 +99,26 @@ struct InstanceType {
   bool preemptible = false;
 };
 
-// Reads instance_type with the GPU defaults described in the header, validating the machine
-// type and the GPUs against each other (errors on `reader`'s instance_type child).
-InstanceType ReadInstanceType(ConfigReader& reader) {
-  InstanceType type;
-  ConfigReader& child = reader.Child("instance_type");
-  child.Read("machine_type", &type.machine_type);
-  const bool gpu_type_given = child.Has("gpu_type");
-  const bool gpu_num_given = child.Has("gpu_num");
+// Checks gpu_type and gpu_num against a machine type that comes with its GPUs (or, for an
+// accelerator family not in the table, takes them as said).
+void CheckBuiltInGpus(ConfigReader& child, const InstanceType& type, bool gpus_given) {
   std::optional<FixedGpus> fixed = MachineGpus(type.machine_type);
-  if (!gpu_type_given && !gpu_num_given && !IsN1(type.machine_type)) {
-    type.gpu_type = fixed ? fixed->type : "";
-    type.gpu_num = fixed ? fixed->count : 0;
-  }
-  child.Read("gpu_type", &type.gpu_type);
-  child.ReadInt("gpu_num", &type.gpu_num, 0, 16);
-  child.Read("preemptible", &type.preemptible);
-  if (!IsMachineType(type.machine_type)) {
-    child.Fail("machine_type", "\"" + type.machine_type +
-                                   "\" is not a Compute Engine machine type (e.g. n1-standard-8, "
-                                   "a2-highgpu-1g, g2-standard-8, e2-standard-4, custom-8-30720)");
-    return type;
-  }
-  if (type.gpu_num == 0) {
-    if (fixed)
-      child.Fail("gpu_num", type.machine_type + " comes with " + std::to_string(fixed->count) +
-                                " " + fixed->type);
-    type.gpu_type.clear();
-    return type;
-  }
-  if (fixed) {
-    if (type.gpu_type != fixed->type || type.gpu_num != fixed->count) {
-      child.Fail(type.gpu_type != fixed->type ? "gpu_type" : "gpu_num",
-                 type.machine_type + " comes with " + std::to_string(fixed->count) + " " +
-                     fixed->type + " (leave gpu_type and gpu_num out, or say exactly that)");
+  if (!fixed) {
+    if (!gpus_given) {
+      child.Fail("gpu_num", "is required for " + type.machine_type +
+                                " (with gpu_type): its GPUs are not in this version's table");
     }
-    return type;
+    return;
   }
-  if (!IsN1(type.machine_type)) {
-    child.Fail("gpu_num",
-               "GPUs attach only to N1 machine types (A2, A3 and G2 come with theirs); " +
-                   type.machine_type + " takes gpu_num: 0");
-    return type;
+  if (type.gpu_type != fixed->type || type.gpu_num != fixed->count) {
+    child.Fail(type.gpu_type != fixed->type ? "gpu_type" : "gpu_num",
+               type.machine_type + " comes with " + std::to_string(fixed->count) + " " +
+                   fixed->type + " (leave gpu_type and gpu_num out, or say exactly that)");
   }
+}
+
+// Checks GPUs attached to an N1 machine against what Compute Engine allows.
+void CheckAttachedGpus(ConfigReader& child, const InstanceType& type) {
   auto allowed = AttachableGpus().find(type.gpu_type);
   if (allowed == AttachableGpus().end()) {
     child.Fail("gpu_type", "\"" + type.gpu_type +
@@ -145,6 +130,38 @@ InstanceType ReadInstanceType(ConfigReader& reader) {
     child.Fail("gpu_num", std::to_string(type.gpu_num) + " " + type.gpu_type +
                               " cannot be attached; allowed: " + Join(counts, ", "));
   }
+}
+
+// Reads instance_type with the GPU defaults described in the header, validating the machine
+// type and the GPUs against each other (errors on `reader`'s instance_type child).
+InstanceType ReadInstanceType(ConfigReader& reader) {
+  InstanceType type;
+  ConfigReader& child = reader.Child("instance_type");
+  child.Read("machine_type", &type.machine_type);
+  const bool gpus_given = child.Has("gpu_type") || child.Has("gpu_num");
+  if (!gpus_given && !IsN1(type.machine_type)) {
+    std::optional<FixedGpus> fixed = MachineGpus(type.machine_type);
+    type.gpu_type = fixed ? fixed->type : "";
+    type.gpu_num = fixed ? fixed->count : 0;
+  }
+  child.Read("gpu_type", &type.gpu_type);
+  child.ReadInt("gpu_num", &type.gpu_num, 0, 16);
+  child.Read("preemptible", &type.preemptible);
+  if (!IsMachineType(type.machine_type)) {
+    child.Fail("machine_type", "\"" + type.machine_type +
+                                   "\" is not a Compute Engine machine type (e.g. n1-standard-8, "
+                                   "a2-highgpu-1g, g2-standard-8, e2-standard-4, custom-8-30720)");
+  } else if (IsAcceleratorFamily(type.machine_type)) {
+    CheckBuiltInGpus(child, type, gpus_given);
+  } else if (type.gpu_num > 0 && !IsN1(type.machine_type)) {
+    child.Fail("gpu_num",
+               "GPUs attach only to N1 machine types (A2, A3, A4 and G2 come with "
+               "theirs); " +
+                   type.machine_type + " takes gpu_num: 0");
+  } else if (type.gpu_num > 0) {
+    CheckAttachedGpus(child, type);
+  }
+  if (type.gpu_num == 0) type.gpu_type.clear();
   return type;
 }
 
@@ -193,6 +210,16 @@ void Validate(ConfigReader& reader, const GcpProviderConfig& config) {
   }
   if (!IsLabelKey(config.label_key)) {
     reader.Fail("label_key", "\"" + config.label_key + "\" is not a label key");
+  } else if (config.label_key == "determined-resource-pool") {
+    reader.Fail("label_key", "\"determined-resource-pool\" is the pool's own label");
+  }
+  static const std::regex kNetworkTag(R"([a-z]([-a-z0-9]{0,61}[a-z0-9])?)");
+  for (const std::string& tag : config.network_tags) {
+    if (!std::regex_match(tag, kNetworkTag)) {
+      reader.Fail("network_tags", "\"" + tag +
+                                      "\" is not a network tag (lowercase letters, digits and "
+                                      "'-', starting with a letter, at most 63)");
+    }
   }
   if (config.label_value.empty() || !IsLabelValue(config.label_value)) {
     reader.Fail("label_value", "\"" + config.label_value +
@@ -222,9 +249,8 @@ std::string GcpProviderConfig::Network() const {
 }
 
 std::string GcpProviderConfig::Subnetwork() const {
-  return subnetwork.empty()
-             ? "projects/" + project + "/regions/" + RegionOfZone(zone) + "/subnetworks/default"
-             : subnetwork;
+  if (!subnetwork.empty() || !network.empty()) return subnetwork;  // "": the network's own choice
+  return "projects/" + project + "/regions/" + RegionOfZone(zone) + "/subnetworks/default";
 }
 
 std::string RegionOfZone(const std::string& zone) {
@@ -241,8 +267,11 @@ std::string LabelValue(const std::string& text) {
                  ? lower
                  : '-';
   }
+  // FNV-1a (32 bits): the same on every build, since the value is how instances are found.
+  uint32_t fnv = 2166136261u;
+  for (unsigned char c : text) fnv = (fnv ^ c) * 16777619u;
   char hash[9];
-  std::snprintf(hash, sizeof(hash), "%08zx", std::hash<std::string>{}(text)&0xffffffffu);
+  std::snprintf(hash, sizeof(hash), "%08x", fnv);
   return value.substr(0, 63 - 9) + "-" + hash;
 }
 
@@ -254,6 +283,8 @@ GcpProviderConfig ReadGcpProviderConfig(ConfigReader& reader, const std::string&
   reader.ReadInt("boot_disk_size", &config.boot_disk_size, 100, 65536);
   reader.Read("boot_disk_source_image", &config.boot_disk_source_image);
   reader.Read("boot_disk_type", &config.boot_disk_type);
+  // Determined takes the last part, so a full ".../diskTypes/pd-ssd" works as well.
+  config.boot_disk_type = config.boot_disk_type.substr(config.boot_disk_type.rfind('/') + 1);
   reader.Read("label_key", &config.label_key);
   reader.Read("label_value", &config.label_value);
   reader.Read("name_prefix", &config.name_prefix);

@@ -8,9 +8,12 @@
 //   zone                      the master's (metadata server)
 //   boot_disk_size            200 (GB; at least 100)
 //   boot_disk_source_image    the agent image (required: there is no public det-agent image)
-//   boot_disk_type            pd-standard
-//   label_key / label_value   managed-by / the cluster's id: which instances are this cluster's
-//   name_prefix               det-agent- (instance names are the prefix and 8 random characters)
+//   boot_disk_type            pd-standard (a type or its URL; newer families such as C3, C4, N4
+//                             and A3 need pd-balanced, pd-ssd or Hyperdisk)
+//   label_key / label_value   managed-by / the cluster's id (Determined: the master's instance
+//                             name): which instances are this cluster's
+//   name_prefix               det-agent- (Determined: the master's name and "-"); instance
+//                             names are the prefix and 8 random characters
 //   labels                    {}: more labels on every instance
 //   network_interface         network (projects/<project>/global/networks/default), subnetwork
 //                             (projects/<project>/regions/<region>/subnetworks/default),
@@ -25,8 +28,9 @@
 // endpoint_url (another Compute Engine endpoint), spot_fallback (common), and how the agent starts
 // on the instance (autoscaler/agent_start.h).
 //
-// gpu_type and gpu_num default to the machine type's own GPUs for A2, A3 and G2 machines and to
-// none for other non-N1 ones, so `machine_type: e2-standard-8` alone means a CPU machine.
+// gpu_type and gpu_num default to the machine type's own GPUs for A2, A3, A4 and G2 machines and
+// to none for other non-N1 ones, so `machine_type: e2-standard-8` alone means a CPU machine; an
+// accelerator family not in the table (a newer one) needs them said.
 
 #include <map>
 #include <string>
@@ -49,7 +53,8 @@ struct GcpProviderConfig {
   std::string name_prefix = "det-agent-";
   std::map<std::string, std::string> labels;
   std::string network;     // "": the project's default network
-  std::string subnetwork;  // "": the default subnetwork of the zone's region
+  std::string subnetwork;  // "": the default network's subnetwork of the zone's region, or
+                           // the given network's own choice
   bool external_ip = false;
   std::vector<std::string> network_tags;
   std::string service_account_email;
@@ -65,7 +70,8 @@ struct GcpProviderConfig {
   std::string endpoint_url;
   autoscaler::AgentStartConfig agent_start;
 
-  // The network and subnetwork to use, defaults resolved against project and zone.
+  // The network and subnetwork to use, defaults resolved against project and zone ("" for a
+  // subnetwork: none is named).
   std::string Network() const;
   std::string Subnetwork() const;
 };

@@ -65,47 +65,62 @@ std::string GcpProvider::PoolFilter(const std::string& resource_pool) const {
 nlohmann::json GcpProvider::InstanceResource(const std::string& name,
                                              const std::string& resource_pool,
                                              const Offering& offering) const {
-  const std::string zone = "zones/" + config_.zone + "/";
   nlohmann::json labels = config_.labels;
   labels[config_.label_key] = config_.label_value;
   labels[kPoolLabel] = LabelValue(resource_pool);
   AgentBootstrap bootstrap = bootstrap_;
   bootstrap.resource_pool = resource_pool;
-  nlohmann::json nic = {{"network", config_.Network()}, {"subnetwork", config_.Subnetwork()}};
-  if (config_.external_ip) {
-    nic["accessConfigs"] = {
-        {{"type", "ONE_TO_ONE_NAT"}, {"name", "External NAT"}, {"networkTier", "PREMIUM"}}};
-  }
   nlohmann::json resource = {
       {"name", name},
-      {"machineType", zone + "machineTypes/" + offering.instance_type},
+      {"machineType", ZonePath() + "machineTypes/" + offering.instance_type},
       {"labels", labels},
       {"metadata",
        {{"items",
          {{{"key", "startup-script"}, {"value", AgentStartupScript(config_, bootstrap)}},
           {{"key", kPoolLabel}, {"value", resource_pool}}}}}},
-      {"disks",
-       {{{"boot", true},
-         {"autoDelete", true},
-         {"initializeParams",
-          {{"sourceImage", config_.boot_disk_source_image},
-           {"diskSizeGb", std::to_string(config_.boot_disk_size)},
-           {"diskType", zone + "diskTypes/" + config_.boot_disk_type}}}}}},
-      {"networkInterfaces", {nic}},
+      {"disks", {BootDisk()}},
+      {"networkInterfaces", {NetworkInterface()}},
+      {"scheduling", Scheduling(offering)},
   };
   if (!config_.network_tags.empty()) resource["tags"] = {{"items", config_.network_tags}};
   if (!config_.service_account_email.empty()) {
     resource["serviceAccounts"] = {
         {{"email", config_.service_account_email}, {"scopes", config_.service_account_scopes}}};
   }
-  // A2, A3 and G2 machines come with their GPUs; only N1 machines have them attached.
+  // A2, A3, A4 and G2 machines come with their GPUs; only N1 machines have them attached.
   const bool attached = config_.gpu_num > 0 && (offering.instance_type.starts_with("n1-") ||
                                                 offering.instance_type.starts_with("custom-"));
   if (attached) {
     resource["guestAccelerators"] = {
-        {{"acceleratorType", zone + "acceleratorTypes/" + config_.gpu_type},
+        {{"acceleratorType", ZonePath() + "acceleratorTypes/" + config_.gpu_type},
          {"acceleratorCount", config_.gpu_num}}};
   }
+  return resource;
+}
+
+std::string GcpProvider::ZonePath() const { return "zones/" + config_.zone + "/"; }
+
+nlohmann::json GcpProvider::BootDisk() const {
+  return {{"boot", true},
+          {"autoDelete", true},
+          {"initializeParams",
+           {{"sourceImage", config_.boot_disk_source_image},
+            {"diskSizeGb", std::to_string(config_.boot_disk_size)},
+            {"diskType", ZonePath() + "diskTypes/" + config_.boot_disk_type}}}};
+}
+
+nlohmann::json GcpProvider::NetworkInterface() const {
+  nlohmann::json nic = {{"network", config_.Network()}};
+  if (!config_.Subnetwork().empty()) nic["subnetwork"] = config_.Subnetwork();
+  if (config_.external_ip) {
+    nic["accessConfigs"] = {
+        {{"type", "ONE_TO_ONE_NAT"}, {"name", "External NAT"}, {"networkTier", "PREMIUM"}}};
+  }
+  return nic;
+}
+
+nlohmann::json GcpProvider::Scheduling(const Offering& offering) const {
+  // GPUs cannot live-migrate; a Spot or preemptible VM is not restarted after preemption.
   nlohmann::json scheduling = {{"onHostMaintenance", "TERMINATE"},
                                {"automaticRestart", !offering.spot}};
   if (offering.spot && config_.spot) {
@@ -114,15 +129,16 @@ nlohmann::json GcpProvider::InstanceResource(const std::string& name,
   } else if (offering.spot) {
     scheduling["preemptible"] = true;
   }
-  resource["scheduling"] = scheduling;
-  return resource;
+  return scheduling;
 }
 
 Result<std::vector<Instance>> GcpProvider::List(const std::string& resource_pool) {
+  // Inserts first: one that finishes now is then in the list rather than in neither.
+  PollInserts(resource_pool);
+  RetryDeletes();
   GceResult<std::vector<GceInstance>> listed =
       client_->ListInstances(config_.zone, PoolFilter(resource_pool));
   if (!listed.ok()) return Unavailable(listed.error().ToString());
-  PollInserts(resource_pool);
   std::vector<Instance> instances;
   std::set<std::string> names;
   for (const GceInstance& found : listed.value()) {
@@ -130,13 +146,21 @@ Result<std::vector<Instance>> GcpProvider::List(const std::string& resource_pool
     const bool spot = found.preemptible || found.provisioning_model == "SPOT";
     instances.push_back({found.name, resource_pool, StateOf(found.status),
                          Offering{found.machine_type, found.zone, spot}, found.created_at});
+    if (Terminating(found.name)) instances.back().state = InstanceState::kStopping;
   }
   for (const auto& [name, insert] : inserts_) {
     if (insert.resource_pool != resource_pool || names.contains(name)) continue;
-    instances.push_back(
-        {name, resource_pool, InstanceState::kStarting, insert.offering, insert.inserted_at});
+    instances.push_back({name, resource_pool,
+                         Terminating(name) ? InstanceState::kStopping : InstanceState::kStarting,
+                         insert.offering, insert.inserted_at});
   }
   return instances;
+}
+
+bool GcpProvider::Terminating(const std::string& name) const {
+  auto insert = inserts_.find(name);
+  return deletes_due_.contains(name) ||
+         (insert != inserts_.end() && insert->second.delete_when_done);
 }
 
 void GcpProvider::PollInserts(const std::string& resource_pool) {
@@ -144,31 +168,39 @@ void GcpProvider::PollInserts(const std::string& resource_pool) {
   for (const auto& [name, insert] : inserts_) {
     if (insert.resource_pool == resource_pool) names.push_back(name);
   }
-  for (const std::string& name : names) {
-    const PendingInsert& insert = inserts_.at(name);
-    GceResult<GceOperation> operation = client_->GetOperation(config_.zone, insert.operation);
-    if (operation.ok() && operation.value().done()) {
-      if (operation.value().error) {
-        Finish(name, ErrorOf(*operation.value().error));
-      } else {
-        Finish(name, std::nullopt);
-      }
-      continue;
-    }
-    if (!operation.ok() && operation.error().kind != GceErrorKind::kTransient &&
-        operation.error().kind != GceErrorKind::kThrottled) {
-      Finish(name, ErrorOf(operation.error()));  // the operation cannot be followed
-      continue;
-    }
-    if (clock_.Now() >= insert.deadline) {
-      spdlog::warn("gcp: insert of {} not done within operation_timeout_period; deleting it", name);
-      if (Status deleted = DeleteInstance(name); !deleted.ok()) {
-        spdlog::warn("gcp: {}", deleted.message());
-      }
+  for (const std::string& name : names) PollInsert(name);
+}
+
+void GcpProvider::PollInsert(const std::string& name) {
+  PendingInsert& insert = inserts_.at(name);
+  GceResult<GceOperation> operation = client_->GetOperation(config_.zone, insert.operation);
+  if (operation.ok() && operation.value().done()) {
+    std::optional<ProviderError> error;
+    if (operation.value().error) error = ErrorOf(*operation.value().error);
+    Finish(name, error);
+    return;
+  }
+  if (!operation.ok() && operation.error().kind == GceErrorKind::kNotFound) {
+    // The operation is not kept any more: whether the instance exists tells how it ended.
+    GceResult<GceInstance> instance = client_->GetInstance(config_.zone, name);
+    if (instance.ok() || instance.error().kind != GceErrorKind::kNotFound) {
+      Finish(name, std::nullopt);
+    } else {
       Finish(name, ProviderError{ProviderErrorKind::kTransient,
-                                 "compute.instances.insert of " + name +
-                                     " did not finish within operation_timeout_period"});
+                                 "the insert of " + name + " ended without creating it"});
     }
+    return;
+  }
+  if (clock_.Now() >= insert.deadline && !insert.outcome_reported) {
+    // Failed for the pool now; the instance, if the insert still makes it, goes when it is done.
+    spdlog::warn("gcp: insert of {} not done within operation_timeout_period; it will be deleted",
+                 name);
+    insert.outcome_reported = true;
+    insert.delete_when_done = true;
+    outcomes_.push_back({name, insert.offering,
+                         ProviderError{ProviderErrorKind::kTransient,
+                                       "compute.instances.insert of " + name +
+                                           " did not finish within operation_timeout_period"}});
   }
 }
 
@@ -177,12 +209,8 @@ void GcpProvider::Finish(const std::string& name, std::optional<ProviderError> e
   if (it == inserts_.end()) return;
   const PendingInsert insert = it->second;
   inserts_.erase(it);
-  if (!error && insert.delete_when_done) {
-    if (Status deleted = DeleteInstance(name); !deleted.ok()) {
-      spdlog::warn("gcp: {}", deleted.message());
-    }
-  }
-  outcomes_.push_back({name, insert.offering, std::move(error)});
+  if (!error && insert.delete_when_done) DeleteLater(name);
+  if (!insert.outcome_reported) outcomes_.push_back({name, insert.offering, std::move(error)});
 }
 
 autoscaler::LaunchResult GcpProvider::Launch(const autoscaler::LaunchRequest& request) {
@@ -213,15 +241,38 @@ autoscaler::LaunchResult GcpProvider::Launch(const autoscaler::LaunchRequest& re
 
 Status GcpProvider::DeleteInstance(const std::string& name) {
   GceResult<GceOperation> deleted = client_->DeleteInstance(config_.zone, name, NewRequestId());
-  if (deleted.ok() || deleted.error().kind == GceErrorKind::kNotFound) return Status::Ok();
+  if (deleted.ok() || deleted.error().kind == GceErrorKind::kNotFound) {
+    deletes_due_.erase(name);
+    return Status::Ok();
+  }
+  if (deleted.error().code == "resourceNotReady") {
+    DeleteLater(name);  // still being created or deleted: asked again at the next list
+    return Status::Ok();
+  }
   return Unavailable(deleted.error().ToString());
+}
+
+void GcpProvider::DeleteLater(const std::string& name) { deletes_due_.insert(name); }
+
+void GcpProvider::RetryDeletes() {
+  const std::set<std::string> due = deletes_due_;
+  for (const std::string& name : due) {
+    if (Status deleted = DeleteInstance(name); !deleted.ok()) {
+      spdlog::warn("gcp: {}", deleted.message());
+    }
+  }
 }
 
 Status GcpProvider::Terminate(const std::vector<std::string>& ids) {
   Status first_error = Status::Ok();
   for (const std::string& id : ids) {
     auto insert = inserts_.find(id);
-    if (insert != inserts_.end()) insert->second.delete_when_done = true;
+    if (insert != inserts_.end()) {
+      // Compute Engine refuses to delete an instance its insert is still creating: deleted
+      // once the insert is done.
+      insert->second.delete_when_done = true;
+      continue;
+    }
     Status deleted = DeleteInstance(id);
     if (!deleted.ok() && first_error.ok()) first_error = deleted;
   }

@@ -9,8 +9,10 @@
 // starting). An insert is accepted at once and runs as an operation: List() polls each pending
 // one, and an operation that ends with an error (ZONE_RESOURCE_POOL_EXHAUSTED, QUOTA_EXCEEDED,
 // ...) or does not end within operation_timeout_period becomes a failed LaunchOutcome, classified
-// for the launch gate (Determined only logs these); a timed-out insert's instance is deleted.
-// An instance terminated while its insert still runs is deleted once the insert is done.
+// for the launch gate (Determined only logs these). Compute Engine refuses to delete an instance
+// its insert is still creating (404, or 400 resourceNotReady): an instance terminated then, or
+// whose insert timed out, is deleted once the insert is done, and a delete refused as not ready
+// is asked again at every List(); such instances are listed as stopping meanwhile.
 //
 // A preempted Spot VM is deleted by Compute Engine (instanceTerminationAction DELETE) and drops
 // out of the list; a preempted preemptible VM stays TERMINATED, which the decider terminates:
@@ -19,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,19 +62,30 @@ class GcpProvider final : public autoscaler::Provider {
     WallTime inserted_at{};
     MonoTime deadline{};
     bool delete_when_done = false;
+    bool outcome_reported = false;  // failed for the pool already (timed out)
   };
   std::string PoolFilter(const std::string& resource_pool) const;
-  // Polls the pool's pending inserts, turning finished ones into outcomes.
+  std::string ZonePath() const;  // "zones/<zone>/"
+  nlohmann::json BootDisk() const;
+  nlohmann::json NetworkInterface() const;
+  nlohmann::json Scheduling(const autoscaler::Offering& offering) const;
+  // Polls the pool's pending inserts, turning finished (or timed-out) ones into outcomes.
   void PollInserts(const std::string& resource_pool);
+  void PollInsert(const std::string& name);
   // The insert of `name` ended (`error` empty: created).
   void Finish(const std::string& name, std::optional<autoscaler::ProviderError> error);
+  // Deletes `name`; gone already is fine, not ready yet is asked again later.
   Status DeleteInstance(const std::string& name);
+  void DeleteLater(const std::string& name);
+  void RetryDeletes();
+  bool Terminating(const std::string& name) const;
 
   GcpProviderConfig config_;
   AgentBootstrap bootstrap_;
   std::unique_ptr<ComputeClient> client_;
   const Clock& clock_;
   std::map<std::string, PendingInsert> inserts_;  // by instance name
+  std::set<std::string> deletes_due_;             // deletes refused as not ready yet
   std::vector<autoscaler::LaunchOutcome> outcomes_;
 };
 

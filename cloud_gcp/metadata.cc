@@ -4,17 +4,17 @@ namespace det::gcp {
 
 MetadataOptions MetadataOptionsFromEnvironment(const Environment& env) {
   MetadataOptions options;
-  options.host = env.GetOr("GCE_METADATA_HOST", options.host);
+  options.host = env.GetOr("GCE_METADATA_HOST", env.GetOr("GCE_METADATA_IP", options.host));
   return options;
 }
 
 MetadataClient::MetadataClient(MetadataOptions options) : options_(std::move(options)) {}
 
-Result<std::string> MetadataClient::Get(const std::string& path) {
+Result<std::string> MetadataClient::Get(const std::string& path, Duration timeout) {
   HttpRequest request;
   request.url = "http://" + options_.host + "/computeMetadata/v1/" + path;
   request.headers = {{"Metadata-Flavor", "Google"}};
-  request.timeout = options_.timeout;
+  request.timeout = timeout == Duration::zero() ? options_.timeout : timeout;
   request.connect_timeout = options_.timeout;
   Result<HttpResponse> response = http_.Send(request);
   if (!response.ok()) {

@@ -26,8 +26,8 @@ class MetadataClient {
   explicit MetadataClient(MetadataOptions options);
 
   // GET computeMetadata/v1/`path` ("instance/zone"). NotFound for 404; Unavailable when no
-  // metadata server answers (not on Compute Engine).
-  Result<std::string> Get(const std::string& path);
+  // metadata server answers (not on Compute Engine). `timeout` zero: the options'.
+  Result<std::string> Get(const std::string& path, Duration timeout = Duration::zero());
   // The project id, the zone ("us-central1-a", not its path), the instance's name.
   Result<std::string> ProjectId();
   Result<std::string> Zone();

@@ -212,6 +212,8 @@ void FakeGce::Route() {
 
 json FakeGce::ServiceAccountKey() const { return auth_.KeyFile(options_.project, token_uri()); }
 
+json FakeGce::AuthorizedUserFile() const { return auth_.AuthorizedUserFile(token_uri()); }
+
 void FakeGce::WriteServiceAccountKey(const std::filesystem::path& path) const {
   std::ofstream(path) << ServiceAccountKey().dump(2) << "\n";
 }
@@ -222,6 +224,14 @@ std::string FakeGce::ZoneUrl() const {
 
 void FakeGce::HandleToken(const httplib::Request& request, httplib::Response& response) {
   std::lock_guard lock(mu_);
+  auto& faults = faults_["oauth2.token"];
+  if (!faults.empty()) {
+    Fault& fault = faults.front();
+    response.status = fault.status;
+    response.set_content(json{{"error", fault.reason}}.dump(), "application/json");
+    if (--fault.times <= 0) faults.erase(faults.begin());
+    return;
+  }
   const FakeGoogleAuth::Answer answer = auth_.Exchange(request.body, token_uri());
   response.status = answer.status;
   response.set_content(answer.body.dump(), "application/json");
@@ -449,7 +459,13 @@ FakeGce::Reply FakeGce::Delete(const std::string& name, const httplib::Request& 
     return {200, OperationJson(*operations_.at(request_ids_.at(request_id)))};
   }
   auto it = instances_.find(name);
-  if (it == instances_.end() || it->second->status == "STOPPING") return Get(name);
+  if (it == instances_.end()) return Get(name);
+  if (it->second->status == "PROVISIONING" || it->second->status == "STOPPING") {
+    // As Compute Engine: an instance its insert is still creating, or one being deleted.
+    return ErrorReply(400, "resourceNotReady",
+                      "The resource 'projects/" + options_.project + "/zones/" + options_.zone +
+                          "/instances/" + name + "' is not ready");
+  }
   it->second->status = "STOPPING";
   it->second->boot.Kill();
   Operation& operation = NewOperation("delete", name);
@@ -474,7 +490,8 @@ FakeGce::Reply FakeGce::WaitOperation(const std::string& name) {
       std::lock_guard lock(mu_);
       Advance();
       Reply reply = GetOperation(name);
-      if (reply.first != 200 || reply.second["status"] == "DONE" || Steady::now() >= deadline) {
+      if (reply.first != 200 || reply.second["status"] == "DONE" || Steady::now() >= deadline ||
+          stopping_) {
         return reply;
       }
     }

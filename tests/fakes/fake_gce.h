@@ -68,8 +68,11 @@ class FakeGce {
   // The service account's key file (token_uri: this fake's).
   nlohmann::json ServiceAccountKey() const;
   void WriteServiceAccountKey(const std::filesystem::path& path) const;
+  // A user's credentials file (`gcloud auth application-default login` writes these).
+  nlohmann::json AuthorizedUserFile() const;
 
-  // The next `times` calls of `method` ("instances.insert") fail with HTTP `status` and `reason`.
+  // The next `times` calls of `method` ("instances.insert"; "oauth2.token" for the token
+  // endpoint) fail with HTTP `status` and `reason`.
   void InjectFault(const std::string& method, int status, const std::string& reason, int times);
   // The next `times` inserts (of `provisioning_model` only, when not empty: SPOT or STANDARD)
   // are accepted but their operation ends with `code`; no instance is created.

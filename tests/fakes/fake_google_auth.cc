@@ -75,7 +75,10 @@ FakeGoogleAuth::Answer OAuthError(const std::string& error, const std::string& d
 }  // namespace
 
 FakeGoogleAuth::FakeGoogleAuth(std::string client_email, std::chrono::seconds token_ttl)
-    : client_email_(std::move(client_email)), key_id_(RandomHex(20)), token_ttl_(token_ttl) {
+    : client_email_(std::move(client_email)),
+      refresh_token_("1//fake-refresh-" + RandomHex(8)),
+      key_id_(RandomHex(20)),
+      token_ttl_(token_ttl) {
   EVP_PKEY* key = EVP_RSA_gen(2048);
   if (key == nullptr) throw std::runtime_error("OpenSSL could not make an RSA key");
   BIO* private_bio = BIO_new(BIO_s_mem());
@@ -100,6 +103,14 @@ nlohmann::json FakeGoogleAuth::KeyFile(const std::string& project,
           {"client_email", client_email_},
           {"client_id", "100000000000000000001"},
           {"auth_uri", "https://accounts.google.com/o/oauth2/auth"},
+          {"token_uri", token_uri}};
+}
+
+nlohmann::json FakeGoogleAuth::AuthorizedUserFile(const std::string& token_uri) const {
+  return {{"type", "authorized_user"},
+          {"client_id", "det-fake-client.apps.googleusercontent.com"},
+          {"client_secret", "det-fake-secret"},
+          {"refresh_token", refresh_token_},
           {"token_uri", token_uri}};
 }
 
@@ -152,6 +163,20 @@ FakeGoogleAuth::Answer FakeGoogleAuth::Exchange(const std::string& form_body,
                                                 const std::string& token_uri) {
   const std::map<std::string, std::string> form = ParseForm(form_body);
   auto grant = form.find("grant_type");
+  const auto field = [&](const char* name) {
+    auto it = form.find(name);
+    return it == form.end() ? std::string() : it->second;
+  };
+  if (grant != form.end() && grant->second == "refresh_token") {
+    if (field("client_id") != "det-fake-client.apps.googleusercontent.com" ||
+        field("client_secret") != "det-fake-secret") {
+      return {401, {{"error", "invalid_client"}, {"error_description", "Unauthorized"}}};
+    }
+    if (field("refresh_token") != refresh_token_) {
+      return OAuthError("invalid_grant", "Token has been expired or revoked.");
+    }
+    return Issue();
+  }
   if (grant == form.end() || grant->second != "urn:ietf:params:oauth:grant-type:jwt-bearer") {
     return OAuthError("unsupported_grant_type", "Invalid grant_type");
   }

@@ -27,7 +27,11 @@ class FakeGoogleAuth {
 
   // The key file's JSON, with `token_uri` the fake's own token endpoint.
   nlohmann::json KeyFile(const std::string& project, const std::string& token_uri) const;
-  // POST of the token endpoint (a form body): a token, or an OAuth 2.0 error document.
+  // A user's credentials (client id and secret, refresh token) this endpoint accepts.
+  nlohmann::json AuthorizedUserFile(const std::string& token_uri) const;
+  // POST of the token endpoint (a form body: the jwt-bearer grant with a service account's
+  // assertion, or the refresh_token grant of AuthorizedUserFile()): a token, or an OAuth 2.0
+  // error document.
   // `token_uri` is the endpoint's own URL (accepted as the assertion's aud, as is Google's).
   Answer Exchange(const std::string& form_body, const std::string& token_uri);
   // A token the metadata server hands out (no assertion: it is the instance's own account).
@@ -44,6 +48,7 @@ class FakeGoogleAuth {
   std::string VerifyAssertion(const std::string& jwt, const std::string& token_uri) const;
 
   std::string client_email_;
+  std::string refresh_token_;
   std::string key_id_;
   std::string private_key_pem_;
   std::string public_key_pem_;

@@ -39,6 +39,7 @@ class AwsAutoscalerTest : public testing::AutoscalerFixture {
   std::string ExtraConfig() const override {
     return "resource_pools:\n"
            "  - pool_name: default\n"
+           "    agent_reconnect_wait: 2s\n"
            "    provider:\n"
            "      type: aws\n"
            "      region: us-west-2\n"
@@ -170,6 +171,21 @@ TEST_F(AwsSpotAutoscalerTest, SpotRequestsLeftOpenForLackOfCapacityFallBackToOnD
   EXPECT_EQ(Calls("RunInstances"), 1);
   EXPECT_NE(Det("autoscaler decisions").find("capacity-not-available"), std::string::npos)
       << Det("autoscaler decisions");
+  ExpectScaledBackToNothing();
+}
+
+TEST_F(AwsSpotAutoscalerTest, AnInterruptedSpotInstanceIsReplacedAndTheTrialCompletes) {
+  StartAutoscaler();
+  ExpectTrialSurvivesLosingItsInstance([&] {
+    nlohmann::json first;
+    for (const auto& instance : Instances()) {
+      if (instance["booted"] == true) first = instance;
+    }
+    ASSERT_TRUE(first.is_object()) << Instances().dump();
+    EXPECT_EQ(first["spot"], true);
+    ASSERT_TRUE(fake_->Admin("interrupt", {{"instance_id", first["id"]}}).is_object());
+  });
+  EXPECT_EQ(Calls("RequestSpotInstances"), 2) << "one replacement for the interrupted instance";
   ExpectScaledBackToNothing();
 }
 

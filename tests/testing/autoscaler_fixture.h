@@ -3,6 +3,7 @@
 // A cluster of real processes (experiment_fixture.h) plus the det-autoscaler process, whose
 // provider section the test's ExtraConfig() sets.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,25 @@ class AutoscalerFixture : public ExperimentFixture {
             gateway_port_of(snapshot_), "--event-publish-port",
             gateway_port_of((*endpoints)["event_publish"].as<std::string>()), "--plaintext"},
         dir_ / log);
+  }
+
+  // Runs the example with 10 s of training; once 40 steps are done, `lose_instance` takes away
+  // the instance its agent runs on (a spot interruption, a preemption). The trial must then
+  // complete on a replacement, resumed from its checkpoint: a second run, and no restart of
+  // max_restarts spent (losing the machine is not the trial's failure).
+  void ExpectTrialSurvivesLosingItsInstance(const std::function<void()>& lose_instance) {
+    const int64_t id = Create(Config("const.yaml", [](YAML::Node& config) {
+      config["hyperparameters"]["step_seconds"] = 0.05;
+    }));
+    ASSERT_GT(id, 0);
+    ASSERT_TRUE(WaitForTrial(id, [](auto& t) { return t.value("steps_completed", 0) >= 40; }))
+        << Log("autoscaler.log");
+    lose_instance();
+    EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log") << Log("autoscaler.log");
+    const nlohmann::json trial = Describe(id)["trials"][0];
+    EXPECT_EQ(trial.value("run_id", 0), 2) << trial.dump();
+    EXPECT_EQ(trial.value("restarts", -1), 0) << trial.dump();
+    EXPECT_EQ(trial.value("steps_completed", 0), 200);
   }
 
   // How often `needle` occurs in the log `name`.

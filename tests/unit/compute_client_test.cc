@@ -105,7 +105,14 @@ TEST_F(ComputeClientTest, DeleteAndNotFound) {
       client_->DeleteInstance("us-central1-a", "nope", NewRequestId());
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().kind, GceErrorKind::kNotFound);
-  Insert("det-agent-3");
+  const GceOperation insert = Insert("det-agent-3");
+  GceResult<GceOperation> early =
+      client_->DeleteInstance("us-central1-a", "det-agent-3", NewRequestId());
+  ASSERT_FALSE(early.ok()) << "not while its insert creates it";
+  EXPECT_EQ(early.error().code, "resourceNotReady");
+  EXPECT_EQ(early.error().kind, GceErrorKind::kInvalid);
+  EXPECT_TRUE(sleeps_.empty()) << "not retried";
+  ASSERT_TRUE(client_->WaitOperation("us-central1-a", insert.name).ok());
   GceResult<GceOperation> deleted =
       client_->DeleteInstance("us-central1-a", "det-agent-3", NewRequestId());
   ASSERT_TRUE(deleted.ok());

@@ -95,7 +95,7 @@ TEST_F(GcpCredentialsTest, AnotherKeysSignatureIsRefusedByTheTokenEndpoint) {
 }
 
 TEST_F(GcpCredentialsTest, TokensAreCachedAndFetchedAgainBeforeTheyExpire) {
-  // Tokens that live 400 s: refreshed once less than 5 minutes is left, i.e. after 100 s. The
+  // Tokens that live 400 s: refreshed once less than 225 s is left, i.e. after 175 s. The
   // cache reads a clock that runs ahead; the assertions are signed at the real time (the token
   // endpoint refuses assertions from the future).
   testing::FakeGceOptions options;
@@ -117,16 +117,46 @@ TEST_F(GcpCredentialsTest, TokensAreCachedAndFetchedAgainBeforeTheyExpire) {
           *ParseServiceAccountKey(short_lived.ServiceAccountKey().dump()), "test", clock_),
       clock);
   const std::string first = *credentials.Get();
-  simulated.Advance(std::chrono::seconds(90));
+  simulated.Advance(std::chrono::seconds(170));
   EXPECT_EQ(*credentials.Get(), first);
   EXPECT_EQ(credentials.fetches(), 1);
-  simulated.Advance(std::chrono::seconds(20));
+  simulated.Advance(std::chrono::seconds(10));
   const std::string second = *credentials.Get();
   EXPECT_NE(second, first);
   EXPECT_EQ(credentials.fetches(), 2);
   credentials.Invalidate();
-  EXPECT_NE(*credentials.Get(), second);
+  const std::string third = *credentials.Get();
+  EXPECT_NE(third, second);
   EXPECT_EQ(credentials.fetches(), 3);
+  // A refresh that fails while the token is still good keeps the token, and is not tried again
+  // on every call but 30 s later.
+  short_lived.InjectFault("oauth2.token", 503, "backendError", 1);
+  simulated.Advance(std::chrono::seconds(180));
+  EXPECT_EQ(*credentials.Get(), third);
+  EXPECT_EQ(*credentials.Get(), third);
+  EXPECT_EQ(credentials.fetches(), 4);
+  simulated.Advance(std::chrono::seconds(31));
+  EXPECT_NE(*credentials.Get(), third);
+  EXPECT_EQ(credentials.fetches(), 5);
+}
+
+TEST_F(GcpCredentialsTest, AUsersRefreshTokenIsExchangedForAToken) {
+  std::ofstream(dir_ / "user.json") << fake_->AuthorizedUserFile().dump();
+  auto env = OffGce();
+  env["GOOGLE_APPLICATION_CREDENTIALS"] = (dir_ / "user.json").string();
+  auto source = ResolveTokenSource(Environment::Of(env), nullptr, clock_);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  Result<AccessToken> token = (*source)->Fetch();
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  EXPECT_TRUE(token->token.starts_with("ya29.fake-"));
+  json revoked = fake_->AuthorizedUserFile();
+  revoked["refresh_token"] = "1//revoked";
+  std::ofstream(dir_ / "user.json") << revoked.dump();
+  token = (*ResolveTokenSource(Environment::Of(env), nullptr, clock_))->Fetch();
+  ASSERT_FALSE(token.ok());
+  EXPECT_NE(token.status().message().find("invalid_grant: Token has been expired or revoked."),
+            std::string::npos)
+      << token.status().message();
 }
 
 TEST_F(GcpCredentialsTest, TheMetadataServerGivesTheInstancesToken) {

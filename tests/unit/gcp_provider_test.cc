@@ -53,7 +53,9 @@ class GcpProviderTest : public ::testing::Test {
     EXPECT_TRUE(config.ok()) << config.status().ToString();
     return *config;
   }
-  std::unique_ptr<GcpProvider> Provider(GcpProviderConfig config, AgentBootstrap bootstrap = {}) {
+  // The provider reads `clock` (operation deadlines); tokens are signed at the real time.
+  std::unique_ptr<GcpProvider> Provider(GcpProviderConfig config, AgentBootstrap bootstrap = {},
+                                        const Clock* clock = nullptr) {
     auto key = ParseServiceAccountKey(fake_->ServiceAccountKey().dump());
     auto credentials = std::make_shared<GcpCredentials>(
         std::make_unique<ServiceAccountTokenSource>(*key, "test", clock_), clock_);
@@ -61,7 +63,8 @@ class GcpProviderTest : public ::testing::Test {
         ComputeClientOptions{config.project, fake_->compute_endpoint()}, credentials,
         [](Duration) {});
     if (bootstrap.master_host.empty()) bootstrap = {"10.0.0.1", 8091, "", "", "", ""};
-    return std::make_unique<GcpProvider>(std::move(config), bootstrap, std::move(client), clock_);
+    return std::make_unique<GcpProvider>(std::move(config), bootstrap, std::move(client),
+                                         clock != nullptr ? *clock : clock_);
   }
   json FakeInstance(const std::string& name) {
     const json state = fake_->State();  // outlives the loop
@@ -138,6 +141,11 @@ TEST_F(GcpProviderTest, InstancesAreInsertedLabelledListedAndDeleted) {
   EXPECT_FALSE(outcomes[0].error.has_value());
   EXPECT_TRUE(provider->TakeLaunchOutcomes().empty());
   // Another cluster's and another pool's instances are not this pool's.
+  GcpProviderConfig other_cluster = Config();
+  other_cluster.label_value = "another-cluster";
+  Provider(other_cluster)->Launch({"gpu", 1, provider->Offerings()[0]});
+  Provider(Config())->Launch({"cpu", 1, provider->Offerings()[0]});
+  EXPECT_EQ(fake_->State()["instances"].size(), 4u);
   ASSERT_TRUE(provider->Terminate({name, "det-agent-gone"}).ok());
   listed = ListUntil(*provider, [](const auto& l) { return l.size() == 1; });
   ASSERT_EQ(listed.size(), 1u);
@@ -178,28 +186,55 @@ TEST_F(GcpProviderTest, AnInsertRefusedAtOnceIsTheLaunchsError) {
   EXPECT_EQ(fake_->CallCount("instances.insert"), 1) << "the rest are not tried";
 }
 
-TEST_F(GcpProviderTest, AnInsertNotDoneWithinTheOperationTimeoutFailsAndIsDeleted) {
-  StartFake(false, std::chrono::milliseconds(60000));
-  auto provider = Provider(Config("operation_timeout_period: 1s\n"));
+TEST_F(GcpProviderTest, AnInsertNotDoneWithinTheOperationTimeoutFailsAndIsDeletedWhenDone) {
+  StartFake(false, std::chrono::milliseconds(1500));
+  SimulatedClock deadline_clock;
+  auto provider = Provider(Config("operation_timeout_period: 1m\n"), {}, &deadline_clock);
   const std::string name = provider->Launch({"gpu", 1, provider->Offerings()[0]}).launched.at(0).id;
-  EXPECT_EQ(provider->List("gpu")->size(), 1u) << "starting while its insert runs";
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-  ASSERT_TRUE(provider->List("gpu").ok());
+  ASSERT_EQ(provider->List("gpu")->size(), 1u);
+  EXPECT_TRUE(provider->TakeLaunchOutcomes().empty()) << "running, within its minute";
+  deadline_clock.Advance(std::chrono::seconds(61));
+  auto listed = provider->List("gpu");
+  ASSERT_TRUE(listed.ok());
   const auto outcomes = provider->TakeLaunchOutcomes();
   ASSERT_EQ(outcomes.size(), 1u);
   EXPECT_EQ(outcomes[0].error->kind, ProviderErrorKind::kTransient);
   EXPECT_NE(outcomes[0].error->message.find("operation_timeout_period"), std::string::npos);
-  EXPECT_EQ(FakeInstance(name)["status"], "STOPPING");
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].state, InstanceState::kStopping) << "no longer capacity for the pool";
+  // The insert finishes after all: then the instance is deleted, and no second outcome comes.
+  EXPECT_TRUE(ListUntil(*provider, [](const auto& l) { return l.empty(); }).empty());
+  EXPECT_TRUE(provider->TakeLaunchOutcomes().empty());
+  EXPECT_GE(fake_->CallCount("instances.delete"), 1);
 }
 
 TEST_F(GcpProviderTest, AnInstanceTerminatedDuringItsInsertIsDeletedWhenTheInsertIsDone) {
-  StartFake(false, std::chrono::milliseconds(300));
+  StartFake(false, std::chrono::milliseconds(500));
   auto provider = Provider(Config());
   const std::string name = provider->Launch({"gpu", 1, provider->Offerings()[0]}).launched.at(0).id;
   ASSERT_TRUE(provider->Terminate({name}).ok());
+  EXPECT_EQ(fake_->CallCount("instances.delete"), 0) << "Compute Engine would refuse it now";
+  auto listed = provider->List("gpu");
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].state, InstanceState::kStopping);
+  EXPECT_TRUE(ListUntil(*provider, [](const auto& l) { return l.empty(); }).empty());
+  EXPECT_GE(fake_->CallCount("instances.delete"), 1);
+  EXPECT_TRUE(FakeInstance(name).is_null());
+  const auto outcomes = provider->TakeLaunchOutcomes();
+  ASSERT_EQ(outcomes.size(), 1u);
+  EXPECT_FALSE(outcomes[0].error.has_value()) << "the insert itself succeeded";
+}
+
+TEST_F(GcpProviderTest, ADeleteRefusedAsNotReadyIsAskedAgainAtTheNextList) {
+  StartFake(false, std::chrono::milliseconds(300));
+  auto provider = Provider(Config());
+  auto first = Provider(Config());  // an earlier autoscaler's insert, unknown to `provider`
+  const std::string name = first->Launch({"gpu", 1, first->Offerings()[0]}).launched.at(0).id;
+  ASSERT_TRUE(provider->Terminate({name}).ok()) << "not ready is no error: it is asked again";
+  EXPECT_EQ(fake_->CallCount("instances.delete"), 1);
   auto listed = ListUntil(*provider, [](const auto& l) { return l.empty(); });
   EXPECT_TRUE(listed.empty());
-  EXPECT_TRUE(FakeInstance(name).is_null() || FakeInstance(name)["status"] == "STOPPING");
+  EXPECT_GE(fake_->CallCount("instances.delete"), 2);
 }
 
 TEST_F(GcpProviderTest, SpotAndPreemptibleVmsAndTheirPreemption) {
@@ -282,6 +317,31 @@ TEST_F(GcpProviderTest, AFailingStartupScriptKeepsTheAgentFromStarting) {
   EXPECT_FALSE(fs::exists(dir_ / "instances" / name / "agent-ran"));
 }
 
+TEST(GcpConfigTest, NetworksDiskTypesAndTheProvidersOwnLabel) {
+  auto config = ReadGcpProviderConfig(
+      YAML::Load("boot_disk_source_image: i\nproject: p\nzone: europe-west4-b\n"
+                 "boot_disk_type: projects/p/zones/europe-west4-b/diskTypes/pd-ssd\n"),
+      "c");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->boot_disk_type, "pd-ssd");
+  EXPECT_EQ(config->Subnetwork(), "projects/p/regions/europe-west4/subnetworks/default");
+  config = ReadGcpProviderConfig(
+      YAML::Load("boot_disk_source_image: i\nnetwork_interface: {network: global/networks/det}\n"),
+      "c");
+  EXPECT_EQ(config->Subnetwork(), "") << "a custom network picks its own subnetwork";
+  auto bad = ReadGcpProviderConfig(
+      YAML::Load("boot_disk_source_image: i\nlabel_key: determined-resource-pool\n"
+                 "network_tags: [Det_Agents]\n"),
+      "c");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("provider.label_key: \"determined-resource-pool\" is the "
+                                        "pool's own label"),
+            std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("provider.network_tags: \"Det_Agents\""),
+            std::string::npos);
+}
+
 TEST(GcpConfigTest, DeterminedsDefaultsAndErrorsThatNameTheField) {
   Result<GcpProviderConfig> config =
       ReadGcpProviderConfig(YAML::Load("type: gcp\nboot_disk_source_image: i\n"), "c9");
@@ -331,9 +391,21 @@ TEST(GcpConfigTest, MachineTypesAndTheirGpusAreChecked) {
   EXPECT_EQ(g2->gpu_num, 4);
   auto cpu = read("{machine_type: e2-standard-8}");
   EXPECT_EQ(cpu->gpu_num, 0);
+  EXPECT_EQ(read("{machine_type: a3-ultragpu-8g}")->gpu_type, "nvidia-h200-141gb");
+  EXPECT_EQ(read("{machine_type: a4-highgpu-8g}")->gpu_num, 8);
+  auto future = read("{machine_type: a5-futuregpu-8g, gpu_type: nvidia-x1, gpu_num: 8}");
+  ASSERT_TRUE(future.ok()) << "a newer accelerator family, its GPUs said";
+  EXPECT_EQ(future->gpu_num, 8);
+  for (const char* type :
+       {"n2-standard-8", "c3-highcpu-22", "c3-highcpu-192-metal", "e2-micro", "n1-highmem-96",
+        "e2-custom-small-4096", "n2-custom-8-16384-ext", "z3-highmem-88-standardlssd"}) {
+    EXPECT_TRUE(read(std::string("{machine_type: ") + type + "}").ok()) << type;
+  }
   EXPECT_TRUE(read("{machine_type: custom-8-30720, gpu_type: nvidia-tesla-t4, gpu_num: 1}").ok());
   for (const auto& [type, error] :
-       {std::pair{"{machine_type: n1-huge}", "is not a Compute Engine machine type"},
+       {std::pair{"{machine_type: N1_standard_8}", "is not a Compute Engine machine type"},
+        {"{machine_type: a2-highgpu-99999999999g}", "gpu_num: is required"},
+        {"{machine_type: a5-futuregpu-8g}", "gpu_num: is required for a5-futuregpu-8g"},
         {"{machine_type: a2-highgpu-4g, gpu_num: 2}", "comes with 4 nvidia-tesla-a100"},
         {"{machine_type: e2-standard-4, gpu_num: 1, gpu_type: nvidia-tesla-t4}",
          "GPUs attach only to N1"},
@@ -348,6 +420,8 @@ TEST(GcpConfigTest, MachineTypesAndTheirGpusAreChecked) {
 
 TEST(GcpConfigTest, LabelValuesAreValidAndDistinct) {
   EXPECT_EQ(LabelValue("gpu-pool_1"), "gpu-pool_1");
+  // Stable across builds: it is how a pool's instances are found again.
+  EXPECT_EQ(LabelValue("GPU Pool"), "gpu-pool-4cdeeb25");  // FNV-1a of "GPU Pool"
   const std::string upper = LabelValue("GPU Pool");
   EXPECT_TRUE(upper.starts_with("gpu-pool-"));
   EXPECT_NE(upper, LabelValue("gpu pool"));

@@ -180,54 +180,113 @@ TEST_F(PoolScalerTest, CapacityErrorsFallBackToOnDemandWithinSeconds) {
   EXPECT_EQ(provider_->cloud->size(), 1u);
 }
 
-TEST_F(PoolScalerTest, ALaunchThatFailsLaterBacksItsOfferingOffAndFallsBack) {
-  // Like Compute Engine: the launch is accepted, its operation fails a few seconds later.
-  struct LaterFailure final : FakeProvider {
-    using FakeProvider::FakeProvider;
-    LaunchResult Launch(const LaunchRequest& request) override {
-      LaunchResult result = FakeProvider::Launch(request);
-      result.outcome_later = true;
-      for (const Instance& instance : result.launched) {
-        if (request.offering.spot) pending.push_back(instance);
-      }
-      return result;
+// Like Compute Engine: launches are accepted, and whether each instance started comes later.
+// Spot instances fail (ZONE_RESOURCE_POOL_EXHAUSTED) unless `spot_succeeds`; a launch may also
+// start only `accept_only` instances and fail the rest at once with a quota error.
+class LaterOutcomes final : public FakeProvider {
+ public:
+  using FakeProvider::FakeProvider;
+  LaunchResult Launch(const LaunchRequest& request) override {
+    LaunchRequest asked = request;
+    if (accept_only >= 0) asked.count = std::min(request.count, accept_only);
+    LaunchResult result = FakeProvider::Launch(asked);
+    result.outcome_later = true;
+    if (asked.count < request.count) {
+      result.error = ProviderError{ProviderErrorKind::kQuota, "QUOTA_EXCEEDED"};
     }
-    std::vector<LaunchOutcome> TakeLaunchOutcomes() override {
-      std::vector<LaunchOutcome> outcomes;
-      for (const Instance& failed : pending) {
-        std::erase_if(*cloud, [&](const Instance& i) { return i.id == failed.id; });
-        outcomes.push_back(
-            {failed.id, failed.offering,
-             ProviderError{ProviderErrorKind::kCapacity, "ZONE_RESOURCE_POOL_EXHAUSTED"}});
+    for (const Instance& instance : result.launched) pending.push_back(instance);
+    return result;
+  }
+  std::vector<LaunchOutcome> TakeLaunchOutcomes() override {
+    std::vector<LaunchOutcome> outcomes;
+    for (const Instance& instance : pending) {
+      if (!instance.offering.spot || spot_succeeds) {
+        outcomes.push_back({instance.id, instance.offering, std::nullopt});
+        continue;
       }
-      pending.clear();
-      return outcomes;
+      std::erase_if(*cloud, [&](const Instance& i) { return i.id == instance.id; });
+      outcomes.push_back(
+          {instance.id, instance.offering,
+           ProviderError{ProviderErrorKind::kCapacity, "ZONE_RESOURCE_POOL_EXHAUSTED"}});
     }
-    std::vector<Instance> pending;
-  };
-  auto provider = std::make_unique<LaterFailure>(clock_);
-  provider_ = provider.get();
-  PoolScaler scaler("default", config_, std::move(provider), clock_, reporter_);
+    pending.clear();
+    return outcomes;
+  }
+  std::vector<Instance> pending;
+  bool spot_succeeds = false;
+  int accept_only = -1;
+};
+
+class LaterOutcomesTest : public PoolScalerTest {
+ protected:
+  std::unique_ptr<PoolScaler> Scaler() {
+    auto provider = std::make_unique<LaterOutcomes>(clock_);
+    later_ = provider.get();
+    provider_ = provider.get();
+    return std::make_unique<PoolScaler>("default", config_, std::move(provider), clock_, reporter_);
+  }
+  LaterOutcomes* later_ = nullptr;
+};
+
+TEST_F(LaterOutcomesTest, ALaunchThatFailsLaterBacksItsOfferingOffAndFallsBack) {
+  auto scaler = Scaler();
   Pending(4);
-  scaler.Tick(view_);
+  scaler->Tick(view_);
   ASSERT_EQ(provider_->launch_calls.size(), 1u);
   EXPECT_TRUE(provider_->launch_calls[0].offering.spot);
   const std::string failed = reporter_.decisions.at(0).launched.at(0);
   clock_.Advance(seconds(5));  // the next list learns the operation failed
-  scaler.Tick(view_);
+  scaler->Tick(view_);
   ASSERT_EQ(reporter_.decisions.size(), 3u);
   EXPECT_EQ(reporter_.decisions[1].error,
             "launch of " + failed + " failed: capacity error: ZONE_RESOURCE_POOL_EXHAUSTED");
   ASSERT_EQ(provider_->launch_calls.size(), 2u) << "launched again at once";
   EXPECT_FALSE(provider_->launch_calls[1].offering.spot) << "on the next offering";
-  ASSERT_EQ(scaler.instances().size(), 1u);
-  EXPECT_NE(scaler.instances()[0].id, failed);
+  ASSERT_EQ(scaler->instances().size(), 1u);
+  EXPECT_NE(scaler->instances()[0].id, failed);
   // The failed one never was: it is no failed start for the circuit breaker, and stays gone.
   for (int i = 0; i < 70; ++i) {
     clock_.Advance(seconds(1));
-    scaler.Tick(view_);
+    scaler->Tick(view_);
   }
   EXPECT_EQ(provider_->launch_calls.size(), 2u);
+}
+
+TEST_F(LaterOutcomesTest, AWholeBatchFailingLaterCountsAsOneFailedLaunch) {
+  config_.circuit_breaker_threshold = 0;
+  auto scaler = Scaler();
+  Pending(16);  // 4 instances in one launch call, all of which fail
+  scaler->Tick(view_);
+  clock_.Advance(seconds(5));
+  scaler->Tick(view_);
+  ASSERT_EQ(provider_->launch_calls.size(), 2u);
+  EXPECT_FALSE(provider_->launch_calls[1].offering.spot);
+  EXPECT_EQ(
+      std::count(reporter_.decisions[1].error.begin(), reporter_.decisions[1].error.end(), ';'), 3)
+      << "one decision names the four failures";
+  // The on-demand instances vanish; once the list stops holding them (a minute's grace) spot is
+  // tried again: the batch backed the offering off once (30 s), not four times (4 min).
+  later_->spot_succeeds = true;
+  later_->cloud->clear();
+  for (int i = 0; i < 70 && provider_->launch_calls.size() < 3; ++i) {
+    clock_.Advance(seconds(1));
+    scaler->Tick(view_);
+  }
+  ASSERT_EQ(provider_->launch_calls.size(), 3u);
+  EXPECT_TRUE(provider_->launch_calls.back().offering.spot);
+}
+
+TEST_F(LaterOutcomesTest, InstancesStartingLaterDoNotClearTheBackoffTheirCallsErrorSet) {
+  auto scaler = Scaler();
+  later_->spot_succeeds = true;
+  later_->accept_only = 1;  // 1 of 2 accepted, the other refused at once for quota
+  Pending(8);
+  scaler->Tick(view_);
+  ASSERT_EQ(provider_->launch_calls.size(), 1u);
+  clock_.Advance(seconds(5));
+  scaler->Tick(view_);  // the accepted one started: the spot offering stays backed off
+  ASSERT_EQ(provider_->launch_calls.size(), 2u);
+  EXPECT_FALSE(provider_->launch_calls[1].offering.spot);
 }
 
 TEST_F(PoolScalerTest, IdleInstancesStopAfterTheIdlePeriod) {
