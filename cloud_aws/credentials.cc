@@ -189,19 +189,24 @@ Result<TimedCredentials> CredentialsChain::Resolve() {
 
 Result<Credentials> CredentialsChain::Get() {
   std::lock_guard lock(mu_);
-  const bool fresh = cached_ && (!cached_->expiration ||
-                                 clock_.WallNow() + refresh_before_ < *cached_->expiration);
-  if (!fresh) {
-    Result<TimedCredentials> resolved = Resolve();
-    if (!resolved.ok()) {
-      // Expiring but still valid credentials keep working while the refresh fails.
-      if (cached_ && cached_->expiration && clock_.WallNow() < *cached_->expiration) {
-        return cached_->credentials;
-      }
-      return resolved.status();
-    }
-    cached_ = std::move(*resolved);
+  const WallTime now = clock_.WallNow();
+  const bool fresh =
+      cached_ && (!cached_->expiration || now + refresh_before_ < *cached_->expiration);
+  const bool usable = cached_ && (!cached_->expiration || now < *cached_->expiration);
+  if (fresh || (usable && now < ask_again_at_)) return cached_->credentials;
+  Result<TimedCredentials> resolved = Resolve();
+  // IMDS hands out the same credentials until 5 minutes before they expire: a refresh that
+  // fails or changes nothing keeps the old ones and is tried again 30 s later, not on every call.
+  const bool unchanged =
+      resolved.ok() && usable &&
+      resolved->credentials.access_key_id == cached_->credentials.access_key_id &&
+      resolved->expiration == cached_->expiration;
+  if (!resolved.ok() || unchanged) {
+    ask_again_at_ = now + std::chrono::seconds(30);
+    if (usable) return cached_->credentials;
+    return resolved.status();
   }
+  cached_ = std::move(*resolved);
   return cached_->credentials;
 }
 

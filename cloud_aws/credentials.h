@@ -44,7 +44,8 @@ Result<std::optional<TimedCredentials>> CredentialsFromInstanceRole(ImdsClient& 
 
 // The whole chain, caching what it found. Credentials that expire are fetched again once less
 // than `refresh_before` is left (the AWS CLI refreshes instance-role credentials 10 minutes
-// early, and IMDS hands out new ones 5 minutes before expiry at the latest).
+// early, and IMDS hands out new ones 5 minutes before expiry at the latest); a refresh that fails
+// or brings the same credentials keeps the old ones (while valid) and is tried again 30 s later.
 // Thread-safe: Get() may be called from any thread.
 class CredentialsChain {
  public:
@@ -64,6 +65,7 @@ class CredentialsChain {
   Duration refresh_before_;
   mutable std::mutex mu_;
   std::optional<TimedCredentials> cached_;
+  WallTime ask_again_at_{};  // after a refresh that failed or changed nothing
 };
 
 // The region (see the top of this file); FailedPrecondition naming every place looked if none.

@@ -674,16 +674,21 @@ void FakeEc2::HandleImds(const httplib::Request& request, httplib::Response& res
   } else if (path == role_path && instance_id.empty()) {
     response.set_content(options_.instance_role, "text/plain");
   } else if (path == role_path + options_.instance_role && instance_id.empty()) {
-    const std::string key = "ASIAFAKE" + std::to_string(++credentials_served_);
-    response.set_content(
-        nlohmann::json{{"Code", "Success"},
-                       {"Type", "AWS-HMAC"},
-                       {"AccessKeyId", key},
-                       {"SecretAccessKey", "role-secret-" + key},
-                       {"Token", "role-session-" + key},
-                       {"Expiration", IsoTime(Clock::now() + options_.role_credentials_ttl)}}
-            .dump(),
-        "application/json");
+    ++credentials_served_;
+    // IMDS hands out the same credentials until shortly before they expire (when not rotating).
+    if (options_.rotate_role_credentials || role_expiration_ == Clock::time_point{}) {
+      role_key_ = "ASIAFAKE" + std::to_string(credentials_served_);
+      role_expiration_ = Clock::now() + options_.role_credentials_ttl;
+    }
+    const std::string key = role_key_;
+    response.set_content(nlohmann::json{{"Code", "Success"},
+                                        {"Type", "AWS-HMAC"},
+                                        {"AccessKeyId", key},
+                                        {"SecretAccessKey", "role-secret-" + key},
+                                        {"Token", "role-session-" + key},
+                                        {"Expiration", IsoTime(role_expiration_)}}
+                             .dump(),
+                         "application/json");
   } else {
     response.status = 404;
   }

@@ -46,6 +46,7 @@ struct FakeEc2Options {
   // Host-level IMDS (for the caller's own credentials): role name and its credentials.
   std::string instance_role = "det-autoscaler-role";
   std::chrono::seconds role_credentials_ttl{3600};
+  bool rotate_role_credentials = true;  // false: the same credentials at every request
   // DescribeInstances pages hold at most this many reservations (and MaxResults).
   size_t page_size = 1000;
 };
@@ -123,6 +124,8 @@ class FakeEc2 {
   std::set<std::string> imds_tokens_;
   int next_id_ = 1;
   int credentials_served_ = 0;
+  std::string role_key_;
+  std::chrono::system_clock::time_point role_expiration_{};
 };
 
 }  // namespace det::testing

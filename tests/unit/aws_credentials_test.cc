@@ -138,6 +138,24 @@ TEST_F(AwsCredentialsTest, InstanceRoleCredentialsComeFromImdsV2AndAreRefreshedB
   EXPECT_EQ(*ResolveRegion(Env({}), Imds(fake).get()), "us-west-2");
 }
 
+TEST_F(AwsCredentialsTest, ARefreshThatBringsTheSameCredentialsIsNotRepeatedOnEveryCall) {
+  testing::FakeEc2Options options;
+  options.role_credentials_ttl = std::chrono::minutes(30);
+  options.rotate_role_credentials = false;  // IMDS keeps its own until 5 minutes before expiry
+  testing::FakeEc2 fake(options);
+  fake.Start();
+  CredentialsChain chain(Env({}), Imds(fake), clock_);
+  const std::string key = chain.Get()->access_key_id;
+  clock_.Advance(std::chrono::minutes(21));  // inside the 10-minute margin
+  EXPECT_EQ(chain.Get()->access_key_id, key);
+  EXPECT_EQ(fake.credentials_served(), 2);
+  EXPECT_EQ(chain.Get()->access_key_id, key);
+  EXPECT_EQ(fake.credentials_served(), 2) << "not asked again at once";
+  clock_.Advance(std::chrono::seconds(31));
+  ASSERT_TRUE(chain.Get().ok());
+  EXPECT_EQ(fake.credentials_served(), 3);
+}
+
 TEST_F(AwsCredentialsTest, InstanceRoleCredentialsSignEc2CallsWithTheirSessionToken) {
   testing::FakeEc2 fake({});
   fake.Start();
