@@ -1,5 +1,8 @@
 #include "bus/rpc_server.h"
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include "bus/agent_channel.h"
 
 namespace det::bus {
@@ -15,11 +18,22 @@ Result<std::string> RpcServer::Bind(const std::string& endpoint, const SocketSec
   return bus::Bind(socket_, endpoint, security);
 }
 
+RpcServer::~RpcServer() {
+  workers_.reset();  // finishes what runs (its answers are dropped with the socket)
+  if (answers_fd_ >= 0) close(answers_fd_);
+}
+
+void RpcServer::RunHandlersOn(int workers) {
+  answers_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  workers_ = std::make_unique<ThreadPool>(workers);
+}
+
 void RpcServer::HandleRaw(std::string method, Handler handler) {
   handlers_[std::move(method)] = std::move(handler);
 }
 
 void RpcServer::Receive() {
+  SendAnswers();
   while (ReceiveFrames(socket_, &frames_)) {
     const std::string identity = frames_[0].to_string();
     // A REQ peer sends [identity][""][type][header][body]; without the delimiter it cannot be
@@ -43,9 +57,53 @@ void RpcServer::Receive() {
       Reply(identity, cached->second);  // a retry: same answer, no second execution
       continue;
     }
-    RpcReply reply = Dispatch(*request);
-    Remember(request->request_id, reply);
+    Run(identity, std::move(request).value());
+  }
+}
+
+void RpcServer::Run(const std::string& identity, RpcRequest request) {
+  if (!workers_) {
+    RpcReply reply = Dispatch(request);
+    Remember(request.request_id, reply);
     Reply(identity, reply);
+    return;
+  }
+  // Requests without an id cannot be retried: each gets a key of its own.
+  const std::string key =
+      request.request_id.empty() ? "\x01unnamed-" + std::to_string(++unnamed_) : request.request_id;
+  auto running = running_.find(key);
+  if (running != running_.end()) {
+    running->second = identity;  // a retry while it runs: the answer goes to the new socket
+    return;
+  }
+  running_[key] = identity;
+  workers_->Post([this, key, request = std::move(request)] {
+    RpcReply reply = Dispatch(request);
+    {
+      std::lock_guard lock(answers_mu_);
+      answers_.emplace_back(key, std::move(reply));
+    }
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t written = write(answers_fd_, &one, sizeof(one));
+  });
+}
+
+void RpcServer::SendAnswers() {
+  if (!workers_) return;
+  uint64_t count = 0;
+  [[maybe_unused]] ssize_t drained = read(answers_fd_, &count, sizeof(count));
+  std::vector<std::pair<std::string, RpcReply>> answers;
+  {
+    std::lock_guard lock(answers_mu_);
+    answers.swap(answers_);
+  }
+  for (const auto& [key, answer] : answers) {
+    auto running = running_.find(key);
+    if (running == running_.end()) continue;
+    const std::string identity = running->second;
+    running_.erase(running);
+    Remember(answer.request_id, answer);
+    Reply(identity, answer);
   }
 }
 

@@ -4,6 +4,8 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "bus/envelope.h"
 #include "bus/security.h"
 #include "bus/socket.h"
+#include "common/thread_pool.h"
 
 namespace det::bus {
 
@@ -32,7 +35,7 @@ struct RpcContext {
 // answered at all; it never stops the server.
 //
 // Threading: owned by one actor; poll socket(), call Receive() when readable. Handlers run on that
-// thread and must not block for long.
+// thread and must not block for long, unless RunHandlersOn() gave them threads of their own.
 class RpcServer {
  public:
   using Handler = std::function<Result<std::string>(const RpcContext&, const Bytes& params)>;
@@ -42,6 +45,17 @@ class RpcServer {
 
   Result<std::string> Bind(const std::string& endpoint, const SocketSecurity& security);
   zmq::socket_t& socket() { return socket_; }
+
+  ~RpcServer();
+
+  // Runs handlers on `workers` threads instead of Receive()'s caller, so that a slow method (a
+  // login's password hash, a call another component takes seconds over) holds no other up.
+  // Handlers must then be thread-safe. A request retried while it runs is not run again: its
+  // answer goes to whoever asked last. Call before the first Receive().
+  void RunHandlersOn(int workers);
+  // With workers: readable while answers wait to be sent. The owner polls it beside socket() and
+  // calls Receive() when either is readable; -1 without workers.
+  int answers_fd() const { return answers_fd_; }
 
   void HandleRaw(std::string method, Handler handler);
   // Typed registration: the method name is Req::kType; params decode as Req, replies encode Rep.
@@ -67,6 +81,10 @@ class RpcServer {
   RpcReply Dispatch(const RpcRequest& request);
   void Reply(const std::string& identity, const RpcReply& reply);
   void Remember(const std::string& request_id, const RpcReply& reply);
+  // Runs `request` for `identity`: here, or on a worker (answered by SendAnswers()).
+  void Run(const std::string& identity, RpcRequest request);
+  // Sends the answers the workers finished.
+  void SendAnswers();
 
   zmq::socket_t socket_;
   std::string name_;
@@ -77,6 +95,13 @@ class RpcServer {
   std::deque<std::string> reply_order_;
   std::atomic<uint64_t> handled_{0};
   std::vector<zmq::message_t> frames_;
+  // With workers: requests running (by id → the identity that asked last) and finished answers.
+  std::unique_ptr<ThreadPool> workers_;
+  int answers_fd_ = -1;
+  std::unordered_map<std::string, std::string> running_;  // by request id (or a key of its own)
+  uint64_t unnamed_ = 0;
+  std::mutex answers_mu_;
+  std::vector<std::pair<std::string, RpcReply>> answers_;  // (key, answer)
 };
 
 }  // namespace det::bus

@@ -26,12 +26,12 @@ using nlohmann::ordered_json;
 using bus::ToJson;
 
 void PrintExperiments(const std::vector<bus::ExperimentSummary>& experiments) {
-  std::printf("%-6s %-20s %-14s %-20s %6s %9s %7s  %s\n", "ID", "STATE", "SEARCHER", "NAME",
-              "TRIALS", "COMPLETED", "ERRORED", "MESSAGE");
+  std::printf("%-6s %-12s %-20s %-14s %-20s %6s %9s %7s  %s\n", "ID", "OWNER", "STATE", "SEARCHER",
+              "NAME", "TRIALS", "COMPLETED", "ERRORED", "MESSAGE");
   for (const auto& e : experiments) {
-    std::printf("%-6lld %-20s %-14s %-20s %6d %9d %7d  %s\n", static_cast<long long>(e.id),
-                e.state.c_str(), e.searcher.c_str(), e.name.c_str(), e.trials, e.trials_completed,
-                e.trials_errored, e.message.c_str());
+    std::printf("%-6lld %-12s %-20s %-14s %-20s %6d %9d %7d  %s\n", static_cast<long long>(e.id),
+                e.owner.c_str(), e.state.c_str(), e.searcher.c_str(), e.name.c_str(), e.trials,
+                e.trials_completed, e.trials_errored, e.message.c_str());
   }
 }
 

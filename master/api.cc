@@ -106,6 +106,16 @@ Status Api::Allow(const auth::Principal& caller, Access access, std::string_view
                           caller.username + "\")");
 }
 
+Status Api::MayAct(const auth::Principal& caller, const bus::ExperimentActionRequest& request) {
+  if (request.action != "delete" || caller.admin) return Status::Ok();
+  DET_ASSIGN_OR_RETURN(bus::ExperimentGetReply experiment,
+                       Forward(bus::ExperimentGetRequest{request.id}));
+  const bus::ExperimentSummary& summary = experiment.experiment;
+  if (summary.owner_id == 0 || summary.owner_id == caller.user_id) return Status::Ok();
+  return PermissionDenied("experiment " + std::to_string(request.id) + " belongs to \"" +
+                          summary.owner + "\": only its owner or an admin may delete it");
+}
+
 Result<bus::TaskLogsReply> Api::TaskLogs(const auth::Principal&,
                                          const bus::TaskLogsRequest& request) {
   bus::TaskLogsReply reply;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 #include <zmq.hpp>
 
@@ -105,14 +106,24 @@ class Api {
     return users_.Authenticate(token);
   }
 
-  // A forwarded method, for `caller` (PermissionDenied when it needs an admin).
+  // A forwarded method, for `caller` (PermissionDenied when it needs an admin). Determined's
+  // basic rules: an experiment belongs to the user who created it (the api records the caller);
+  // anyone may read, pause, activate, cancel or kill any experiment, and only its owner or an
+  // admin may delete it.
   template <class Req>
   Result<typename Forwarded<Req>::Reply> Call(const auth::Principal& caller, const Req& request) {
     DET_RETURN_IF_ERROR(Allow(caller, Forwarded<Req>::kAccess, Req::kType));
-    std::unique_ptr<bus::RpcClient> client = TakeClient(Forwarded<Req>::kOwner);
-    auto reply = client->Call<Req, typename Forwarded<Req>::Reply>(request);
-    GiveClient(Forwarded<Req>::kOwner, std::move(client));
-    return reply;
+    if constexpr (std::is_same_v<Req, bus::ExperimentCreateRequest>) {
+      Req owned = request;
+      owned.owner_id = caller.user_id;
+      owned.owner = caller.username;
+      return Forward(owned);
+    } else {
+      if constexpr (std::is_same_v<Req, bus::ExperimentActionRequest>) {
+        DET_RETURN_IF_ERROR(MayAct(caller, request));
+      }
+      return Forward(request);
+    }
   }
 
   // Answered here.
@@ -149,6 +160,15 @@ class Api {
   std::unique_ptr<bus::RpcClient> TakeClient(Owner owner);
   void GiveClient(Owner owner, std::unique_ptr<bus::RpcClient> client);
   static Status Allow(const auth::Principal& caller, Access access, std::string_view method);
+  // Whether `caller` may take `request`'s action (delete: the owner or an admin).
+  Status MayAct(const auth::Principal& caller, const bus::ExperimentActionRequest& request);
+  template <class Req>
+  Result<typename Forwarded<Req>::Reply> Forward(const Req& request) {
+    std::unique_ptr<bus::RpcClient> client = TakeClient(Forwarded<Req>::kOwner);
+    auto reply = client->Call<Req, typename Forwarded<Req>::Reply>(request);
+    GiveClient(Forwarded<Req>::kOwner, std::move(client));
+    return reply;
+  }
 
   zmq::context_t& context_;
   storage::Database& database_;

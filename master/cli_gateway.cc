@@ -6,6 +6,9 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, Api& api,
                        int64_t max_message_bytes)
     : api_(api),
       server_(context, "master", clock, bus::SocketLimits{.max_message_bytes = max_message_bytes}) {
+  // A login hashes its password for a quarter second and the experiment service may take
+  // seconds: methods run on threads of their own, so one caller's wait is not everyone's.
+  server_.RunHandlersOn(kHandlerThreads);
   server_.Handle<bus::MasterInfoRequest, bus::MasterInfo>(
       [this](const bus::RpcContext&, const bus::MasterInfoRequest&) -> Result<bus::MasterInfo> {
         return api_.info();
@@ -137,9 +140,10 @@ void CliGateway::Stop() {
 
 void CliGateway::Run() {
   while (!stop_) {
-    zmq::pollitem_t item{server_.socket().handle(), 0, ZMQ_POLLIN, 0};
-    bus::Poll(&item, 1, std::chrono::milliseconds(100));
-    if (item.revents & ZMQ_POLLIN) server_.Receive();
+    zmq::pollitem_t items[] = {{server_.socket().handle(), 0, ZMQ_POLLIN, 0},
+                               {nullptr, server_.answers_fd(), ZMQ_POLLIN, 0}};
+    bus::Poll(items, 2, std::chrono::milliseconds(100));
+    if ((items[0].revents | items[1].revents) & ZMQ_POLLIN) server_.Receive();
   }
 }
 

@@ -17,9 +17,12 @@ namespace det::master {
 // master.info and user.login need no token; every other method needs a live session or access
 // token (Unauthenticated otherwise), and admin methods an admin (PermissionDenied).
 //
-// Threading: an actor; Start() runs it on its own thread.
+// Threading: an actor; Start() runs it on its own thread, and the methods on kHandlerThreads
+// threads of their own (the api is thread-safe).
 class CliGateway {
  public:
+  static constexpr int kHandlerThreads = 8;
+
   // `api` outlives the gateway.
   CliGateway(zmq::context_t& context, const Clock& clock, Api& api, int64_t max_message_bytes);
   ~CliGateway();

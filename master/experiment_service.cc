@@ -139,13 +139,16 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
   int64_t id = 0;
   DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
     id = storage::CreateExperiment(
-        tx, {config.name, request.config_yaml, std::string(experiment::kActive), std::nullopt,
+        tx, {config.name, request.config_yaml, std::string(experiment::kActive),
+             request.owner_id > 0 ? std::optional<int64_t>(request.owner_id) : std::nullopt,
              request.model_definition.data});
     return Status::Ok();
   }));
   Entry& entry = experiments_[id];
   entry.config_yaml = request.config_yaml;
   entry.start_ns = NowNs();
+  entry.owner_id = request.owner_id;
+  entry.owner = request.owner;
   entry.experiment =
       std::make_unique<Experiment>(id, std::move(config), std::move(search), Effects());
   Status started = entry.experiment->Start(NowNs());
@@ -203,6 +206,8 @@ Status ExperimentService::RestoreOne(const storage::ExperimentRecord& record) {
   entry.config_yaml = record.config;
   entry.start_ns = record.start_ns;
   entry.end_ns = record.end_ns.value_or(0);
+  entry.owner_id = record.owner_id.value_or(0);
+  entry.owner = record.owner;
   entry.experiment =
       std::make_unique<Experiment>(record.id, std::move(config), std::move(search), Effects());
   entry.experiment->Restore(record.state, std::move(trials));
@@ -314,6 +319,8 @@ bus::ExperimentSummary ExperimentService::Summary(const Experiment& experiment) 
   summary.message = experiment.message();
   summary.start_at = entry.start_ns;
   summary.end_at = entry.end_ns;
+  summary.owner_id = entry.owner_id;
+  summary.owner = entry.owner;
   for (const auto& [id, trial] : experiment.trials()) {
     ++summary.trials;
     summary.trials_active += trial.state == experiment::kActive ? 1 : 0;

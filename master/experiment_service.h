@@ -98,6 +98,8 @@ class ExperimentService : private experiment::ExperimentEffects {
     std::string config_yaml;
     int64_t start_ns = 0;
     int64_t end_ns = 0;
+    int64_t owner_id = 0;
+    std::string owner;
   };
   struct LiveRun {
     int64_t experiment_id = 0;

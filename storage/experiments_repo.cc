@@ -7,12 +7,15 @@ namespace {
 
 constexpr const char* kExperimentSelect =
     "SELECT id, name, config, state, owner_id, searcher_state, archived, det_ns(start_time),"
-    " det_ns(end_time) FROM experiments";
+    " det_ns(end_time),"
+    " COALESCE((SELECT username FROM users WHERE users.id = experiments.owner_id), '')"
+    " FROM experiments";
 
 ExperimentRecord ReadExperiment(const pqxx::row& row) {
   return {row[0].as<int64_t>(),     row[1].as<std::string>(),  row[2].as<std::string>(),
           row[3].as<std::string>(), Nullable<int64_t>(row[4]), BytesColumn(row[5]),
-          row[6].as<bool>(),        row[7].as<int64_t>(),      Nullable<int64_t>(row[8])};
+          row[6].as<bool>(),        row[7].as<int64_t>(),      Nullable<int64_t>(row[8]),
+          row[9].as<std::string>()};
 }
 
 constexpr const char* kTrialSelect =

@@ -33,6 +33,7 @@ struct ExperimentRecord {
   bool archived = false;
   int64_t start_ns = 0;
   std::optional<int64_t> end_ns;
+  std::string owner;  // the owner's username ("" for none)
 };
 
 struct ExperimentQuery {

@@ -18,11 +18,17 @@ struct ExperimentCreateRequest {
   static constexpr int64_t kMaxModelDefinitionBytes = 96 << 20;  // Determined's limit, ~95 MiB
   std::string config_yaml;
   Bytes model_definition;
+  // Who creates it: set by the master's api from the caller's token (what a client sends is
+  // replaced).
+  int64_t owner_id = 0;
+  std::string owner;
   bool operator==(const ExperimentCreateRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("config_yaml", s.config_yaml, kRequired);
     v("model_definition", s.model_definition);
+    v("owner_id", s.owner_id);
+    v("owner", s.owner);
   }
 };
 struct ExperimentCreateReply {
@@ -85,6 +91,8 @@ struct ExperimentSummary {
   std::string message;  // why it errored, if it did
   int64_t start_at = 0;
   int64_t end_at = 0;
+  int64_t owner_id = 0;  // 0: none (created before owners were recorded)
+  std::string owner;     // the owner's username
   bool operator==(const ExperimentSummary&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -101,6 +109,8 @@ struct ExperimentSummary {
     v("trials_errored", s.trials_errored);
     v("message", s.message);
     v("start_at", s.start_at);
+    v("owner_id", s.owner_id);
+    v("owner", s.owner);
     v("end_at", s.end_at);
   }
 };

@@ -18,7 +18,9 @@ ordered_json ToJson(const ExperimentSummary& e) {
           {"trials_errored", e.trials_errored},
           {"message", e.message},
           {"start_at", e.start_at},
-          {"end_at", e.end_at}};
+          {"end_at", e.end_at},
+          {"owner_id", e.owner_id},
+          {"owner", e.owner}};
 }
 
 ordered_json ToJson(const TrialSummary& t) {

@@ -254,5 +254,57 @@ TEST_F(UserRestTest, LoginsUsersAndTokensAnswerWithTheRightStatus) {
   EXPECT_EQ(Send("GET", "/api/v1/experiments", admin).status, 200);
 }
 
+// Determined's basic rules: an experiment is its creator's; anyone may read, pause, cancel or
+// kill it, only its owner or an admin may delete it.
+TEST_F(UserRestTest, OnlyAnExperimentsOwnerOrAnAdminMayDeleteIt) {
+  CreateUser("alice", kAlicePassword);
+  CreateUser("bob", "bob-password-1");
+  const std::string alice = Login("alice", kAlicePassword);
+  const std::string bob = Login("bob", "bob-password-1");
+  const std::string admin = Login("admin", testing::kAdminPassword);
+  const std::string config =
+      nlohmann::json{
+          {"config",
+           {{"name", "owned"},
+            {"entrypoint", "python3 train.py"},
+            {"searcher",
+             {{"name", "single"}, {"metric", "loss"}, {"max_length", {{"batches", 10}}}}},
+            {"checkpoint_storage",
+             {{"type", "shared_fs"}, {"host_path", (dir_ / "checkpoints").string()}}}}}}
+          .dump();
+  auto created = [&](const std::string& token) {
+    const testing::RestAnswer answer = Send("POST", "/api/v1/experiments", token, config);
+    EXPECT_EQ(answer.status, 200) << answer.text;
+    return answer.body.value("id", int64_t{0});
+  };
+  const int64_t mine = created(alice);
+  const int64_t admins = created(admin);
+  const std::string path = "/api/v1/experiments/" + std::to_string(mine);
+  const nlohmann::json described = Send("GET", path, bob).body;
+  EXPECT_EQ(described["experiment"]["owner"], "alice") << described.dump();
+  EXPECT_NE(Det("experiment list").find("alice"), std::string::npos) << Det("experiment list");
+  EXPECT_EQ(Send("POST", path + "/kill", bob).status, 200) << "anyone may kill it";
+  ASSERT_TRUE(testing::Eventually(
+      [&] { return Send("GET", path, alice).body["experiment"].value("state", "") == "CANCELED"; },
+      std::chrono::seconds(10)));
+  const testing::RestAnswer refused = Send("DELETE", path, bob);
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_EQ(refused.body.value("error", ""),
+            "experiment " + std::to_string(mine) +
+                " belongs to \"alice\": only its owner or an admin may delete it");
+  EXPECT_EQ(Send("DELETE", path, alice).status, 200);
+  // An admin may delete anyone's; a non-admin's CLI says why not.
+  const std::string other = "/api/v1/experiments/" + std::to_string(admins);
+  EXPECT_EQ(Send("POST", other + "/kill", admin).status, 200);
+  ASSERT_TRUE(testing::Eventually(
+      [&] { return Send("GET", other, admin).body["experiment"].value("state", "") == "CANCELED"; },
+      std::chrono::seconds(10)));
+  const std::string cli =
+      DetRc("bob", "bob-password-1", "experiment delete --yes " + std::to_string(admins));
+  EXPECT_NE(cli.find("only its owner or an admin may delete it"), std::string::npos) << cli;
+  EXPECT_NE(cli.find("rc=1"), std::string::npos) << cli;
+  EXPECT_EQ(Send("DELETE", other, admin).status, 200);
+}
+
 }  // namespace
 }  // namespace det

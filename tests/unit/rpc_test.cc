@@ -116,5 +116,70 @@ TEST_P(RpcTest, NoServerGivesUnavailableAfterAllAttempts) {
 
 INSTANTIATE_TEST_SUITE_P(Transports, RpcTest, ::testing::Values("inproc", "tcp"));
 
+// An RpcServer whose handlers run on worker threads: AgentPing "slow" takes `slow_for`.
+class WorkerServer {
+ public:
+  WorkerServer(zmq::context_t& context, std::chrono::milliseconds slow_for)
+      : server_(context, "test", RealClock::Instance()) {
+    server_.RunHandlersOn(4);
+    server_.Handle<AgentPing, AgentEcho>(
+        [this, slow_for](const RpcContext&, const AgentPing& ping) {
+          ++executions;
+          if (ping.nonce == "slow") std::this_thread::sleep_for(slow_for);
+          return AgentEcho{ping.nonce};
+        });
+    bound = *server_.Bind("tcp://127.0.0.1:0", {});
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        zmq::pollitem_t items[] = {{server_.socket().handle(), 0, ZMQ_POLLIN, 0},
+                                   {nullptr, server_.answers_fd(), ZMQ_POLLIN, 0}};
+        Poll(items, 2, 10ms);
+        if ((items[0].revents | items[1].revents) & ZMQ_POLLIN) server_.Receive();
+      }
+    });
+  }
+  ~WorkerServer() {
+    stop_ = true;
+    thread_.join();
+  }
+  std::string bound;
+  std::atomic<int> executions{0};
+
+ private:
+  RpcServer server_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST(RpcWorkersTest, ASlowMethodHoldsNoOtherCallerUp) {
+  zmq::context_t context;
+  WorkerServer server(context, 1000ms);
+  std::thread slow_caller([&] {
+    RpcClient client(context, server.bound, {}, RpcClientConfig{5s, 1});
+    auto echo = client.Call<AgentPing, AgentEcho>(AgentPing{"slow"});
+    EXPECT_TRUE(echo.ok() && echo->nonce == "slow");
+  });
+  std::this_thread::sleep_for(100ms);  // the slow call is running
+  RpcClient client(context, server.bound, {});
+  const auto start = std::chrono::steady_clock::now();
+  auto echo = client.Call<AgentPing, AgentEcho>(AgentPing{"fast"});
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+  EXPECT_LT(took, 500ms) << "answered while the slow one runs";
+  slow_caller.join();
+}
+
+TEST(RpcWorkersTest, ARetryWhileTheMethodRunsGetsItsAnswerWithoutASecondRun) {
+  zmq::context_t context;
+  WorkerServer server(context, 600ms);
+  // The first attempt times out while the method runs; the retry comes on a fresh socket.
+  RpcClient client(context, server.bound, {}, RpcClientConfig{400ms, 3});
+  auto echo = client.Call<AgentPing, AgentEcho>(AgentPing{"slow"});
+  ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+  EXPECT_EQ(echo->nonce, "slow");
+  EXPECT_EQ(client.attempts_made(), 2);
+  EXPECT_EQ(server.executions.load(), 1);
+}
+
 }  // namespace
 }  // namespace det::bus
