@@ -123,6 +123,28 @@ void CoreApi::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void CoreApi::ServeWebUi() {
+  // Files under the WebUI's folder first (index.html at `/`); anything else falls through to the
+  // API's routes. The assets' names carry their hash, so they may be cached for good.
+  if (!options_.webui_dir.empty() && server_->set_mount_point("/", options_.webui_dir)) {
+    server_->set_file_request_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (req.path.starts_with("/assets/")) {
+        res.set_header("Cache-Control", "public, max-age=31536000, immutable");
+      } else {
+        res.set_header("Cache-Control", "no-cache");
+      }
+    });
+    return;
+  }
+  server_->Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(
+        "<!doctype html><title>det</title><p>The WebUI is not built: run scripts/build.sh (it "
+        "needs Node.js), or point master.yaml's <code>webui_dir</code> at its files. The REST API "
+        "is at <a href=\"/api/v1/openapi.json\">/api/v1/openapi.json</a>.</p>",
+        "text/html; charset=utf-8");
+  });
+}
+
 void CoreApi::Route() {
   server_->new_task_queue = [] { return new httplib::ThreadPool(kHttpWorkers); };
   // Headers and body go out as separate writes: without this, Nagle and delayed ACKs hold each
@@ -131,6 +153,7 @@ void CoreApi::Route() {
   RouteExperimentApi(routes_, *options_.api);
   RouteUserApi(routes_, options_.api->users());
   RouteClusterApi(routes_, *options_.api);
+  ServeWebUi();
   // The caller's allocation, checked against the trial the path names (when it names one).
   auto authenticate = [this](const httplib::Request& req, int64_t trial_id) -> Result<Caller> {
     DET_ASSIGN_OR_RETURN(std::string token, BearerToken(req, "DET_SESSION_TOKEN"));

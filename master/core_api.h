@@ -59,6 +59,7 @@ class CoreApi {
     DistributedTrainingConfig distributed;
     std::string tls_cert;  // PEM files; both set: HTTPS
     std::string tls_key;
+    std::string webui_dir;  // the WebUI's files, served at `/`; "": a page that says so
   };
   CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens, Options options);
   ~CoreApi();
@@ -73,6 +74,7 @@ class CoreApi {
 
  private:
   void Route();
+  void ServeWebUi();
 
   zmq::context_t& context_;
   storage::Database db_;

@@ -122,7 +122,8 @@ Result<MasterEndpoints> Master::Start() {
                                         CoreApi::Options{.api = api_.get(),
                                                          .distributed = distributed,
                                                          .tls_cert = config_.security.tls_cert,
-                                                         .tls_key = config_.security.tls_key});
+                                                         .tls_key = config_.security.tls_key,
+                                                         .webui_dir = config_.webui_dir});
   DET_ASSIGN_OR_RETURN(int rest_port, core_api_->Bind(bus_config.host, config_.port));
   endpoints.rest = (config_.security.tls() ? "https://" : "http://") + Reachable(bus_config.host) +
                    ":" + std::to_string(rest_port);

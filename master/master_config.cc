@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 namespace det::master {
 namespace {
@@ -54,6 +55,17 @@ std::string DefaultLocalDataDir() {
   return std::string(home ? home : ".") + "/.local/share/det/postgres";
 }
 
+std::string DefaultWebUiDir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path bin = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  for (const fs::path& dir :
+       {bin.parent_path() / "webui" / "dist", bin.parent_path() / "share" / "det" / "webui"}) {
+    if (fs::exists(dir / "index.html", ec)) return dir.string();
+  }
+  return "";
+}
+
 Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc) {
   MasterConfig config;
   ConfigReader reader(doc);
@@ -65,6 +77,8 @@ Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc) {
   reader.Child("local_db").Read("data_dir", &config.database.local_data_dir);
   reader.Read("cluster_name", &config.cluster_name);
   reader.Read("endpoints_file", &config.endpoints_file);
+  config.webui_dir = DefaultWebUiDir();
+  reader.Read("webui_dir", &config.webui_dir);
   reader.ReadPort("port", &config.port);
   ReadLogConfig(reader.Child("log"), &config.log);
   ReadBus(reader.Child("bus"), &config.bus);

@@ -59,7 +59,13 @@ struct MasterConfig {
   MasterSecurityConfig security;
   LogConfig log;
   std::string endpoints_file;  // where to write the bound endpoints (YAML); empty: nowhere
+  // The WebUI's built files, served at `/` (DefaultWebUiDir() unless given; "" if none).
+  std::string webui_dir;
 };
+
+// Where the WebUI's files are when master.yaml does not say: the build tree's webui/dist beside
+// det-master's folder, else an installation's share/det/webui; "" when neither has index.html.
+std::string DefaultWebUiDir();
 
 // Reads master.yaml's text. Unknown fields and bad values are errors naming the field.
 Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc);

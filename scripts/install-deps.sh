@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages the build, the tests and the quick start need, if missing.
-# Idempotent and quiet when everything is already there. Needs root (or sudo).
+# Installs the Debian 12 packages the build, the tests and the quick start need, if missing
+# (Chromium for the WebUI's browser test; the WebUI itself needs the machine's Node.js 20.19+ and
+# npm, which Debian 12's own nodejs is too old for). Idempotent and quiet when everything is
+# already there. Needs root (or sudo).
 set -euo pipefail
 
 PACKAGES=(
@@ -10,6 +12,7 @@ PACKAGES=(
   libssl-dev libpugixml-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libarchive-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   postgresql openssl wrk nginx-light awscli
+  chromium fonts-liberation
 )
 
 # gcloud (the fake Compute Engine's check) is Google's package, not in Debian's archive: installed

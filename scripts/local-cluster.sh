@@ -57,7 +57,8 @@ if [ "$CHECK" = 1 ]; then
   exit 0
 fi
 echo
-echo "cluster running from $RUN/cluster (logs in logs/); use det with:"
+echo "cluster running from $RUN/cluster (logs in logs/)"
+echo "WebUI: http://127.0.0.1:8080/ (user admin, password $DET_PASS); use det with:"
 echo "  export DET_MASTER=$DET_MASTER DET_KEY_FILE=$DET_KEY_FILE DET_MASTER_KEY_FILE=$DET_MASTER_KEY_FILE"
 echo "  det user login admin      # password: $DET_PASS"
 echo "Ctrl-C stops it."

@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh det-master det-agent det-autoscaler det
+scripts/build-webui.sh
 exec scripts/local-cluster.sh "$@"

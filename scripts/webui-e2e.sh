@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The WebUI's end-to-end test (ctest e2e.webui): starts a cluster with `det deploy local` (no
+# agent: the autoscaler starts one for the experiment), runs webui/e2e/webui.e2e.mjs (Playwright
+# driving Debian's headless Chromium) against it, then stops it. Screenshots of every page go to
+# build/webui-screenshots/. Exits non-zero if anything failed.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="${DET_BUILD_DIR:-$ROOT/build}"
+DET="$BUILD/cli/det"
+[ -f "$BUILD/webui/dist/index.html" ] || { echo "FAIL: the WebUI is not built (scripts/build.sh)"; exit 1; }
+command -v "${CHROMIUM:-/usr/bin/chromium}" >/dev/null || { echo "FAIL: chromium is missing (scripts/install-deps.sh installs it)"; exit 1; }
+RUN="$(mktemp -d "${TMPDIR:-/tmp}/det-webui.XXXXXX")"
+chmod 711 "$RUN"
+export DET_AUTH_FILE="$RUN/auth.json"
+deploy() { "$DET" deploy local --cluster-dir "$RUN/cluster" "$@"; }
+cleanup() { deploy down >/dev/null 2>&1 || true; rm -rf "$RUN"; }
+trap cleanup EXIT
+
+deploy up --agents 0 --max-agents 1 --artificial-slots 1 > "$RUN/deploy.log"
+export DET_MASTER=127.0.0.1:8090 DET_KEY_FILE="$RUN/cluster/keys/cli.key" \
+  DET_MASTER_KEY_FILE="$RUN/cluster/keys/master.pub" DET_USER=admin \
+  DET_PASS="$(cat "$RUN/cluster/admin-password")"
+# Long enough to watch: 600 batches of 50 ms (30 s) with a validation every 20.
+sed -e "s|host_path: .*|host_path: $RUN/checkpoints|" -e "s|step_seconds: .*|step_seconds: 0.05|" \
+  -e "s|batches: 200|batches: 600|" "$ROOT/examples/linear_regression/const.yaml" > "$RUN/const.yaml"
+status=0
+DET_WEBUI_URL="http://127.0.0.1:8080/" DET_ADMIN_PASSWORD="$DET_PASS" DET_CLI="$DET" \
+  DET_EXPERIMENT_CONFIG="$RUN/const.yaml" DET_MODEL_DIR="$ROOT/examples/linear_regression" \
+  DET_SCREENSHOTS="$BUILD/webui-screenshots" \
+  node "$ROOT/webui/e2e/webui.e2e.mjs" || status=$?
+if [ "$status" != 0 ]; then
+  echo "== logs"; tail -n 50 "$RUN"/cluster/logs/*.log
+fi
+exit "$status"

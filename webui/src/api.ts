@@ -1,0 +1,118 @@
+// The master's REST API (the same api the det CLI calls), with the session token this browser
+// keeps in localStorage. Every call is same-origin: the master serves this UI.
+
+const TOKEN_KEY = "det.token";
+const USER_KEY = "det.user";
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function session(): { token: string; user: string } | null {
+  const token = localStorage.getItem(TOKEN_KEY);
+  return token ? { token, user: localStorage.getItem(USER_KEY) ?? "" } : null;
+}
+
+// Called when the master says the session is over (401): the app shows the login page.
+let onSignedOut: () => void = () => {};
+export function whenSignedOut(callback: () => void) {
+  onSignedOut = callback;
+}
+
+function forget() {
+  localStorage.removeItem(TOKEN_KEY);
+  localStorage.removeItem(USER_KEY);
+  onSignedOut();
+}
+
+async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  const token = localStorage.getItem(TOKEN_KEY);
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = null;
+  }
+  if (!response.ok) {
+    const message =
+      (parsed as { error?: string } | null)?.error ?? `${response.status} ${response.statusText}`;
+    if (response.status === 401 && token) forget();
+    throw new ApiError(response.status, message);
+  }
+  return parsed as T;
+}
+
+export const get = <T>(path: string) => request<T>("GET", path);
+export const post = <T>(path: string, body?: unknown) => request<T>("POST", path, body ?? {});
+export const del = <T>(path: string) => request<T>("DELETE", path);
+
+export async function login(username: string, password: string): Promise<void> {
+  const reply = await request<{ token: string }>("POST", "/api/v1/auth/login", {
+    username,
+    password,
+  });
+  localStorage.setItem(TOKEN_KEY, reply.token);
+  localStorage.setItem(USER_KEY, username);
+}
+
+export async function logout(): Promise<void> {
+  try {
+    await request("POST", "/api/v1/auth/logout", {});
+  } finally {
+    forget();
+  }
+}
+
+// Follows a task's log (NDJSON, one line object per line) until it ends or `signal` aborts.
+export async function followLogs(
+  taskId: string,
+  onLine: (line: LogLine) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const token = localStorage.getItem(TOKEN_KEY) ?? "";
+  const response = await fetch(
+    `/api/v1/tasks/${encodeURIComponent(taskId)}/logs?follow=true&limit=1000`,
+    { headers: { Authorization: `Bearer ${token}` }, signal },
+  );
+  if (!response.ok || !response.body) {
+    throw new ApiError(response.status, `cannot follow the logs (${response.status})`);
+  }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let pending = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    pending += decoder.decode(value, { stream: true });
+    const lines = pending.split("\n");
+    pending = lines.pop() ?? "";
+    for (const text of lines) {
+      if (!text.trim()) continue;
+      const line = JSON.parse(text) as LogLine & { error?: string };
+      if (line.error) throw new ApiError(500, line.error);
+      onLine(line);
+    }
+  }
+}
+
+export interface LogLine {
+  id: number;
+  timestamp: number; // Unix nanoseconds
+  agent: string;
+  stdtype: string;
+  log: string;
+}

@@ -1,0 +1,69 @@
+// A table whose columns sort on click (numbers as numbers), with an empty state.
+
+import { useState, type ReactNode } from "react";
+
+export interface Column<T> {
+  key: string;
+  title: string;
+  render: (row: T) => ReactNode;
+  sortValue?: (row: T) => number | string;
+  className?: string;
+}
+
+export function Table<T>({ rows, columns, rowKey, empty, testId }: {
+  rows: T[];
+  columns: Column<T>[];
+  rowKey: (row: T) => string | number;
+  empty: string;
+  testId?: string;
+}) {
+  const [sort, setSort] = useState<{ key: string; descending: boolean } | null>(null);
+  if (rows.length === 0) return <p className="empty">{empty}</p>;
+  const column = columns.find((c) => c.key === sort?.key);
+  const sorted = [...rows];
+  if (column?.sortValue) {
+    const value = column.sortValue;
+    sorted.sort((a, b) => {
+      const x = value(a);
+      const y = value(b);
+      const order = x < y ? -1 : x > y ? 1 : 0;
+      return sort!.descending ? -order : order;
+    });
+  }
+  const toggle = (key: string) =>
+    setSort((s) => ({ key, descending: s?.key === key ? !s.descending : false }));
+  return (
+    <div className="table-wrap">
+      <table data-testid={testId}>
+        <thead>
+          <tr>
+            {columns.map((c) => (
+              <th
+                key={c.key}
+                className={c.className}
+                onClick={c.sortValue ? () => toggle(c.key) : undefined}
+                aria-sort={
+                  sort?.key === c.key ? (sort.descending ? "descending" : "ascending") : undefined
+                }
+              >
+                {c.title}
+                {sort?.key === c.key ? (sort.descending ? " ▾" : " ▴") : ""}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {sorted.map((row) => (
+            <tr key={rowKey(row)}>
+              {columns.map((c) => (
+                <td key={c.key} className={c.className}>
+                  {c.render(row)}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

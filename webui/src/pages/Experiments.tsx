@@ -1,0 +1,95 @@
+// Experiments: filtered by state and name, sortable, with progress.
+
+import { useState } from "react";
+import { Badge, Pending, Progress } from "../components/common";
+import { Table } from "../components/Table";
+import { age, formatTime, progress } from "../format";
+import { usePoll } from "../hooks";
+import type { Experiment } from "../types";
+
+const STATES = ["", "ACTIVE", "PAUSED", "COMPLETED", "CANCELED", "ERROR"];
+
+export function Experiments() {
+  const [state, setState] = useState("");
+  const [name, setName] = useState("");
+  const query = new URLSearchParams({ limit: "200" });
+  if (state) query.set("states", state);
+  if (name) query.set("name", name);
+  const list = usePoll<{ experiments: Experiment[]; pagination: { total: number } }>(
+    `/api/v1/experiments?${query}`,
+  );
+  return (
+    <>
+      <h1>Experiments</h1>
+      <div className="filters">
+        <label>
+          State{" "}
+          <select value={state} onChange={(e) => setState(e.target.value)} name="state">
+            {STATES.map((s) => (
+              <option key={s} value={s}>
+                {s || "any"}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Name{" "}
+          <input
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            placeholder="contains…"
+            name="name"
+          />
+        </label>
+        {list.data ? <span className="muted">{list.data.pagination.total} in all</span> : null}
+      </div>
+      {list.data ? (
+        <Table
+          testId="experiments"
+          rows={list.data.experiments}
+          rowKey={(e) => e.id}
+          empty={
+            state || name
+              ? "No experiment matches."
+              : "No experiments yet: submit one with `det experiment create CONFIG MODEL_DIR`."
+          }
+          columns={[
+            {
+              key: "id",
+              title: "ID",
+              render: (e) => <a href={`#/experiments/${e.id}`}>{e.id}</a>,
+              sortValue: (e) => e.id,
+            },
+            {
+              key: "name",
+              title: "Name",
+              render: (e) => <a href={`#/experiments/${e.id}`}>{e.name || "(unnamed)"}</a>,
+              sortValue: (e) => e.name,
+            },
+            { key: "state", title: "State", render: (e) => <Badge state={e.state} />, sortValue: (e) => e.state },
+            { key: "owner", title: "Owner", render: (e) => e.owner || "—", sortValue: (e) => e.owner },
+            { key: "searcher", title: "Searcher", render: (e) => e.searcher },
+            {
+              key: "progress",
+              title: "Progress",
+              render: (e) => (
+                <>
+                  <Progress value={progress(e)} />{" "}
+                  <span className="muted">
+                    {e.trials_completed}/{e.trials}
+                    {e.trials_errored ? `, ${e.trials_errored} errored` : ""}
+                  </span>
+                </>
+              ),
+              sortValue: (e) => progress(e),
+            },
+            { key: "started", title: "Started", render: (e) => formatTime(e.start_at), sortValue: (e) => e.start_at },
+            { key: "duration", title: "Duration", render: (e) => age(e.start_at, e.end_at) },
+          ]}
+        />
+      ) : (
+        <Pending {...list} />
+      )}
+    </>
+  );
+}

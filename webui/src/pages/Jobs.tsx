@@ -1,0 +1,37 @@
+// The job queue: unfinished jobs in scheduling order.
+
+import { Badge, Pending } from "../components/common";
+import { Table } from "../components/Table";
+import { formatTime } from "../format";
+import { usePoll } from "../hooks";
+import type { Job } from "../types";
+
+export function Jobs() {
+  const jobs = usePoll<{ jobs: Job[] }>("/api/v1/job-queues");
+  return (
+    <>
+      <h1>Job queue</h1>
+      {jobs.data ? (
+        <Table
+          testId="jobs"
+          rows={jobs.data.jobs}
+          rowKey={(j) => j.job_id}
+          empty="The queue is empty: nothing runs or waits."
+          columns={[
+            { key: "ahead", title: "#", render: (j) => j.jobs_ahead + 1, sortValue: (j) => j.jobs_ahead },
+            { key: "name", title: "Job", render: (j) => j.name || j.job_id },
+            { key: "type", title: "Type", render: (j) => j.type },
+            { key: "state", title: "State", render: (j) => <Badge state={j.state} /> },
+            { key: "pool", title: "Pool", render: (j) => j.resource_pool },
+            { key: "slots", title: "Slots", render: (j) => `${j.allocated_slots} / ${j.requested_slots}` },
+            { key: "priority", title: "Priority", render: (j) => j.priority, sortValue: (j) => j.priority },
+            { key: "weight", title: "Weight", render: (j) => j.weight },
+            { key: "submitted", title: "Submitted", render: (j) => formatTime(j.submitted_at), sortValue: (j) => j.submitted_at },
+          ]}
+        />
+      ) : (
+        <Pending {...jobs} />
+      )}
+    </>
+  );
+}

@@ -1,0 +1,38 @@
+// Hash routes (#/experiments/3), so the master serves one index.html for every page.
+
+import { useEffect, useState } from "react";
+
+export type Route =
+  | { page: "cluster" }
+  | { page: "experiments" }
+  | { page: "experiment"; id: number }
+  | { page: "trial"; id: number }
+  | { page: "jobs" }
+  | { page: "autoscaling" };
+
+export function parseRoute(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean);
+  const id = Number(parts[1]);
+  switch (parts[0]) {
+    case "experiments":
+      return parts[1] && Number.isInteger(id) ? { page: "experiment", id } : { page: "experiments" };
+    case "trials":
+      return Number.isInteger(id) && parts[1] ? { page: "trial", id } : { page: "experiments" };
+    case "jobs":
+      return { page: "jobs" };
+    case "autoscaling":
+      return { page: "autoscaling" };
+    default:
+      return { page: "cluster" };
+  }
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(window.location.hash));
+  useEffect(() => {
+    const changed = () => setRoute(parseRoute(window.location.hash));
+    window.addEventListener("hashchange", changed);
+    return () => window.removeEventListener("hashchange", changed);
+  }, []);
+  return route;
+}
