@@ -321,12 +321,23 @@ bus::ExperimentSummary ExperimentService::Summary(const Experiment& experiment) 
   summary.end_at = entry.end_ns;
   summary.owner_id = entry.owner_id;
   summary.owner = entry.owner;
+  summary.metric = config.searcher.metric;
+  summary.smaller_is_better = config.searcher.smaller_is_better;
+  double trained = 0;
   for (const auto& [id, trial] : experiment.trials()) {
     ++summary.trials;
     summary.trials_active += trial.state == experiment::kActive ? 1 : 0;
     summary.trials_completed += trial.state == experiment::kCompleted ? 1 : 0;
     summary.trials_errored += trial.state == experiment::kError ? 1 : 0;
+    const bool over = experiment::IsTerminal(trial.state);
+    trained += over || config.searcher.max_time <= 0
+                   ? (over ? 1.0 : 0.0)
+                   : std::min(1.0, static_cast<double>(trial.steps_completed) /
+                                       static_cast<double>(config.searcher.max_time));
   }
+  const int expected = std::max(summary.trials, config.searcher.max_trials);
+  summary.progress =
+      experiment::IsTerminal(experiment.state()) ? 1.0 : (expected > 0 ? trained / expected : 0.0);
   return summary;
 }
 

@@ -8,7 +8,9 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${DET_BUILD_DIR:-$ROOT/build}"
 DET="$BUILD/cli/det"
 [ -f "$BUILD/webui/dist/index.html" ] || { echo "FAIL: the WebUI is not built (scripts/build.sh)"; exit 1; }
-command -v "${CHROMIUM:-/usr/bin/chromium}" >/dev/null || { echo "FAIL: chromium is missing (scripts/install-deps.sh installs it)"; exit 1; }
+if ! command -v "${CHROMIUM:-/usr/bin/chromium}" >/dev/null; then
+  "$ROOT/scripts/install-deps.sh"  # Debian's chromium, through apt
+fi
 RUN="$(mktemp -d "${TMPDIR:-/tmp}/det-webui.XXXXXX")"
 chmod 711 "$RUN"
 export DET_AUTH_FILE="$RUN/auth.json"
@@ -20,9 +22,10 @@ deploy up --agents 0 --max-agents 1 --artificial-slots 1 > "$RUN/deploy.log"
 export DET_MASTER=127.0.0.1:8090 DET_KEY_FILE="$RUN/cluster/keys/cli.key" \
   DET_MASTER_KEY_FILE="$RUN/cluster/keys/master.pub" DET_USER=admin \
   DET_PASS="$(cat "$RUN/cluster/admin-password")"
-# Long enough to watch: 600 batches of 50 ms (30 s) with a validation every 20.
+# Long enough to watch, pause and resume: 1200 batches of 50 ms (a minute) with a validation and
+# a checkpoint every 20.
 sed -e "s|host_path: .*|host_path: $RUN/checkpoints|" -e "s|step_seconds: .*|step_seconds: 0.05|" \
-  -e "s|batches: 200|batches: 600|" "$ROOT/examples/linear_regression/const.yaml" > "$RUN/const.yaml"
+  -e "s|batches: 200|batches: 1200|" "$ROOT/examples/linear_regression/const.yaml" > "$RUN/const.yaml"
 status=0
 DET_WEBUI_URL="http://127.0.0.1:8080/" DET_ADMIN_PASSWORD="$DET_PASS" DET_CLI="$DET" \
   DET_EXPERIMENT_CONFIG="$RUN/const.yaml" DET_MODEL_DIR="$ROOT/examples/linear_regression" \

@@ -93,6 +93,11 @@ struct ExperimentSummary {
   int64_t end_at = 0;
   int64_t owner_id = 0;  // 0: none (created before owners were recorded)
   std::string owner;     // the owner's username
+  std::string metric;    // the searcher's metric, and which way is better
+  bool smaller_is_better = true;
+  // 0..1: finished trials count whole, running ones by their training length so far, trials the
+  // searcher has yet to create as nothing; 1 once the experiment ended.
+  double progress = 0;
   bool operator==(const ExperimentSummary&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -111,6 +116,9 @@ struct ExperimentSummary {
     v("start_at", s.start_at);
     v("owner_id", s.owner_id);
     v("owner", s.owner);
+    v("metric", s.metric);
+    v("smaller_is_better", s.smaller_is_better);
+    v("progress", s.progress);
     v("end_at", s.end_at);
   }
 };

@@ -20,7 +20,10 @@ ordered_json ToJson(const ExperimentSummary& e) {
           {"start_at", e.start_at},
           {"end_at", e.end_at},
           {"owner_id", e.owner_id},
-          {"owner", e.owner}};
+          {"owner", e.owner},
+          {"metric", e.metric},
+          {"smaller_is_better", e.smaller_is_better},
+          {"progress", e.progress}};
 }
 
 ordered_json ToJson(const TrialSummary& t) {

@@ -50,7 +50,9 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
   if (!response.ok) {
     const message =
       (parsed as { error?: string } | null)?.error ?? `${response.status} ${response.statusText}`;
-    if (response.status === 401 && token) forget();
+    // Only when the token that was refused is still the one kept: a late answer to a request of
+    // an earlier session must not end the new one.
+    if (response.status === 401 && token && localStorage.getItem(TOKEN_KEY) === token) forget();
     throw new ApiError(response.status, message);
   }
   return parsed as T;
@@ -77,19 +79,39 @@ export async function logout(): Promise<void> {
   }
 }
 
-// Follows a task's log (NDJSON, one line object per line) until it ends or `signal` aborts.
+// Splits NDJSON text into complete lines' objects and the unfinished rest. An `{"error"}` line
+// (the master's way of ending a stream that failed) throws.
+export function splitNdjson(text: string): { lines: LogLine[]; rest: string } {
+  const parts = text.split("\n");
+  const rest = parts.pop() ?? "";
+  const lines: LogLine[] = [];
+  for (const part of parts) {
+    if (!part.trim()) continue;
+    const line = JSON.parse(part) as LogLine & { error?: string };
+    if (line.error) throw new ApiError(500, line.error);
+    lines.push(line);
+  }
+  return { lines, rest };
+}
+
+// Follows a task's log (NDJSON, one line object per line) from after line `afterId` until the
+// task ends (resolves) or `signal` aborts; fails with the master's reason otherwise.
 export async function followLogs(
   taskId: string,
+  afterId: number,
   onLine: (line: LogLine) => void,
   signal: AbortSignal,
 ): Promise<void> {
   const token = localStorage.getItem(TOKEN_KEY) ?? "";
+  const after = afterId > 0 ? `&after_id=${afterId}` : "";
   const response = await fetch(
-    `/api/v1/tasks/${encodeURIComponent(taskId)}/logs?follow=true&limit=1000`,
+    `/api/v1/tasks/${encodeURIComponent(taskId)}/logs?follow=true&limit=1000${after}`,
     { headers: { Authorization: `Bearer ${token}` }, signal },
   );
   if (!response.ok || !response.body) {
-    throw new ApiError(response.status, `cannot follow the logs (${response.status})`);
+    const body = (await response.json().catch(() => null)) as { error?: string } | null;
+    if (response.status === 401 && localStorage.getItem(TOKEN_KEY) === token) forget();
+    throw new ApiError(response.status, body?.error ?? `cannot follow the logs (${response.status})`);
   }
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
@@ -97,15 +119,9 @@ export async function followLogs(
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
-    pending += decoder.decode(value, { stream: true });
-    const lines = pending.split("\n");
-    pending = lines.pop() ?? "";
-    for (const text of lines) {
-      if (!text.trim()) continue;
-      const line = JSON.parse(text) as LogLine & { error?: string };
-      if (line.error) throw new ApiError(500, line.error);
-      onLine(line);
-    }
+    const { lines, rest } = splitNdjson(pending + decoder.decode(value, { stream: true }));
+    pending = rest;
+    lines.forEach(onLine);
   }
 }
 

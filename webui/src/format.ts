@@ -46,14 +46,16 @@ export function formatNumber(value: unknown): string {
   return Math.abs(value) >= 1e4 || Math.abs(value) < 1e-3 ? value.toExponential(3) : value.toFixed(4);
 }
 
-// Instance-hours of instances, each from launch to termination or `nowMs` while it lives.
+// Instance-hours of instances, each from launch to termination or `nowMs` while it lives. Spot
+// requests not yet fulfilled and stopped instances run nothing and cost nothing: left out.
 export function instanceHours(
-  instances: { launched_at: number; terminated_at: number }[],
+  instances: { launched_at: number; terminated_at: number; state?: string }[],
   nowMs = Date.now(),
 ): number {
   let ms = 0;
   for (const instance of instances) {
     if (instance.launched_at <= 0) continue;
+    if (instance.state === "spot_requested" || instance.state === "stopped") continue;
     const end = instance.terminated_at > 0 ? instance.terminated_at / 1e6 : nowMs;
     ms += Math.max(0, end - instance.launched_at / 1e6);
   }
@@ -67,9 +69,4 @@ export function stateTone(state: string): "good" | "busy" | "bad" | "idle" {
   if (["ERROR", "DELETE_FAILED", "LOST", "FAILED", "STOPPED"].includes(s)) return "bad";
   if (s.startsWith("STOPPING") || ["PAUSED", "CANCELED", "TERMINATED"].includes(s)) return "idle";
   return "busy";
-}
-
-// Share of an experiment's trials that ended (0..1).
-export function progress(e: { trials: number; trials_completed: number; trials_errored: number }) {
-  return e.trials > 0 ? (e.trials_completed + e.trials_errored) / e.trials : 0;
 }

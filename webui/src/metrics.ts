@@ -1,7 +1,9 @@
-// A trial's metrics, polled incrementally (only the steps after the last one seen).
+// A trial's metrics, polled incrementally (only the steps after the last one seen) while it
+// may still report; a trial that ended is read once.
 
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { get } from "./api";
+import { every } from "./hooks";
 import type { MetricPoint } from "./types";
 
 interface Page {
@@ -11,7 +13,7 @@ interface Page {
 export interface TrialMetrics {
   training: MetricPoint[];
   validation: MetricPoint[];
-  error: string | null;
+  error: string | null; // why the latest poll failed (the points so far stay)
 }
 
 async function fetchAfter(trialId: number, kind: string, after: number): Promise<MetricPoint[]> {
@@ -20,48 +22,44 @@ async function fetchAfter(trialId: number, kind: string, after: number): Promise
   return page.metrics;
 }
 
-export function useTrialMetrics(trialId: number | null, intervalMs = 2000): TrialMetrics {
+export function useTrialMetrics(trialId: number | null, live: boolean, intervalMs = 2000): TrialMetrics {
   const [state, setState] = useState<TrialMetrics>({ training: [], validation: [], error: null });
+  // The last step of each kind already held, for this trial (kept when `live` changes).
+  const seen = useRef({ trial: trialId, training: -1, validation: -1 });
   useEffect(() => {
-    setState({ training: [], validation: [], error: null });
     if (trialId === null) return;
+    if (seen.current.trial !== trialId) {
+      seen.current = { trial: trialId, training: -1, validation: -1 };
+      setState({ training: [], validation: [], error: null });
+    }
     let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const seen = { training: -1, validation: -1 };
-    const load = async () => {
+    let done = false;
+    const stop = every(intervalMs, async () => {
+      if (done) return;
       try {
         const [training, validation] = await Promise.all([
-          fetchAfter(trialId, "training", seen.training),
-          fetchAfter(trialId, "validation", seen.validation),
+          fetchAfter(trialId, "training", seen.current.training),
+          fetchAfter(trialId, "validation", seen.current.validation),
         ]);
         if (stopped) return;
-        for (const p of training) seen.training = Math.max(seen.training, p.step);
-        for (const p of validation) seen.validation = Math.max(seen.validation, p.step);
-        if (training.length || validation.length) {
-          setState((s) => ({
-            training: [...s.training, ...training],
-            validation: [...s.validation, ...validation],
-            error: null,
-          }));
+        for (const p of training) seen.current.training = Math.max(seen.current.training, p.step);
+        for (const p of validation) {
+          seen.current.validation = Math.max(seen.current.validation, p.step);
         }
+        setState((s) => ({
+          training: training.length ? [...s.training, ...training] : s.training,
+          validation: validation.length ? [...s.validation, ...validation] : s.validation,
+          error: null,
+        }));
+        done = !live;  // an ended trial reports nothing more
       } catch (e) {
         if (!stopped) setState((s) => ({ ...s, error: (e as Error).message }));
-      } finally {
-        if (!stopped) timer = setTimeout(load, intervalMs);
       }
-    };
-    void load();
+    });
     return () => {
       stopped = true;
-      if (timer) clearTimeout(timer);
+      stop();
     };
-  }, [trialId, intervalMs]);
+  }, [trialId, live, intervalMs]);
   return state;
-}
-
-// The searcher's metric and its direction, read from the experiment's YAML.
-export function searcherMetric(configYaml: string): { metric: string; smallerIsBetter: boolean } {
-  const metric = /^\s*metric:\s*["']?([\w.\-/]+)/m.exec(configYaml)?.[1] ?? "";
-  const smaller = /^\s*smaller_is_better:\s*(true|false)/m.exec(configYaml)?.[1];
-  return { metric, smallerIsBetter: smaller !== "false" };
 }

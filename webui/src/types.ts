@@ -6,12 +6,12 @@ export interface Agent {
   resource_pool: string;
   hostname: string;
   slots: number;
-  devices: { id: number; type: string; brand: string; uuid: string; memory_mib: number }[];
+  devices: { id: string; type: string; brand: string; uuid: string; memory_mib: number }[];
   enabled: boolean;
   draining: boolean;
-  disabled_slots: number[];
+  disabled_slots: string[];
   used_slots: number;
-  utilization: { slot_id: number; utilization_percent: number; memory_used_mib: number }[];
+  utilization: { slot_id: string; utilization_percent: number; memory_used_mib: number }[];
   last_heard_ms_ago: number;
 }
 
@@ -44,6 +44,9 @@ export interface Experiment {
   start_at: number;
   end_at: number;
   owner: string;
+  metric: string; // the searcher's
+  smaller_is_better: boolean;
+  progress: number; // 0..1
 }
 
 export interface Trial {

@@ -1,4 +1,6 @@
-import { age, formatBytes, formatDuration, formatNumber, instanceHours, progress, stateTone } from "../src/format";
+import { age, formatBytes, formatDuration, formatNumber, instanceHours, stateTone } from "../src/format";
+import { countSlots } from "../src/pages/Cluster";
+import type { Agent } from "../src/types";
 
 describe("format", () => {
   it("writes durations at the scale that matters", () => {
@@ -18,6 +20,7 @@ describe("format", () => {
     expect(instanceHours([{ launched_at: 1, terminated_at: 1 + 2 * hour }])).toBeCloseTo(2);
     expect(instanceHours([{ launched_at: hour, terminated_at: 0 }], 3 * 3.6e6)).toBeCloseTo(2);
     expect(instanceHours([{ launched_at: 0, terminated_at: 0 }])).toBe(0);
+    expect(instanceHours([{ launched_at: 1, terminated_at: 1 + hour, state: "spot_requested" }])).toBe(0);
   });
   it("shows bytes, numbers, tones and progress", () => {
     expect(formatBytes(512)).toBe("512 B");
@@ -29,6 +32,25 @@ describe("format", () => {
     expect(stateTone("ERROR")).toBe("bad");
     expect(stateTone("STOPPING_CANCELED")).toBe("idle");
     expect(stateTone("ACTIVE")).toBe("good");
-    expect(progress({ trials: 4, trials_completed: 2, trials_errored: 1 })).toBe(0.75);
+
+  });
+});
+
+describe("countSlots", () => {
+  const agent = (over: Partial<Agent>): Agent => ({
+    id: "a", state: "connected", resource_pool: "default", hostname: "h", slots: 2,
+    devices: [{ id: "0", type: "cuda", brand: "", uuid: "", memory_mib: 0 },
+              { id: "1", type: "cuda", brand: "", uuid: "", memory_mib: 0 }],
+    enabled: true, draining: false, disabled_slots: [], used_slots: 0, utilization: [],
+    last_heard_ms_ago: 0, ...over,
+  });
+  it("counts used, free, disabled and offline slots without going negative", () => {
+    const counts = countSlots([
+      agent({ used_slots: 1 }),
+      agent({ id: "b", enabled: false, used_slots: 1 }),  // disabled, still running one
+      agent({ id: "c", state: "lost" }),
+      agent({ id: "d", disabled_slots: ["1"] }),
+    ]).get("cuda")!;
+    expect(counts).toEqual({ total: 8, used: 2, free: 2, disabled: 2, offline: 2 });
   });
 });

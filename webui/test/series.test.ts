@@ -1,5 +1,4 @@
 import { best, buildSeries } from "../src/series";
-import { searcherMetric } from "../src/metrics";
 import { parseRoute } from "../src/router";
 
 describe("series", () => {
@@ -36,13 +35,6 @@ describe("series", () => {
     expect(best(points, "acc")).toEqual({ step: 1, value: 0.5 });
     expect(best(points, "acc", false)).toEqual({ step: 2, value: 0.8 });
     expect(best(points, "loss")).toBeNull();
-  });
-  it("reads the searcher's metric from the experiment YAML", () => {
-    expect(searcherMetric("searcher:\n  name: single\n  metric: validation_loss\n")).toEqual({
-      metric: "validation_loss",
-      smallerIsBetter: true,
-    });
-    expect(searcherMetric("searcher:\n  metric: 'acc'\n  smaller_is_better: false\n").smallerIsBetter).toBe(false);
   });
   it("routes hashes to pages", () => {
     expect(parseRoute("#/experiments/3")).toEqual({ page: "experiment", id: 3 });

@@ -1,6 +1,7 @@
 // A table whose columns sort on click (numbers as numbers), with an empty state.
 
 import { useState, type ReactNode } from "react";
+import { sortRows } from "../sort";
 
 export interface Column<T> {
   key: string;
@@ -14,22 +15,13 @@ export function Table<T>({ rows, columns, rowKey, empty, testId }: {
   rows: T[];
   columns: Column<T>[];
   rowKey: (row: T) => string | number;
-  empty: string;
+  empty: ReactNode;
   testId?: string;
 }) {
   const [sort, setSort] = useState<{ key: string; descending: boolean } | null>(null);
   if (rows.length === 0) return <p className="empty">{empty}</p>;
   const column = columns.find((c) => c.key === sort?.key);
-  const sorted = [...rows];
-  if (column?.sortValue) {
-    const value = column.sortValue;
-    sorted.sort((a, b) => {
-      const x = value(a);
-      const y = value(b);
-      const order = x < y ? -1 : x > y ? 1 : 0;
-      return sort!.descending ? -order : order;
-    });
-  }
+  const sorted = column?.sortValue ? sortRows(rows, column.sortValue, sort!.descending) : rows;
   const toggle = (key: string) =>
     setSort((s) => ({ key, descending: s?.key === key ? !s.descending : false }));
   return (
@@ -40,8 +32,14 @@ export function Table<T>({ rows, columns, rowKey, empty, testId }: {
             {columns.map((c) => (
               <th
                 key={c.key}
-                className={c.className}
+                className={[c.className, c.sortValue ? "sortable" : ""].join(" ").trim() || undefined}
                 onClick={c.sortValue ? () => toggle(c.key) : undefined}
+                onKeyDown={
+                  c.sortValue
+                    ? (e) => (e.key === "Enter" || e.key === " ") && toggle(c.key)
+                    : undefined
+                }
+                tabIndex={c.sortValue ? 0 : undefined}
                 aria-sort={
                   sort?.key === c.key ? (sort.descending ? "descending" : "ascending") : undefined
                 }

@@ -53,3 +53,14 @@ export function Pending({ loading, error }: { loading: boolean; error: string | 
   if (error) return <ErrorBox error={error} />;
   return loading ? <Loading /> : null;
 }
+
+// Shown while the latest poll of data already on the page failed: the page is out of date.
+export function Stale({ error, updatedAt }: { error: string | null; updatedAt: number | null }) {
+  if (!error || updatedAt === null) return null;
+  return (
+    <p className="stale" role="status">
+      Cannot reach the master ({error}); showing what it said at{" "}
+      {new Date(updatedAt).toLocaleTimeString()}.
+    </p>
+  );
+}

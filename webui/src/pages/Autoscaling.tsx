@@ -2,7 +2,7 @@
 // its decisions with their reasons.
 
 import { useState } from "react";
-import { Badge, Pending, Section } from "../components/common";
+import { Badge, Pending, Section, Stale } from "../components/common";
 import { Table } from "../components/Table";
 import { age, formatTime, instanceHours } from "../format";
 import { usePoll } from "../hooks";
@@ -25,15 +25,17 @@ function DecisionText({ d }: { d: Decision }) {
 
 export function Autoscaling() {
   const [all, setAll] = useState(false);
-  const instances = usePoll<{ instances: Instance[] }>(
-    `/api/v1/autoscaler/instances${all ? "?all=true" : ""}`,
-  );
+  // Every recorded instance: the hours count the terminated ones too; the table shows the live
+  // ones unless asked.
+  const instances = usePoll<{ instances: Instance[] }>("/api/v1/autoscaler/instances?all=true");
   const decisions = usePoll<{ decisions: Decision[] }>("/api/v1/autoscaler/decisions?limit=50");
-  const live = (instances.data?.instances ?? []).filter((i) => i.terminated_at === 0);
+  const recorded = instances.data?.instances ?? [];
+  const live = recorded.filter((i) => i.terminated_at === 0);
   const spot = live.filter((i) => i.state === "spot_requested");
   return (
     <>
       <h1>Autoscaling</h1>
+      <Stale error={instances.error} updatedAt={instances.updatedAt} />
       <div className="cards">
         <div className="card">
           <div className="card-title">Instances</div>
@@ -46,10 +48,8 @@ export function Autoscaling() {
           <div className="card-value">{spot.length}</div>
         </div>
         <div className="card">
-          <div className="card-title">Instance-hours{all ? "" : " (live)"}</div>
-          <div className="card-value">
-            {instanceHours(instances.data?.instances ?? []).toFixed(2)}
-          </div>
+          <div className="card-title">Instance-hours (all recorded)</div>
+          <div className="card-value">{instanceHours(recorded).toFixed(2)}</div>
         </div>
       </div>
       <Section
@@ -64,7 +64,7 @@ export function Autoscaling() {
         {instances.data ? (
           <Table
             testId="instances"
-            rows={instances.data.instances}
+            rows={all ? recorded : live}
             rowKey={(i) => i.id}
             empty="No instances: the autoscaler launches them when work waits (or no pool has a provider)."
             columns={[

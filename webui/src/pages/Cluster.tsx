@@ -1,23 +1,48 @@
 // The cluster: its pools (with autoscaling limits), agents and their slots.
 
-import { Badge, Empty, Pending, Section } from "../components/common";
+import { Badge, Empty, Pending, Section, Stale } from "../components/common";
 import { Table } from "../components/Table";
 import { formatDuration } from "../format";
 import { usePoll } from "../hooks";
 import type { Agent, MasterInfo, ResourcePool } from "../types";
 
-function SlotSummary({ agents }: { agents: Agent[] }) {
-  const byType = new Map<string, { total: number; used: number; disabled: number }>();
+interface SlotCounts {
+  total: number;
+  used: number;
+  free: number;
+  disabled: number;
+  offline: number; // of agents that are not connected (lost, waiting to reconnect)
+}
+
+// Slots by type and state. An agent's used slots are counted against its slot type; slots of an
+// agent that is not connected are offline; a disabled slot (or agent) that still runs work counts
+// as used.
+export function countSlots(agents: Agent[]): Map<string, SlotCounts> {
+  const byType = new Map<string, SlotCounts>();
   for (const agent of agents) {
-    for (const device of agent.devices) {
-      const entry = byType.get(device.type) ?? { total: 0, used: 0, disabled: 0 };
-      entry.total++;
-      if (agent.disabled_slots.includes(device.id) || !agent.enabled) entry.disabled++;
-      byType.set(device.type, entry);
+    const type = agent.devices[0]?.type ?? "cpu";
+    const counts = byType.get(type) ?? { total: 0, used: 0, free: 0, disabled: 0, offline: 0 };
+    const total = agent.devices.length;
+    counts.total += total;
+    if (agent.state !== "connected") {
+      counts.offline += total;
+    } else {
+      const disabled = agent.enabled
+        ? agent.devices.filter((d) => agent.disabled_slots.includes(d.id)).length
+        : total;
+      const used = Math.min(agent.used_slots, total);
+      const idleDisabled = Math.max(0, disabled - used);
+      counts.used += used;
+      counts.disabled += idleDisabled;
+      counts.free += Math.max(0, total - used - idleDisabled);
     }
-    const first = agent.devices[0]?.type;
-    if (first) byType.get(first)!.used += agent.used_slots;
+    byType.set(type, counts);
   }
+  return byType;
+}
+
+function SlotSummary({ agents }: { agents: Agent[] }) {
+  const byType = countSlots(agents);
   if (byType.size === 0) return <Empty>No slots: no agent is connected.</Empty>;
   return (
     <div className="cards">
@@ -26,7 +51,8 @@ function SlotSummary({ agents }: { agents: Agent[] }) {
           <div className="card-title">{type.toUpperCase()} slots</div>
           <div className="card-value">{s.total}</div>
           <div className="muted">
-            {s.used} in use · {s.total - s.used - s.disabled} free · {s.disabled} disabled
+            {s.used} in use · {s.free} free · {s.disabled} disabled
+            {s.offline ? ` · ${s.offline} offline` : ""}
           </div>
         </div>
       ))}
@@ -41,6 +67,7 @@ export function Cluster() {
   return (
     <>
       <h1>Cluster {info.data ? <small className="muted">{info.data.cluster_name}</small> : null}</h1>
+      <Stale error={agents.error} updatedAt={agents.updatedAt} />
       <Section title="Slots">
         {agents.data ? <SlotSummary agents={agents.data.agents} /> : <Pending {...agents} />}
       </Section>
@@ -56,11 +83,11 @@ export function Cluster() {
               { key: "scheduler", title: "Scheduler", render: (p) => p.scheduler },
               { key: "provider", title: "Provider", render: (p) => p.provider || "static" },
               {
-                key: "instances",
-                title: "Instances (min / now / max)",
-                render: (p) =>
-                  p.provider ? `${p.min_instances} / ${p.agents} / ${p.max_instances}` : p.agents,
+                key: "limits",
+                title: "Instances (min–max)",
+                render: (p) => (p.provider ? `${p.min_instances}–${p.max_instances}` : "—"),
               },
+              { key: "agents", title: "Agents now", render: (p) => p.agents },
               { key: "slots", title: "Slots used", render: (p) => `${p.used_slots} / ${p.slots}` },
             ]}
           />

@@ -1,16 +1,18 @@
 // One experiment: its state and actions, best metric, trials, a trial's live learning curves,
 // and its config.
 
-import { useState } from "react";
+import { useMemo, useState } from "react";
 import { ExperimentActions } from "../components/Actions";
 import { Chart } from "../components/Chart";
-import { Badge, Empty, ErrorBox, Pending, Section } from "../components/common";
+import { Badge, Empty, ErrorBox, Pending, Section, Stale } from "../components/common";
 import { Table } from "../components/Table";
 import { age, formatNumber, formatTime } from "../format";
 import { usePoll } from "../hooks";
-import { searcherMetric, useTrialMetrics } from "../metrics";
+import { useTrialMetrics } from "../metrics";
 import { buildSeries } from "../series";
 import type { ExperimentDetail as Detail, Trial } from "../types";
+
+const ENDED = ["COMPLETED", "CANCELED", "ERROR"];
 
 function bestOf(trials: Trial[], metric: string, smallerIsBetter: boolean) {
   let found: { trial: number; value: number } | null = null;
@@ -24,19 +26,30 @@ function bestOf(trials: Trial[], metric: string, smallerIsBetter: boolean) {
   return found;
 }
 
-export function LearningCurves({ trialId }: { trialId: number }) {
-  const metrics = useTrialMetrics(trialId);
-  const series = buildSeries(metrics.training, metrics.validation);
-  if (metrics.error) return <ErrorBox error={metrics.error} />;
-  if (series.steps.length === 0) {
-    return (
-      <>
-        <Empty>No metrics reported yet: the chart fills as the trial trains.</Empty>
-        <div data-testid="learning-curve" data-points={0} />
-      </>
-    );
-  }
-  return <Chart series={series} />;
+// A trial's learning curves, filling in while it runs (`live`).
+export function LearningCurves({ trialId, live }: { trialId: number; live: boolean }) {
+  const metrics = useTrialMetrics(trialId, live);
+  const series = useMemo(
+    () => buildSeries(metrics.training, metrics.validation),
+    [metrics.training, metrics.validation],
+  );
+  return (
+    <>
+      {metrics.error ? <ErrorBox error={`Cannot read the metrics: ${metrics.error}`} /> : null}
+      {series.steps.length === 0 ? (
+        <>
+          <Empty>
+            {live
+              ? "No metrics reported yet: the chart fills in as the trial trains."
+              : "This trial reported no metrics."}
+          </Empty>
+          <div data-testid="learning-curve" data-points={0} />
+        </>
+      ) : (
+        <Chart series={series} />
+      )}
+    </>
+  );
 }
 
 export function ExperimentDetail({ id }: { id: number }) {
@@ -44,14 +57,19 @@ export function ExperimentDetail({ id }: { id: number }) {
   const [chosen, setChosen] = useState<number | null>(null);
   if (!detail.data) return <Pending {...detail} />;
   const { experiment: e, trials, config } = detail.data;
-  const { metric, smallerIsBetter } = searcherMetric(config);
-  const best = bestOf(trials, metric, smallerIsBetter);
+  const best = bestOf(trials, e.metric, e.smaller_is_better);
+  // The chart keeps the trial it first showed (the best then, else the first) until one is picked.
   const shown = chosen ?? best?.trial ?? trials[0]?.id ?? null;
+  if (chosen === null && shown !== null && (best !== null || trials.length === 1)) {
+    setChosen(shown);
+  }
+  const shownTrial = trials.find((t) => t.id === shown);
   return (
     <>
       <h1>
         Experiment {e.id} <small className="muted">{e.name}</small>
       </h1>
+      <Stale error={detail.error} updatedAt={detail.updatedAt} />
       <div className="summary">
         <Badge state={e.state} />
         <span>owner {e.owner || "—"}</span>
@@ -59,8 +77,11 @@ export function ExperimentDetail({ id }: { id: number }) {
         <span>pool {e.resource_pool || "default"}</span>
         <span>started {formatTime(e.start_at)}</span>
         <span>duration {age(e.start_at, e.end_at)}</span>
+        <span>{Math.round(e.progress * 100)}% done</span>
         <span data-testid="best-metric">
-          best {metric || "metric"}: {best ? `${formatNumber(best.value)} (trial ${best.trial})` : "—"}
+          best {e.metric}
+          {e.smaller_is_better ? " (lowest)" : " (highest)"}:{" "}
+          {best ? `${formatNumber(best.value)} (trial ${best.trial})` : "—"}
         </span>
         <ExperimentActions id={e.id} state={e.state} onDone={detail.refresh} />
       </div>
@@ -80,12 +101,18 @@ export function ExperimentDetail({ id }: { id: number }) {
             },
             { key: "state", title: "State", render: (t) => <Badge state={t.state} /> },
             { key: "task", title: "Task", render: (t) => t.task_state || "—" },
-            { key: "steps", title: "Batches", render: (t) => t.steps_completed, sortValue: (t) => t.steps_completed },
+            {
+              key: "steps",
+              title: "Trained",
+              render: (t) => t.steps_completed,
+              sortValue: (t) => t.steps_completed,
+            },
             {
               key: "best",
-              title: `Best ${metric}`,
-              render: (t) => formatNumber(t.best_validation?.[metric]),
-              sortValue: (t) => Number(t.best_validation?.[metric] ?? Infinity),
+              title: `Best ${e.metric}`,
+              render: (t) => formatNumber(t.best_validation?.[e.metric]),
+              sortValue: (t) =>
+                Number(t.best_validation?.[e.metric] ?? (e.smaller_is_better ? Infinity : -Infinity)),
             },
             { key: "restarts", title: "Restarts", render: (t) => t.restarts },
             {
@@ -106,7 +133,14 @@ export function ExperimentDetail({ id }: { id: number }) {
         />
       </Section>
       <Section title={shown === null ? "Learning curves" : `Learning curves: trial ${shown}`}>
-        {shown === null ? <Empty>No trials yet.</Empty> : <LearningCurves trialId={shown} />}
+        {shown === null ? (
+          <Empty>No trials yet.</Empty>
+        ) : (
+          <LearningCurves
+            trialId={shown}
+            live={!ENDED.includes(shownTrial?.state ?? "") && !ENDED.includes(e.state)}
+          />
+        )}
       </Section>
       <Section title="Configuration">
         <pre className="config">{config}</pre>

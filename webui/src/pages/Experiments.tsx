@@ -1,10 +1,10 @@
 // Experiments: filtered by state and name, sortable, with progress.
 
 import { useState } from "react";
-import { Badge, Pending, Progress } from "../components/common";
+import { Badge, Pending, Progress, Stale } from "../components/common";
 import { Table } from "../components/Table";
-import { age, formatTime, progress } from "../format";
-import { usePoll } from "../hooks";
+import { age, formatTime } from "../format";
+import { useDebounced, usePoll } from "../hooks";
 import type { Experiment } from "../types";
 
 const STATES = ["", "ACTIVE", "PAUSED", "COMPLETED", "CANCELED", "ERROR"];
@@ -12,9 +12,10 @@ const STATES = ["", "ACTIVE", "PAUSED", "COMPLETED", "CANCELED", "ERROR"];
 export function Experiments() {
   const [state, setState] = useState("");
   const [name, setName] = useState("");
+  const typed = useDebounced(name);
   const query = new URLSearchParams({ limit: "200" });
   if (state) query.set("states", state);
-  if (name) query.set("name", name);
+  if (typed) query.set("name", typed);
   const list = usePoll<{ experiments: Experiment[]; pagination: { total: number } }>(
     `/api/v1/experiments?${query}`,
   );
@@ -41,17 +42,28 @@ export function Experiments() {
             name="name"
           />
         </label>
-        {list.data ? <span className="muted">{list.data.pagination.total} in all</span> : null}
+        {list.data ? (
+          <span className="muted">
+            {list.data.pagination.total > list.data.experiments.length
+              ? `the newest ${list.data.experiments.length} of ${list.data.pagination.total}`
+              : `${list.data.pagination.total} in all`}
+          </span>
+        ) : null}
       </div>
+      <Stale error={list.error} updatedAt={list.updatedAt} />
       {list.data ? (
         <Table
           testId="experiments"
           rows={list.data.experiments}
           rowKey={(e) => e.id}
           empty={
-            state || name
-              ? "No experiment matches."
-              : "No experiments yet: submit one with `det experiment create CONFIG MODEL_DIR`."
+            state || name ? (
+              "No experiment matches."
+            ) : (
+              <>
+                No experiments yet: submit one with <code>det experiment create CONFIG MODEL_DIR</code>.
+              </>
+            )
           }
           columns={[
             {
@@ -74,14 +86,14 @@ export function Experiments() {
               title: "Progress",
               render: (e) => (
                 <>
-                  <Progress value={progress(e)} />{" "}
+                  <Progress value={e.progress} />{" "}
                   <span className="muted">
-                    {e.trials_completed}/{e.trials}
+                    {Math.round(e.progress * 100)}% · {e.trials_completed}/{e.trials} trials
                     {e.trials_errored ? `, ${e.trials_errored} errored` : ""}
                   </span>
                 </>
               ),
-              sortValue: (e) => progress(e),
+              sortValue: (e) => e.progress,
             },
             { key: "started", title: "Started", render: (e) => formatTime(e.start_at), sortValue: (e) => e.start_at },
             { key: "duration", title: "Duration", render: (e) => age(e.start_at, e.end_at) },

@@ -1,23 +1,102 @@
-// One trial: its state, hyperparameters, learning curves, checkpoints and live logs.
+// One trial: its state, hyperparameters, learning curves, checkpoints and logs (each run's: a
+// trial resumed after a failure or a pause runs again as a new task).
 
-import { Badge, Pending, Section } from "../components/common";
+import { useState } from "react";
+import { Badge, Pending, Section, Stale } from "../components/common";
 import { Logs } from "../components/Logs";
 import { Table } from "../components/Table";
-import { age, formatBytes, formatNumber } from "../format";
+import { age, formatBytes } from "../format";
 import { usePoll } from "../hooks";
 import type { Checkpoint, Trial } from "../types";
 import { LearningCurves } from "./ExperimentDetail";
 
-export function TrialDetail({ id }: { id: number }) {
-  const trial = usePoll<{ trial: Trial }>(`/api/v1/trials/${id}`);
-  const experimentId = trial.data?.trial.experiment_id;
-  const checkpoints = usePoll<{ checkpoints: Checkpoint[] }>(
-    experimentId ? `/api/v1/experiments/${experimentId}/checkpoints` : null,
+const ENDED = ["COMPLETED", "CANCELED", "ERROR"];
+
+function RunLogs({ trial }: { trial: Trial }) {
+  const [run, setRun] = useState<number | null>(null);
+  if (trial.run_id <= 0) return <p className="muted">Not started yet.</p>;
+  const shown = run ?? trial.run_id;  // the latest run unless one was picked
+  const runs = Array.from({ length: trial.run_id }, (_, i) => i + 1);
+  return (
+    <>
+      {runs.length > 1 ? (
+        <div className="filters">
+          <label>
+            Run{" "}
+            <select
+              name="run"
+              value={shown}
+              onChange={(e) => setRun(Number(e.target.value))}
+            >
+              {runs.map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                  {r === trial.run_id ? " (latest)" : ""}
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
+      ) : null}
+      <Logs taskId={`trial-${trial.id}-${shown}`} key={shown} />
+    </>
+  );
+}
+
+function Checkpoints({ experimentId, trialId }: { experimentId: number; trialId: number }) {
+  const [showDeleted, setShowDeleted] = useState(false);
+  const list = usePoll<{ checkpoints: Checkpoint[] }>(
+    `/api/v1/experiments/${experimentId}/checkpoints`,
     5000,
   );
+  if (!list.data) return <Pending {...list} />;
+  const mine = list.data.checkpoints.filter((c) => c.trial_id === trialId);
+  const kept = mine.filter((c) => showDeleted || c.state !== "DELETED");
+  return (
+    <>
+      <div className="filters">
+        <span className="muted">
+          {kept.length} shown of {mine.length} (the experiment's checkpoint policy deletes the rest)
+        </span>
+        <label>
+          <input
+            type="checkbox"
+            checked={showDeleted}
+            onChange={(e) => setShowDeleted(e.target.checked)}
+          />{" "}
+          show deleted ones
+        </label>
+      </div>
+      <Table
+        testId="checkpoints"
+        rows={kept}
+        rowKey={(c) => c.uuid}
+        empty="No checkpoints yet."
+        columns={[
+          { key: "uuid", title: "UUID", render: (c) => <code>{c.uuid}</code> },
+          {
+            key: "steps",
+            title: "Trained",
+            render: (c) => c.steps_completed,
+            sortValue: (c) => c.steps_completed,
+          },
+          { key: "state", title: "State", render: (c) => <Badge state={c.state} /> },
+          {
+            key: "size",
+            title: "Size",
+            render: (c) => formatBytes(c.size_bytes),
+            sortValue: (c) => c.size_bytes,
+          },
+        ]}
+      />
+    </>
+  );
+}
+
+export function TrialDetail({ id }: { id: number }) {
+  const trial = usePoll<{ trial: Trial }>(`/api/v1/trials/${id}`);
   if (!trial.data) return <Pending {...trial} />;
   const t = trial.data.trial;
-  const mine = (checkpoints.data?.checkpoints ?? []).filter((c) => c.trial_id === t.id);
   return (
     <>
       <h1>
@@ -26,12 +105,13 @@ export function TrialDetail({ id }: { id: number }) {
           of <a href={`#/experiments/${t.experiment_id}`}>experiment {t.experiment_id}</a>
         </small>
       </h1>
+      <Stale error={trial.error} updatedAt={trial.updatedAt} />
       <div className="summary">
         <Badge state={t.state} />
         <span>task {t.task_state || "—"}</span>
         <span>run {t.run_id}</span>
         <span>restarts {t.restarts}</span>
-        <span>batches {t.steps_completed}</span>
+        <span>trained {t.steps_completed}</span>
         <span>duration {age(t.start_at, t.end_at)}</span>
       </div>
       <Section title="Hyperparameters">
@@ -40,35 +120,20 @@ export function TrialDetail({ id }: { id: number }) {
             {Object.entries(t.hparams ?? {}).map(([name, value]) => (
               <tr key={name}>
                 <th>{name}</th>
-                <td>{typeof value === "number" ? formatNumber(value) : JSON.stringify(value)}</td>
+                <td>{typeof value === "string" ? value : JSON.stringify(value)}</td>
               </tr>
             ))}
           </tbody>
         </table>
       </Section>
       <Section title="Learning curves">
-        <LearningCurves trialId={t.id} />
+        <LearningCurves trialId={t.id} live={!ENDED.includes(t.state)} />
       </Section>
       <Section title="Checkpoints">
-        {checkpoints.data ? (
-          <Table
-            testId="checkpoints"
-            rows={mine}
-            rowKey={(c) => c.uuid}
-            empty="No checkpoints yet."
-            columns={[
-              { key: "uuid", title: "UUID", render: (c) => <code>{c.uuid}</code> },
-              { key: "steps", title: "Batches", render: (c) => c.steps_completed, sortValue: (c) => c.steps_completed },
-              { key: "state", title: "State", render: (c) => <Badge state={c.state} /> },
-              { key: "size", title: "Size", render: (c) => formatBytes(c.size_bytes), sortValue: (c) => c.size_bytes },
-            ]}
-          />
-        ) : (
-          <Pending {...checkpoints} />
-        )}
+        <Checkpoints experimentId={t.experiment_id} trialId={t.id} />
       </Section>
-      <Section title={`Logs (run ${t.run_id})`}>
-        {t.task_id ? <Logs taskId={t.task_id} /> : <p className="muted">Not started yet.</p>}
+      <Section title="Logs">
+        <RunLogs trial={t} />
       </Section>
     </>
   );
