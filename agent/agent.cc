@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "agent/devices.h"
+#include "agent/docker_client.h"
 #include "common/process.h"
 #include "common/version.h"
 
@@ -35,8 +36,20 @@ int Agent::Run(const std::atomic<bool>& stop) {
     spdlog::info("slot {}: {} {}{}", slot.id, slot.type, slot.brand,
                  slot.uuid.empty() ? "" : " (" + slot.uuid + ")");
   }
-  runner_ = std::make_unique<WorkloadRunner>(
-      WorkloadRunner::Options{config_.agent_id, config_.work_dir, slots_}, clock_, shipper_);
+  if (config_.container_runtime == "docker") {
+    Result<std::string> api = DockerClient(config_.docker.socket).Ping();
+    if (!api.ok()) {
+      spdlog::critical("container_runtime docker: {}", api.status().message());
+      return 2;
+    }
+    spdlog::info("container runtime: the Docker engine on {} (API {})", config_.docker.socket,
+                 *api);
+  }
+  WorkloadRunner::Options runner{config_.agent_id, config_.work_dir, slots_};
+  runner.container_runtime = config_.container_runtime;
+  runner.docker_socket = config_.docker.socket;
+  runner.docker_network_mode = config_.docker.network_mode;
+  runner_ = std::make_unique<WorkloadRunner>(std::move(runner), clock_, shipper_);
   bus::BackoffPolicy backoff{config_.agent_reconnect_backoff, std::chrono::minutes(1)};
   channel_ = std::make_unique<bus::AgentChannelClient>(
       context_, config_.agent_id, bus::TcpEndpoint(config_.master_host, config_.master_port),

@@ -18,7 +18,8 @@ const std::vector<std::string> kAgentEnvFields = {"master_host",
                                                   "work_dir",
                                                   "agent_reconnect_attempts",
                                                   "agent_reconnect_backoff",
-                                                  "utilization_interval"};
+                                                  "utilization_interval",
+                                                  "container_runtime"};
 
 std::string NormalizedDir(const std::string& dir) {
   std::string normal = std::filesystem::absolute(dir).lexically_normal().string();
@@ -29,6 +30,7 @@ std::string NormalizedDir(const std::string& dir) {
 namespace {
 
 constexpr const char* kSlotTypes[] = {"auto", "cuda", "cpu", "none"};
+constexpr const char* kContainerRuntimes[] = {"process", "docker"};
 
 // visible_gpus: a list, or Determined's comma-separated string ("0,1" or "GPU-...,GPU-...").
 void ReadVisibleGpus(const YAML::Node& doc, ConfigReader& reader, std::vector<std::string>* out) {
@@ -72,6 +74,10 @@ Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc) {
   reader.Read("heartbeat_interval", &config.channel.heartbeat_interval);
   reader.Read("master_silence_limit", &config.channel.silence_limit);
   reader.Child("hooks").Read("on_connection_lost", &config.on_connection_lost);
+  reader.ReadOneOf("container_runtime", &config.container_runtime, kContainerRuntimes);
+  ConfigReader& docker = reader.Child("docker");
+  docker.Read("socket", &config.docker.socket);
+  docker.Read("network_mode", &config.docker.network_mode);
   config.security.Read(reader.Child("security"));
   ReadLogConfig(reader.Child("log"), &config.log);
   DET_RETURN_IF_ERROR(reader.Finish());

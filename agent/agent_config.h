@@ -28,6 +28,13 @@ struct AgentConfig {
   bus::AgentChannelConfig channel;  // heartbeat_interval (1s), master_silence_limit (5s)
   bus::SecurityConfig security;
   LogConfig log;
+  // "process" (default): workloads run as processes. "docker": a workload whose experiment or
+  // command names an image (environment.image) runs in a container of the Docker engine.
+  std::string container_runtime = "process";
+  struct Docker {
+    std::string socket = "/var/run/docker.sock";  // the engine's API
+    std::string network_mode = "host";            // containers' network: host, bridge, a name
+  } docker;
 };
 
 Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc);

@@ -11,6 +11,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"det-agent: offers this host's slots to the det-master and runs its workloads"};
   std::string config_path, log_level, log_format, master_host, agent_id, pool, slot_type, work_dir;
+  std::string container_runtime, docker_socket;
   int master_port = -1, artificial_slots = -1;
   bool plaintext = false;
   app.set_version_flag("--version", std::string("det-agent ") + det::kVersion);
@@ -23,6 +24,10 @@ int main(int argc, char** argv) {
   app.add_option("--slot-type", slot_type, "auto|cuda|cpu|none (overrides slot_type)")
       ->check(CLI::IsMember({"auto", "cuda", "cpu", "none"}));
   app.add_option("--work-dir", work_dir, "workloads' folders (overrides work_dir)");
+  app.add_option("--container-runtime", container_runtime,
+                 "process|docker (overrides container_runtime)")
+      ->check(CLI::IsMember({"process", "docker"}));
+  app.add_option("--docker-socket", docker_socket, "the Docker engine's socket (docker.socket)");
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error");
   app.add_option("--log-format", log_format, "text|json");
   app.add_flag("--plaintext", plaintext, "allow TCP without CURVE (bus.security.plaintext)");
@@ -41,6 +46,8 @@ int main(int argc, char** argv) {
   if (!work_dir.empty()) config->work_dir = det::agent::NormalizedDir(work_dir);
   if (artificial_slots >= 0) config->devices.artificial_slots = artificial_slots;
   if (plaintext) config->security.plaintext = true;
+  if (!container_runtime.empty()) config->container_runtime = container_runtime;
+  if (!docker_socket.empty()) config->docker.socket = docker_socket;
   if (int rc = det::SetUpLogging(config->log, log_level, log_format); rc != 0) return rc;
 
   std::atomic<bool>& stop = det::InstallStopSignals();

@@ -17,6 +17,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "agent/docker_client.h"
+#include "agent/docker_workload.h"
 #include "agent/workload_folders.h"
 #include "agent/workload_shim.h"
 #include "common/process.h"
@@ -32,6 +34,9 @@ namespace fs = std::filesystem;
 constexpr size_t kMaxLineBytes = 64 * 1024;  // longer lines are split
 constexpr auto kSweepInterval = std::chrono::seconds(1);
 constexpr size_t kMinSpareFolders = 16;  // else twice the slots: one running, one just ended
+// A container's stop is the engine's (its grace, then SIGKILL): the pump gets this long beyond
+// the grace before the agent kills the pump, and then removes the container itself.
+constexpr auto kContainerStopMargin = std::chrono::seconds(30);
 
 int OpenPidFd(pid_t pid) {
 #ifdef SYS_pidfd_open
@@ -59,22 +64,30 @@ std::string ReadFile(const fs::path& path) {
   return text.str();
 }
 
-// The ending the shim wrote ("exit N", "signal N", "start-failed why"), as a state.
-bus::WorkloadState Termination(const std::string& exit_status, bool kill_requested) {
+// The ending the shim wrote ("exit N", "signal N", "start-failed why") or, first, the one a
+// container's pump wrote ("oom N", "start-failed why", "lost why"), as a state.
+bus::WorkloadState Termination(const std::string& exit_status, const std::string& container_end,
+                               bool kill_requested) {
   bus::WorkloadState state;
   state.state = bus::kWorkloadTerminated;
-  std::istringstream in(exit_status);
+  std::istringstream in(container_end.empty() ? exit_status : container_end);
   std::string kind;
   int number = -1;
   in >> kind;
-  if (kind == "start-failed") {
+  if (kind == "start-failed" || kind == "lost") {
     state.exit_code = -1;
-    state.failure_type = bus::kFailureStartFailed;
+    state.failure_type = kind == "lost" ? bus::kFailureTaskError : bus::kFailureStartFailed;
     std::getline(in, state.message);
-    state.message = "cannot start" + state.message;
+    state.message = (kind == "lost" ? "lost:" : "cannot start:") + state.message;
     return state;
   }
   in >> number;
+  if (kind == "oom" && number >= 0) {
+    state.exit_code = number;
+    state.failure_type = kill_requested ? bus::kFailureKilled : bus::kFailureTaskError;
+    state.message = "killed for lack of memory (out of memory in its container)";
+    return state;
+  }
   if (kind == "exit" && number >= 0) {
     state.exit_code = number;
     if (number != 0) state.message = "exited with code " + std::to_string(number);
@@ -97,6 +110,12 @@ bool IsZombie(pid_t pid) {
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
 }
 
+std::string FileText(const std::string& dir, const char* name) {
+  std::string text = ReadFile(fs::path(dir) / name);
+  text.erase(text.find_last_not_of(" \t\r\n") + 1);
+  return text;
+}
+
 // Whether `pid` is the shim of the workload in `dir` (and not a reused pid).
 bool IsShimOf(pid_t pid, const std::string& dir) {
   std::string cmdline = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
@@ -113,11 +132,10 @@ WorkloadRunner::WorkloadRunner(Options options, const Clock& clock, LogShipper& 
       folders_(options_.work_dir, std::max<size_t>(kMinSpareFolders, 2 * options_.slots.size())) {
   inotify_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   folders_.StockUp();
-  if (options_.shim_program.empty()) {
-    std::error_code ec;
-    options_.shim_program =
-        (fs::read_symlink("/proc/self/exe", ec).parent_path() / "det-workload-shim").string();
-  }
+  std::error_code ec;
+  const fs::path here = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  if (options_.shim_program.empty()) options_.shim_program = (here / "det-workload-shim").string();
+  if (options_.pump_program.empty()) options_.pump_program = (here / "det-docker-pump").string();
 }
 
 WorkloadRunner::~WorkloadRunner() {
@@ -129,9 +147,10 @@ WorkloadRunner::~WorkloadRunner() {
   CloseFd(inotify_);
 }
 
-std::vector<std::string> WorkloadRunner::Environment(const bus::WorkloadStart& start) const {
+std::vector<std::string> WorkloadRunner::Environment(const bus::WorkloadStart& start,
+                                                     bool inherit) const {
   std::map<std::string, std::string> env;
-  for (char** e = environ; *e; ++e) {
+  for (char** e = inherit ? environ : nullptr; e && *e; ++e) {
     std::string entry(*e);
     const size_t eq = entry.find('=');
     if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
@@ -155,7 +174,8 @@ std::vector<std::string> WorkloadRunner::Environment(const bus::WorkloadStart& s
   env["DET_AGENT_ID"] = options_.agent_id;
   env["DET_SLOT_IDS"] = Join(start.slot_ids, ",");
   env["DET_SESSION_TOKEN"] = start.session_token;
-  env["CUDA_VISIBLE_DEVICES"] = Join(gpus, ",");
+  // A container sees only its own GPUs, numbered from 0 (the engine's device request).
+  if (inherit) env["CUDA_VISIBLE_DEVICES"] = Join(gpus, ",");
   for (const auto& [key, value] : start.env) env[key] = value;
   std::vector<std::string> entries;
   entries.reserve(env.size());
@@ -163,13 +183,53 @@ std::vector<std::string> WorkloadRunner::Environment(const bus::WorkloadStart& s
   return entries;
 }
 
-Result<pid_t> WorkloadRunner::Spawn(const bus::WorkloadStart& start, const std::string& dir) const {
-  std::vector<std::string> argv = {options_.shim_program, kWorkloadShimArg, dir};
+bool WorkloadRunner::InContainer(const bus::WorkloadStart& start) const {
+  return options_.container_runtime == "docker" && !start.container.empty();
+}
+
+Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& start, Workload& w) const {
+  std::vector<std::string> argv = start.entrypoint;
   if (start.entrypoint.size() == 1 && NeedsShell(start.entrypoint[0])) {
-    argv.insert(argv.end(), {"/bin/sh", "-c", start.entrypoint[0]});
-  } else {
-    argv.insert(argv.end(), start.entrypoint.begin(), start.entrypoint.end());
+    argv = {"/bin/sh", "-c", start.entrypoint[0]};
   }
+  if (!w.in_container) return Spawn(argv, Environment(start, true), w.dir);
+  std::vector<bus::SlotInfo> slots;
+  for (const bus::SlotInfo& slot : options_.slots) {
+    if (std::find(start.slot_ids.begin(), start.slot_ids.end(), slot.id) != start.slot_ids.end()) {
+      slots.push_back(slot);
+    }
+  }
+  DockerWorkload container;
+  container.socket = options_.docker_socket;
+  container.name = ContainerName(start.allocation_id);
+  container.force_pull = start.container.force_pull;
+  container.registry_auth = start.container.registry_auth_json;
+  container.create =
+      ContainerCreateBody({&start, options_.agent_id, w.dir, argv, Environment(start, false), slots,
+                           options_.docker_network_mode});
+  container.image = container.create.value("Image", "");
+  const std::string spec_path = w.dir + "/" + kContainerSpecFile;
+  const std::string spec = container.ToJson().dump();
+  const int fd = open(spec_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                      0600);  // 0600: it may hold registry credentials
+  const bool written =
+      fd >= 0 && write(fd, spec.data(), spec.size()) == static_cast<ssize_t>(spec.size());
+  if (fd >= 0) close(fd);
+  if (!written) return Internal("cannot write " + spec_path + ": " + std::strerror(errno));
+  return SpawnPump(w.dir);
+}
+
+Result<pid_t> WorkloadRunner::SpawnPump(const std::string& dir) const {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  return Spawn({options_.pump_program, dir}, env, dir);
+}
+
+Result<pid_t> WorkloadRunner::Spawn(const std::vector<std::string>& workload_argv,
+                                    const std::vector<std::string>& env,
+                                    const std::string& dir) const {
+  std::vector<std::string> argv = {options_.shim_program, kWorkloadShimArg, dir};
+  argv.insert(argv.end(), workload_argv.begin(), workload_argv.end());
   const std::string out = dir + "/" + kStdoutFile, err = dir + "/" + kStderrFile;
 
   posix_spawn_file_actions_t actions;
@@ -189,7 +249,7 @@ Result<pid_t> WorkloadRunner::Spawn(const bus::WorkloadStart& start, const std::
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  return SpawnPrepared(argv, Environment(start), actions, attr);
+  return SpawnPrepared(argv, env, actions, attr);
 }
 
 Status WorkloadRunner::Follow(const std::string& allocation_id, Workload& w, int64_t out_offset,
@@ -233,10 +293,11 @@ void WorkloadRunner::Start(const bus::WorkloadStart& start, Reports* out) {
   Workload& w = workloads_[start.allocation_id];
   w.task_id = start.task_id;
   w.dir = *dir;
+  w.in_container = InContainer(start);
   // Output is watched before the workload can write any.
   Status followed = Follow(start.allocation_id, w, 0, 0);
-  report(bus::kWorkloadStarting);
-  auto pid = followed.ok() ? Spawn(start, w.dir) : Result<pid_t>(followed);
+  if (!w.in_container) report(bus::kWorkloadStarting);  // else as the pump moves on
+  auto pid = followed.ok() ? SpawnWorkload(start, w) : Result<pid_t>(followed);
   if (!pid.ok()) {
     CloseStream(w.out);
     CloseStream(w.err);
@@ -248,8 +309,30 @@ void WorkloadRunner::Start(const bus::WorkloadStart& start, Reports* out) {
   w.own_child = true;
   w.pidfd = OpenPidFd(w.pid);
   SaveState(start.allocation_id, w);
-  spdlog::info("started {} (task {}) as pid {}", start.allocation_id, start.task_id, *pid);
-  report(bus::kWorkloadRunning);
+  spdlog::info("started {} (task {}) as pid {}{}", start.allocation_id, start.task_id, *pid,
+               w.in_container ? " in container " + ContainerName(start.allocation_id) : "");
+  if (w.in_container) {
+    w.phase = bus::kWorkloadPulling;
+  } else {
+    report(bus::kWorkloadRunning);
+  }
+}
+
+void WorkloadRunner::ReportPhase(const std::string& allocation_id, Workload& w, Reports* out) {
+  if (!w.in_container) return;
+  const std::string phase = FileText(w.dir, kContainerPhaseFile);
+  if (phase.empty() || phase == w.phase) return;
+  // The pump goes PULLING → STARTING → RUNNING; the master hears each step once, in order.
+  static constexpr std::string_view kOrder[] = {bus::kWorkloadPulling, bus::kWorkloadStarting,
+                                                bus::kWorkloadRunning};
+  auto rank = [](std::string_view p) {
+    return static_cast<int>(std::find(std::begin(kOrder), std::end(kOrder), p) - kOrder);
+  };
+  if (rank(phase) == 3) return;  // not a phase
+  for (int step = rank(w.phase) + 1; step <= rank(phase); ++step) {
+    out->states.push_back({allocation_id, w.task_id, std::string(kOrder[step]), 0, "", ""});
+  }
+  w.phase = phase;
 }
 
 void WorkloadRunner::Recover(Reports* out) {
@@ -273,11 +356,14 @@ void WorkloadRunner::Recover(Reports* out) {
       w.pid = -1;
     }
     w.dir = entry.path().string();
+    w.in_container = fs::exists(w.dir + "/" + kContainerSpecFile, ec);
+    w.phase = FileText(w.dir, kContainerPhaseFile);
     Status followed = Follow(allocation_id, w, out_offset, err_offset);
     // Only a process that is this workload's shim is adopted (or ever signalled): the pid may
     // have been reused since.
-    const bool alive = w.pid > 1 && IsShimOf(w.pid, w.dir);
+    bool alive = w.pid > 1 && IsShimOf(w.pid, w.dir);
     if (!alive) w.pid = -1;
+    if (!alive && followed.ok() && RestartPump(allocation_id, w)) alive = true;
     w.pidfd = alive ? OpenPidFd(w.pid) : -1;
     if (alive && w.kill_requested) w.kill_deadline = clock_.Now();  // the stop was under way
     spdlog::info("adopting {} (task {}): {}", allocation_id, w.task_id,
@@ -289,6 +375,50 @@ void WorkloadRunner::Recover(Reports* out) {
     }
     Drain(allocation_id, w, w.out, false);
     Drain(allocation_id, w, w.err, false);
+  }
+  if (options_.container_runtime == "docker") RemoveOrphanContainers();
+}
+
+bool WorkloadRunner::RestartPump(const std::string& allocation_id, Workload& w) {
+  // A container outlives its pump (the agent's service may have taken the pump with it): a new
+  // pump adopts it, unless the old one recorded the end.
+  if (!w.in_container || !FileText(w.dir, kExitStatusFile).empty() ||
+      !FileText(w.dir, kContainerEndFile).empty()) {
+    return false;
+  }
+  Result<pid_t> pid = SpawnPump(w.dir);
+  if (!pid.ok()) {
+    spdlog::warn("{}: cannot start a pump for its container: {}", allocation_id,
+                 pid.status().message());
+    return false;
+  }
+  w.pid = *pid;
+  w.own_child = true;
+  SaveState(allocation_id, w);
+  spdlog::info("{}: its pump had gone; a new one adopts container {}", allocation_id,
+               ContainerName(allocation_id));
+  return true;
+}
+
+void WorkloadRunner::RemoveOrphanContainers() {
+  DockerClient docker(options_.docker_socket);
+  Result<std::vector<ContainerState>> ours = docker.List(kAgentIdLabel, options_.agent_id);
+  if (!ours.ok()) {
+    spdlog::warn("cannot list this agent's containers: {}", ours.status().message());
+    return;
+  }
+  for (const ContainerState& container : *ours) {
+    auto label = container.labels.find(kAllocationIdLabel);
+    if (label != container.labels.end() && workloads_.count(label->second)) continue;
+    spdlog::info("removing container {}: no workload of this agent runs in it", container.id);
+    (void)docker.Remove(container.id);
+  }
+}
+
+void WorkloadRunner::RemoveContainer(const std::string& allocation_id) const {
+  DockerClient docker(options_.docker_socket);
+  if (Status removed = docker.Remove(ContainerName(allocation_id)); !removed.ok()) {
+    spdlog::warn("{}: {}", allocation_id, removed.message());
   }
 }
 
@@ -329,6 +459,11 @@ void WorkloadRunner::Kill(const bus::WorkloadKill& request) {
   w.kill_requested = true;
   const int64_t grace_ms = std::clamp<int64_t>(request.grace_ms, 0, 3600 * 1000);
   w.kill_deadline = clock_.Now() + std::chrono::milliseconds(grace_ms);
+  if (w.in_container) {  // the pump asks the engine to stop it with this grace
+    (void)WorkloadFolders::WriteInPlace(w.dir + "/" + kStopGraceFile,
+                                        std::to_string((grace_ms + 999) / 1000));
+    *w.kill_deadline += kContainerStopMargin;
+  }
   SaveState(request.allocation_id, w);
   if (w.pid > 1) kill(-w.pid, SIGTERM);
   spdlog::info("stopping {}: SIGTERM, SIGKILL in {} ms", request.allocation_id, request.grace_ms);
@@ -396,6 +531,10 @@ bool WorkloadRunner::Exited(Workload& w, bool pidfd_readable, int* status) {
 void WorkloadRunner::Finish(const std::string& allocation_id, Workload& w,
                             std::optional<int> wait_status, Reports* out) {
   if (w.pid > 1) kill(-w.pid, SIGKILL);  // what the workload left behind
+  if (w.in_container) {
+    ReportPhase(allocation_id, w, out);  // the steps it took since the last sweep come first
+    RemoveContainer(allocation_id);      // gone already unless the pump was killed
+  }
   Drain(allocation_id, w, w.out, /*final=*/true);
   Drain(allocation_id, w, w.err, /*final=*/true);
   CloseStream(w.out);
@@ -406,7 +545,8 @@ void WorkloadRunner::Finish(const std::string& allocation_id, Workload& w,
   if (exit_status.empty() && wait_status && WIFSIGNALED(*wait_status)) {
     exit_status = "signal " + std::to_string(WTERMSIG(*wait_status));  // the shim itself was killed
   }
-  bus::WorkloadState state = Termination(exit_status, w.kill_requested);
+  bus::WorkloadState state = Termination(
+      exit_status, w.in_container ? FileText(w.dir, kContainerEndFile) : "", w.kill_requested);
   state.allocation_id = allocation_id;
   state.task_id = w.task_id;
   spdlog::info("{} ended: exit code {}{}", allocation_id, state.exit_code,
@@ -439,6 +579,7 @@ void WorkloadRunner::Tick(const std::vector<zmq::pollitem_t>& items, Reports* ou
   if (now >= next_sweep_) {  // processes without a pidfd, and stops that are overdue
     next_sweep_ = now + kSweepInterval;
     for (auto& [id, w] : workloads_) {
+      ReportPhase(id, w, out);
       if (w.pidfd < 0) candidates.emplace_back(id, false);
       if (w.kill_deadline && now >= *w.kill_deadline) {
         if (w.pid > 1) kill(-w.pid, SIGKILL);
@@ -459,7 +600,9 @@ void WorkloadRunner::Tick(const std::vector<zmq::pollitem_t>& items, Reports* ou
 std::vector<bus::WorkloadState> WorkloadRunner::States() const {
   std::vector<bus::WorkloadState> states;
   for (const auto& [id, w] : workloads_) {
-    states.push_back({id, w.task_id, std::string(bus::kWorkloadRunning), 0, "", ""});
+    const std::string state =
+        w.in_container && !w.phase.empty() ? w.phase : std::string(bus::kWorkloadRunning);
+    states.push_back({id, w.task_id, state, 0, "", ""});
   }
   return states;
 }

@@ -46,6 +46,12 @@ class WorkloadRunner {
     std::string work_dir;
     std::vector<bus::SlotInfo> slots;
     std::string shim_program;  // empty: det-workload-shim next to this executable
+    // "docker": a workload whose start names an image runs in a container (docker_workload.h),
+    // through the pump; "process": everything runs as processes.
+    std::string container_runtime = "process";
+    std::string docker_socket = "/var/run/docker.sock";
+    std::string docker_network_mode = "host";
+    std::string pump_program;  // empty: det-docker-pump next to this executable
   };
   // What the loop must send, in order: log batches first, then state changes.
   struct Reports {
@@ -90,10 +96,28 @@ class WorkloadRunner {
     Stream out{"stdout"}, err{"stderr"};
     bool kill_requested = false;
     std::optional<MonoTime> kill_deadline;
+    bool in_container = false;  // the process is the pump of a container
+    std::string phase;          // in a container: the state last reported
   };
 
-  Result<pid_t> Spawn(const bus::WorkloadStart& start, const std::string& dir) const;
-  std::vector<std::string> Environment(const bus::WorkloadStart& start) const;
+  // Starts the shim over `argv` in `dir`; its pid.
+  Result<pid_t> Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                      const std::string& dir) const;
+  // What a start runs: its argv and environment, or the pump of its container (written to its
+  // folder first).
+  Result<pid_t> SpawnWorkload(const bus::WorkloadStart& start, Workload& w) const;
+  Result<pid_t> SpawnPump(const std::string& dir) const;
+  // The DET_* variables and the task's own; the agent's environment too when `inherit`.
+  std::vector<std::string> Environment(const bus::WorkloadStart& start, bool inherit) const;
+  bool InContainer(const bus::WorkloadStart& start) const;
+  // Reports a container's phase when the pump moved it on.
+  void ReportPhase(const std::string& allocation_id, Workload& w, Reports* out);
+  // Removes the containers this agent labelled that belong to no workload it knows.
+  void RemoveOrphanContainers();
+  // Starts a pump to adopt the container of an adopted workload whose pump is gone; false when
+  // the workload is not in a container or its end is already recorded.
+  bool RestartPump(const std::string& allocation_id, Workload& w);
+  void RemoveContainer(const std::string& allocation_id) const;
   Status Follow(const std::string& allocation_id, Workload& w, int64_t out_offset,
                 int64_t err_offset);
   void Drain(const std::string& allocation_id, Workload& w, Stream& stream, bool final);

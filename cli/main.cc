@@ -102,6 +102,11 @@ int main(int argc, char** argv) {
   cmd_run->add_flag("--multi-node", run.multi_node,
                     "may span several agents (is_single_node: false)");
   cmd_run->add_option("-e,--env", run.env, "KEY=VALUE for the command's environment");
+  cmd_run->add_option("--image", run.image,
+                      "the container image it runs in on agents whose runtime is docker");
+  cmd_run->add_flag("--force-pull-image", run.force_pull_image,
+                    "pull the image even when the agent has it");
+  cmd_run->add_option("--shm-size", run.shm_size, "size of /dev/shm in its container (e.g. 4G)");
   cmd_run->prefix_command(false);
   cmd_run->callback([&] { rc = det::cli::CommandRun(options, run); });
 

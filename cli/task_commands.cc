@@ -10,6 +10,7 @@
 #include "bus/catalog/tasks.h"
 #include "cli/output.h"
 #include "cli/rpc_call.h"
+#include "common/config.h"
 #include "common/strings.h"
 
 namespace det::cli {
@@ -44,6 +45,13 @@ int CommandRun(const CliOptions& options, const CommandRunOptions& run) {
       return Fail(InvalidArgument("--env \"" + kv + "\": expected KEY=VALUE"));
     }
     request.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  request.container.image = run.image;
+  request.container.force_pull = run.force_pull_image;
+  if (!run.shm_size.empty()) {
+    Result<int64_t> bytes = ParseByteSize(run.shm_size);
+    if (!bytes.ok()) return Fail(bytes.status().WithContext("--shm-size"));
+    request.container.shm_size_bytes = *bytes;
   }
   auto reply = Call<bus::CommandRunRequest, bus::CommandRunReply>(options, request);
   if (!reply.ok()) return Fail(reply.status());

@@ -18,6 +18,10 @@ struct CommandRunOptions {
   double weight = 1.0;
   bool preemptible = false;
   bool multi_node = false;  // may span agents (resources.is_single_node: false)
+  // Where it runs on an agent whose runtime is docker (environment.image, ...).
+  std::string image;
+  bool force_pull_image = false;
+  std::string shm_size;  // "4G"; "": the engine's default
 };
 
 // det cmd run: prints the new task's id.

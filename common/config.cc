@@ -1,11 +1,13 @@
 #include "common/config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "common/strings.h"
@@ -37,6 +39,47 @@ constexpr Unit kUnits[] = {
 };
 
 }  // namespace
+
+Result<int64_t> ParseByteSize(std::string_view text) {
+  auto invalid = [&] {
+    return InvalidArgument("\"" + std::string(text) +
+                           "\" is not a size: bytes, or a number with K, M, G or T (e.g. 4G)");
+  };
+  std::string unit(text);
+  size_t digits = 0;
+  while (digits < unit.size() &&
+         (std::isdigit(static_cast<unsigned char>(unit[digits])) || unit[digits] == '.')) {
+    ++digits;
+  }
+  if (digits == 0) return invalid();
+  double number = 0;
+  try {
+    number = std::stod(unit.substr(0, digits));
+  } catch (const std::exception&) {
+    return invalid();
+  }
+  unit = unit.substr(digits);
+  for (const char* suffix : {"iB", "B", "i"}) {
+    if (unit.size() > 1 && unit.ends_with(suffix)) {
+      unit.resize(unit.size() - std::strlen(suffix));
+      break;
+    }
+  }
+  static const std::map<std::string, double> kUnits = {{"", 1},
+                                                       {"k", 1024.0},
+                                                       {"K", 1024.0},
+                                                       {"m", 1048576.0},
+                                                       {"M", 1048576.0},
+                                                       {"g", 1073741824.0},
+                                                       {"G", 1073741824.0},
+                                                       {"t", 1099511627776.0},
+                                                       {"T", 1099511627776.0}};
+  auto scale = kUnits.find(unit);
+  if (scale == kUnits.end()) return invalid();
+  const double bytes = number * scale->second;
+  if (bytes < 0 || bytes > 9.0e18) return invalid();
+  return static_cast<int64_t>(bytes);
+}
 
 Result<Duration> ParseDuration(std::string_view text) {
   const std::string original(text);

@@ -17,6 +17,10 @@ namespace det {
 // Parses a Go-style duration as Determined's configs write them: "500ms", "25s", "5m", "1h30m",
 // "1.5s". A bare number is refused (the unit is required).
 Result<Duration> ParseDuration(std::string_view text);
+
+// A size in bytes: "4294967296", or a number with a binary unit ("512M", "4G", "4Gi", "1.5GiB";
+// K, M, G, T as 1024-based, as Docker reads them). InvalidArgument saying what is expected.
+Result<int64_t> ParseByteSize(std::string_view text);
 // The inverse, shortest form: 1500ms -> "1.5s", 300s -> "5m".
 std::string FormatDuration(Duration d);
 

@@ -14,6 +14,22 @@ size_t AppendBody(char* data, size_t size, size_t count, void* out) {
   return size * count;
 }
 
+// Where a streamed response's bytes go: the request's reader, or the response's body when the
+// server answered with an error (its message is read whole, as without streaming).
+struct StreamTarget {
+  const HttpRequest* request;
+  HttpResponse* response;
+  CURL* curl;
+};
+
+size_t StreamBody(char* data, size_t size, size_t count, void* target) {
+  auto* t = static_cast<StreamTarget*>(target);
+  long status = 0;
+  curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+  if (status >= 300) return AppendBody(data, size, count, &t->response->body);
+  return t->request->on_body(std::string_view(data, size * count)) ? size * count : 0;  // 0 stops
+}
+
 size_t AppendHeader(char* data, size_t size, size_t count, void* out) {
   std::string line(data, size * count);
   const size_t colon = line.find(':');
@@ -143,12 +159,22 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request) {
                      static_cast<curl_off_t>(request.body.size()));
   }
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, Millis(request.timeout));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS,
+                   request.timeout == Duration::zero() ? 0L : Millis(request.timeout));
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, Millis(request.connect_timeout));
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &AppendBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  StreamTarget stream_target{&request, &response, curl};
+  if (request.on_body) {
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &StreamBody);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &stream_target);
+  } else {
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &AppendBody);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  }
+  if (!request.unix_socket.empty()) {
+    curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, request.unix_socket.c_str());
+  }
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, &AppendHeader);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response.headers);
   const CURLcode code = curl_easy_perform(curl);
@@ -157,6 +183,9 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request) {
     std::string message =
         request.method + " " + request.url + " failed: " + curl_easy_strerror(code);
     if (code == CURLE_OPERATION_TIMEDOUT) return DeadlineExceeded(std::move(message));
+    if (code == CURLE_WRITE_ERROR && request.on_body) {
+      return Unavailable(request.method + " " + request.url + ": stopped by its reader");
+    }
     return Unavailable(std::move(message));
   }
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);

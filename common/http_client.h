@@ -4,6 +4,7 @@
 // One HttpClient keeps one connection cache: requests to the same host reuse the connection
 // (keep-alive, TLS session). Not thread-safe: one client per thread.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,8 +22,16 @@ struct HttpRequest {
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;  // sent as given, in order
   std::string body;
-  Duration timeout = std::chrono::seconds(30);         // the whole exchange
+  Duration timeout = std::chrono::seconds(30);         // the whole exchange (zero: no limit)
   Duration connect_timeout = std::chrono::seconds(5);  // TCP + TLS handshake
+  // A unix socket to reach the server through (the Docker Engine's); the URL's host is then only
+  // the Host header.
+  std::string unix_socket;
+  // When set, the body goes here as it arrives (a stream: image pull progress, followed logs)
+  // instead of into HttpResponse::body (unless the status is 300 or more: an error's body is read
+  // whole into HttpResponse::body); returning false ends the exchange (Send then fails with
+  // Unavailable "stopped by its reader"). Called on the sending thread.
+  std::function<bool(std::string_view)> on_body;
 };
 
 struct HttpResponse {

@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "bus/catalog/cluster_json.h"
+#include "common/config.h"
+#include "master/experiment/experiment_config.h"
 #include "master/http_json.h"
 #include "master/user_http.h"
 
@@ -47,6 +49,33 @@ ordered_json SlotsJson(const bus::AgentSummary& agent) {
   return ordered_json{{"slots", slots}};
 }
 
+// A command's `environment` (image, force_pull_image, registry_auth) and `resources.shm_size`,
+// with an experiment's names and checks.
+Status ReadCommandContainer(const json& body, bus::ContainerSpec* container) {
+  const YAML::Node config = YAML::Load(body.dump());  // JSON is YAML
+  ConfigReader reader(config);
+  reader.AllowOtherKeys();
+  experiment::ContainerEnvironment environment;
+  ConfigReader& env = reader.Child("environment");
+  env.AllowOtherKeys();
+  experiment::ReadContainerEnvironment(env, &environment);
+  std::string shm_size;
+  ConfigReader& resources = reader.Child("resources");
+  resources.AllowOtherKeys();
+  resources.Read("shm_size", &shm_size);
+  DET_RETURN_IF_ERROR(reader.Finish());
+  container->image = environment.image;
+  container->images = environment.images;
+  container->force_pull = environment.force_pull_image;
+  container->registry_auth_json = environment.registry_auth_json;
+  if (!shm_size.empty()) {
+    Result<int64_t> bytes = ParseByteSize(shm_size);
+    if (!bytes.ok()) return bytes.status().WithContext("resources.shm_size");
+    container->shm_size_bytes = *bytes;
+  }
+  return Status::Ok();
+}
+
 Result<bus::CommandRunRequest> CommandOf(Req req) {
   DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
   bus::CommandRunRequest run;
@@ -76,6 +105,7 @@ Result<bus::CommandRunRequest> CommandOf(Req req) {
   if (body.contains("preemptible")) {
     DET_ASSIGN_OR_RETURN(run.preemptible, Field<bool>(body, "preemptible", "true or false"));
   }
+  DET_RETURN_IF_ERROR(ReadCommandContainer(body, &run.container));
   return run;
 }
 

@@ -90,7 +90,9 @@ void ExperimentService::HandleRequests() {
         if (it == experiments_.end()) {
           return NotFound("experiment " + std::to_string(r.id) + " not found");
         }
-        bus::ExperimentGetReply reply{Summary(*it->second.experiment), {}, it->second.config_yaml};
+        bus::ExperimentGetReply reply{Summary(*it->second.experiment),
+                                      {},
+                                      experiment::RedactedConfig(it->second.config_yaml)};
         for (const auto& [id, trial] : it->second.experiment->trials()) {
           reply.trials.push_back(TrialSummaryOf(trial));
         }

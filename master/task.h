@@ -22,6 +22,7 @@ struct TaskSpec {
   bool preemptible = false;
   bool single_node = true;
   std::optional<int32_t> max_slots;  // its job's cap on slots held at once (resources.max_slots)
+  bus::ContainerSpec container;      // the container it runs in on a docker agent
 };
 
 // Who a task is when its submitter names it (empty id: a new COMMAND, its own job).

@@ -65,6 +65,15 @@ std::string TaskConfigJson(const Task& task) {
                            {"job_id", task.job_id}};
   if (spec.priority) config["priority"] = *spec.priority;
   if (spec.max_slots) config["max_slots"] = *spec.max_slots;
+  if (!spec.container.empty()) {
+    const bus::ContainerSpec& c = spec.container;
+    config["container"] = {{"image", c.image},
+                           {"images", c.images},
+                           {"force_pull", c.force_pull},
+                           {"registry_auth_json", c.registry_auth_json},
+                           {"shm_size_bytes", c.shm_size_bytes},
+                           {"binds", c.binds}};
+  }
   return config.dump();
 }
 

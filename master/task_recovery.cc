@@ -21,6 +21,15 @@ Result<TaskSpec> ParseTaskConfigJson(const std::string& json, std::string* job_i
     spec.preemptible = config.value("preemptible", false);
     spec.single_node = config.value("single_node", true);
     if (config.contains("max_slots")) spec.max_slots = config.at("max_slots").get<int32_t>();
+    if (config.contains("container")) {
+      const nlohmann::json& c = config.at("container");
+      spec.container.image = c.value("image", "");
+      spec.container.images = c.value("images", std::map<std::string, std::string>{});
+      spec.container.force_pull = c.value("force_pull", false);
+      spec.container.registry_auth_json = c.value("registry_auth_json", "");
+      spec.container.shm_size_bytes = c.value("shm_size_bytes", int64_t{0});
+      spec.container.binds = c.value("binds", std::vector<std::string>{});
+    }
     if (job_id) *job_id = config.value("job_id", "");
     return spec;
   } catch (const nlohmann::json::exception& e) {

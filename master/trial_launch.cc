@@ -49,6 +49,19 @@ std::string CheckpointRoot(const experiment::CheckpointStorage& storage) {
   return storage.host_path + "/" + storage.storage_path;
 }
 
+bus::ContainerSpec ContainerOf(const experiment::ExperimentConfig& config) {
+  bus::ContainerSpec container;
+  container.image = config.container.image;
+  container.images = config.container.images;
+  container.force_pull = config.container.force_pull_image;
+  container.registry_auth_json = config.container.registry_auth_json;
+  container.shm_size_bytes = config.resources.shm_size;
+  // Trial code writes checkpoints under host_path: the same folder inside the container.
+  container.binds = {config.checkpoint_storage.host_path + ":" +
+                     config.checkpoint_storage.host_path};
+  return container;
+}
+
 bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
                                      const experiment::Trial& trial,
                                      const TrialLaunchOptions& launch) {
@@ -62,6 +75,7 @@ bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
   spec.single_node = config.resources.is_single_node;
   spec.max_slots = config.resources.max_slots;
   spec.env = config.environment_variables;
+  spec.container = ContainerOf(config);
   spec.env["DET_MASTER_URL"] = launch.master_url;
   if (!launch.master_cert_pem.empty()) spec.env["DET_MASTER_CERT"] = launch.master_cert_pem;
   spec.env["DET_GLOO_PORT_RANGE"] = launch.gloo_port_range;

@@ -22,6 +22,10 @@ struct TrialLaunchOptions {
 // and as entrypoint a small Python launcher (standard library only) that fetches the model
 // definition and the harness from the Core API, unpacks them into the run's working folder and
 // then executes the experiment's entrypoint there.
+// Where a trial runs on an agent whose runtime is docker: environment.image and friends,
+// resources.shm_size, and the checkpoint storage mounted where trial code expects it.
+bus::ContainerSpec ContainerOf(const experiment::ExperimentConfig& config);
+
 bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
                                      const experiment::Trial& trial,
                                      const TrialLaunchOptions& launch);

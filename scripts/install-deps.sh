@@ -19,6 +19,12 @@ PACKAGES=(
 # when the machine's apt sources carry it (Google's repository), else the check says it is missing.
 OPTIONAL=(google-cloud-cli)
 
+# The docker CLI checks the fake Docker engine (tests/integration/fake_docker_cli_test.cc). Debian
+# ships it with the engine (docker.io), installed when no `docker` is on PATH; the install starts
+# no engine (tests that use a real one run where one already runs).
+WITHOUT_SERVICES=()
+command -v docker >/dev/null 2>&1 || WITHOUT_SERVICES+=(docker.io)
+
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -27,11 +33,21 @@ done
 for p in "${OPTIONAL[@]}"; do
   if ! installed "$p" && apt-cache show "$p" >/dev/null 2>&1; then missing+=("$p"); fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+[ ${#missing[@]} -eq 0 ] && [ ${#WITHOUT_SERVICES[@]} -eq 0 ] && exit 0
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-echo "installing: ${missing[*]}"
+[ ${#missing[@]} -eq 0 ] || echo "installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+[ ${#missing[@]} -eq 0 ] || $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#WITHOUT_SERVICES[@]} -gt 0 ]; then
+  echo "installing (no service started): ${WITHOUT_SERVICES[*]}"
+  policy=/usr/sbin/policy-rc.d
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod +x "$policy"
+    trap '$SUDO rm -f "$policy"' EXIT
+  fi
+  $SUDO apt-get install -y -qq --no-install-recommends "${WITHOUT_SERVICES[@]}" >/dev/null
+fi

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bus/catalog/workload.h"
 #include "bus/codec.h"
 
 namespace det::bus {
@@ -25,6 +26,7 @@ struct CommandRunRequest {
                                     // preemption_timeout) for more urgent work, and run again later
   bool single_node = true;          // resources.is_single_node: never spread over several agents
   std::optional<int32_t> max_slots;  // the job's cap on slots held at once (fair share, demand)
+  ContainerSpec container;           // where it runs on an agent whose runtime is docker
   bool operator==(const CommandRunRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -37,6 +39,7 @@ struct CommandRunRequest {
     v("preemptible", s.preemptible);
     v("single_node", s.single_node);
     v("max_slots", s.max_slots);
+    v("container", s.container);
   }
 };
 

@@ -26,6 +26,42 @@ inline constexpr std::string_view kFailureStartFailed = "StartFailed";  // could
 inline constexpr std::string_view kFailureKilled = "Killed";            // killed on request
 inline constexpr std::string_view kFailureAgentFailed = "AgentFailed";  // its agent was lost
 
+// The container a workload runs in when its agent's runtime is docker (empty `image` and
+// `images`: run it as a process even there). Set from an experiment's or command's `environment`
+// and `resources.shm_size`.
+struct ContainerSpec {
+  std::string image;                          // environment.image as one name
+  std::map<std::string, std::string> images;  // environment.image per slot type: cpu, cuda
+  bool force_pull = false;                    // environment.force_pull_image
+  // environment.registry_auth as Docker's X-Registry-Auth JSON ({username, password,
+  // serveraddress} or {identitytoken}); a secret: never logged.
+  std::string registry_auth_json;
+  int64_t shm_size_bytes = 0;  // 0: the engine's default
+  // Host folders to mount: "host:container" or "host:container:ro" (checkpoint storage).
+  std::vector<std::string> binds;
+  bool operator==(const ContainerSpec&) const = default;
+  bool empty() const { return image.empty() && images.empty(); }
+  // The image for a workload on slots of `slot_type` ("cuda", "cpu"; "" for none): its own
+  // entry, else the cpu one, else `image`.
+  std::string ImageFor(const std::string& slot_type) const {
+    if (auto it = images.find(slot_type.empty() ? "cpu" : slot_type); it != images.end()) {
+      return it->second;
+    }
+    if (!image.empty()) return image;
+    auto cpu = images.find("cpu");
+    return cpu == images.end() ? "" : cpu->second;
+  }
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("image", s.image);
+    v("images", s.images);
+    v("force_pull", s.force_pull);
+    v("registry_auth_json", s.registry_auth_json);
+    v("shm_size_bytes", s.shm_size_bytes);
+    v("binds", s.binds);
+  }
+};
+
 // Master -> agent (reliable).
 struct WorkloadStart {
   static constexpr std::string_view kType = "workload.start";
@@ -36,6 +72,7 @@ struct WorkloadStart {
   std::vector<std::string> slot_ids;
   std::string master_address;  // DET_MASTER for the workload
   std::string session_token;   // DET_SESSION_TOKEN for the workload
+  ContainerSpec container;
   bool operator==(const WorkloadStart&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -46,6 +83,7 @@ struct WorkloadStart {
     v("slot_ids", s.slot_ids);
     v("master_address", s.master_address);
     v("session_token", s.session_token);
+    v("container", s.container);
   }
 };
 

@@ -1,5 +1,7 @@
 #include "master/experiment/experiment_config.h"
 
+#include <set>
+
 #include "common/config.h"
 #include "common/yaml_json.h"
 
@@ -36,6 +38,16 @@ void ReadResources(ConfigReader& reader, TrialResources* resources) {
   }
   reader.Read("resource_pool", &resources->resource_pool);
   reader.Read("is_single_node", &resources->is_single_node);
+  std::string shm_size;
+  reader.Read("shm_size", &shm_size);
+  if (!shm_size.empty()) {
+    Result<int64_t> bytes = ParseByteSize(shm_size);
+    if (bytes.ok()) {
+      resources->shm_size = *bytes;
+    } else {
+      reader.Fail("shm_size", bytes.status().message());
+    }
+  }
 }
 
 void ReadStorage(ConfigReader& reader, CheckpointStorage* storage) {
@@ -61,7 +73,83 @@ void ReadPeriod(ConfigReader& reader, ExperimentConfig* config) {
   config->min_validation_period = *parsed;
 }
 
-void ReadEnvironment(ConfigReader& reader, std::map<std::string, std::string>* variables) {
+// `image`: one name, or one per slot type.
+void ReadImage(ConfigReader& reader, ContainerEnvironment* container) {
+  const YAML::Node image = reader.Raw("image");
+  if (!image || image.IsNull()) return;
+  if (image.IsScalar()) {
+    container->image = image.as<std::string>("");
+    return;
+  }
+  if (!image.IsMap()) return reader.Fail("image", "expected a name, or {cpu: NAME, cuda: NAME}");
+  for (const auto& entry : image) {
+    const std::string type = entry.first.as<std::string>("");
+    if (type != "cpu" && type != "cuda" && type != "rocm") {
+      reader.Fail("image." + type, "unknown slot type; expected cpu, cuda or rocm");
+    } else if (!entry.second.IsScalar() || entry.second.as<std::string>("").empty()) {
+      reader.Fail("image." + type, "expected an image name");
+    } else {
+      container->images[type] = entry.second.as<std::string>();
+    }
+  }
+}
+
+// `registry_auth`: Docker's auth config, kept as the JSON its X-Registry-Auth header carries.
+void ReadRegistryAuth(ConfigReader& reader, ContainerEnvironment* container) {
+  const nlohmann::json auth = YamlToJson(reader.Raw("registry_auth"));
+  if (auth.is_null()) return;
+  static const std::set<std::string> kKeys = {
+      "username", "password", "auth", "email", "serveraddress", "identitytoken", "registrytoken"};
+  if (!auth.is_object()) return reader.Fail("registry_auth", "expected a mapping");
+  for (const auto& [key, value] : auth.items()) {
+    if (!kKeys.contains(key)) {
+      reader.Fail("registry_auth." + key,
+                  "unknown; expected username, password, serveraddress, "
+                  "auth, email, identitytoken or registrytoken");
+    } else if (!value.is_string()) {
+      reader.Fail("registry_auth." + key, "expected text");
+    }
+  }
+  container->registry_auth_json = auth.dump();
+}
+
+}  // namespace
+
+std::string RedactedConfig(const std::string& config_yaml) {
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(config_yaml);
+  } catch (const YAML::Exception&) {
+    return config_yaml;  // stored only after it parsed: not expected
+  }
+  if (!doc.IsMap() || !doc["environment"].IsMap() || !doc["environment"]["registry_auth"].IsMap()) {
+    return config_yaml;
+  }
+  YAML::Node auth = doc["environment"]["registry_auth"];
+  bool redacted = false;
+  for (const char* secret : {"password", "auth", "identitytoken", "registrytoken"}) {
+    if (auth[secret]) {
+      auth[secret] = "********";
+      redacted = true;
+    }
+  }
+  if (!redacted) return config_yaml;
+  YAML::Emitter out;
+  out << doc;
+  return std::string(out.c_str()) + "\n";
+}
+
+void ReadContainerEnvironment(ConfigReader& reader, ContainerEnvironment* container) {
+  ReadImage(reader, container);
+  reader.Read("force_pull_image", &container->force_pull_image);
+  ReadRegistryAuth(reader, container);
+}
+
+namespace {
+
+void ReadEnvironment(ConfigReader& reader, std::map<std::string, std::string>* variables,
+                     ContainerEnvironment* container) {
+  ReadContainerEnvironment(reader, container);
   const nlohmann::json list = YamlToJson(reader.Raw("environment_variables"));
   if (list.is_null()) return;
   if (!list.is_array()) {
@@ -104,7 +192,7 @@ Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc) {
   } else {
     reader.Fail("checkpoint_storage", "is required (type shared_fs with host_path)");
   }
-  ReadEnvironment(reader.Child("environment"), &config.environment_variables);
+  ReadEnvironment(reader.Child("environment"), &config.environment_variables, &config.container);
   ConfigReader& reproducibility = reader.Child("reproducibility");
   if (reproducibility.Has("experiment_seed")) {
     int64_t seed = -1;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config.h"
 #include "common/status.h"
 #include "master/searcher/hyperparameters.h"
 #include "master/searcher/searcher_config.h"
@@ -22,6 +23,16 @@ struct TrialResources {
   std::optional<int> priority;  // 1 (most urgent) .. 99; unset: the pool's default
   std::string resource_pool;    // empty: the master's default compute pool
   bool is_single_node = false;  // trials may span agents unless this is set
+  int64_t shm_size = 0;         // bytes of /dev/shm in a trial's container (0: the engine's)
+};
+
+// `environment:` beyond its variables: the container image trials run in on agents whose
+// runtime is docker (Determined's names).
+struct ContainerEnvironment {
+  std::string image;                          // `image: NAME`
+  std::map<std::string, std::string> images;  // `image: {cpu: A, cuda: B}`
+  bool force_pull_image = false;
+  std::string registry_auth_json;  // `registry_auth: {username, password, serveraddress, ...}`
 };
 
 // `checkpoint_storage:` (type shared_fs): where trial code writes checkpoints, and which the
@@ -49,8 +60,18 @@ struct ExperimentConfig {
   std::optional<std::pair<std::string, int64_t>> min_validation_period;
   CheckpointStorage checkpoint_storage;
   std::map<std::string, std::string> environment_variables;  // environment.environment_variables
+  ContainerEnvironment container;                            // environment.image, ...
   std::optional<uint32_t> experiment_seed;                   // reproducibility.experiment_seed
 };
+
+// Reads `environment`'s image, force_pull_image and registry_auth from `reader` (an experiment's
+// or a command's `environment`), recording errors on it. Other keys are the caller's.
+void ReadContainerEnvironment(ConfigReader& reader, ContainerEnvironment* container);
+
+// `config_yaml` as readers of the experiment may see it: the secrets of environment.registry_auth
+// (password, auth, identitytoken, registrytoken) replaced by "********". Unchanged, comments and
+// all, when it has none.
+std::string RedactedConfig(const std::string& config_yaml);
 
 // Reads an experiment config; InvalidArgument listing every problem by field path ("searcher.
 // max_trials: is required for searcher random"), unknown fields included.

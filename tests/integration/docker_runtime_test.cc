@@ -1,0 +1,281 @@
+// The agent's docker runtime end to end: real det-master, det-agent (container_runtime docker),
+// det CLI and a Docker Engine API on a unix socket, which is the fake engine (fake-docker: its
+// containers are host processes) and, where one runs on this host, the real engine too.
+#include <nlohmann/json.hpp>
+
+#include "agent/docker_client.h"
+#include "common/http_client.h"
+#include "tests/testing/experiment_fixture.h"
+#include "tests/testing/rest_client.h"
+
+namespace det {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+// The images the tests use on either engine.
+struct Engine {
+  std::string name;      // "fake" | "real"
+  std::string socket;    // its API
+  std::string image;     // present, with /bin/sh and python3
+  std::string pullable;  // absent until pulled (the fake's registry); the real engine: Docker Hub
+};
+
+constexpr const char* kRealSocket = "/var/run/docker.sock";
+
+class DockerRuntimeTest : public testing::ExperimentFixture,
+                          public ::testing::WithParamInterface<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "real") {
+      if (!fs::exists(kRealSocket)) {
+        GTEST_SKIP() << "no Docker engine on " << kRealSocket
+                     << ": the docker runtime tests ran against the fake engine only";
+      }
+      const char* image = std::getenv("DET_TEST_DOCKER_IMAGE");
+      engine_ = {"real", kRealSocket, image ? image : "python:3.11-slim",
+                 image ? image : "python:3.11-slim"};
+      agent::DockerClient engine(kRealSocket);
+      if (Result<std::string> api = engine.Ping(); !api.ok()) {
+        GTEST_SKIP() << "the Docker engine on " << kRealSocket
+                     << " does not answer: " << api.status().message();
+      }
+      if (Status pulled = engine.Pull(engine_.image, "", {}); !pulled.ok()) {
+        GTEST_SKIP() << "no " << engine_.image << " for the real engine's tests ("
+                     << pulled.message() << "); pull it or set DET_TEST_DOCKER_IMAGE";
+      }
+    } else {
+      socket_dir_ = fs::path("/tmp") / ("det-docker-" + bus::RandomId().substr(0, 8));
+      fs::create_directories(socket_dir_);
+      engine_ = {"fake", (socket_dir_ / "docker.sock").string(), "det-test/python:3",
+                 "det-test/pullable:1"};
+    }
+    ExperimentFixture::SetUp();
+    if (engine_.name == "fake") {
+      fake_ = std::make_unique<testing::Process>(
+          std::vector<std::string>{testing::BuildDir() + "/tests/fake-docker", "--socket",
+                                   engine_.socket, "--image", engine_.image, "--pullable",
+                                   engine_.pullable, "--private",
+                                   "det-test/private:1=det-user:det-secret"},
+          dir_ / "fake-docker.log");
+      for (int i = 0; i < 100 && !fs::exists(engine_.socket); ++i)
+        std::this_thread::sleep_for(50ms);
+      ASSERT_TRUE(fs::exists(engine_.socket)) << Log("fake-docker.log");
+    }
+  }
+  void TearDown() override {
+    if (fake_) fake_->Stop(SIGTERM);  // the fake kills its containers' processes
+    ExperimentFixture::TearDown();
+    if (!socket_dir_.empty()) fs::remove_all(socket_dir_);
+  }
+
+  std::unique_ptr<testing::Process> StartDockerAgent(const std::string& id, int slots = 2) {
+    return std::make_unique<testing::Process>(
+        std::vector<std::string>{
+            testing::BuildDir() + "/agent/det-agent", "--master-port", agent_port_, "--agent-id",
+            id, "--artificial-slots", std::to_string(slots), "--work-dir",
+            (dir_ / ("work-" + id)).string(), "--plaintext", "--container-runtime", "docker",
+            "--docker-socket", engine_.socket},
+        dir_ / (id + ".log"), /*append=*/true);
+  }
+
+  // A call to the engine's API (either engine answers these the same way).
+  nlohmann::json EngineCall(const std::string& method, const std::string& path) {
+    HttpRequest request;
+    request.method = method;
+    request.url = "http://docker/v1.41" + path;
+    request.unix_socket = engine_.socket;
+    auto response = http_.Send(request);
+    if (!response.ok()) return {{"error", response.status().message()}};
+    return nlohmann::json::parse(response->body, nullptr, false);
+  }
+  // The containers (running or not) of task `task_id`.
+  nlohmann::json ContainersOf(const std::string& task_id) {
+    const nlohmann::json filters = {{"label", {"det.task-id=" + task_id}}};
+    return EngineCall("GET", "/containers/json?all=1&filters=" + UriEncode(filters.dump(), false));
+  }
+  // Waits for task `task_id` to have a running container; its inspection.
+  nlohmann::json RunningContainerOf(const std::string& task_id) {
+    for (int i = 0; i < 200; ++i) {
+      nlohmann::json list = ContainersOf(task_id);
+      if (list.is_array() && !list.empty() && list[0].value("State", "") == "running") {
+        return EngineCall("GET", "/containers/" + list[0].value("Id", "") + "/json");
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    return nullptr;
+  }
+  std::string RunIn(const std::string& image, const std::string& script,
+                    const std::string& flags = "") {
+    return Run(script, "--image " + image + " " + flags);
+  }
+  void WaitForAgent() {
+    for (int i = 0; i < 100; ++i) {
+      auto agents = nlohmann::json::parse(Det("--json agent list"), nullptr, false);
+      if (agents.is_array() && agents.size() == 1) return;
+      std::this_thread::sleep_for(100ms);
+    }
+    FAIL() << "the agent did not join: " << Log("agent-d.log");
+  }
+
+  Engine engine_;
+  fs::path socket_dir_;
+  std::unique_ptr<testing::Process> fake_;
+  HttpClient http_;
+};
+
+TEST_P(DockerRuntimeTest, CommandRunsInItsContainerWithItsFolderEnvironmentAndOutput) {
+  auto agent = StartDockerAgent("agent-d");
+  WaitForAgent();
+  const std::string id = RunIn(engine_.image,
+                               "echo \"task $DET_TASK_ID in $(pwd)\"; echo to-stderr >&2; "
+                               "echo ready; sleep 1; exit 3",
+                               "--shm-size 256M");
+  ASSERT_FALSE(id.empty());
+  const nlohmann::json container = RunningContainerOf(id);
+  ASSERT_TRUE(container.is_object()) << ContainersOf(id) << Log("agent-d.log");
+  const nlohmann::json config = container["Config"], host = container["HostConfig"];
+  EXPECT_EQ(config.value("Image", ""), engine_.image);
+  const std::string folder = config.value("WorkingDir", "");
+  EXPECT_EQ(folder.rfind((dir_ / "work-agent-d").string(), 0), 0u) << folder;
+  EXPECT_EQ(config["Labels"].value("det.agent-id", ""), "agent-d");
+  EXPECT_EQ(config["Labels"].value("det.task-id", ""), id);
+  EXPECT_EQ(host.value("ShmSize", int64_t{0}), 256 * 1024 * 1024);
+  EXPECT_EQ(host.value("NetworkMode", ""), "host");
+  EXPECT_NE(host["Binds"].dump().find(folder + ":" + folder), std::string::npos) << host;
+  bool has_master = false;
+  for (const auto& e : config["Env"])
+    has_master |= e.get<std::string>().rfind("DET_MASTER=", 0) == 0;
+  EXPECT_TRUE(has_master) << config["Env"];
+
+  nlohmann::json summary = Wait(id);
+  EXPECT_EQ(summary.value("exit_code", 0), 3) << summary.dump();
+  EXPECT_EQ(summary.value("failure_type", ""), "TaskError");
+  const std::vector<std::string> texts = LogTexts(id);
+  EXPECT_NE(std::find(texts.begin(), texts.end(), "task " + id + " in " + folder), texts.end())
+      << Det("task logs " + id);
+  EXPECT_NE(std::find(texts.begin(), texts.end(), "to-stderr"), texts.end());
+  EXPECT_EQ(ContainersOf(id), nlohmann::json::array()) << "the ended container is removed";
+}
+
+TEST_P(DockerRuntimeTest, ExperimentTrialsRunInContainersAndWriteTheirCheckpoints) {
+  auto agent = StartDockerAgent("agent-d");
+  const int64_t id = Create(Config("const.yaml", [&](YAML::Node& config) {
+    config["environment"]["image"]["cpu"] = engine_.image;
+    config["searcher"]["max_length"]["batches"] = 40;
+  }));
+  ASSERT_GT(id, 0);
+  EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("agent-d.log") << Log("master.log");
+  auto trial = Describe(id)["trials"][0];
+  EXPECT_EQ(trial.value("state", ""), "COMPLETED");
+  EXPECT_TRUE(
+      fs::exists(dir_ / "checkpoints" / trial.value("latest_checkpoint", "") / "state.json"));
+  EXPECT_NE(Log("agent-d.log").find("in container det-"), std::string::npos);
+}
+
+TEST_P(DockerRuntimeTest, MissingImageIsPulledWithProgressInTheLogs) {
+  auto agent = StartDockerAgent("agent-d");
+  WaitForAgent();
+  const std::string id = RunIn(engine_.pullable, "echo pulled-and-ran", "--force-pull-image");
+  nlohmann::json summary = Wait(id);
+  EXPECT_EQ(summary.value("exit_code", -1), 0) << summary.dump() << Log("agent-d.log");
+  const std::string logs = Det("task logs " + id);
+  EXPECT_NE(logs.find("pulling image " + engine_.pullable), std::string::npos) << logs;
+  EXPECT_NE(logs.find("pulled-and-ran"), std::string::npos) << logs;
+}
+
+TEST_P(DockerRuntimeTest, PullFailureFailsTheTaskWithTheEnginesReason) {
+  auto agent = StartDockerAgent("agent-d");
+  WaitForAgent();
+  const std::string id = RunIn("det-test/no-such-image:1", "echo never");
+  nlohmann::json summary = Wait(id);
+  EXPECT_EQ(summary.value("failure_type", ""), "StartFailed") << summary.dump();
+  const std::string message = summary.value("message", "");
+  EXPECT_NE(message.find("det-test/no-such-image:1"), std::string::npos) << message;
+  EXPECT_NE(message.find("denied"), std::string::npos) << message;
+}
+
+TEST_P(DockerRuntimeTest, PrivateImageIsPulledWithTheRegistryAuthOfTheCommand) {
+  if (engine_.name == "real") GTEST_SKIP() << "needs a private registry";
+  auto agent = StartDockerAgent("agent-d");
+  WaitForAgent();
+  const testing::RestClient rest(std::stoi(rest_port_));
+  const std::string token = rest.Login("admin", testing::kAdminPassword);
+  auto run = [&](const std::string& password) {
+    const nlohmann::json body = {
+        {"entrypoint", {"/bin/sh", "-c", "echo private-ran"}},
+        {"environment",
+         {{"image", "det-test/private:1"},
+          {"registry_auth",
+           {{"username", "det-user"}, {"password", password}, {"serveraddress", "registry"}}}}}};
+    const testing::RestAnswer answer = rest.Send("POST", "/api/v1/commands", token, body.dump());
+    EXPECT_EQ(answer.status, 200) << answer.text;
+    return answer.body.is_object() ? answer.body.value("task_id", "") : "";
+  };
+  const std::string refused = run("wrong"), accepted = run("det-secret");
+  ASSERT_FALSE(refused.empty());
+  ASSERT_FALSE(accepted.empty());
+  EXPECT_EQ(Wait(refused).value("failure_type", ""), "StartFailed");
+  EXPECT_NE(Wait(refused).value("message", "").find("authentication required"), std::string::npos)
+      << Wait(refused).dump();
+  EXPECT_EQ(Wait(accepted).value("exit_code", -1), 0) << Wait(accepted).dump();
+}
+
+TEST_P(DockerRuntimeTest, OutOfMemoryKillIsReportedAsSuch) {
+  if (engine_.name == "real") GTEST_SKIP() << "needs a memory limit (resources.memory) to hit";
+  auto agent = StartDockerAgent("agent-d");
+  WaitForAgent();
+  // The fake reports a SIGKILL it did not send as the kernel's OOM killer's (fake_docker.h).
+  const std::string id = RunIn(engine_.image, "echo allocating; kill -9 $$");
+  nlohmann::json summary = Wait(id);
+  EXPECT_EQ(summary.value("exit_code", 0), 137) << summary.dump();
+  EXPECT_EQ(summary.value("failure_type", ""), "TaskError");
+  EXPECT_NE(summary.value("message", "").find("out of memory"), std::string::npos)
+      << summary.dump();
+}
+
+TEST_P(DockerRuntimeTest, KillStopsTheContainerThroughTheEngine) {
+  auto agent = StartDockerAgent("agent-d");
+  WaitForAgent();
+  const std::string id =
+      RunIn(engine_.image, "trap \"echo got TERM; exit 7\" TERM; echo ready; sleep 30 & wait");
+  ASSERT_TRUE(WaitFor("task logs " + id, "ready")) << Log("agent-d.log");
+  Det("cmd kill " + id);
+  nlohmann::json summary = Wait(id);
+  EXPECT_EQ(summary.value("failure_type", ""), "Killed") << summary.dump();
+  EXPECT_EQ(summary.value("exit_code", 0), 7);
+  EXPECT_NE(Det("task logs " + id).find("got TERM"), std::string::npos);
+}
+
+// The agent's service is restarted and takes the agent's processes with it (the pump too): the
+// new agent finds the container by its folder and labels and follows it again, losing no line
+// and repeating none.
+TEST_P(DockerRuntimeTest, RestartedAgentReadoptsItsRunningContainer) {
+  auto agent = StartDockerAgent("agent-d");
+  WaitForAgent();
+  const std::string id =
+      RunIn(engine_.image, "for n in $(seq 1 40); do echo \"line $n\"; sleep 0.05; done; exit 4");
+  ASSERT_TRUE(WaitFor("task logs " + id, "line 5"));
+  agent->Stop(SIGKILL);
+  // Every process the agent started: each workload's shim leads a process group of its own.
+  for (const auto& entry : fs::directory_iterator(dir_ / "work-agent-d")) {
+    auto state = nlohmann::json::parse(
+        Log("work-agent-d/" + entry.path().filename().string() + "/workload.json"), nullptr, false);
+    if (state.is_object() && state.value("pid", -1) > 1) kill(-state.value("pid", -1), SIGKILL);
+  }
+  agent = StartDockerAgent("agent-d");
+  nlohmann::json summary = Wait(id);
+  EXPECT_EQ(summary.value("exit_code", 0), 4) << summary.dump() << Log("agent-d.log");
+  std::vector<std::string> texts = LogTexts(id);
+  ASSERT_EQ(texts.size(), 40u) << Det("task logs " + id) << Log("agent-d.log");
+  for (int n = 1; n <= 40; ++n) EXPECT_EQ(texts[n - 1], "line " + std::to_string(n));
+  EXPECT_NE(Log("agent-d.log").find("a new one adopts container"), std::string::npos);
+  EXPECT_EQ(ContainersOf(id), nlohmann::json::array());
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, DockerRuntimeTest, ::testing::Values("fake", "real"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace det
