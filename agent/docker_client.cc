@@ -46,6 +46,16 @@ Status EngineError(long status, const std::string& body, const std::string& what
   }
 }
 
+// The "Labels" of a container's JSON; labels that are not text are left out.
+std::map<std::string, std::string> LabelsOf(const nlohmann::json& json) {
+  std::map<std::string, std::string> labels;
+  if (!json.contains("Labels") || !json["Labels"].is_object()) return labels;
+  for (const auto& [key, value] : json["Labels"].items()) {
+    if (value.is_string()) labels[key] = value.get<std::string>();
+  }
+  return labels;
+}
+
 // An image reference in a path, as the engine's route takes it: "/" and ":" as they are.
 std::string ImagePath(const std::string& image) {
   std::string path = UriEncode(image, true);
@@ -118,8 +128,12 @@ Status DockerClient::Negotiate() {
   }
   const nlohmann::json version = nlohmann::json::parse(response->body, nullptr, false);
   if (!version.is_object()) return Unavailable("the engine's version: not JSON");
-  const auto newest = ParseApiVersion(version.value("ApiVersion", ""));
-  const auto oldest = ParseApiVersion(version.value("MinAPIVersion", "1.24"));
+  auto text = [&](const char* key, const char* otherwise) {
+    return version.contains(key) && version[key].is_string() ? version[key].get<std::string>()
+                                                              : std::string(otherwise);
+  };
+  const auto newest = ParseApiVersion(text("ApiVersion", ""));
+  const auto oldest = ParseApiVersion(text("MinAPIVersion", "1.24"));
   const auto chosen = std::min(newest, kNewestApi);
   if (chosen < kOldestApi || chosen < oldest) {
     return FailedPrecondition("the Docker engine on " + socket_ + " speaks API versions " +
@@ -165,14 +179,19 @@ Status DockerClient::Pull(const std::string& image, const std::string& registry_
       const nlohmann::json line = nlohmann::json::parse(pending.substr(0, nl), nullptr, false);
       if (!line.is_object()) continue;
       if (line.contains("error")) {
-        failed = line.value("error", "");
+        failed = line["error"].is_string() ? line["error"].get<std::string>() : line.dump();
         continue;
       }
-      PullProgress report{line.value("status", "")};
-      const nlohmann::json detail = line.value("progressDetail", nlohmann::json::object());
-      if (line.contains("id") && detail.is_object() && detail.contains("total")) {
-        layers[line.value("id", "")] = {detail.value("current", int64_t{0}),
-                                        detail.value("total", int64_t{0})};
+      PullProgress report;
+      try {
+        report.status = line.value("status", "");
+        const nlohmann::json detail = line.value("progressDetail", nlohmann::json::object());
+        if (line.contains("id") && detail.is_object() && detail.contains("total")) {
+          layers[line.value("id", "")] = {detail.value("current", int64_t{0}),
+                                          detail.value("total", int64_t{0})};
+        }
+      } catch (const nlohmann::json::exception&) {
+        continue;  // a progress line of another shape: progress is only shown
       }
       for (const auto& [id, layer] : layers) {
         report.current += layer.first;
@@ -195,10 +214,11 @@ Result<std::string> DockerClient::Create(const std::string& name, const nlohmann
   request.body = body.dump();
   DET_ASSIGN_OR_RETURN(HttpResponse response, Send(request, "creating container " + name));
   const nlohmann::json created = nlohmann::json::parse(response.body, nullptr, false);
-  if (!created.is_object() || created.value("Id", "").empty()) {
+  if (!created.is_object() || !created.contains("Id") || !created["Id"].is_string() ||
+      created["Id"].get<std::string>().empty()) {
     return Unavailable("creating container " + name + ": the engine gave no id");
   }
-  return created.value("Id", "");
+  return created["Id"].get<std::string>();
 }
 
 Status DockerClient::Start(const std::string& id) {
@@ -215,19 +235,20 @@ Result<ContainerState> DockerClient::Inspect(const std::string& id) {
                        Send(Request("GET", "/containers/" + id + "/json"), "container " + id));
   const nlohmann::json json = nlohmann::json::parse(response.body, nullptr, false);
   if (!json.is_object()) return Unavailable("container " + id + ": not JSON");
-  ContainerState state;
-  state.id = json.value("Id", id);
-  const nlohmann::json s = json.value("State", nlohmann::json::object());
-  state.status = s.value("Status", "");
-  state.running = s.value("Running", false);
-  state.exit_code = s.value("ExitCode", 0);
-  state.oom_killed = s.value("OOMKilled", false);
-  state.error = s.value("Error", "");
-  const nlohmann::json config = json.value("Config", nlohmann::json::object());
-  if (config.contains("Labels") && config["Labels"].is_object()) {
-    state.labels = config["Labels"].get<std::map<std::string, std::string>>();
+  try {
+    ContainerState state;
+    state.id = json.value("Id", id);
+    const nlohmann::json s = json.value("State", nlohmann::json::object());
+    state.status = s.value("Status", "");
+    state.running = s.value("Running", false);
+    state.exit_code = s.value("ExitCode", 0);
+    state.oom_killed = s.value("OOMKilled", false);
+    state.error = s.value("Error", "");
+    state.labels = LabelsOf(json.value("Config", nlohmann::json::object()));
+    return state;
+  } catch (const nlohmann::json::exception& e) {
+    return Unavailable("container " + id + ": unexpected answer from the engine: " + e.what());
   }
-  return state;
 }
 
 Result<int> DockerClient::Wait(const std::string& id) {
@@ -235,8 +256,11 @@ Result<int> DockerClient::Wait(const std::string& id) {
   request.timeout = Duration::zero();
   DET_ASSIGN_OR_RETURN(HttpResponse response, Send(request, "waiting for container " + id));
   const nlohmann::json reply = nlohmann::json::parse(response.body, nullptr, false);
-  if (!reply.is_object()) return Unavailable("waiting for container " + id + ": not JSON");
-  return reply.value("StatusCode", -1);
+  if (!reply.is_object() || !reply.contains("StatusCode") ||
+      !reply["StatusCode"].is_number_integer()) {
+    return Unavailable("waiting for container " + id + ": no StatusCode in " + response.body);
+  }
+  return reply["StatusCode"].get<int>();
 }
 
 Status DockerClient::Kill(const std::string& id, const std::string& signal) {
@@ -275,16 +299,19 @@ Result<std::vector<ContainerState>> DockerClient::List(const std::string& key,
   const nlohmann::json list = nlohmann::json::parse(response.body, nullptr, false);
   if (!list.is_array()) return Unavailable("listing containers: not a JSON list");
   std::vector<ContainerState> containers;
-  for (const nlohmann::json& item : list) {
-    if (!item.is_object()) continue;
-    ContainerState state;
-    state.id = item.value("Id", "");
-    state.status = item.value("State", "");
-    state.running = state.status == "running";
-    if (item.contains("Labels") && item["Labels"].is_object()) {
-      state.labels = item["Labels"].get<std::map<std::string, std::string>>();
+  try {
+    for (const nlohmann::json& item : list) {
+      if (!item.is_object()) continue;
+      ContainerState state;
+      state.id = item.value("Id", "");
+      state.status = item.value("State", "");
+      state.running = state.status == "running";
+      state.labels = LabelsOf(item);
+      containers.push_back(std::move(state));
     }
-    containers.push_back(std::move(state));
+  } catch (const nlohmann::json::exception& e) {
+    return Unavailable(std::string("listing containers: unexpected answer from the engine: ") +
+                       e.what());
   }
   return containers;
 }

@@ -90,6 +90,8 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &const_cast<Result*>(this)->Checked(); }
   T& operator*() & { return Checked(); }
   const T& operator*() const& { return const_cast<Result*>(this)->Checked(); }
+  // The value, or `otherwise` when there is none.
+  T value_or(T otherwise) const& { return ok() ? std::get<T>(state_) : std::move(otherwise); }
 
  private:
   T& Checked() {

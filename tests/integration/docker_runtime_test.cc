@@ -274,6 +274,40 @@ TEST_P(DockerRuntimeTest, RestartedAgentReadoptsItsRunningContainer) {
   EXPECT_EQ(ContainersOf(id), nlohmann::json::array());
 }
 
+// A container labelled with the agent's id that belongs to no workload of the agent (its folder
+// is gone) is removed when the agent starts; another agent's is left alone.
+TEST_P(DockerRuntimeTest, OrphanContainersOfTheAgentAreRemovedWhenItStarts) {
+  auto create = [&](const std::string& name, const std::string& agent_id) {
+    HttpRequest request;
+    request.method = "POST";
+    request.url = "http://docker/v1.41/containers/create?name=" + name;
+    request.unix_socket = engine_.socket;
+    request.headers = {{"Content-Type", "application/json"}};
+    request.body = nlohmann::json{{"Image", engine_.image},
+                                  {"Cmd", {"sleep", "60"}},
+                                  {"Labels",
+                                   {{"det.agent-id", agent_id},
+                                    {"det.allocation-id", "gone.1"},
+                                    {"det.task-id", "gone-" + name}}}}
+                       .dump();
+    auto response = http_.Send(request);
+    ASSERT_TRUE(response.ok() && response->status == 201) << response->body;
+  };
+  create("det-orphan-" + bus::RandomId().substr(0, 6), "agent-d");
+  create("det-other-" + bus::RandomId().substr(0, 6), "agent-elsewhere");
+  auto agent = StartDockerAgent("agent-d");
+  WaitForAgent();
+  ASSERT_TRUE(WaitForLog("agent-d.log", "no workload of this agent runs in it"))
+      << Log("agent-d.log");
+  const nlohmann::json filters = {{"label", {"det.allocation-id=gone.1"}}};
+  const nlohmann::json left =
+      EngineCall("GET", "/containers/json?all=1&filters=" + UriEncode(filters.dump(), false));
+  ASSERT_TRUE(left.is_array()) << left;
+  ASSERT_EQ(left.size(), 1u) << left;
+  EXPECT_EQ(left[0]["Labels"].value("det.agent-id", ""), "agent-elsewhere");
+  EngineCall("DELETE", "/containers/" + left[0].value("Id", "") + "?force=1");
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, DockerRuntimeTest, ::testing::Values("fake", "real"),
                          [](const auto& info) { return info.param; });
 

@@ -1,0 +1,279 @@
+// The agent's Docker Engine client against the fake engine (tests/fakes/fake_docker.h) in this
+// process, and against an engine that answers nonsense.
+#include "agent/docker_client.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "tests/fakes/fake_docker.h"
+
+namespace det::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// A unix socket path short enough for sockaddr_un, unique to the test.
+std::string SocketPath(const std::string& name) {
+  return "/tmp/det-dc-" + std::to_string(getpid()) + "-" + name + ".sock";
+}
+
+class DockerClientTest : public ::testing::Test {
+ protected:
+  void Serve(testing::FakeDockerOptions options) {
+    options.pull_delay = std::chrono::milliseconds(1);
+    client_.reset();  // its idle connection would hold the fake's stop up
+    fake_.reset();    // the next one serves on the same socket
+    fake_ = std::make_unique<testing::FakeDocker>(std::move(options));
+    fake_->Start(SocketPath("fake"));
+    client_ = std::make_unique<DockerClient>(fake_->socket_path());
+  }
+  void SetUp() override { Serve({{"det/sh:1"}, {"det/pullable:2"}, {{"det/private:3", "u:p"}}}); }
+
+  // Runs `script` in a new container of det/sh:1 labelled `label`=yes; its id.
+  std::string Run(const std::string& name, const std::string& script,
+                  const std::string& label = "det.test") {
+    const json body = {{"Image", "det/sh:1"},
+                       {"Cmd", {"/bin/sh", "-c", script}},
+                       {"Env", {"GREETING=hello"}},
+                       {"WorkingDir", fs::temp_directory_path().string()},
+                       {"Labels", {{label, "yes"}}}};
+    Result<std::string> id = client_->Create(name, body);
+    EXPECT_TRUE(id.ok()) << id.status().message();
+    if (!id.ok()) return "";
+    EXPECT_TRUE(client_->Start(*id).ok());
+    return *id;
+  }
+  // The container's whole output, followed to its end: {stdout, stderr}, timestamps removed.
+  std::pair<std::string, std::string> Output(const std::string& id, const std::string& since = "") {
+    std::string out, err;
+    Status followed = client_->Logs(id, since, [&](int stream, std::string_view frame) {
+      const std::string_view text = frame.substr(frame.find(' ') + 1);
+      (stream == 1 ? out : err).append(text);
+      return true;
+    });
+    EXPECT_TRUE(followed.ok()) << followed.message();
+    return {out, err};
+  }
+
+  void TearDown() override { client_.reset(); }
+
+  std::unique_ptr<testing::FakeDocker> fake_;
+  std::unique_ptr<DockerClient> client_;
+};
+
+TEST_F(DockerClientTest, TheNewestVersionBothSpeakIsAgreed) {
+  Result<std::string> version = client_->Ping();
+  ASSERT_TRUE(version.ok()) << version.status().message();
+  EXPECT_EQ(*version, "1.47");
+  Serve({.images = {"det/sh:1"}, .api_version = "1.44"});
+  EXPECT_EQ(client_->ImageExists("det/sh:1").value_or(false), true);
+  EXPECT_EQ(fake_->Calls().back().value("version", ""), "1.44") << fake_->Calls();
+  Serve({.api_version = "1.52", .min_api_version = "1.48"});  // newer than this client
+  Result<std::string> refused = client_->Ping();
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("1.48 to 1.52"), std::string::npos)
+      << refused.status().message();
+  EXPECT_NE(refused.status().message().find("1.41 to 1.47"), std::string::npos);
+}
+
+TEST_F(DockerClientTest, NoEngineOnTheSocketIsUnavailableNamingIt) {
+  DockerClient nobody("/tmp/det-dc-nobody.sock");
+  Result<bool> answer = nobody.ImageExists("x");
+  ASSERT_FALSE(answer.ok());
+  EXPECT_EQ(answer.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(answer.status().message().find("/tmp/det-dc-nobody.sock"), std::string::npos);
+}
+
+TEST(DockerStreamDecoderTest, FramesAreWholeHoweverTheBytesArrive) {
+  const std::string frames = std::string("\x01\0\0\0\0\0\0\x06hello\n", 14) +
+                             std::string("\x02\0\0\0\0\0\0\x04oops", 12) +
+                             std::string("\x01\0\0\0\0\0\0\0", 8);
+  std::vector<std::pair<int, std::string>> seen;
+  DockerStreamDecoder decoder(
+      [&](int stream, std::string_view data) { seen.emplace_back(stream, std::string(data)); });
+  for (char byte : frames) decoder.Feed(std::string_view(&byte, 1));
+  const std::vector<std::pair<int, std::string>> expected = {{1, "hello\n"}, {2, "oops"}, {1, ""}};
+  EXPECT_EQ(seen, expected);
+  seen.clear();
+  DockerStreamDecoder whole(
+      [&](int stream, std::string_view data) { seen.emplace_back(stream, std::string(data)); });
+  whole.Feed(frames);
+  EXPECT_EQ(seen, expected);
+}
+
+TEST(ImageReferenceTest, TagsDigestsAndRegistryPortsAreTold) {
+  using Split = std::pair<std::string, std::string>;
+  EXPECT_EQ(SplitImageReference("busybox"), (Split{"busybox", "latest"}));
+  EXPECT_EQ(SplitImageReference("reg:5000/a/b:1.2"), (Split{"reg:5000/a/b", "1.2"}));
+  EXPECT_EQ(SplitImageReference("reg:5000/a/b"), (Split{"reg:5000/a/b", "latest"}));
+  EXPECT_EQ(SplitImageReference("a/b@sha256:abc"), (Split{"a/b@sha256:abc", ""}));
+}
+
+TEST_F(DockerClientTest, PullReportsProgressAndTheImageIsThenPresent) {
+  EXPECT_EQ(client_->ImageExists("det/pullable:2").value_or(true), false);
+  int64_t last = 0, total = 0;
+  int reports = 0;
+  Status pulled = client_->Pull("det/pullable:2", "", [&](const PullProgress& p) {
+    EXPECT_GE(p.current, last) << "progress only grows";
+    last = p.current;
+    total = p.total;
+    ++reports;
+    return true;
+  });
+  ASSERT_TRUE(pulled.ok()) << pulled.message();
+  EXPECT_GT(reports, 5);
+  EXPECT_GT(total, 0);
+  EXPECT_EQ(last, total);
+  EXPECT_EQ(client_->ImageExists("det/pullable:2").value_or(false), true);
+  const json call = fake_->Calls()[fake_->Calls().size() - 2];
+  EXPECT_EQ(call["query"].value("fromImage", ""), "det/pullable");
+  EXPECT_EQ(call["query"].value("tag", ""), "2");
+}
+
+TEST_F(DockerClientTest, PullErrorsTheEngineStreamsFailThePullWithItsMessage) {
+  Status unknown = client_->Pull("det/absent:1", "", {});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.message().find("pull access denied for det/absent"), std::string::npos)
+      << unknown.message();
+  Status anonymous = client_->Pull("det/private:3", "", {});
+  ASSERT_FALSE(anonymous.ok());
+  EXPECT_NE(anonymous.message().find("authentication required"), std::string::npos);
+  const std::string auth = R"({"username":"u","password":"p","serveraddress":"reg"})";
+  Status with_auth = client_->Pull("det/private:3", auth, {});
+  EXPECT_TRUE(with_auth.ok()) << with_auth.message();
+  EXPECT_EQ(fake_->Calls().back()["registry_auth"], json::parse(auth));
+  Status abandoned = client_->Pull("det/pullable:2", "", [](const PullProgress&) { return false; });
+  EXPECT_FALSE(abandoned.ok()) << "the reader may give up";
+}
+
+TEST_F(DockerClientTest, AContainerRunsWithItsEnvironmentAndItsOutputAndExitCodeAreRead) {
+  const std::string id =
+      Run("det-run", "echo \"$GREETING from $(pwd)\"; echo oops >&2; sleep 0.1; exit 3");
+  ASSERT_FALSE(id.empty());
+  const auto [out, err] = Output(id);
+  EXPECT_EQ(out, "hello from " + fs::temp_directory_path().string() + "\n");
+  EXPECT_EQ(err, "oops\n");
+  EXPECT_EQ(client_->Wait(id).value_or(-1), 3);
+  Result<ContainerState> state = client_->Inspect("det-run");  // by name too
+  ASSERT_TRUE(state.ok()) << state.status().message();
+  EXPECT_EQ(state->id, id);
+  EXPECT_EQ(state->status, "exited");
+  EXPECT_EQ(state->exit_code, 3);
+  EXPECT_FALSE(state->oom_killed);
+  EXPECT_EQ(state->labels.at("det.test"), "yes");
+  for (const json& call : fake_->Calls()) {
+    if (call.value("path", "") == "/containers/create") {
+      EXPECT_EQ(call.value("content_type", ""), "application/json");
+    }
+  }
+}
+
+TEST_F(DockerClientTest, LogsSinceATimeSkipEarlierLines) {
+  const std::string id = Run("det-since", "echo first; sleep 0.3; echo second");
+  ASSERT_FALSE(id.empty());
+  std::vector<std::string> stamps;
+  ASSERT_TRUE(client_
+                  ->Logs(id, "",
+                         [&](int, std::string_view frame) {
+                           stamps.emplace_back(frame.substr(0, frame.find(' ')));
+                           return true;
+                         })
+                  .ok());
+  ASSERT_EQ(stamps.size(), 2u);
+  // One nanosecond after the first line: only the second.
+  const std::string first = stamps[0];
+  std::tm tm{};
+  strptime(first.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  const long long nanos = std::stoll(first.substr(20, 9)) + 1;
+  char since[64];
+  std::snprintf(since, sizeof since, "%lld.%09lld", static_cast<long long>(timegm(&tm)), nanos);
+  EXPECT_EQ(Output(id, since).first, "second\n");
+}
+
+TEST_F(DockerClientTest, AKillTheApiDidNotSendReadsAsOutOfMemory) {
+  const std::string id = Run("det-oom", "echo allocating; kill -9 $$");
+  ASSERT_FALSE(id.empty());
+  EXPECT_EQ(client_->Wait(id).value_or(-1), 137);
+  Result<ContainerState> state = client_->Inspect(id);
+  ASSERT_TRUE(state.ok());
+  EXPECT_TRUE(state->oom_killed);
+  EXPECT_EQ(state->exit_code, 137);
+}
+
+TEST_F(DockerClientTest, StopKillRemoveAndListByLabel) {
+  const std::string id = Run("det-stop", "exec sleep 60", "det.stop-test");
+  const std::string other = Run("det-other", "true", "det.other");
+  ASSERT_FALSE(id.empty());
+  Result<std::vector<ContainerState>> listed = client_->List("det.stop-test", "yes");
+  ASSERT_TRUE(listed.ok()) << listed.status().message();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].id, id);
+  EXPECT_EQ((*listed)[0].labels.at("det.stop-test"), "yes");
+  const auto started = std::chrono::steady_clock::now();
+  ASSERT_TRUE(client_->Stop(id, 1).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+  EXPECT_EQ(client_->Inspect(id)->exit_code, 143) << "SIGTERM ended it";
+  EXPECT_TRUE(client_->Kill(id, "SIGKILL").ok()) << "a stopped container: nothing to do";
+  EXPECT_TRUE(client_->Stop(id, 1).ok()) << "already stopped";
+  ASSERT_TRUE(client_->Remove(id).ok());
+  EXPECT_EQ(client_->Inspect(id).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(client_->Remove(id).ok()) << "removing what is gone is done";
+  EXPECT_EQ(
+      client_->Create("det-other", {{"Image", "det/sh:1"}, {"Cmd", {"true"}}}).status().code(),
+      StatusCode::kAlreadyExists);
+  EXPECT_EQ(client_->Create("det-x", {{"Image", "det/none:1"}, {"Cmd", {"true"}}}).status().code(),
+            StatusCode::kNotFound);
+  (void)other;
+}
+
+// An engine (or something else on its socket) that answers nonsense: errors, no crash.
+TEST(DockerClientHostileEngineTest, NonsenseAnswersAreErrorsNamingTheCall) {
+  const std::string socket = SocketPath("hostile");
+  httplib::Server server;
+  server.set_address_family(AF_UNIX);
+  auto answer = [](const char* body) {
+    return [body](const httplib::Request&, httplib::Response& res) {
+      res.set_content(body, "application/json");
+    };
+  };
+  server.Get("/version", answer(R"({"ApiVersion":"1.45","MinAPIVersion":7})"));
+  server.Get(R"(/v1\.45/containers/json)",
+             answer(R"([{"Id":"a","State":"running","Labels":{"k":3,"det.x":"y"}}, 5])"));
+  server.Get(R"(/v1\.45/containers/bad/json)", answer(R"({"State":{"ExitCode":"zero"}})"));
+  server.Get(R"(/v1\.45/containers/list/json)", answer(R"([1,2])"));
+  server.Post(R"(/v1\.45/containers/create)", answer(R"({"Warnings":null})"));
+  server.Post(R"(/v1\.45/containers/w/wait)", answer(R"({"StatusCode":"x"})"));
+  server.Post(R"(/v1\.45/images/create)", answer("{\"status\":1}\n{\"progressDetail\":[]}\nxx\n"));
+  ::unlink(socket.c_str());
+  server.bind_to_port(socket.c_str(), 80);
+  std::thread serving([&] { server.listen_after_bind(); });
+  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+
+  auto owned = std::make_unique<DockerClient>(socket);
+  DockerClient& client = *owned;
+  Result<std::vector<ContainerState>> listed = client.List("det.x", "y");
+  ASSERT_TRUE(listed.ok()) << listed.status().message();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ(listed->at(0).labels, (std::map<std::string, std::string>{{"det.x", "y"}}));
+  EXPECT_EQ(client.Inspect("bad").status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(client.Inspect("bad").status().message().find("container bad"), std::string::npos);
+  EXPECT_EQ(client.Inspect("list").status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(client.Create("c", json::object()).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(client.Wait("w").status().code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(client.Pull("p:1", "", [](const PullProgress&) { return true; }).ok())
+      << "lines of other shapes are skipped";
+  owned.reset();  // its idle connection would hold the server's stop up
+  server.stop();
+  serving.join();
+  ::unlink(socket.c_str());
+}
+
+}  // namespace
+}  // namespace det::agent
