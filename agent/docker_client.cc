@@ -130,7 +130,7 @@ Status DockerClient::Negotiate() {
   if (!version.is_object()) return Unavailable("the engine's version: not JSON");
   auto text = [&](const char* key, const char* otherwise) {
     return version.contains(key) && version[key].is_string() ? version[key].get<std::string>()
-                                                              : std::string(otherwise);
+                                                             : std::string(otherwise);
   };
   const auto newest = ParseApiVersion(text("ApiVersion", ""));
   const auto oldest = ParseApiVersion(text("MinAPIVersion", "1.24"));

@@ -13,6 +13,7 @@
 #include "agent/docker_client.h"
 #include "agent/docker_workload.h"
 #include "agent/workload_folders.h"
+#include "common/clock.h"
 #include "common/files.h"
 
 namespace det::agent {
@@ -222,24 +223,24 @@ class Pump {
   // `since` for the engine: after the last line written (the engine's since is inclusive: lines
   // at that very time are skipped by Copy).
   std::string Since() {
-    if (cursor_.first < 0) {
-      cursor_ = ParseEngineTimestamp(Trimmed(ReadFileText(Path(kLogCursorFile)).value_or("")));
+    if (!cursor_) {
+      cursor_ = ParseRfc3339Utc(Trimmed(ReadFileText(Path(kLogCursorFile)).value_or("")));
     }
-    if (cursor_.first < 0) return "";
+    if (!cursor_) return "";
     char since[48];
-    std::snprintf(since, sizeof since, "%lld.%09d", static_cast<long long>(cursor_.first),
-                  cursor_.second);
+    std::snprintf(since, sizeof since, "%lld.%09lld", static_cast<long long>(*cursor_ / 1000000000),
+                  static_cast<long long>(*cursor_ % 1000000000));
     return since;
   }
 
   void Copy(int stream, std::string_view frame) {
     const size_t space = frame.find(' ');
     const std::string stamp(frame.substr(0, space == std::string_view::npos ? 0 : space));
-    const auto at = ParseEngineTimestamp(stamp);
-    if (at.first >= 0 && cursor_.first >= 0 && at <= cursor_) return;  // written before
-    std::string_view text = at.first >= 0 ? frame.substr(space + 1) : frame;
+    const std::optional<int64_t> at = ParseRfc3339Utc(stamp);
+    if (at && cursor_ && *at <= *cursor_) return;  // written before
+    std::string_view text = at ? frame.substr(space + 1) : frame;
     WriteAll(stream == 2 ? STDERR_FILENO : STDOUT_FILENO, text);
-    if (at.first >= 0) {
+    if (at) {
       cursor_ = at;
       (void)WorkloadFolders::WriteInPlace(Path(kLogCursorFile), stamp);
     }
@@ -270,32 +271,13 @@ class Pump {
   std::string dir_;
   DockerWorkload spec_;
   std::unique_ptr<DockerClient> client_;  // the main thread's
-  std::pair<int64_t, int> cursor_{-1, 0};
+  std::optional<int64_t> cursor_;         // the engine's time of the last line written (Unix ns)
   std::mutex mu_;
   std::string id_;               // guarded by mu_
   bool stop_requested_ = false;  // guarded by mu_
 };
 
 }  // namespace
-
-std::pair<int64_t, int> ParseEngineTimestamp(const std::string& text) {
-  std::tm tm{};
-  int nanos = 0;
-  char fraction[16] = {0};
-  if (text.size() < 20 || text.back() != 'Z') return {-1, 0};
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6) {
-    return {-1, 0};
-  }
-  if (text[19] == '.' && std::sscanf(text.c_str() + 20, "%9[0-9]", fraction) == 1) {
-    std::string digits(fraction);
-    digits.resize(9, '0');
-    nanos = std::atoi(digits.c_str());
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return {static_cast<int64_t>(timegm(&tm)), nanos};
-}
 
 int RunDockerPump(const std::string& dir) {
   sigset_t stops;  // taken by the stop watcher only

@@ -24,8 +24,4 @@ namespace det::agent {
 // Returns the process's exit code.
 int RunDockerPump(const std::string& dir);
 
-// "2026-11-24T01:02:03.000000001Z" (the engine's log timestamps: UTC, nine digits) as
-// {seconds, nanoseconds} since the epoch; {-1, 0} when it is not one.
-std::pair<int64_t, int> ParseEngineTimestamp(const std::string& text);
-
 }  // namespace det::agent

@@ -10,6 +10,7 @@
 #include "bus/catalog/tasks.h"
 #include "cli/output.h"
 #include "cli/rpc_call.h"
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/strings.h"
 
@@ -20,16 +21,7 @@ using bus::ToJson;
 
 constexpr auto kPollInterval = std::chrono::milliseconds(200);
 
-std::string TimeText(int64_t unix_ns) {
-  const time_t seconds = static_cast<time_t>(unix_ns / 1000000000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<long long>((unix_ns % 1000000000) / 1000));
-  return buf;
-}
+std::string TimeText(int64_t unix_ns) { return Rfc3339Utc(unix_ns, 6); }
 
 }  // namespace
 

@@ -1,7 +1,10 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <mutex>
+#include <optional>
+#include <string>
 
 namespace det {
 
@@ -48,5 +51,12 @@ class SimulatedClock final : public Clock {
 inline int64_t UnixNanos(WallTime t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
+
+// `unix_ns` as RFC 3339 in UTC with `fraction_digits` (0 to 9) digits of the second:
+// "2026-11-24T01:02:03.000000001Z" with nine, as the Docker engine stamps log lines.
+std::string Rfc3339Utc(int64_t unix_ns, int fraction_digits);
+// "2026-11-24T01:02:03Z" or with a fraction of up to nine digits, in UTC ("Z") only: nanoseconds
+// since the Unix epoch; nullopt for anything else.
+std::optional<int64_t> ParseRfc3339Utc(const std::string& text);
 
 }  // namespace det

@@ -11,10 +11,12 @@
 
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <regex>
 
 #include "common/base64.h"
+#include "common/clock.h"
 
 extern char** environ;
 
@@ -30,17 +32,22 @@ int64_t NowNs() {
       .count();
 }
 
-// RFC 3339 in UTC with nine fractional digits, as the engine stamps log lines.
+// RFC 3339 in UTC with nine fractional digits, as the engine stamps log lines ("never" for 0).
 std::string Rfc3339Nano(int64_t unix_ns) {
-  if (unix_ns == 0) return "0001-01-01T00:00:00Z";
-  const time_t seconds = static_cast<time_t>(unix_ns / 1000000000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char text[64];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%09dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(unix_ns % 1000000000));
-  return text;
+  return unix_ns == 0 ? "0001-01-01T00:00:00Z" : Rfc3339Utc(unix_ns, 9);
+}
+
+// How long ago, as the engine's `docker ps` Status says it (go-units' HumanDuration).
+std::string HumanDuration(int64_t ns) {
+  const int64_t seconds = ns / 1000000000, minutes = seconds / 60, hours = (seconds + 1800) / 3600;
+  if (seconds < 1) return "Less than a second";
+  if (seconds == 1) return "1 second";
+  if (seconds < 60) return std::to_string(seconds) + " seconds";
+  if (minutes == 1) return "About a minute";
+  if (minutes < 60) return std::to_string(minutes) + " minutes";
+  if (hours == 1) return "About an hour";
+  if (hours < 48) return std::to_string(hours) + " hours";
+  return std::to_string(hours / 24) + " days";
 }
 
 std::string NormalImage(std::string name) {
@@ -68,6 +75,18 @@ std::pair<int, int> ApiVersion(const std::string& text) {
   int major = 0, minor = 0;
   std::sscanf(text.c_str(), "%d.%d", &major, &minor);
   return {major, minor};
+}
+
+// The logs call's `since`: Unix seconds with an optional fraction ("1795482123.000000001"), as
+// nanoseconds; "" is 0; nullopt when it is not that.
+std::optional<int64_t> UnixNanos(const std::string& text) {
+  static const std::regex kSeconds(R"(([0-9]{1,12})(\.([0-9]{1,9}))?)");
+  std::smatch m;
+  if (text.empty()) return 0;
+  if (!std::regex_match(text, m, kSeconds)) return std::nullopt;
+  std::string fraction = m[3].str();
+  fraction.resize(9, '0');
+  return std::stoll(m[1].str()) * 1000000000 + std::stoll(fraction);
 }
 
 int SignalNumber(std::string name) {
@@ -129,6 +148,12 @@ json RegistryAuth(const httplib::Request& req) {
 
 FakeDocker::FakeDocker(FakeDockerOptions options) : options_(std::move(options)) {
   for (const std::string& image : options_.images) images_.insert(NormalImage(image));
+  for (std::string& image : options_.pullable) image = NormalImage(image);
+  std::map<std::string, std::string> private_images;
+  for (const auto& [image, secret] : options_.private_images) {
+    private_images[NormalImage(image)] = secret;
+  }
+  options_.private_images = std::move(private_images);
 }
 
 FakeDocker::~FakeDocker() { Stop(); }
@@ -141,12 +166,27 @@ void FakeDocker::Start(const std::string& socket_path) {
   server_->set_address_family(AF_UNIX);
   server_->set_read_timeout(3600, 0);
   server_->set_write_timeout(3600, 0);
-  for (const char* method : {"GET", "POST", "DELETE"}) {
-    auto handler = [this, m = std::string(method)](Req req, Res res) { Dispatch(m, req, res); };
-    if (std::string(method) == "GET") server_->Get(".*", handler);
-    if (std::string(method) == "POST") server_->Post(".*", handler);
-    if (std::string(method) == "DELETE") server_->Delete(".*", handler);
-  }
+  // HEAD comes to the GET handler; req.method tells them apart.
+  auto handler = [this](Req req, Res res) { Dispatch(req.method, req, res); };
+  server_->Get(".*", handler);
+  server_->Post(".*", handler);
+  server_->Put(".*", handler);
+  server_->Patch(".*", handler);
+  server_->Delete(".*", handler);
+  server_->Options(".*", handler);
+  // A body field of the wrong type is the caller's error (400), as the engine's decoder says;
+  // anything else thrown is the fake's (500). Both as the engine's {"message"}.
+  server_->set_exception_handler([](Req, Res res, std::exception_ptr thrown) {
+    try {
+      std::rethrow_exception(thrown);
+    } catch (const json::exception& e) {
+      Error(res, 400, std::string("invalid JSON: ") + e.what());
+    } catch (const std::exception& e) {
+      Error(res, 500, e.what());
+    } catch (...) {
+      Error(res, 500, "unknown failure in the fake engine");
+    }
+  });
   server_->bind_to_port(socket_path.c_str(), 80);
   server_thread_ = std::thread([this] { server_->listen_after_bind(); });
   while (!server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -231,14 +271,15 @@ void FakeDocker::Dispatch(const std::string& method, Req req, Res res) {
                        ", please upgrade your client to a newer version");
     }
   }
-  Route(method, path, req, res);
+  Route(method, path, version.empty() ? options_.api_version : version, req, res);
 }
 
-void FakeDocker::Route(const std::string& method, const std::string& path, Req req, Res res) {
+void FakeDocker::Route(const std::string& method, const std::string& path,
+                       const std::string& version, Req req, Res res) {
   static const std::regex kImage(R"(/images/(.+)/json)");
   static const std::regex kContainer(R"(/containers/([^/]+)(/[a-z]+)?)");
   std::smatch m;
-  if (path == "/_ping" && (method == "GET")) return Ping(res);
+  if (path == "/_ping" && (method == "GET" || method == "HEAD")) return Ping(res);
   if (path == "/version" && method == "GET") return Version(res);
   if (path == "/images/create" && method == "POST") return Pull(req, res);
   if (method == "GET" && std::regex_match(path, m, kImage)) return ImageInspect(m[1], res);
@@ -250,7 +291,7 @@ void FakeDocker::Route(const std::string& method, const std::string& path, Req r
     if (method == "POST" && action == "/wait") return Wait(ref, req, res);
     if (method == "POST" && action == "/kill") return Kill(ref, req, res);
     if (method == "POST" && action == "/stop") return StopContainer(ref, req, res);
-    if (method == "GET" && action == "/logs") return Logs(ref, req, res);
+    if (method == "GET" && action == "/logs") return Logs(ref, version, req, res);
     if (method == "GET" && action == "/json") return Inspect(ref, res);
     if (method == "DELETE" && action.empty()) return Remove(ref, req, res);
   }
@@ -261,6 +302,7 @@ void FakeDocker::Ping(Res res) const {
   res.set_header("Cache-Control", "no-cache, no-store, must-revalidate");
   res.set_header("Pragma", "no-cache");
   res.set_header("Swarm", "inactive");
+  res.set_header("Docker-Experimental", "false");
   res.set_content("OK", "text/plain; charset=utf-8");
 }
 
@@ -311,9 +353,7 @@ void FakeDocker::Pull(Req req, Res res) {
   image = NormalImage(image);
   std::string failure;
   const bool known = std::find(options_.pullable.begin(), options_.pullable.end(), image) !=
-                         options_.pullable.end() ||
-                     std::any_of(options_.pullable.begin(), options_.pullable.end(),
-                                 [&](const std::string& p) { return NormalImage(p) == image; });
+                     options_.pullable.end();
   const std::string repo = image.substr(0, image.rfind(':'));
   if (auto secret = options_.private_images.find(image); secret != options_.private_images.end()) {
     const json auth = RegistryAuth(req);
@@ -416,12 +456,13 @@ void FakeDocker::Create(Req req, Res res) {
     if (source.empty() || source[0] != '/' || target.empty() || target[0] != '/') {
       return Error(res, 400, "invalid mount config: " + text + ": paths must be absolute");
     }
-    if (source != target) {
+    // The engine would make a missing source folder, as root: a container running as someone
+    // else could not write to it. The fake refuses one, so that a caller relying on that fails.
+    std::error_code ignored;
+    if (source != target || !fs::is_directory(source, ignored)) {
       return Error(res, 400,
                    "fake engine: binds must mount a host folder at its own path: " + text);
     }
-    std::error_code ignored;  // the engine makes a missing source folder (as root)
-    fs::create_directories(source, ignored);
   }
   const std::string image = NormalImage(body.value("Image", ""));
   std::lock_guard lock(mu_);
@@ -536,10 +577,10 @@ std::string FakeDocker::Launch(const std::shared_ptr<Container>& c) {
     }
   }
   if (!failure.empty()) {
-    c->status = "exited";
+    // As the engine leaves it: not running, exit code 127 and the error; "created" when it never
+    // ran (the engine's state is "created" until a start succeeds once), "exited" otherwise.
     c->exit_code = 127;
     c->error = failure;
-    c->finished_ns = NowNs();
     changed_.notify_all();
     return failure;
   }
@@ -645,27 +686,28 @@ void FakeDocker::Wait(const std::string& ref, Req req, Res res) {
     if (!c) return Error(res, 404, "No such container: " + ref);
     finished_before = c->finished_ns;
   }
-  res.set_chunked_content_provider("application/json", [this, c, condition, finished_before](
-                                                           size_t, httplib::DataSink& sink) {
-    std::unique_lock lock(mu_);
-    auto done = [&] {
-      if (stopping_ || c->removed) return true;
-      if (condition == "removed") return false;
-      if (condition == "next-exit") {
-        return c->status == "exited" && c->finished_ns != finished_before;
-      }
-      return c->status != "running";
-    };
-    while (!done()) {
-      if (!sink.is_writable()) return false;
-      changed_.wait_for(lock, std::chrono::milliseconds(200));
-    }
-    const std::string body = json{{"StatusCode", c->exit_code}, {"Error", nullptr}}.dump() + "\n";
-    lock.unlock();
-    sink.write(body.data(), body.size());
-    sink.done();
-    return true;
-  });
+  res.set_chunked_content_provider(
+      "application/json", [this, c, condition, finished_before](size_t, httplib::DataSink& sink) {
+        std::unique_lock lock(mu_);
+        auto done = [&] {
+          if (stopping_ || c->removed) return true;
+          if (condition == "removed") return false;
+          if (condition == "next-exit") {
+            return c->status == "exited" && c->finished_ns != finished_before;
+          }
+          return c->status != "running";
+        };
+        while (!done()) {
+          if (!sink.is_writable()) return false;
+          changed_.wait_for(lock, std::chrono::milliseconds(200));
+        }
+        const json error = c->error.empty() ? json(nullptr) : json{{"Message", c->error}};
+        const std::string body = json{{"StatusCode", c->exit_code}, {"Error", error}}.dump() + "\n";
+        lock.unlock();
+        sink.write(body.data(), body.size());
+        sink.done();
+        return true;
+      });
 }
 
 void FakeDocker::Kill(const std::string& ref, Req req, Res res) {
@@ -690,21 +732,27 @@ void FakeDocker::StopContainer(const std::string& ref, Req req, Res res) {
     res.status = 304;
     return;
   }
-  int seconds = c->create.value("StopTimeout", 10);
+  // t: the query's, else the container's StopTimeout, else 10; negative waits for as long as it
+  // takes, as the engine does.
+  const json timeout = c->create.value("StopTimeout", json());
+  int seconds = timeout.is_number_integer() ? timeout.get<int>() : 10;
   if (req.has_param("t")) seconds = std::atoi(req.get_param_value("t").c_str());
-  const int signal =
-      SignalNumber(req.has_param("signal") ? req.get_param_value("signal")
-                                           : c->create.value("StopSignal", "SIGTERM"));
+  const json stop_signal = c->create.value("StopSignal", json());
+  const int signal = SignalNumber(req.has_param("signal")   ? req.get_param_value("signal")
+                                  : stop_signal.is_string() ? stop_signal.get<std::string>()
+                                                            : "SIGTERM");
   Signal(*c, signal > 0 ? signal : SIGTERM);
-  if (!changed_.wait_for(lock, std::chrono::seconds(std::max(0, seconds)),
-                         [&] { return c->status != "running"; })) {
+  auto stopped = [&] { return c->status != "running"; };
+  if (seconds < 0) {
+    changed_.wait(lock, stopped);
+  } else if (!changed_.wait_for(lock, std::chrono::seconds(seconds), stopped)) {
     Signal(*c, SIGKILL);
-    changed_.wait(lock, [&] { return c->status != "running"; });
+    changed_.wait(lock, stopped);
   }
   res.status = 204;
 }
 
-void FakeDocker::Logs(const std::string& ref, Req req, Res res) {
+void FakeDocker::Logs(const std::string& ref, const std::string& version, Req req, Res res) {
   const bool want_out = QueryBool(req, "stdout"), want_err = QueryBool(req, "stderr");
   if (!want_out && !want_err) {
     return Error(res, 400, "Bad parameters: you must choose at least one stream");
@@ -722,37 +770,41 @@ void FakeDocker::Logs(const std::string& ref, Req req, Res res) {
       first = c->logs.size() > tail ? c->logs.size() - tail : 0;
     }
   }
-  int64_t since_ns = 0;
-  if (req.has_param("since")) {
-    since_ns = static_cast<int64_t>(std::stold(req.get_param_value("since")) * 1e9L);
+  std::optional<int64_t> since_ns = UnixNanos(req.get_param_value("since"));
+  if (!since_ns) {
+    return Error(res, 400,
+                 "invalid value for \"since\": " + req.get_param_value("since") +
+                     " (Unix seconds, optionally with a fraction)");
   }
   const bool timestamps = QueryBool(req, "timestamps");
   auto next = std::make_shared<size_t>(first);
-  res.set_chunked_content_provider(
-      "application/vnd.docker.multiplexed-stream", [=, this](size_t, httplib::DataSink& sink) {
-        std::unique_lock lock(mu_);
-        while (*next == c->logs.size() && follow && c->status == "running" && !stopping_) {
-          if (!sink.is_writable()) return false;
-          changed_.wait_for(lock, std::chrono::milliseconds(200));
-        }
-        std::string out;
-        for (; *next < c->logs.size(); ++*next) {
-          const LogLine& line = c->logs[*next];
-          if (line.unix_ns < since_ns) continue;
-          if ((line.stream == 1 && !want_out) || (line.stream == 2 && !want_err)) continue;
-          out +=
-              Frame(line.stream, (timestamps ? Rfc3339Nano(line.unix_ns) + " " : "") + line.text);
-        }
-        const bool over = !follow || c->status != "running" || stopping_;
-        lock.unlock();
-        if (!out.empty() && !sink.write(out.data(), out.size())) return false;
-        if (over) {
-          // What came after the last look is sent before the end.
-          std::lock_guard relock(mu_);
-          if (*next == c->logs.size()) sink.done();
-        }
-        return true;
-      });
+  // Before API 1.42 the engine called the same frames a raw stream.
+  const char* content_type = ApiVersion(version) >= std::pair{1, 42}
+                                 ? "application/vnd.docker.multiplexed-stream"
+                                 : "application/vnd.docker.raw-stream";
+  res.set_chunked_content_provider(content_type, [=, this](size_t, httplib::DataSink& sink) {
+    std::unique_lock lock(mu_);
+    while (*next == c->logs.size() && follow && c->status == "running" && !stopping_) {
+      if (!sink.is_writable()) return false;
+      changed_.wait_for(lock, std::chrono::milliseconds(200));
+    }
+    std::string out;
+    for (; *next < c->logs.size(); ++*next) {
+      const LogLine& line = c->logs[*next];
+      if (line.unix_ns < *since_ns) continue;
+      if ((line.stream == 1 && !want_out) || (line.stream == 2 && !want_err)) continue;
+      out += Frame(line.stream, (timestamps ? Rfc3339Nano(line.unix_ns) + " " : "") + line.text);
+    }
+    const bool over = !follow || c->status != "running" || stopping_;
+    lock.unlock();
+    if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+    if (over) {
+      // What came after the last look is sent before the end.
+      std::lock_guard relock(mu_);
+      if (*next == c->logs.size()) sink.done();
+    }
+    return true;
+  });
 }
 
 json FakeDocker::InspectJson(const Container& c) const {
@@ -838,10 +890,10 @@ void FakeDocker::List(Req req, Res res) {
          {"Command", command},
          {"Created", c->created_ns / 1000000000},
          {"State", c->status},
-         {"Status", c->status == "running" ? "Up 1 second"
-                    : c->status == "exited"
-                        ? "Exited (" + std::to_string(c->exit_code) + ") 1 second ago"
-                        : "Created"},
+         {"Status", c->status == "running"  ? "Up " + HumanDuration(NowNs() - c->started_ns)
+                    : c->status == "exited" ? "Exited (" + std::to_string(c->exit_code) + ") " +
+                                                  HumanDuration(NowNs() - c->finished_ns) + " ago"
+                                            : "Created"},
          {"Labels", have},
          {"Ports", json::array()},
          {"Mounts", json::array()},

@@ -1,32 +1,47 @@
 #pragma once
 
 // A fake Docker Engine for tests: the Engine API (https://docs.docker.com/engine/api/) on a unix
-// socket, as the real engine answers the calls the agent's docker runtime makes, and as the real
-// `docker` CLI uses it (tests/integration/fake_docker_cli_test.cc).
+// socket, answering the calls the agent's docker runtime makes (agent/docker_client.h) and those
+// the real `docker` CLI makes for version, pull, run -d, create, start, wait, logs, inspect, ps,
+// stop, kill and rm (tests/integration/fake_docker_cli_test.cc), as the real engine answers them.
 //
-// - Versions: an optional `/v1.NN` prefix; one above `api_version` or below `min_api_version` is
-//   refused (400) with the engine's messages. `GET|HEAD /_ping`, `GET /version`. Every answer
-//   carries Api-Version, Ostype and Server; errors are {"message": ...} with the engine's codes.
-// - Images: `images` are present; `POST /images/create` pulls one of `pullable` with progress
-//   lines (HTTP 200, a line every `pull_delay`); anything else fails the way the engine fails
-//   mid-stream: 200 and a last {"errorDetail","error"} line ("pull access denied ..."). A
-//   `private_images` entry pulls only with an X-Registry-Auth whose username and password match.
+// - Versions: an optional `/v<major>.<minor>` prefix on every path; one above `api_version` or
+//   below `min_api_version` is refused (400) with the engine's messages. Every answer carries
+//   Api-Version (`api_version`), Ostype and Server. Errors are {"message": ...} with the engine's
+//   codes: 404 no such image, container or page; 400 invalid (a body field of the wrong type
+//   too); 409 conflicts; 304 (empty body) for nothing to do; 500 otherwise.
+// - `GET|HEAD /_ping`, `GET /version`.
+// - Images: names are normalised ("docker.io/library/" and "docker.io/" dropped, ":latest" when
+//   untagged). `images` are present from the start. `POST /images/create?fromImage=&tag=` pulls
+//   one of `pullable` with the engine's progress lines (two layers, "\r\n" after each, one every
+//   `pull_delay`), "Image is up to date" when present; anything else fails the way the engine
+//   fails mid-stream: HTTP 200, then a last {"errorDetail","error"} line ("pull access denied
+//   ..."). A `private_images` entry pulls only with an X-Registry-Auth (base64url or base64 of
+//   JSON) whose username and password match ("unauthorized: authentication required" otherwise).
 //   `GET /images/{name}/json`.
-// - Containers are host processes: Entrypoint + Cmd, with exactly the create body's Env (plus the
-//   fake's PATH when it sets none), WorkingDir, stdin /dev/null, a process group of their own.
-//   Binds must mount a host folder at its own path (the fake cannot remap paths); a missing one
-//   is made, as the engine makes it. Their output is
-//   kept per line with its time; when the main process exits, the rest of its group is killed,
-//   as a PID namespace's end does. create (Content-Type, name, image, name conflicts, Count with
-//   DeviceIDs checked), start, wait (not-running, next-exit, removed; headers sent at once), kill,
-//   stop (StopSignal, SIGKILL after t), logs (multiplexed frames, timestamps with nine digits,
-//   since, tail, follow until the container stops), inspect, list (all, label filters in both
-//   encodings), delete (force).
-// - OOM: a container whose main process dies of a SIGKILL that no API call sent is reported as
-//   the kernel's OOM killer leaves one: OOMKilled true, exit code 137 (tests make one with
-//   `kill -9 $$`).
-// - Admin (not recorded): GET /_fake/calls (every API request: method, path without the version,
-//   version, query, content_type, registry_auth decoded, body), GET /_fake/containers.
+// - Containers are host processes, started from the create body: argv = Entrypoint + Cmd (a
+//   string runs through /bin/sh -c), exactly its Env (plus the fake's PATH when it sets none),
+//   WorkingDir, stdin /dev/null, a process group of their own; when the main process exits, the
+//   rest of its group is killed, as a PID namespace's end does. Binds ("src:dst[:opts]") must
+//   mount an existing host folder at its own path (400 otherwise: the fake cannot remap paths,
+//   and the folder the engine would make for a missing source would be root's). stdout and
+//   stderr are kept per line with a distinct time each.
+//   create (Content-Type, name, image, name conflicts, Count with DeviceIDs), start (a failure,
+//   such as a missing WorkingDir, is 400 and leaves the container as the engine does: not
+//   running, ExitCode 127, State.Error set, Status still "created" when it never ran), wait
+//   (not-running, next-exit, removed; the headers go at once), kill (default SIGKILL), stop
+//   (StopSignal, SIGKILL after t or StopTimeout or 10 s; t < 0 waits), logs (multiplexed frames,
+//   "raw-stream" content type before API 1.42, timestamps with nine digits, since inclusive,
+//   tail, follow until the container stops), inspect, list (all, label filters in both
+//   encodings), delete (force). A container is named by its id, a unique id prefix or its name.
+// - OOM: a container whose main process dies of a SIGKILL that no API call (kill, stop, remove)
+//   sent is reported as the kernel's OOM killer leaves one: OOMKilled true, ExitCode 137 (tests
+//   make one with `kill -9 $$` in the workload).
+// - Admin endpoints on the same socket (not recorded): GET /_fake/calls (what Calls() returns),
+//   GET /_fake/containers (what Containers() returns).
+//
+// Thread safety: every public method may be called from any thread; one mutex guards the state
+// and is never held while writing to a socket.
 
 #include <chrono>
 #include <condition_variable>
@@ -48,12 +63,12 @@ struct Response;
 namespace det::testing {
 
 struct FakeDockerOptions {
-  std::vector<std::string> images;  // present from the start ("name:tag"; no tag: ":latest")
-  std::vector<std::string> pullable;
-  std::map<std::string, std::string> private_images;  // image → "user:password"
-  std::string api_version = "1.47";
-  std::string min_api_version = "1.24";
-  std::chrono::milliseconds pull_delay{10};
+  std::vector<std::string> images;    // present from the start ("name:tag"; no tag: ":latest")
+  std::vector<std::string> pullable;  // what its registry serves
+  std::map<std::string, std::string> private_images;  // image → "user:password" its pull needs
+  std::string api_version = "1.47";                   // the newest it speaks
+  std::string min_api_version = "1.24";               // the oldest it accepts
+  std::chrono::milliseconds pull_delay{10};           // between pull progress lines
 };
 
 class FakeDocker {
@@ -64,7 +79,12 @@ class FakeDocker {
   void Start(const std::string& socket_path);
   // Kills every container's process group and stops serving.
   void Stop();
+  // Every API request so far, in order: {"method", "path" (without the version prefix),
+  // "version" ("1.47"; "" when none), "query" (object), "content_type", "registry_auth" (the
+  // decoded X-Registry-Auth JSON; null when absent), "body" (the parsed JSON; its text when it is
+  // not JSON; null when empty)}.
   nlohmann::json Calls() const;
+  // Every container as inspect shows it.
   nlohmann::json Containers() const;
   const std::string& socket_path() const { return socket_path_; }
 
@@ -91,7 +111,9 @@ class FakeDocker {
   using Res = httplib::Response&;
 
   void Dispatch(const std::string& method, Req req, Res res);
-  void Route(const std::string& method, const std::string& path, Req req, Res res);
+  // `version`: the request's, or api_version when it named none.
+  void Route(const std::string& method, const std::string& path, const std::string& version,
+             Req req, Res res);
   void Record(const std::string& method, const std::string& path, const std::string& version,
               Req req);
   static void Error(Res res, int status, const std::string& message);
@@ -105,7 +127,7 @@ class FakeDocker {
   void Wait(const std::string& ref, Req req, Res res);
   void Kill(const std::string& ref, Req req, Res res);
   void StopContainer(const std::string& ref, Req req, Res res);
-  void Logs(const std::string& ref, Req req, Res res);
+  void Logs(const std::string& ref, const std::string& version, Req req, Res res);
   void Inspect(const std::string& ref, Res res);
   void List(Req req, Res res);
   void Remove(const std::string& ref, Req req, Res res);

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "tests/fakes/fake_docker.h"
@@ -168,11 +170,34 @@ TEST_F(DockerClientTest, AContainerRunsWithItsEnvironmentAndItsOutputAndExitCode
   EXPECT_EQ(state->exit_code, 3);
   EXPECT_FALSE(state->oom_killed);
   EXPECT_EQ(state->labels.at("det.test"), "yes");
+  int creates = 0;
   for (const json& call : fake_->Calls()) {
     if (call.value("path", "") == "/containers/create") {
+      ++creates;
       EXPECT_EQ(call.value("content_type", ""), "application/json");
+      EXPECT_EQ(call["query"].value("name", ""), "det-run");
     }
   }
+  EXPECT_EQ(creates, 1);
+}
+
+TEST_F(DockerClientTest, AStartThatFailsIsAnErrorAndInspectTellsWhyAsTheEngineDoes) {
+  Result<std::string> id = client_->Create(
+      "det-nowhere",
+      {{"Image", "det/sh:1"}, {"Cmd", {"true"}}, {"WorkingDir", "/nonexistent/det-fake"}});
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  Status started = client_->Start(*id);
+  ASSERT_FALSE(started.ok());
+  EXPECT_EQ(started.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(started.message().find("/nonexistent/det-fake"), std::string::npos)
+      << started.message();
+  Result<ContainerState> state = client_->Inspect(*id);
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ(state->status, "created") << "it never ran";
+  EXPECT_FALSE(state->running);
+  EXPECT_EQ(state->exit_code, 127);
+  EXPECT_NE(state->error.find("/nonexistent/det-fake"), std::string::npos);
+  EXPECT_EQ(client_->Wait(*id).value_or(-1), 127) << "not running: at once";
 }
 
 TEST_F(DockerClientTest, LogsSinceATimeSkipEarlierLines) {
@@ -231,6 +256,112 @@ TEST_F(DockerClientTest, StopKillRemoveAndListByLabel) {
   EXPECT_EQ(client_->Create("det-x", {{"Image", "det/none:1"}, {"Cmd", {"true"}}}).status().code(),
             StatusCode::kNotFound);
   (void)other;
+}
+
+// One HTTP/1.1 exchange on `socket`, written as given (`request` has "Connection: close"), its
+// answer read to the end. With `body_after_continue`, the request's headers go first, then the
+// body once the server said "100 Continue", as a client that sends "Expect: 100-continue" does.
+std::string RawExchange(const std::string& socket, const std::string& request,
+                        const std::string& body_after_continue = "") {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", socket.c_str());
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return "connect failed";
+  }
+  auto send_all = [fd](const std::string& bytes) {
+    for (size_t sent = 0; sent < bytes.size();) {
+      const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      sent += static_cast<size_t>(n);
+    }
+  };
+  std::string answer;
+  char buf[4096];
+  send_all(request);
+  if (!body_after_continue.empty()) {
+    while (answer.find("\r\n\r\n") == std::string::npos) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      answer.append(buf, static_cast<size_t>(n));
+    }
+    send_all(body_after_continue);
+  }
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) answer.append(buf, n);
+  ::close(fd);
+  return answer;
+}
+
+// The fake engine itself, where no client of ours reaches: HTTP as other clients speak it.
+TEST_F(DockerClientTest, FakeEngineReadsChunkedBodiesAfter100Continue) {
+  const std::string body =
+      json{{"Image", "det/sh:1"}, {"Cmd", {"true"}}, {"Env", {"PAD=" + std::string(3000, 'x')}}}
+          .dump();
+  std::ostringstream chunked;
+  for (size_t at = 0; at < body.size(); at += 1000) {
+    const std::string piece = body.substr(at, 1000);
+    chunked << std::hex << piece.size() << "\r\n" << piece << "\r\n";
+  }
+  chunked << "0\r\n\r\n";
+  const std::string answer =
+      RawExchange(fake_->socket_path(),
+                  "POST /v1.45/containers/create?name=det-chunked HTTP/1.1\r\nHost: docker\r\n"
+                  "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+                  "Expect: 100-continue\r\nConnection: close\r\n\r\n",
+                  chunked.str());
+  EXPECT_EQ(answer.rfind("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 ", 0), 0u) << answer;
+  EXPECT_NE(answer.find("\"Id\":"), std::string::npos) << answer;
+  const json call = fake_->Calls().back();
+  EXPECT_EQ(call.value("version", ""), "1.45");
+  EXPECT_EQ(call["body"], json::parse(body));
+  const std::string plain =
+      RawExchange(fake_->socket_path(),
+                  "POST /containers/create?name=det-plain HTTP/1.1\r\nHost: docker\r\n"
+                  "Content-Type: text/plain\r\nContent-Length: " +
+                      std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+  EXPECT_EQ(plain.rfind("HTTP/1.1 400 ", 0), 0u) << "create takes JSON only: " << plain;
+}
+
+TEST_F(DockerClientTest, FakeEngineMountsOnlyExistingFoldersAtTheirOwnPath) {
+  const std::string here = fs::temp_directory_path().string();
+  auto create = [&](const std::string& name, const std::string& bind) {
+    return client_
+        ->Create(name, {{"Image", "det/sh:1"},
+                        {"Cmd", {"true"}},
+                        {"HostConfig", {{"Binds", {bind}}, {"ShmSize", 1 << 20}}}})
+        .status();
+  };
+  EXPECT_TRUE(create("det-bind", here + ":" + here + ":ro").ok());
+  EXPECT_EQ(fake_->Containers()[0]["HostConfig"]["Binds"][0], here + ":" + here + ":ro");
+  const Status remapped = create("det-remap", here + ":/data");
+  EXPECT_EQ(remapped.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(remapped.message().find("its own path"), std::string::npos) << remapped.message();
+  const std::string missing = "/nonexistent/det-fake-bind";
+  EXPECT_EQ(create("det-missing", missing + ":" + missing).code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(fs::exists(missing));
+  EXPECT_EQ(create("det-relative", "data:/data").code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(DockerClientTest, FakeEngineAnswersHeadPingAndUnknownPathsAsTheEngine) {
+  const std::string ping = RawExchange(
+      fake_->socket_path(), "HEAD /_ping HTTP/1.1\r\nHost: docker\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(ping.rfind("HTTP/1.1 200 ", 0), 0u) << ping;
+  EXPECT_NE(ping.find("Api-Version: 1.47\r\n"), std::string::npos) << ping;
+  EXPECT_EQ(ping.substr(ping.find("\r\n\r\n") + 4), "") << "HEAD: no body";
+  EXPECT_EQ(fake_->Calls().back().value("method", ""), "HEAD");
+  const std::string unknown =
+      RawExchange(fake_->socket_path(),
+                  "GET /v1.47/nothing/here HTTP/1.1\r\nHost: docker\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(unknown.rfind("HTTP/1.1 404 ", 0), 0u) << unknown;
+  EXPECT_NE(unknown.find(R"({"message":"page not found"})"), std::string::npos) << unknown;
+  const std::string too_new =
+      RawExchange(fake_->socket_path(),
+                  "GET /v1.99/version HTTP/1.1\r\nHost: docker\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(too_new.find("client version 1.99 is too new. Maximum supported API version is 1.47"),
+            std::string::npos)
+      << too_new;
 }
 
 // An engine (or something else on its socket) that answers nonsense: errors, no crash.
