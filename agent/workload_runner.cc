@@ -21,6 +21,7 @@
 #include "agent/docker_workload.h"
 #include "agent/workload_folders.h"
 #include "agent/workload_shim.h"
+#include "common/environment.h"
 #include "common/process.h"
 #include "common/strings.h"
 
@@ -149,17 +150,17 @@ WorkloadRunner::~WorkloadRunner() {
 
 std::vector<std::string> WorkloadRunner::Environment(const bus::WorkloadStart& start,
                                                      bool inherit) const {
+  // The agent's basics (not its credentials, nor the local provider's tags), then the task's
+  // variables, then det's own, which the task cannot override.
   std::map<std::string, std::string> env;
   for (char** e = inherit ? environ : nullptr; e && *e; ++e) {
     std::string entry(*e);
     const size_t eq = entry.find('=');
-    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    if (eq != std::string::npos && WorkloadInherits(entry.substr(0, eq))) {
+      env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
   }
-  // The local provider's tags name the agent's process, not its workloads'.
-  for (const char* tag : {"DET_CLUSTER_ID", "DET_INSTANCE_ID", "DET_INSTANCE_POOL",
-                          "DET_INSTANCE_LAUNCHED", "DET_LOCAL_PROVIDER_DIR"}) {
-    env.erase(tag);
-  }
+  for (const auto& [key, value] : start.env) env[key] = value;
   std::vector<std::string> gpus;
   for (const std::string& slot_id : start.slot_ids) {
     for (const bus::SlotInfo& slot : options_.slots) {
@@ -176,7 +177,6 @@ std::vector<std::string> WorkloadRunner::Environment(const bus::WorkloadStart& s
   env["DET_SESSION_TOKEN"] = start.session_token;
   // A container sees only its own GPUs, numbered from 0 (the engine's device request).
   if (inherit) env["CUDA_VISIBLE_DEVICES"] = Join(gpus, ",");
-  for (const auto& [key, value] : start.env) env[key] = value;
   std::vector<std::string> entries;
   entries.reserve(env.size());
   for (const auto& [key, value] : env) entries.push_back(key + "=" + value);

@@ -37,6 +37,10 @@ void PoolScaler::DemandChanged() {
 MonoTime PoolScaler::Tick(const ClusterView& view) {
   const MonoTime now = clock_.Now();
   TrackAgents(view);
+  // Seen by its agent before any list showed it: list before deciding, or the decider counts
+  // the spot request it came from as capacity still on the way and may cancel it (and with it
+  // the instance that just joined).
+  if (listed_ && NewUnlistedAgent(view)) next_list_ = now;
   if (now >= next_list_) {
     const bool first = !listed_;
     Refresh();
@@ -181,6 +185,20 @@ void PoolScaler::TrackAgents(const ClusterView& view) {
     }
     connected_.erase(instance.id);
   }
+}
+
+bool PoolScaler::NewUnlistedAgent(const ClusterView& view) {
+  bool found = false;
+  for (const auto& entry : view.agents()) {
+    const std::string& id = entry.first;
+    if (entry.second.resource_pool != pool_ || entry.second.state != "connected") continue;
+    const bool listed = std::any_of(instances_.begin(), instances_.end(),
+                                    [&](const Instance& i) { return i.id == id; });
+    if (!listed && unlisted_agents_.insert(id).second) found = true;
+  }
+  std::erase_if(unlisted_agents_,
+                [&](const std::string& id) { return !view.agents().contains(id); });
+  return found;
 }
 
 DeciderInput PoolScaler::Input(const ClusterView& view) const {

@@ -64,6 +64,9 @@ class PoolScaler {
   // Records `outcome` against the launch call it belongs to; false if it belongs to none.
   bool RecordAwaitedOutcome(const LaunchOutcome& outcome);
   void TrackAgents(const ClusterView& view);
+  // Whether an agent of this pool connected that no listed instance accounts for yet (a spot
+  // request fulfilled and booted between two lists): true once per such agent.
+  bool NewUnlistedAgent(const ClusterView& view);
   DeciderInput Input(const ClusterView& view) const;
   void Decide(const ClusterView& view);
   void TerminateAll(const ScaleDecision& decision, bus::ScalingDecisionEvent* event);
@@ -82,9 +85,10 @@ class PoolScaler {
   std::set<std::string> connected_;                     // instance ids whose agent is connected
   std::map<std::string, WallTime> lost_at_;             // agent lost, master holds its place
   std::map<std::string, WallTime> disconnected_since_;  // agent connected once, now gone
-  std::set<std::string> terminating_;    // terminated by this scaler, until no longer listed
-  std::set<std::string> launched_here_;  // launched by this scaler, until no longer listed
-  WallTime started_at_{};                // the first successful list
+  std::set<std::string> terminating_;      // terminated by this scaler, until no longer listed
+  std::set<std::string> launched_here_;    // launched by this scaler, until no longer listed
+  std::set<std::string> unlisted_agents_;  // connected agents no list had shown when they came
+  WallTime started_at_{};                  // the first successful list
   std::map<std::string, bus::InstanceInfo> reported_;
   // Launch calls whose instances' outcomes come later (LaunchResult::outcome_later).
   struct AwaitedLaunch {

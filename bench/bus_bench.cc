@@ -111,7 +111,7 @@ Result<Security> MakeSecurity(bool curve) {
   DET_ASSIGN_OR_RETURN(bus::CurveKeyPair client_keys, bus::GenerateCurveKeyPair());
   security.server.mode = bus::SocketSecurity::Mode::kCurveServer;
   security.server.own = server_keys;
-  security.server.allowed_clients = {client_keys.public_key};
+  security.server.allowed_clients = {{client_keys.public_key, {}}};
   security.client.mode = bus::SocketSecurity::Mode::kCurveClient;
   security.client.own = client_keys;
   security.client.server_public_key = server_keys.public_key;

@@ -82,26 +82,43 @@ Result<CurveKeyPair> ReadKeyFile(const std::string& path) {
   return keys;
 }
 
-Result<std::vector<std::string>> ReadAllowList(const std::string& path) {
+Result<std::vector<AllowedClient>> ReadAllowList(const std::string& path) {
+  static const std::set<std::string> kRoles = {kRoleCli, kRoleAgent, kRoleAutoscaler};
   std::ifstream in(path);
   if (!in) return InvalidArgument(path + ": cannot read the allow-list: " + std::strerror(errno));
-  std::vector<std::string> keys;
+  std::vector<AllowedClient> clients;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
-    if (auto hash = line.find('#'); hash == 0) line.clear();
+    // A comment starts a line or follows a space ('#' is also a Z85 character).
+    for (size_t at = line.find('#'); at != std::string::npos; at = line.find('#', at + 1)) {
+      if (at == 0 || line[at - 1] == ' ' || line[at - 1] == '\t') {
+        line.erase(at);
+        break;
+      }
+    }
     if (auto colon = line.find("public_key:"); colon != std::string::npos) {
       line = line.substr(colon + 11);
     }
-    line.erase(0, line.find_first_not_of(" \t\""));
-    line.erase(line.find_last_not_of(" \t\"\r") + 1);
-    if (line.empty()) continue;
-    if (!IsZ85Key(line)) {
-      return InvalidArgument(path + ": line " + std::to_string(number) +
-                             ": not a 40-character Z85 public key");
+    for (char& c : line) {
+      if (c == '"' || c == ',' || c == '\t' || c == '\r') c = ' ';
     }
-    keys.push_back(line);
+    std::istringstream words(line);
+    AllowedClient client;
+    if (!(words >> client.public_key)) continue;
+    const std::string where = path + ": line " + std::to_string(number);
+    if (!IsZ85Key(client.public_key)) {
+      return InvalidArgument(where + ": not a 40-character Z85 public key");
+    }
+    for (std::string role; words >> role;) {
+      if (!kRoles.count(role)) {
+        return InvalidArgument(where + ": unknown role \"" + role +
+                               "\" (roles: cli, agent, autoscaler)");
+      }
+      client.roles.insert(role);
+    }
+    clients.push_back(std::move(client));
   }
-  return keys;
+  return clients;
 }
 
 void SecurityConfig::Read(ConfigReader& reader) {
@@ -160,7 +177,7 @@ void ApplySecurity(zmq::socket_t& socket, const SocketSecurity& security,
     case SocketSecurity::Mode::kPlaintext:
       return;
     case SocketSecurity::Mode::kCurveServer:
-      socket.set(zmq::sockopt::zap_domain, kZapDomain);
+      socket.set(zmq::sockopt::zap_domain, security.role.empty() ? kZapDomain : security.role);
       socket.set(zmq::sockopt::curve_server, 1);
       socket.set(zmq::sockopt::curve_secretkey, security.own.secret_key);
       return;
@@ -172,13 +189,22 @@ void ApplySecurity(zmq::socket_t& socket, const SocketSecurity& security,
   }
 }
 
-ZapHandler::ZapHandler(zmq::context_t& context, std::vector<std::string> allowed_public_keys)
-    : socket_(context, zmq::socket_type::rep),
-      allowed_(allowed_public_keys.begin(), allowed_public_keys.end()) {
+ZapHandler::ZapHandler(zmq::context_t& context, std::vector<AllowedClient> allowed)
+    : socket_(context, zmq::socket_type::rep) {
+  for (AllowedClient& client : allowed) {
+    allowed_[client.public_key].insert(client.roles.begin(), client.roles.end());
+  }
   socket_.set(zmq::sockopt::linger, 0);
   socket_.bind(kZapEndpoint);
   thread_ = std::thread([this] { Run(); });
 }
+
+ZapHandler::ZapHandler(zmq::context_t& context, const std::vector<std::string>& allowed_public_keys)
+    : ZapHandler(context, [&] {
+        std::vector<AllowedClient> all;
+        for (const std::string& key : allowed_public_keys) all.push_back({key, {}});
+        return all;
+      }()) {}
 
 ZapHandler::~ZapHandler() {
   stop_ = true;
@@ -187,12 +213,18 @@ ZapHandler::~ZapHandler() {
 
 void ZapHandler::Allow(const std::string& public_key) {
   std::lock_guard lock(mu_);
-  allowed_.insert(public_key);
+  allowed_[public_key].clear();
 }
 
-bool ZapHandler::IsAllowed(const std::string& z85) const {
+std::string ZapHandler::WhyRefused(const std::string& z85, const std::string& domain) const {
   std::lock_guard lock(mu_);
-  return allowed_.contains(z85);
+  auto it = allowed_.find(z85);
+  if (it == allowed_.end()) return "unknown CURVE key " + z85;
+  const std::set<std::string>& roles = it->second;
+  if (roles.empty() || domain == kZapDomain || roles.count(domain)) return "";
+  std::string held;
+  for (const std::string& role : roles) held += (held.empty() ? "" : ",") + role;
+  return "CURVE key " + z85 + " (roles " + held + ") may not use the " + domain + " port";
 }
 
 void ZapHandler::Run() {
@@ -212,13 +244,14 @@ void ZapHandler::Run() {
     std::string request_id = frames.size() > 1 ? frames[1].to_string() : "";
     std::string mechanism = frames.size() > 5 ? frames[5].to_string() : "";
     std::string address = frames.size() > 3 ? frames[3].to_string() : "?";
+    const std::string domain = frames.size() > 2 ? frames[2].to_string() : "";
     bool ok = false;
     if (mechanism == "CURVE" && frames.size() >= 7 && frames[6].size() == 32) {
       std::array<char, 41> z85{};
       zmq_z85_encode(z85.data(), frames[6].data<uint8_t>(), 32);
-      ok = IsAllowed(z85.data());
-      if (!ok)
-        refusals.Record(address, PermissionDenied(std::string("unknown CURVE key ") + z85.data()));
+      const std::string why = WhyRefused(z85.data(), domain);
+      ok = why.empty();
+      if (!ok) refusals.Record(address, PermissionDenied(why));
     } else {
       refusals.Record(address,
                       PermissionDenied("mechanism " + mechanism + " refused: CURVE required"));

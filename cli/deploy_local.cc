@@ -83,9 +83,12 @@ Status PrepareSecrets(const fs::path& dir) {
     DET_ASSIGN_OR_RETURN(bus::CurveKeyPair keys, bus::GenerateCurveKeyPair());
     DET_RETURN_IF_ERROR(bus::WriteKeyPairFiles(keys, (dir / "keys" / name).string()));
   }
+  // Each key on the ports of its role only (a CLI key cannot join as an agent, say).
   std::ofstream allowed(dir / "keys" / "allowed_clients");
-  for (const char* name : {"agent", "autoscaler", "cli"}) {
-    allowed << ReadText(dir / "keys" / (std::string(name) + ".pub"));
+  for (const char* role : {bus::kRoleAgent, bus::kRoleAutoscaler, bus::kRoleCli}) {
+    DET_ASSIGN_OR_RETURN(bus::CurveKeyPair keys,
+                         bus::ReadKeyFile((dir / "keys" / (std::string(role) + ".pub")).string()));
+    allowed << keys.public_key << " " << role << "\n";
   }
   if (!fs::exists(dir / "admin-password")) {
     DET_ASSIGN_OR_RETURN(bus::CurveKeyPair random, bus::GenerateCurveKeyPair());
@@ -123,6 +126,9 @@ void WriteLocalProvider(const fs::path& dir, const DeployOptions& deploy) {
 }
 
 void WriteConfigs(const fs::path& dir, const DeployOptions& deploy, const std::string& password) {
+  // It holds the admin password: the owner's only, from the moment it exists.
+  ::close(::open((dir / "master.yaml").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600));
+  fs::permissions(dir / "master.yaml", fs::perms::owner_read | fs::perms::owner_write);
   std::ofstream(dir / "master.yaml")
       << "port: " << kRestPort << "\nendpoints_file: " << (dir / "endpoints.yaml").string()
       << "\nlocal_db:\n  data_dir: " << (dir / "postgres").string()

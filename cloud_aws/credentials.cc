@@ -241,7 +241,14 @@ Result<WallTime> ParseIso8601(const std::string& text) {
   std::istringstream in(text);
   in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%S");
   if (in.fail()) return InvalidArgument("\"" + text + "\" is not an ISO 8601 UTC time");
-  return std::chrono::system_clock::from_time_t(timegm(&tm));
+  // A WallTime counts nanoseconds in 64 bits: beyond this many seconds from 1970 it overflows.
+  constexpr int64_t kLimit =
+      std::chrono::duration_cast<std::chrono::seconds>(WallTime::duration::max()).count();
+  const time_t seconds = timegm(&tm);
+  if (seconds <= -kLimit || seconds >= kLimit) {
+    return InvalidArgument("\"" + text + "\" is out of range (years 1678 to 2261)");
+  }
+  return std::chrono::system_clock::from_time_t(seconds);
 }
 
 }  // namespace det::aws

@@ -71,7 +71,8 @@ class CredentialsChain {
 // The region (see the top of this file); FailedPrecondition naming every place looked if none.
 Result<std::string> ResolveRegion(const AwsEnvironment& env, ImdsClient* imds);
 
-// "2026-11-22T19:07:51Z" (IMDS's Expiration) as a time point.
+// "2026-11-22T19:07:51Z" (IMDS's Expiration, EC2's launchTime) as a time point; InvalidArgument
+// for anything else, and for times a WallTime cannot hold (before 1678, after 2261).
 Result<WallTime> ParseIso8601(const std::string& text);
 
 }  // namespace det::aws

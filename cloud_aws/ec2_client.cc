@@ -234,10 +234,13 @@ Ec2Result<std::string> Ec2Client::Attempt(const std::string& action, const std::
     return Ec2Error{action, "", response.status().message(), 0, "", Ec2ErrorKind::kTransient};
   }
   if (response->status == 200) return std::move(response->body);
-  // <Response><Errors><Error><Code/><Message/></Error></Errors><RequestID/></Response>
-  Ec2Error error{action, "", "", response->status, "", Ec2ErrorKind::kTransient};
+  return ReadEc2Error(action, response->status, response->body);
+}
+
+Ec2Error ReadEc2Error(const std::string& action, long http_status, const std::string& body) {
+  Ec2Error error{action, "", "", http_status, "", Ec2ErrorKind::kTransient};
   pugi::xml_document doc;
-  if (doc.load_buffer(response->body.data(), response->body.size())) {
+  if (doc.load_buffer(body.data(), body.size())) {
     const pugi::xml_node root = doc.document_element();
     const pugi::xml_node first = root.child("Errors").child("Error");
     error.code = Text(first, "Code");
@@ -245,9 +248,9 @@ Ec2Result<std::string> Ec2Client::Attempt(const std::string& action, const std::
     error.request_id = Text(root, "RequestID");
   }
   if (error.code.empty()) {
-    error.message = "HTTP " + std::to_string(response->status) + " without an EC2 error document";
+    error.message = "HTTP " + std::to_string(http_status) + " without an EC2 error document";
   }
-  error.kind = ClassifyEc2Error(error.code, response->status);
+  error.kind = ClassifyEc2Error(error.code, http_status);
   return error;
 }
 
@@ -269,33 +272,56 @@ Ec2Result<std::string> Ec2Client::Call(const std::string& action,
 
 namespace {
 
-// Calls `action` and reads each `<item>` under `set_path` (a path of child elements of the
-// response's root) with `read`; with `paged`, follows nextToken through every page.
+// Where the items of `action`'s answer are: a path of child elements of the root, each step
+// through every `item` of the step before.
+std::vector<const char*> SetPathOf(const std::string& action) {
+  if (action == "DescribeInstances") return {"reservationSet", "instancesSet"};
+  if (action == "RunInstances" || action == "TerminateInstances") return {"instancesSet"};
+  return {"spotInstanceRequestSet"};
+}
+
+template <class T>
+Ec2Result<Ec2Page<T>> ReadItems(const std::string& action, const std::string& body,
+                                T (*read)(const pugi::xml_node&)) {
+  pugi::xml_document doc;
+  Ec2Result<pugi::xml_node> root = Root(doc, body, action);
+  if (!root.ok()) return root.error();
+  std::vector<pugi::xml_node> sets = {root.value()};
+  for (const char* name : SetPathOf(action)) {
+    std::vector<pugi::xml_node> children;
+    for (const pugi::xml_node& set : sets) {
+      for (const pugi::xml_node& item : set.child(name).children("item")) children.push_back(item);
+    }
+    sets = std::move(children);
+  }
+  Ec2Page<T> page;
+  for (const pugi::xml_node& item : sets) page.items.push_back(read(item));
+  page.next_token = Text(root.value(), "nextToken");
+  return page;
+}
+
+std::string ReadInstanceId(const pugi::xml_node& item) { return Text(item, "instanceId"); }
+std::string ReadSpotRequestId(const pugi::xml_node& item) {
+  return Text(item, "spotInstanceRequestId");
+}
+
+// Calls `action` and reads each answer with `read_answer`; with `paged`, follows nextToken
+// through every page.
 template <class T>
 Ec2Result<std::vector<T>> CallForItems(Ec2Client& client, const std::string& action,
-                                       std::map<std::string, std::string> params,
-                                       std::vector<const char*> set_path, bool paged,
-                                       T (*read)(const pugi::xml_node&)) {
+                                       std::map<std::string, std::string> params, bool paged,
+                                       Ec2Result<Ec2Page<T>> (*read_answer)(const std::string&,
+                                                                            const std::string&)) {
   std::vector<T> items;
   std::string next_token;
   do {
     if (!next_token.empty()) params["NextToken"] = next_token;
     Ec2Result<std::string> body = client.Call(action, params);
     if (!body.ok()) return body.error();
-    pugi::xml_document doc;
-    Ec2Result<pugi::xml_node> root = Root(doc, body.value(), action);
-    if (!root.ok()) return root.error();
-    std::vector<pugi::xml_node> sets = {root.value()};
-    for (const char* name : set_path) {
-      std::vector<pugi::xml_node> children;
-      for (const pugi::xml_node& set : sets) {
-        for (const pugi::xml_node& item : set.child(name).children("item"))
-          children.push_back(item);
-      }
-      sets = std::move(children);
-    }
-    for (const pugi::xml_node& item : sets) items.push_back(read(item));
-    std::string token = paged ? Text(root.value(), "nextToken") : "";
+    Ec2Result<Ec2Page<T>> page = read_answer(action, body.value());
+    if (!page.ok()) return page.error();
+    for (T& item : page.value().items) items.push_back(std::move(item));
+    std::string token = paged ? page.value().next_token : "";
     if (!token.empty() && token == next_token) {
       return Ec2Error{action, "MalformedResponse",     "the same nextToken twice: " + token, 200,
                       "",     Ec2ErrorKind::kTransient};
@@ -305,12 +331,22 @@ Ec2Result<std::vector<T>> CallForItems(Ec2Client& client, const std::string& act
   return items;
 }
 
-std::string ReadInstanceId(const pugi::xml_node& item) { return Text(item, "instanceId"); }
-std::string ReadSpotRequestId(const pugi::xml_node& item) {
-  return Text(item, "spotInstanceRequestId");
+}  // namespace
+
+Ec2Result<Ec2Page<Ec2Instance>> ReadInstancesAnswer(const std::string& action,
+                                                    const std::string& body) {
+  return ReadItems(action, body, &ReadInstance);
 }
 
-}  // namespace
+Ec2Result<Ec2Page<SpotRequest>> ReadSpotRequestsAnswer(const std::string& action,
+                                                       const std::string& body) {
+  return ReadItems(action, body, &ReadSpotRequest);
+}
+
+Ec2Result<Ec2Page<std::string>> ReadIdsAnswer(const std::string& action, const std::string& body) {
+  return ReadItems(action, body,
+                   action == "TerminateInstances" ? &ReadInstanceId : &ReadSpotRequestId);
+}
 
 Ec2Result<std::vector<Ec2Instance>> Ec2Client::RunInstances(const LaunchSpec& spec, int count,
                                                             const std::string& client_token) {
@@ -323,8 +359,7 @@ Ec2Result<std::vector<Ec2Instance>> Ec2Client::RunInstances(const LaunchSpec& sp
   params["MetadataOptions.HttpPutResponseHopLimit"] = "2";
   params["MetadataOptions.HttpEndpoint"] = "enabled";
   AddTagSpecification("instance", spec.tags, &params);
-  return CallForItems(*this, "RunInstances", std::move(params), {"instancesSet"}, false,
-                      &ReadInstance);
+  return CallForItems(*this, "RunInstances", std::move(params), false, &ReadInstancesAnswer);
 }
 
 Ec2Result<std::vector<Ec2Instance>> Ec2Client::DescribeInstances(
@@ -332,16 +367,14 @@ Ec2Result<std::vector<Ec2Instance>> Ec2Client::DescribeInstances(
   std::map<std::string, std::string> params;
   AddFilters(filters, &params);
   params["MaxResults"] = "1000";
-  return CallForItems(*this, "DescribeInstances", std::move(params),
-                      {"reservationSet", "instancesSet"}, true, &ReadInstance);
+  return CallForItems(*this, "DescribeInstances", std::move(params), true, &ReadInstancesAnswer);
 }
 
 Ec2Result<std::vector<std::string>> Ec2Client::TerminateInstances(
     const std::vector<std::string>& ids) {
   std::map<std::string, std::string> params;
   AddList("InstanceId", ids, &params);
-  return CallForItems(*this, "TerminateInstances", std::move(params), {"instancesSet"}, false,
-                      &ReadInstanceId);
+  return CallForItems(*this, "TerminateInstances", std::move(params), false, &ReadIdsAnswer);
 }
 
 Ec2Result<bool> Ec2Client::CreateTags(const std::vector<std::string>& resource_ids,
@@ -366,8 +399,8 @@ Ec2Result<std::vector<SpotRequest>> Ec2Client::RequestSpotInstances(
   params["ClientToken"] = client_token;
   if (!max_price.empty()) params["SpotPrice"] = max_price;
   AddTagSpecification("spot-instances-request", spec.tags, &params);
-  return CallForItems(*this, "RequestSpotInstances", std::move(params), {"spotInstanceRequestSet"},
-                      false, &ReadSpotRequest);
+  return CallForItems(*this, "RequestSpotInstances", std::move(params), false,
+                      &ReadSpotRequestsAnswer);
 }
 
 Ec2Result<std::vector<SpotRequest>> Ec2Client::DescribeSpotInstanceRequests(
@@ -375,16 +408,16 @@ Ec2Result<std::vector<SpotRequest>> Ec2Client::DescribeSpotInstanceRequests(
   std::map<std::string, std::string> params;
   AddFilters(filters, &params);
   AddList("SpotInstanceRequestId", ids, &params);
-  return CallForItems(*this, "DescribeSpotInstanceRequests", std::move(params),
-                      {"spotInstanceRequestSet"}, true, &ReadSpotRequest);
+  return CallForItems(*this, "DescribeSpotInstanceRequests", std::move(params), true,
+                      &ReadSpotRequestsAnswer);
 }
 
 Ec2Result<std::vector<std::string>> Ec2Client::CancelSpotInstanceRequests(
     const std::vector<std::string>& ids) {
   std::map<std::string, std::string> params;
   AddList("SpotInstanceRequestId", ids, &params);
-  return CallForItems(*this, "CancelSpotInstanceRequests", std::move(params),
-                      {"spotInstanceRequestSet"}, false, &ReadSpotRequestId);
+  return CallForItems(*this, "CancelSpotInstanceRequests", std::move(params), false,
+                      &ReadIdsAnswer);
 }
 
 }  // namespace det::aws

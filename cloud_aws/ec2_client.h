@@ -142,6 +142,30 @@ class Ec2Client {
   HttpClient http_;
 };
 
+// How the client reads EC2's XML answers (the client's own code, exposed for tests and the
+// fuzzer). Nothing here throws: elements that are missing or not text read as "" and times that
+// are not ISO 8601 as the epoch.
+//
+// The items of one 200 answer to `action`, in order, and its nextToken ("" when none). The items
+// are those of `instancesSet` (RunInstances, TerminateInstances), `reservationSet`'s
+// `instancesSet`s (DescribeInstances) or `spotInstanceRequestSet` (the spot calls); a body that is
+// not XML is a transient MalformedResponse naming `action`.
+template <class T>
+struct Ec2Page {
+  std::vector<T> items;
+  std::string next_token;
+};
+Ec2Result<Ec2Page<Ec2Instance>> ReadInstancesAnswer(const std::string& action,
+                                                    const std::string& body);
+Ec2Result<Ec2Page<SpotRequest>> ReadSpotRequestsAnswer(const std::string& action,
+                                                       const std::string& body);
+// The ids the items name: instanceId (TerminateInstances), else spotInstanceRequestId.
+Ec2Result<Ec2Page<std::string>> ReadIdsAnswer(const std::string& action, const std::string& body);
+// A failed answer (`<Response><Errors><Error><Code/><Message/></Error></Errors><RequestID/>`),
+// classified by its code and `http_status`; a body without such a document is an error that
+// says so.
+Ec2Error ReadEc2Error(const std::string& action, long http_status, const std::string& body);
+
 // Query-API parameters for `spec` under `prefix` ("" for RunInstances, "LaunchSpecification." for
 // RequestSpotInstances). Exposed for tests.
 std::map<std::string, std::string> LaunchSpecParams(const LaunchSpec& spec,

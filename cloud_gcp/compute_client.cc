@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <limits>
 #include <random>
 #include <set>
 #include <thread>
@@ -48,7 +49,31 @@ std::string Str(const nlohmann::json& json, const char* name) {
   return it != json.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-GceInstance ReadInstance(const nlohmann::json& item) {
+bool Bool(const nlohmann::json& json, const char* name) {
+  auto it = json.find(name);
+  return it != json.end() && it->is_boolean() && it->get<bool>();
+}
+
+// A whole number that fits a long, else 0 (a status code that is text, 1e300, 2^64).
+long Long(const nlohmann::json& json, const char* name) {
+  auto it = json.find(name);
+  if (it == json.end() || !it->is_number_integer()) return 0;
+  if (it->is_number_unsigned()) {
+    const auto value = it->get<uint64_t>();
+    return value <= static_cast<uint64_t>(std::numeric_limits<long>::max())
+               ? static_cast<long>(value)
+               : 0;
+  }
+  return static_cast<long>(it->get<int64_t>());
+}
+
+bool Retryable(const GceError& error) {
+  return error.kind == GceErrorKind::kThrottled || error.kind == GceErrorKind::kTransient;
+}
+
+}  // namespace
+
+GceInstance ReadGceInstance(const nlohmann::json& item) {
   GceInstance instance;
   instance.name = Str(item, "name");
   instance.id = Str(item, "id");
@@ -61,7 +86,7 @@ GceInstance ReadInstance(const nlohmann::json& item) {
     }
   }
   if (auto scheduling = item.find("scheduling"); scheduling != item.end()) {
-    instance.preemptible = scheduling->value("preemptible", false);
+    instance.preemptible = Bool(*scheduling, "preemptible");
     instance.provisioning_model = Str(*scheduling, "provisioningModel");
   }
   if (auto nics = item.find("networkInterfaces");
@@ -73,7 +98,7 @@ GceInstance ReadInstance(const nlohmann::json& item) {
   return instance;
 }
 
-GceOperation ReadOperation(const nlohmann::json& item, const std::string& method) {
+GceOperation ReadGceOperation(const nlohmann::json& item, const std::string& method) {
   GceOperation operation;
   operation.name = Str(item, "name");
   operation.zone = LastPathPart(Str(item, "zone"));
@@ -82,7 +107,7 @@ GceOperation ReadOperation(const nlohmann::json& item, const std::string& method
   operation.status = Str(item, "status");
   auto error = item.find("error");
   if (error == item.end() || !error->is_object()) return operation;
-  GceError failed{method, "", "", item.value("httpErrorStatusCode", 0L), GceErrorKind::kInvalid};
+  GceError failed{method, "", "", Long(item, "httpErrorStatusCode"), GceErrorKind::kInvalid};
   for (const nlohmann::json& each : error->value("errors", nlohmann::json::array())) {
     if (!each.is_object()) continue;
     if (failed.code.empty()) failed.code = Str(each, "code");
@@ -94,9 +119,7 @@ GceOperation ReadOperation(const nlohmann::json& item, const std::string& method
   return operation;
 }
 
-// A Compute Engine error document ({"error": {"code", "message", "errors": [{"reason"}],
-// "status"}}), or what there is of one.
-GceError ReadError(const std::string& method, const HttpResponse& response) {
+GceError ReadGceError(const std::string& method, const HttpResponse& response) {
   GceError error{method, "", "", response.status, GceErrorKind::kTransient};
   const nlohmann::json body = nlohmann::json::parse(response.body, nullptr, false);
   const nlohmann::json* document =
@@ -117,11 +140,14 @@ GceError ReadError(const std::string& method, const HttpResponse& response) {
   return error;
 }
 
-bool Retryable(const GceError& error) {
-  return error.kind == GceErrorKind::kThrottled || error.kind == GceErrorKind::kTransient;
+GceInstancePage ReadGceInstancePage(const nlohmann::json& page) {
+  GceInstancePage read;
+  for (const nlohmann::json& item : page.value("items", nlohmann::json::array())) {
+    if (item.is_object()) read.instances.push_back(ReadGceInstance(item));
+  }
+  read.next_page_token = Str(page, "nextPageToken");
+  return read;
 }
-
-}  // namespace
 
 GceErrorKind ClassifyGceError(const std::string& code, long http_status) {
   if (kThrottlingCodes.contains(code) || http_status == 429) return GceErrorKind::kThrottled;
@@ -194,6 +220,12 @@ Result<WallTime> ParseRfc3339(const std::string& text) {
     return InvalidArgument("\"" + text + "\" is not an RFC 3339 time (no zone offset)");
   }
   const time_t seconds = timegm(&tm) - static_cast<time_t>(offset_minutes) * 60;
+  // A WallTime counts nanoseconds in 64 bits: beyond this many seconds from 1970 it overflows.
+  constexpr int64_t kLimit =
+      std::chrono::duration_cast<std::chrono::seconds>(WallTime::duration::max()).count() - 1;
+  if (seconds <= -kLimit || seconds >= kLimit) {
+    return InvalidArgument("\"" + text + "\" is out of range (years 1678 to 2261)");
+  }
   return WallTime{} +
          std::chrono::duration_cast<WallTime::duration>(std::chrono::seconds(seconds) + fraction);
 }
@@ -214,7 +246,7 @@ GceResult<nlohmann::json> ComputeClient::Attempt(const std::string& method,
   if (!response.ok()) {
     return GceError{method, "", response.status().message(), 0, GceErrorKind::kTransient};
   }
-  if (response->status < 200 || response->status >= 300) return ReadError(method, *response);
+  if (response->status < 200 || response->status >= 300) return ReadGceError(method, *response);
   nlohmann::json body = nlohmann::json::parse(response->body, nullptr, false);
   if (body.is_discarded() || !body.is_object()) {
     return GceError{method, "MalformedResponse", "the response is not a JSON object",
@@ -269,7 +301,7 @@ GceResult<GceOperation> ComputeClient::InsertInstance(const std::string& zone,
   GceResult<nlohmann::json> answer =
       Call(method, "POST", "zones/" + zone + "/instances?requestId=" + request_id, instance);
   if (!answer.ok()) return answer.error();
-  return ReadOperation(answer.value(), method);
+  return ReadGceOperation(answer.value(), method);
 }
 
 GceResult<std::vector<GceInstance>> ComputeClient::ListInstances(const std::string& zone,
@@ -283,10 +315,9 @@ GceResult<std::vector<GceInstance>> ComputeClient::ListInstances(const std::stri
     if (!page_token.empty()) path += "&pageToken=" + UriEncode(page_token, false);
     GceResult<nlohmann::json> page = Call("instances.list", "GET", path);
     if (!page.ok()) return page.error();
-    for (const nlohmann::json& item : page.value().value("items", nlohmann::json::array())) {
-      if (item.is_object()) instances.push_back(ReadInstance(item));
-    }
-    page_token = Str(page.value(), "nextPageToken");
+    GceInstancePage read = ReadGceInstancePage(page.value());
+    for (GceInstance& instance : read.instances) instances.push_back(std::move(instance));
+    page_token = std::move(read.next_page_token);
     if (!page_token.empty() && !seen_tokens.insert(page_token).second) break;  // a loop
   } while (!page_token.empty());
   return instances;
@@ -297,7 +328,7 @@ GceResult<GceInstance> ComputeClient::GetInstance(const std::string& zone,
   GceResult<nlohmann::json> answer =
       Call("instances.get", "GET", "zones/" + zone + "/instances/" + name);
   if (!answer.ok()) return answer.error();
-  return ReadInstance(answer.value());
+  return ReadGceInstance(answer.value());
 }
 
 GceResult<GceOperation> ComputeClient::DeleteInstance(const std::string& zone,
@@ -307,7 +338,7 @@ GceResult<GceOperation> ComputeClient::DeleteInstance(const std::string& zone,
   GceResult<nlohmann::json> answer =
       Call(method, "DELETE", "zones/" + zone + "/instances/" + name + "?requestId=" + request_id);
   if (!answer.ok()) return answer.error();
-  return ReadOperation(answer.value(), method);
+  return ReadGceOperation(answer.value(), method);
 }
 
 GceResult<GceOperation> ComputeClient::GetOperation(const std::string& zone,
@@ -315,7 +346,7 @@ GceResult<GceOperation> ComputeClient::GetOperation(const std::string& zone,
   const std::string method = "zoneOperations.get";
   GceResult<nlohmann::json> answer = Call(method, "GET", "zones/" + zone + "/operations/" + name);
   if (!answer.ok()) return answer.error();
-  return ReadOperation(answer.value(), method);
+  return ReadGceOperation(answer.value(), method);
 }
 
 GceResult<GceOperation> ComputeClient::WaitOperation(const std::string& zone,
@@ -325,7 +356,7 @@ GceResult<GceOperation> ComputeClient::WaitOperation(const std::string& zone,
       Call(method, "POST", "zones/" + zone + "/operations/" + name + "/wait",
            nlohmann::json::object(), std::chrono::seconds(150));
   if (!answer.ok()) return answer.error();
-  return ReadOperation(answer.value(), method);
+  return ReadGceOperation(answer.value(), method);
 }
 
 }  // namespace det::gcp

@@ -115,9 +115,30 @@ class ComputeClient {
   HttpClient http_;
 };
 
+// How the client reads Compute Engine's JSON (the client's own code, exposed for tests and the
+// fuzzer). `item` and `page` are JSON objects, as every 2xx answer the client accepts is. Nothing
+// here throws: fields that are missing or of another type read as empty (false, 0, the epoch).
+//
+// An Instance resource.
+GceInstance ReadGceInstance(const nlohmann::json& item);
+// One page of instances.list: its items that are objects, and nextPageToken ("" on the last).
+struct GceInstancePage {
+  std::vector<GceInstance> instances;
+  std::string next_page_token;
+};
+GceInstancePage ReadGceInstancePage(const nlohmann::json& page);
+// An Operation resource; a DONE one that failed carries its error, classified, named `method`.
+GceOperation ReadGceOperation(const nlohmann::json& item, const std::string& method);
+// A failed call's answer: Compute Engine's error document ({"error": {"code", "message",
+// "errors": [{"reason"}], "status"}}) or what there is of one, classified by its reason and the
+// HTTP status.
+GceError ReadGceError(const std::string& method, const HttpResponse& response);
+
 // An RFC 4122 version 4 UUID: requestId values.
 std::string NewRequestId();
-// "2026-11-22T10:07:51.123-08:00" (RFC 3339 with an offset, as Compute Engine writes times).
+// "2026-11-22T10:07:51.123-08:00" (RFC 3339 with an offset, as Compute Engine writes times);
+// InvalidArgument for anything else, and for times a WallTime cannot hold (before 1678, after
+// 2261).
 Result<WallTime> ParseRfc3339(const std::string& text);
 
 }  // namespace det::gcp

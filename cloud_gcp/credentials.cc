@@ -1,5 +1,6 @@
 #include "cloud_gcp/credentials.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "cloud_gcp/jwt.h"
@@ -20,33 +21,6 @@ std::string StringField(const nlohmann::json& json, const char* name) {
 
 int64_t UnixSeconds(WallTime time) {
   return std::chrono::duration_cast<std::chrono::seconds>(time.time_since_epoch()).count();
-}
-
-// An OAuth 2.0 token response (RFC 6749 §5): the token, or why `who` refused.
-Result<AccessToken> ReadTokenResponse(const Result<HttpResponse>& response, const std::string& who,
-                                      WallTime now) {
-  if (!response.ok())
-    return Unavailable(who + " cannot be reached: " + response.status().message());
-  const nlohmann::json body = nlohmann::json::parse(response->body, nullptr, false);
-  if (response->status != 200) {
-    const std::string error = body.is_object() ? StringField(body, "error") : "";
-    const std::string detail = body.is_object() ? StringField(body, "error_description") : "";
-    const std::string why = error.empty() ? "HTTP " + std::to_string(response->status)
-                                          : error + (detail.empty() ? "" : ": " + detail);
-    if (response->status >= 500 || response->status == 429) {
-      return Unavailable(who + " failed: " + why);
-    }
-    return Unauthenticated(who + " refused the credentials: " + why);
-  }
-  if (!body.is_object() || StringField(body, "access_token").empty()) {
-    return Unavailable(who + " answered without an access_token");
-  }
-  AccessToken token{StringField(body, "access_token"), now + std::chrono::seconds(3600)};
-  auto expires_in = body.find("expires_in");
-  if (expires_in != body.end() && expires_in->is_number_integer()) {
-    token.expires_at = now + std::chrono::seconds(expires_in->get<int64_t>());
-  }
-  return token;
 }
 
 Result<AccessToken> PostForm(HttpClient& http, const std::string& url,
@@ -90,6 +64,38 @@ Result<std::unique_ptr<TokenSource>> FromFile(const std::string& path, const Clo
 }
 
 }  // namespace
+
+Result<AccessToken> ReadTokenResponse(const Result<HttpResponse>& response, const std::string& who,
+                                      WallTime now) {
+  if (!response.ok())
+    return Unavailable(who + " cannot be reached: " + response.status().message());
+  const nlohmann::json body = nlohmann::json::parse(response->body, nullptr, false);
+  if (response->status != 200) {
+    const std::string error = body.is_object() ? StringField(body, "error") : "";
+    const std::string detail = body.is_object() ? StringField(body, "error_description") : "";
+    const std::string why = error.empty() ? "HTTP " + std::to_string(response->status)
+                                          : error + (detail.empty() ? "" : ": " + detail);
+    if (response->status >= 500 || response->status == 429) {
+      return Unavailable(who + " failed: " + why);
+    }
+    return Unauthenticated(who + " refused the credentials: " + why);
+  }
+  if (!body.is_object() || StringField(body, "access_token").empty()) {
+    return Unavailable(who + " answered without an access_token");
+  }
+  AccessToken token{StringField(body, "access_token"), now + std::chrono::seconds(3600)};
+  auto expires_in = body.find("expires_in");
+  if (expires_in != body.end() && expires_in->is_number_integer()) {
+    // At most kMaxTokenLifetime: a WallTime cannot hold what a broken endpoint may send.
+    const int64_t seconds =
+        expires_in->is_number_unsigned()
+            ? static_cast<int64_t>(
+                  std::min<uint64_t>(expires_in->get<uint64_t>(), kMaxTokenLifetime.count()))
+            : std::clamp<int64_t>(expires_in->get<int64_t>(), 0, kMaxTokenLifetime.count());
+    token.expires_at = now + std::chrono::seconds(seconds);
+  }
+  return token;
+}
 
 Result<ServiceAccountKey> ParseServiceAccountKey(const std::string& json_text) {
   const nlohmann::json json = nlohmann::json::parse(json_text, nullptr, false);

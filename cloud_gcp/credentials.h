@@ -26,6 +26,8 @@
 namespace det::gcp {
 
 inline constexpr const char* kComputeScope = "https://www.googleapis.com/auth/cloud-platform";
+// Google's tokens live an hour; a longer `expires_in` is read as this.
+inline constexpr std::chrono::seconds kMaxTokenLifetime = std::chrono::hours(24);
 
 struct AccessToken {
   std::string token;
@@ -41,6 +43,15 @@ struct ServiceAccountKey {
 };
 // A key file's JSON; errors name the missing field.
 Result<ServiceAccountKey> ParseServiceAccountKey(const std::string& json);
+
+// An OAuth 2.0 token response (RFC 6749 §5) from `who` (the token endpoint, the metadata server),
+// read at `now`: the token and when it expires (`expires_in` seconds, 1 h when absent, at most
+// kMaxTokenLifetime, a negative one read as 0). A
+// response that did not come is Unavailable; a refusal (4xx) is Unauthenticated naming the
+// `error` and `error_description`; 5xx, 429 and a 200 without an access_token are Unavailable.
+// Exposed for tests and the fuzzer; never throws.
+Result<AccessToken> ReadTokenResponse(const Result<HttpResponse>& response, const std::string& who,
+                                      WallTime now);
 
 // One way of getting a token. Fetch() makes a network call; Unauthenticated when the token
 // endpoint refuses (naming why), Unavailable when it cannot be reached.

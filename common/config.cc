@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/strings.h"
+#include "common/yaml_json.h"
 
 namespace det {
 namespace {
@@ -136,13 +137,16 @@ Status CheckOneOf(std::string_view field, std::string_view value,
 }
 
 Result<YAML::Node> ParseYaml(const std::string& text, const std::string& origin) {
+  YAML::Node doc;
   try {
-    return YAML::Load(text);
+    doc = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     return InvalidArgument(origin + ": YAML syntax error at line " +
                            std::to_string(e.mark.line + 1) + ", column " +
                            std::to_string(e.mark.column + 1) + ": " + e.msg);
   }
+  DET_RETURN_IF_ERROR(CheckYamlDocument(doc).WithContext(origin));
+  return doc;
 }
 
 Result<YAML::Node> LoadYamlFile(const std::string& path) {

@@ -30,7 +30,8 @@ Status CheckOneOf(std::string_view field, std::string_view value,
                   std::span<const char* const> allowed);
 
 // Loads a YAML file; an unreadable file or a syntax error is InvalidArgument naming the file, line
-// and column.
+// and column, and so is a document CheckYamlDocument (common/yaml_json.h) refuses: text that is
+// not UTF-8, an alias inside its own anchor, aliases that expand past its limits.
 Result<YAML::Node> LoadYamlFile(const std::string& path);
 Result<YAML::Node> ParseYaml(const std::string& text, const std::string& origin);
 

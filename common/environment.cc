@@ -1,6 +1,9 @@
 #include "common/environment.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <set>
 
 namespace det {
 
@@ -24,6 +27,32 @@ Environment Environment::Of(std::map<std::string, std::string> variables) {
 std::string Environment::GetOr(const std::string& name, const std::string& fallback) const {
   std::optional<std::string> value = get(name);
   return value && !value->empty() ? *value : fallback;
+}
+
+std::string WhyNotAWorkloadVariable(const std::string& name) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) ||
+      !std::all_of(name.begin(), name.end(), word)) {
+    return "\"" + name + "\" is not a variable name (letters, digits and _, not first a digit)";
+  }
+  if (name.rfind("DET_", 0) == 0 || name == "CUDA_VISIBLE_DEVICES" ||
+      name == "NVIDIA_VISIBLE_DEVICES") {
+    return name + " is set by det for every workload and may not be set by its config";
+  }
+  return "";
+}
+
+bool WorkloadInherits(const std::string& name) {
+  static const std::set<std::string> kNames = {
+      "PATH",        "HOME",       "USER",        "LOGNAME",         "SHELL",
+      "LANG",        "LANGUAGE",   "TZ",          "TMPDIR",          "TERM",
+      "PYTHONPATH",  "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "CUDA_HOME",
+      "CUDA_PATH",   "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",        "http_proxy",
+      "https_proxy", "no_proxy"};
+  for (const char* prefix : {"LC_", "NCCL_", "CONDA_"}) {
+    if (name.rfind(prefix, 0) == 0) return true;
+  }
+  return kNames.count(name) > 0;
 }
 
 }  // namespace det

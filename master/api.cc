@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "common/environment.h"
 #include "master/agent_registry.h"
 #include "master/experiment_service.h"
 #include "master/instance_recorder.h"
@@ -98,6 +99,18 @@ std::unique_ptr<bus::RpcClient> Api::TakeClient(Owner owner) {
 void Api::GiveClient(Owner owner, std::unique_ptr<bus::RpcClient> client) {
   std::lock_guard lock(mu_);
   idle_[static_cast<size_t>(owner)].push_back(std::move(client));
+}
+
+Status Api::CheckCommand(const bus::CommandRunRequest& request) {
+  if (!request.container.binds.empty()) {
+    return InvalidArgument("container.binds: a command may not mount host folders");
+  }
+  for (const auto& [name, value] : request.env) {
+    if (std::string why = WhyNotAWorkloadVariable(name); !why.empty()) {
+      return InvalidArgument("env: " + why);
+    }
+  }
+  return Status::Ok();
 }
 
 Status Api::Allow(const auth::Principal& caller, Access access, std::string_view method) {

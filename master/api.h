@@ -122,9 +122,16 @@ class Api {
       if constexpr (std::is_same_v<Req, bus::ExperimentActionRequest>) {
         DET_RETURN_IF_ERROR(MayAct(caller, request));
       }
+      if constexpr (std::is_same_v<Req, bus::CommandRunRequest>) {
+        DET_RETURN_IF_ERROR(CheckCommand(request));
+      }
       return Forward(request);
     }
   }
+
+  // What a person may not ask of a command: host folders mounted into its container (only the
+  // master mounts checkpoint storage), variables det sets itself (InvalidArgument naming them).
+  static Status CheckCommand(const bus::CommandRunRequest& request);
 
   // Answered here.
   const bus::MasterInfo& info() const { return info_; }

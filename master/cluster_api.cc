@@ -52,7 +52,8 @@ ordered_json SlotsJson(const bus::AgentSummary& agent) {
 // A command's `environment` (image, force_pull_image, registry_auth) and `resources.shm_size`,
 // with an experiment's names and checks.
 Status ReadCommandContainer(const json& body, bus::ContainerSpec* container) {
-  const YAML::Node config = YAML::Load(body.dump());  // JSON is YAML
+  // JSON is YAML, mostly: yaml-cpp refuses keys longer than 1024 characters.
+  DET_ASSIGN_OR_RETURN(const YAML::Node config, ParseYaml(body.dump(), "request body"));
   ConfigReader reader(config);
   reader.AllowOtherKeys();
   experiment::ContainerEnvironment environment;
@@ -76,8 +77,10 @@ Status ReadCommandContainer(const json& body, bus::ContainerSpec* container) {
   return Status::Ok();
 }
 
-Result<bus::CommandRunRequest> CommandOf(Req req) {
-  DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+}  // namespace
+
+Result<bus::CommandRunRequest> CommandRunRequestOf(const std::string& text) {
+  DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
   bus::CommandRunRequest run;
   if (body.contains("entrypoint") && body["entrypoint"].is_string()) {
     run.entrypoint = {body["entrypoint"].get<std::string>()};
@@ -109,10 +112,11 @@ Result<bus::CommandRunRequest> CommandOf(Req req) {
   return run;
 }
 
-Result<bus::JobUpdateRequest> JobUpdateOf(Req req) {
-  DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+Result<bus::JobUpdateRequest> JobUpdateRequestOf(const std::string& job_id,
+                                                 const std::string& text) {
+  DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
   bus::JobUpdateRequest update;
-  update.job_id = req.matches[1].str();
+  update.job_id = job_id;
   if (body.contains("priority")) {
     DET_ASSIGN_OR_RETURN(update.priority, Field<int32_t>(body, "priority", "1 to 99"));
   }
@@ -129,6 +133,19 @@ Result<bus::JobUpdateRequest> JobUpdateOf(Req req) {
   }
   return update;
 }
+
+Result<bus::AgentEnableRequest> AgentEnableRequestOf(const std::string& agent_id, bool enable,
+                                                     const std::string& text) {
+  bus::AgentEnableRequest request{agent_id, enable, false};
+  if (enable || text.empty()) return request;
+  DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
+  if (body.contains("drain")) {
+    DET_ASSIGN_OR_RETURN(request.drain, Field<bool>(body, "drain", "true or false"));
+  }
+  return request;
+}
+
+namespace {
 
 Result<bus::TaskLogsRequest> LogsRequestOf(Req req) {
   bus::TaskLogsRequest request{req.matches[1].str(), 0, 1000};
@@ -197,14 +214,9 @@ void RouteAgents(HttpRoutes& routes, Api& api) {
     const std::string action = enable ? "enable" : "disable";
     routes.Post("/api/v1/agents/{agent_id}/" + action,
                 users([a, enable](Caller caller, Req req) -> UserAnswer {
-                  bus::AgentEnableRequest request{req.matches[1].str(), enable, false};
-                  if (!enable && !req.body.empty()) {
-                    DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
-                    if (body.contains("drain")) {
-                      DET_ASSIGN_OR_RETURN(request.drain,
-                                           Field<bool>(body, "drain", "true or false"));
-                    }
-                  }
+                  DET_ASSIGN_OR_RETURN(
+                      bus::AgentEnableRequest request,
+                      AgentEnableRequestOf(req.matches[1].str(), enable, req.body));
                   auto reply = a->Call(caller, request);
                   if (!reply.ok()) return reply.status();
                   return AgentJson(reply);
@@ -257,7 +269,8 @@ void RouteJobs(HttpRoutes& routes, Api& api) {
                return ordered_json{{"jobs", jobs}};
              }));
   routes.Patch("/api/v1/job-queues/{job_id}", users([a](Caller caller, Req req) -> UserAnswer {
-                 DET_ASSIGN_OR_RETURN(bus::JobUpdateRequest update, JobUpdateOf(req));
+                 DET_ASSIGN_OR_RETURN(bus::JobUpdateRequest update,
+                                      JobUpdateRequestOf(req.matches[1].str(), req.body));
                  DET_ASSIGN_OR_RETURN(bus::JobUpdateReply reply, a->Call(caller, update));
                  return ordered_json{{"job", bus::ToJson(reply.job)}};
                }));
@@ -267,7 +280,7 @@ void RouteTasks(HttpRoutes& routes, Api& api) {
   Api* a = &api;
   auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
   routes.Post("/api/v1/commands", users([a](Caller caller, Req req) -> UserAnswer {
-                DET_ASSIGN_OR_RETURN(bus::CommandRunRequest run, CommandOf(req));
+                DET_ASSIGN_OR_RETURN(bus::CommandRunRequest run, CommandRunRequestOf(req.body));
                 DET_ASSIGN_OR_RETURN(bus::CommandRunReply reply, a->Call(caller, run));
                 return ordered_json{{"task_id", reply.task_id}};
               }));

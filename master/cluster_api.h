@@ -37,4 +37,19 @@ namespace det::master {
 //                                                   (an access token for the scraper)
 void RouteClusterApi(HttpRoutes& routes, Api& api);
 
+// The request bodies of those routes as their handlers read them (exposed for tests and the
+// fuzzer): InvalidArgument naming the field that is missing, of the wrong type or out of range,
+// or saying the body is not a JSON object. `job_id` and `agent_id` are the path's. Never throw.
+//
+// POST /api/v1/commands: the entrypoint and the command's environment and resources, with an
+// experiment's names and checks (image, force_pull_image, registry_auth, shm_size).
+Result<bus::CommandRunRequest> CommandRunRequestOf(const std::string& body);
+// PATCH /api/v1/job-queues/{job id}; InvalidArgument too when it changes nothing.
+Result<bus::JobUpdateRequest> JobUpdateRequestOf(const std::string& job_id,
+                                                 const std::string& body);
+// POST /api/v1/agents/{id}/enable|disable: only disable reads a body, {"drain": bool}, which may
+// be empty.
+Result<bus::AgentEnableRequest> AgentEnableRequestOf(const std::string& agent_id, bool enable,
+                                                     const std::string& body);
+
 }  // namespace det::master

@@ -78,6 +78,67 @@ json RendezvousInfo(const std::vector<RendezvousArrival>& all, int rank,
 
 }  // namespace
 
+Result<bus::TrialReport> MetricsReportOf(const std::string& text) {
+  DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
+  bus::TrialReport report;
+  DET_ASSIGN_OR_RETURN(report.kind,
+                       Field<std::string>(body, "group", "\"training\" or \"validation\""));
+  if (report.kind != "training" && report.kind != "validation") {
+    return InvalidArgument("group: expected \"training\" or \"validation\", not " + report.kind);
+  }
+  DET_ASSIGN_OR_RETURN(report.steps, Field<int64_t>(body, "steps_completed", "a whole number"));
+  if (!body.contains("metrics") || !body["metrics"].is_object()) {
+    return InvalidArgument("metrics: expected a JSON object of metric names to values");
+  }
+  report.metrics_json = body["metrics"].dump();
+  return report;
+}
+
+Result<storage::CheckpointRecord> CheckpointOf(const std::string& text) {
+  DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
+  storage::CheckpointRecord checkpoint;
+  DET_ASSIGN_OR_RETURN(checkpoint.uuid, Field<std::string>(body, "uuid", "a UUID"));
+  DET_ASSIGN_OR_RETURN(checkpoint.steps_completed,
+                       Field<int64_t>(body, "steps_completed", "a whole number"));
+  checkpoint.state = "COMPLETED";
+  checkpoint.resources_json = body.value("resources", json::object()).dump();
+  checkpoint.metadata_json = body.value("metadata", json::object()).dump();
+  return checkpoint;
+}
+
+Result<bus::TrialReport> EarlyExitReportOf(const std::string& text) {
+  DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
+  bus::TrialReport report{"", "exit"};
+  DET_ASSIGN_OR_RETURN(report.reason,
+                       Field<std::string>(body, "reason", "ERRORED, INVALID_HP or USER_CANCELED"));
+  return report;
+}
+
+Result<bus::TrialReport> ProgressReportOf(const std::string& text) {
+  DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
+  bus::TrialReport report{"", "progress"};
+  DET_ASSIGN_OR_RETURN(report.progress, Field<double>(body, "progress", "a number in 0..1"));
+  return report;
+}
+
+Result<RendezvousRequest> RendezvousRequestOf(const std::string& text) {
+  DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
+  RendezvousRequest request;
+  DET_ASSIGN_OR_RETURN(request.arrival.rank, Field<int>(body, "rank", "DET_CONTAINER_RANK"));
+  DET_ASSIGN_OR_RETURN(request.num_containers,
+                       Field<int>(body, "num_containers", "DET_NUM_CONTAINERS"));
+  DET_ASSIGN_OR_RETURN(request.arrival.address,
+                       Field<std::string>(body, "address", "the container's IP address"));
+  if (body.contains("port")) {
+    DET_ASSIGN_OR_RETURN(request.arrival.port, Field<int>(body, "port", "the chief's port"));
+  }
+  if (body.contains("slots")) {
+    DET_ASSIGN_OR_RETURN(request.arrival.slots,
+                         Field<int>(body, "slots", "the container's slot count"));
+  }
+  return request;
+}
+
 CoreApi::CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens,
                  Options options)
     : context_(context),
@@ -173,43 +234,27 @@ void CoreApi::Route() {
   };
   auto trial_of = [](const httplib::Request& req) { return std::stoll(req.matches[1].str()); };
 
-  routes_.Post("/api/v1/trials/{trial_id}/metrics", [=, this](const httplib::Request& req,
-                                                              httplib::Response& res) {
-    Reply(res, [&]() -> Result<json> {
-      DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
-      DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
-      DET_ASSIGN_OR_RETURN(std::string group,
-                           Field<std::string>(body, "group", "\"training\" or \"validation\""));
-      if (group != "training" && group != "validation") {
-        return InvalidArgument("group: expected \"training\" or \"validation\", not " + group);
-      }
-      DET_ASSIGN_OR_RETURN(int64_t steps,
-                           Field<int64_t>(body, "steps_completed", "a whole number"));
-      if (!body.contains("metrics") || !body["metrics"].is_object()) {
-        return InvalidArgument("metrics: expected a JSON object of metric names to values");
-      }
-      const std::string metrics = body["metrics"].dump();
-      DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
-        storage::RecordMetric(tx, {caller.trial_id, group, steps, caller.run_id, metrics});
-        return Status::Ok();
-      }));
-      return tell({caller.allocation_id, group, steps, metrics});
-    }());
-  });
+  routes_.Post("/api/v1/trials/{trial_id}/metrics",
+               [=, this](const httplib::Request& req, httplib::Response& res) {
+                 Reply(res, [&]() -> Result<json> {
+                   DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
+                   DET_ASSIGN_OR_RETURN(bus::TrialReport report, MetricsReportOf(req.body));
+                   DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
+                     storage::RecordMetric(tx, {caller.trial_id, report.kind, report.steps,
+                                                caller.run_id, report.metrics_json});
+                     return Status::Ok();
+                   }));
+                   report.allocation_id = caller.allocation_id;
+                   return tell(report);
+                 }());
+               });
 
   routes_.Post("/api/v1/trials/{trial_id}/checkpoints", [=, this](const httplib::Request& req,
                                                                   httplib::Response& res) {
     Reply(res, [&]() -> Result<json> {
       DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
-      DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
-      storage::CheckpointRecord checkpoint;
-      DET_ASSIGN_OR_RETURN(checkpoint.uuid, Field<std::string>(body, "uuid", "a UUID"));
-      DET_ASSIGN_OR_RETURN(checkpoint.steps_completed,
-                           Field<int64_t>(body, "steps_completed", "a whole number"));
+      DET_ASSIGN_OR_RETURN(storage::CheckpointRecord checkpoint, CheckpointOf(req.body));
       checkpoint.trial_id = caller.trial_id;
-      checkpoint.state = "COMPLETED";
-      checkpoint.resources_json = body.value("resources", json::object()).dump();
-      checkpoint.metadata_json = body.value("metadata", json::object()).dump();
       DET_RETURN_IF_ERROR(
           db_.Run([&](pqxx::work& tx) { return storage::SaveCheckpoint(tx, checkpoint); }));
       bus::TrialReport report{caller.allocation_id, "checkpoint", checkpoint.steps_completed};
@@ -222,25 +267,21 @@ void CoreApi::Route() {
                [=](const httplib::Request& req, httplib::Response& res) {
                  Reply(res, [&]() -> Result<json> {
                    DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
-                   DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
-                   bus::TrialReport report{caller.allocation_id, "exit"};
-                   DET_ASSIGN_OR_RETURN(
-                       report.reason,
-                       Field<std::string>(body, "reason", "ERRORED, INVALID_HP or USER_CANCELED"));
+                   DET_ASSIGN_OR_RETURN(bus::TrialReport report, EarlyExitReportOf(req.body));
+                   report.allocation_id = caller.allocation_id;
                    return tell(report);
                  }());
                });
 
-  routes_.Post("/api/v1/trials/{trial_id}/progress", [=](const httplib::Request& req,
-                                                         httplib::Response& res) {
-    Reply(res, [&]() -> Result<json> {
-      DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
-      DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
-      bus::TrialReport report{caller.allocation_id, "progress"};
-      DET_ASSIGN_OR_RETURN(report.progress, Field<double>(body, "progress", "a number in 0..1"));
-      return tell(report);
-    }());
-  });
+  routes_.Post("/api/v1/trials/{trial_id}/progress",
+               [=](const httplib::Request& req, httplib::Response& res) {
+                 Reply(res, [&]() -> Result<json> {
+                   DET_ASSIGN_OR_RETURN(Caller caller, authenticate(req, trial_of(req)));
+                   DET_ASSIGN_OR_RETURN(bus::TrialReport report, ProgressReportOf(req.body));
+                   report.allocation_id = caller.allocation_id;
+                   return tell(report);
+                 }());
+               });
 
   routes_.Get("/api/v1/trials/{trial_id}/context",
               [=, this](const httplib::Request& req, httplib::Response& res) {
@@ -298,24 +339,17 @@ void CoreApi::Route() {
                  }());
                });
 
-  routes_.Post("/api/v1/allocations/{allocation_id}/rendezvous", [=, this](
-                                                                     const httplib::Request& req,
-                                                                     httplib::Response& res) {
-    Reply(res, [&]() -> Result<json> {
-      DET_ASSIGN_OR_RETURN(Caller caller, allocation_caller(req));
-      DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
-      RendezvousArrival arrival;
-      DET_ASSIGN_OR_RETURN(arrival.rank, Field<int>(body, "rank", "DET_CONTAINER_RANK"));
-      DET_ASSIGN_OR_RETURN(int containers,
-                           Field<int>(body, "num_containers", "DET_NUM_CONTAINERS"));
-      DET_ASSIGN_OR_RETURN(arrival.address,
-                           Field<std::string>(body, "address", "the container's IP address"));
-      arrival.port = body.value("port", 0);
-      arrival.slots = body.value("slots", 0);
-      DET_ASSIGN_OR_RETURN(auto all, rendezvous_.Arrive(caller.allocation_id, containers, arrival));
-      return RendezvousInfo(all, arrival.rank, options_.distributed);
-    }());
-  });
+  routes_.Post("/api/v1/allocations/{allocation_id}/rendezvous",
+               [=, this](const httplib::Request& req, httplib::Response& res) {
+                 Reply(res, [&]() -> Result<json> {
+                   DET_ASSIGN_OR_RETURN(Caller caller, allocation_caller(req));
+                   DET_ASSIGN_OR_RETURN(RendezvousRequest request, RendezvousRequestOf(req.body));
+                   DET_ASSIGN_OR_RETURN(
+                       auto all, rendezvous_.Arrive(caller.allocation_id, request.num_containers,
+                                                    request.arrival));
+                   return RendezvousInfo(all, request.arrival.rank, options_.distributed);
+                 }());
+               });
 
   routes_.Get("/api/v1/openapi.json", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(generated::kOpenApiJson, "application/json");

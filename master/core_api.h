@@ -13,6 +13,7 @@
 #include "master/rendezvous.h"
 #include "master/resource_config.h"
 #include "storage/database.h"
+#include "storage/experiments_repo.h"
 
 namespace httplib {
 class Server;
@@ -52,6 +53,27 @@ namespace det::master {
 //
 // Threading: httplib's worker threads (enough for every container of large distributed trials to
 // wait at the rendezvous at once); each request opens its own inproc client.
+// The Core API's request bodies as its routes read them (exposed for tests and the fuzzer):
+// InvalidArgument naming the field that is missing, of the wrong type or out of range, or saying
+// the body is not a JSON object. Who sent them (the allocation, the trial) is the route's to fill
+// in. Never throw.
+//
+// POST .../metrics: kind "training" or "validation" (the `group`), steps, metrics_json (an
+// object).
+Result<bus::TrialReport> MetricsReportOf(const std::string& body);
+// POST .../checkpoints: uuid, steps_completed, resources and metadata as JSON text; state
+// COMPLETED.
+Result<storage::CheckpointRecord> CheckpointOf(const std::string& body);
+// POST .../early_exit (kind "exit", the reason as given) and .../progress (kind "progress").
+Result<bus::TrialReport> EarlyExitReportOf(const std::string& body);
+Result<bus::TrialReport> ProgressReportOf(const std::string& body);
+// POST /api/v1/allocations/{id}/rendezvous.
+struct RendezvousRequest {
+  RendezvousArrival arrival;
+  int num_containers = 0;
+};
+Result<RendezvousRequest> RendezvousRequestOf(const std::string& body);
+
 class CoreApi {
  public:
   struct Options {

@@ -16,8 +16,23 @@ using nlohmann::json;
 using Answer = Result<nlohmann::ordered_json>;
 using nlohmann::ordered_json;
 
-Result<bus::ExperimentCreateRequest> CreateRequestOf(const httplib::Request& req) {
-  DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+// ?states=ACTIVE,PAUSED&name=&label=&offset=&limit= (Determined's filters; `states` may repeat).
+Result<bus::ExperimentListRequest> ListRequestOf(const httplib::Request& req) {
+  bus::ExperimentListRequest request;
+  request.states = QueryList(req, "states");
+  request.name = req.get_param_value("name");
+  request.label = req.get_param_value("label");
+  DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
+  DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
+  request.offset = static_cast<int32_t>(std::min<int64_t>(offset, 1 << 30));
+  request.limit = static_cast<int32_t>(std::min<int64_t>(limit, 1 << 30));
+  return request;
+}
+
+}  // namespace
+
+Result<bus::ExperimentCreateRequest> ExperimentCreateRequestOf(const std::string& text) {
+  DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
   bus::ExperimentCreateRequest create;
   if (!body.contains("config")) {
     return InvalidArgument("config: is required (the experiment YAML as text, or a JSON object)");
@@ -37,21 +52,6 @@ Result<bus::ExperimentCreateRequest> CreateRequestOf(const httplib::Request& req
   return create;
 }
 
-// ?states=ACTIVE,PAUSED&name=&label=&offset=&limit= (Determined's filters; `states` may repeat).
-Result<bus::ExperimentListRequest> ListRequestOf(const httplib::Request& req) {
-  bus::ExperimentListRequest request;
-  request.states = QueryList(req, "states");
-  request.name = req.get_param_value("name");
-  request.label = req.get_param_value("label");
-  DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
-  DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
-  request.offset = static_cast<int32_t>(std::min<int64_t>(offset, 1 << 30));
-  request.limit = static_cast<int32_t>(std::min<int64_t>(limit, 1 << 30));
-  return request;
-}
-
-}  // namespace
-
 void RouteExperimentApi(HttpRoutes& routes, Api& api) {
   // Every handler: for logged-in users (user_http.h), `answer`'s JSON or its error.
   auto route = [&api](auto answer) {
@@ -66,7 +66,8 @@ void RouteExperimentApi(HttpRoutes& routes, Api& api) {
   using Req = const httplib::Request&;
 
   routes.Post("/api/v1/experiments", route([a](Caller caller, Req req) -> Answer {
-                DET_ASSIGN_OR_RETURN(bus::ExperimentCreateRequest create, CreateRequestOf(req));
+                DET_ASSIGN_OR_RETURN(bus::ExperimentCreateRequest create,
+                                     ExperimentCreateRequestOf(req.body));
                 DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, create));
                 return ordered_json{{"id", reply.id}};
               }));

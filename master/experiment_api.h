@@ -21,4 +21,10 @@ namespace det::master {
 // 503 (the experiment service did not answer).
 void RouteExperimentApi(HttpRoutes& routes, Api& api);
 
+// POST /api/v1/experiments' body as its handler reads it (exposed for tests and the fuzzer): the
+// config as YAML text (a JSON object is YAML too) and the decoded model definition; InvalidArgument
+// naming the field that is missing or malformed. The config itself is the experiment service's to
+// check (experiment_config.h). Never throws.
+Result<bus::ExperimentCreateRequest> ExperimentCreateRequestOf(const std::string& body);
+
 }  // namespace det::master

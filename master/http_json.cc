@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <cctype>
+#include <cmath>
 #include <sstream>
 
 #include "common/base64.h"
@@ -59,10 +60,38 @@ Result<std::string> BearerToken(const httplib::Request& req, const std::string& 
   return header.substr(7);
 }
 
-Result<nlohmann::json> ParseBody(const httplib::Request& req) {
-  nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
-  if (!body.is_object()) return InvalidArgument("request body: expected a JSON object");
-  return body;
+Result<nlohmann::json> ParseBody(const httplib::Request& req) { return ParseJsonObject(req.body); }
+
+Result<nlohmann::json> ParseJsonObject(const std::string& body) {
+  // Deeper values are not kept: dump() and the YAML reader recurse once per level, and a body
+  // of a few thousand brackets would overflow the stack of the thread that answers it.
+  bool too_deep = false;
+  nlohmann::json parsed = nlohmann::json::parse(
+      body,
+      [&too_deep](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+        if (depth > kMaxJsonDepth) too_deep = true;
+        return !too_deep;
+      },
+      false);
+  if (too_deep) {
+    return InvalidArgument("request body: nested more than " + std::to_string(kMaxJsonDepth) +
+                           " levels deep");
+  }
+  if (!parsed.is_object()) return InvalidArgument("request body: expected a JSON object");
+  return parsed;
+}
+
+bool IsWholeNumberIn(const nlohmann::json& value, int64_t min, int64_t max) {
+  if (value.is_number_unsigned()) return value.get<uint64_t>() <= static_cast<uint64_t>(max);
+  if (value.is_number_integer()) {
+    const int64_t number = value.get<int64_t>();
+    return number >= min && number <= max;
+  }
+  if (!value.is_number_float()) return false;
+  // A double between min - 1 and max + 1 (each rounded to a double) truncates to min..max.
+  const double number = value.get<double>();
+  return std::isfinite(number) && number == std::trunc(number) &&
+         number > static_cast<double>(min) - 1.0 && number < static_cast<double>(max) + 1.0;
 }
 
 Result<std::string> DecodeBase64(const std::string& text, const std::string& field) {

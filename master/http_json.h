@@ -1,7 +1,10 @@
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/status.h"
@@ -26,13 +29,31 @@ Result<std::string> BearerToken(const httplib::Request& req, const std::string& 
 
 // The request body as a JSON object, or InvalidArgument.
 Result<nlohmann::json> ParseBody(const httplib::Request& req);
+// `body` as a JSON object, or InvalidArgument: ParseBody without the request (the body decoders
+// of the REST routes start here). A body nested more than kMaxJsonDepth levels deep is refused.
+// Never throws.
+inline constexpr int kMaxJsonDepth = 64;
+Result<nlohmann::json> ParseJsonObject(const std::string& body);
 
-// The field as T, or InvalidArgument naming it and what is `expected` there.
+// Whether `value` is a whole number that an integer type holds from `min` to `max` (3 and 3.0, not
+// 3.5, 1e300 or 2^63 for an int64_t).
+bool IsWholeNumberIn(const nlohmann::json& value, int64_t min, int64_t max);
+
+// The field as T, or InvalidArgument naming it and what is `expected` there. An integer T takes
+// only whole numbers it can hold: converting others would overflow (undefined behaviour).
 template <class T>
 Result<T> Field(const nlohmann::json& body, const std::string& name, const char* expected) {
   if (!body.contains(name)) return InvalidArgument(name + ": is required (" + expected + ")");
+  const nlohmann::json& value = body.at(name);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    static_assert(std::is_signed_v<T>, "IsWholeNumberIn takes int64_t bounds");
+    if (value.is_number() &&
+        !IsWholeNumberIn(value, std::numeric_limits<T>::min(), std::numeric_limits<T>::max())) {
+      return InvalidArgument(name + ": expected " + expected);
+    }
+  }
   try {
-    return body.at(name).get<T>();
+    return value.get<T>();
   } catch (const nlohmann::json::exception&) {
     return InvalidArgument(name + ": expected " + expected);
   }

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -76,7 +77,7 @@ Result<MasterEndpoints> Master::Start() {
   DET_ASSIGN_OR_RETURN(endpoints.events, broker_->Bind({tcp(bus_config.event_publish_port),
                                                         tcp(bus_config.event_subscribe_port),
                                                         tcp(bus_config.snapshot_port)},
-                                                       security));
+                                                       security.WithRole(bus::kRoleAutoscaler)));
   // In-process publishers reach the broker over inproc: a second XSUB endpoint on the same socket.
   DET_RETURN_IF_ERROR(broker_->BindLocal(kInprocEvents).status());
   broker_->Start();
@@ -94,7 +95,8 @@ Result<MasterEndpoints> Master::Start() {
         static_cast<int64_t>(gateway_->handled()), static_cast<int64_t>(gateway_->dropped()),
         static_cast<int64_t>(broker_->forwarded()), static_cast<int64_t>(broker_->dropped())};
   });
-  DET_ASSIGN_OR_RETURN(endpoints.gateway, gateway_->Bind(tcp(bus_config.gateway_port), security));
+  DET_ASSIGN_OR_RETURN(endpoints.gateway, gateway_->Bind(tcp(bus_config.gateway_port),
+                                                         security.WithRole(bus::kRoleCli)));
   gateway_->Start();
 
   store_ = std::make_unique<Store>(database_->db().config());
@@ -109,8 +111,9 @@ Result<MasterEndpoints> Master::Start() {
   registry_ = std::make_unique<AgentRegistry>(context_, clock_, bus_config, *store_,
                                               WorkloadMasterAddress(endpoints.gateway),
                                               config_.resources, tokens);
-  DET_ASSIGN_OR_RETURN(endpoints.agent, registry_->Bind(tcp(bus_config.agent_port), security,
-                                                        kInprocEvents.publish));
+  DET_ASSIGN_OR_RETURN(endpoints.agent,
+                       registry_->Bind(tcp(bus_config.agent_port),
+                                       security.WithRole(bus::kRoleAgent), kInprocEvents.publish));
   DET_ASSIGN_OR_RETURN(std::vector<Task> unfinished, LoadOpenTasks(database_->db()));
   registry_->Restore(std::move(unfinished));
   registry_->PublishProviders(
@@ -178,12 +181,16 @@ Status Master::StartUsers() {
   DET_ASSIGN_OR_RETURN(std::optional<std::string> generated,
                        users_->Bootstrap(config_.security.initial_user_password));
   if (generated) {
-    // Shown once: only its hash is kept.
+    // Shown once, on the terminal only: not through the logger, whose lines `det master logs`
+    // and log collectors keep. Only its hash is kept.
+    std::fprintf(stderr,
+                 "created the user \"admin\" with the generated password %s (shown only now, "
+                 "and not logged; change it with `det user change-password`, or set "
+                 "security.initial_user_password before the first start)\n",
+                 generated->c_str());
+    std::fflush(stderr);
     spdlog::warn(
-        "created the user \"admin\" with the generated password {} (shown only now; change it "
-        "with `det user change-password`, or set security.initial_user_password before the "
-        "first start)",
-        *generated);
+        "created the user \"admin\" with a generated password, printed once on standard error");
   }
   return Status::Ok();
 }

@@ -30,52 +30,55 @@ Result<std::optional<bool>> OptionalBool(const json& body, const std::string& na
   return std::optional<bool>(value);
 }
 
-UserAnswer Login(auth::Users& users, const httplib::Request& req) {
-  DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+}  // namespace
+
+Result<bus::UserLoginRequest> LoginRequestOf(const std::string& body) {
+  DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
   bus::UserLoginRequest request;
-  DET_ASSIGN_OR_RETURN(request.username, Field<std::string>(body, "username", "a string"));
-  DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(body, "password", "a string"));
-  DET_ASSIGN_OR_RETURN(bus::UserLoginReply reply, users.Login(request));
-  return ordered_json{
-      {"token", reply.token}, {"expires_at", reply.expires_at}, {"user", ToJson(reply.user)}};
+  DET_ASSIGN_OR_RETURN(request.username, Field<std::string>(fields, "username", "a string"));
+  DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(fields, "password", "a string"));
+  return request;
 }
 
-UserAnswer CreateUser(auth::Users& users, const auth::Principal& caller,
-                      const httplib::Request& req) {
-  DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+Result<bus::UserCreateRequest> UserCreateRequestOf(const std::string& body) {
+  DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
   bus::UserCreateRequest request;
-  DET_ASSIGN_OR_RETURN(request.username, Field<std::string>(body, "username", "a string"));
-  DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(body, "password", "a string"));
-  DET_ASSIGN_OR_RETURN(request.admin, Optional<bool>(body, "admin", false, "true or false"));
-  return UserJson(users.Create(caller, request));
+  DET_ASSIGN_OR_RETURN(request.username, Field<std::string>(fields, "username", "a string"));
+  DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(fields, "password", "a string"));
+  DET_ASSIGN_OR_RETURN(request.admin, Optional<bool>(fields, "admin", false, "true or false"));
+  return request;
 }
 
-UserAnswer UpdateUser(auth::Users& users, const auth::Principal& caller,
-                      const httplib::Request& req) {
-  DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
-  bus::UserUpdateRequest request{req.matches[1].str(), std::nullopt, std::nullopt};
-  DET_ASSIGN_OR_RETURN(request.active, OptionalBool(body, "active"));
-  DET_ASSIGN_OR_RETURN(request.admin, OptionalBool(body, "admin"));
+Result<bus::UserPasswordRequest> PasswordRequestOf(const std::string& username,
+                                                   const std::string& body) {
+  DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
+  bus::UserPasswordRequest request{username, ""};
+  DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(fields, "password", "a string"));
+  return request;
+}
+
+Result<bus::UserUpdateRequest> UserUpdateRequestOf(const std::string& username,
+                                                   const std::string& body) {
+  DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
+  bus::UserUpdateRequest request{username, std::nullopt, std::nullopt};
+  DET_ASSIGN_OR_RETURN(request.active, OptionalBool(fields, "active"));
+  DET_ASSIGN_OR_RETURN(request.admin, OptionalBool(fields, "admin"));
   if (!request.active && !request.admin) {
     return InvalidArgument("request body: nothing to change; give \"active\" or \"admin\"");
   }
-  return UserJson(users.Update(caller, request));
+  return request;
 }
 
-UserAnswer CreateToken(auth::Users& users, const auth::Principal& caller,
-                       const httplib::Request& req) {
-  DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+Result<bus::TokenCreateRequest> TokenCreateRequestOf(const std::string& body) {
+  DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
   bus::TokenCreateRequest request;
-  DET_ASSIGN_OR_RETURN(request.username, Optional<std::string>(body, "username", "", "a string"));
+  DET_ASSIGN_OR_RETURN(request.username, Optional<std::string>(fields, "username", "", "a string"));
   DET_ASSIGN_OR_RETURN(request.description,
-                       Optional<std::string>(body, "description", "", "a string"));
+                       Optional<std::string>(fields, "description", "", "a string"));
   DET_ASSIGN_OR_RETURN(request.lifespan_s,
-                       Optional<int64_t>(body, "lifespan_s", 0, "seconds (0 default, -1 never)"));
-  DET_ASSIGN_OR_RETURN(bus::TokenCreateReply reply, users.CreateToken(caller, request));
-  return ordered_json{{"token", reply.token}, {"summary", ToJson(reply.summary)}};
+                       Optional<int64_t>(fields, "lifespan_s", 0, "seconds (0 default, -1 never)"));
+  return request;
 }
-
-}  // namespace
 
 Result<auth::Principal> UserOf(auth::Users& users, const httplib::Request& req) {
   DET_ASSIGN_OR_RETURN(std::string token, BearerToken(req, "a token from POST /api/v1/auth/login"));
@@ -97,7 +100,12 @@ std::function<void(const httplib::Request&, httplib::Response&)> ForUsers(auth::
 void RouteUserApi(HttpRoutes& routes, auth::Users& users) {
   auth::Users* u = &users;
   routes.Post("/api/v1/auth/login", [u](const httplib::Request& req, httplib::Response& res) {
-    Reply(res, Login(*u, req));
+    Reply(res, [&]() -> UserAnswer {
+      DET_ASSIGN_OR_RETURN(bus::UserLoginRequest request, LoginRequestOf(req.body));
+      DET_ASSIGN_OR_RETURN(bus::UserLoginReply reply, u->Login(request));
+      return ordered_json{
+          {"token", reply.token}, {"expires_at", reply.expires_at}, {"user", ToJson(reply.user)}};
+    }());
   });
   routes.Post(
       "/api/v1/auth/logout",
@@ -118,27 +126,40 @@ void RouteUserApi(HttpRoutes& routes, auth::Users& users) {
         for (const auto& user : list.users) all.push_back(ToJson(user));
         return ordered_json{{"users", all}};
       }));
-  routes.Post("/api/v1/users",
-              ForUsers(users, [u](const auth::Principal& caller, const httplib::Request& req) {
-                return CreateUser(*u, caller, req);
-              }));
+  routes.Post(
+      "/api/v1/users",
+      ForUsers(
+          users, [u](const auth::Principal& caller, const httplib::Request& req) -> UserAnswer {
+            DET_RETURN_IF_ERROR(auth::RequireAdmin(caller, "create users"));
+            DET_ASSIGN_OR_RETURN(bus::UserCreateRequest request, UserCreateRequestOf(req.body));
+            return UserJson(u->Create(caller, request));
+          }));
   routes.Post(
       "/api/v1/users/{username}/password",
       ForUsers(users,
                [u](const auth::Principal& caller, const httplib::Request& req) -> UserAnswer {
-                 DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
-                 DET_ASSIGN_OR_RETURN(std::string password,
-                                      Field<std::string>(body, "password", "a string"));
-                 return UserJson(u->SetPassword(caller, {req.matches[1].str(), password}));
+                 DET_ASSIGN_OR_RETURN(bus::UserPasswordRequest request,
+                                      PasswordRequestOf(req.matches[1].str(), req.body));
+                 return UserJson(u->SetPassword(caller, request));
                }));
-  routes.Patch("/api/v1/users/{username}",
-               ForUsers(users, [u](const auth::Principal& caller, const httplib::Request& req) {
-                 return UpdateUser(*u, caller, req);
+  routes.Patch(
+      "/api/v1/users/{username}",
+      ForUsers(users,
+               [u](const auth::Principal& caller, const httplib::Request& req) -> UserAnswer {
+                 DET_RETURN_IF_ERROR(
+                     auth::RequireAdmin(caller, "activate, deactivate or change admin rights"));
+                 DET_ASSIGN_OR_RETURN(bus::UserUpdateRequest request,
+                                      UserUpdateRequestOf(req.matches[1].str(), req.body));
+                 return UserJson(u->Update(caller, request));
                }));
-  routes.Post("/api/v1/tokens",
-              ForUsers(users, [u](const auth::Principal& caller, const httplib::Request& req) {
-                return CreateToken(*u, caller, req);
-              }));
+  routes.Post(
+      "/api/v1/tokens",
+      ForUsers(
+          users, [u](const auth::Principal& caller, const httplib::Request& req) -> UserAnswer {
+            DET_ASSIGN_OR_RETURN(bus::TokenCreateRequest request, TokenCreateRequestOf(req.body));
+            DET_ASSIGN_OR_RETURN(bus::TokenCreateReply reply, u->CreateToken(caller, request));
+            return ordered_json{{"token", reply.token}, {"summary", ToJson(reply.summary)}};
+          }));
   routes.Get(
       "/api/v1/tokens",
       ForUsers(users,

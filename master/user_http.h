@@ -45,4 +45,16 @@ std::function<void(const httplib::Request&, httplib::Response&)> ForUsers(auth::
 // by a non-admin, 404 for an unknown user or token.
 void RouteUserApi(HttpRoutes& routes, auth::Users& users);
 
+// The request bodies of those routes as their handlers read them (exposed for tests and the
+// fuzzer): InvalidArgument naming the field that is missing or of the wrong type, or saying the
+// body is not a JSON object. `username` is the path's. Never throw.
+Result<bus::UserLoginRequest> LoginRequestOf(const std::string& body);
+Result<bus::UserCreateRequest> UserCreateRequestOf(const std::string& body);
+Result<bus::UserPasswordRequest> PasswordRequestOf(const std::string& username,
+                                                   const std::string& body);
+// InvalidArgument too when it changes nothing (neither "active" nor "admin").
+Result<bus::UserUpdateRequest> UserUpdateRequestOf(const std::string& username,
+                                                   const std::string& body);
+Result<bus::TokenCreateRequest> TokenCreateRequestOf(const std::string& body);
+
 }  // namespace det::master

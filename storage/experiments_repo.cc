@@ -170,12 +170,17 @@ Status SaveCheckpoint(pqxx::work& tx, const CheckpointRecord& checkpoint) {
   if (!IsUuid(checkpoint.uuid)) {
     return InvalidArgument("checkpoint uuid \"" + checkpoint.uuid + "\" is not a UUID");
   }
-  tx.exec_params(
+  // A repeat by the same trial updates its record; another trial's uuid is not the caller's.
+  const pqxx::result saved = tx.exec_params(
       "INSERT INTO checkpoints (uuid, trial_id, steps_completed, state, resources, metadata)"
       " VALUES ($1::uuid, $2, $3, $4, $5::jsonb, $6::jsonb) ON CONFLICT (uuid) DO UPDATE SET"
-      " state = EXCLUDED.state, resources = EXCLUDED.resources, metadata = EXCLUDED.metadata",
+      " state = EXCLUDED.state, resources = EXCLUDED.resources, metadata = EXCLUDED.metadata"
+      " WHERE checkpoints.trial_id = EXCLUDED.trial_id",
       checkpoint.uuid, checkpoint.trial_id, checkpoint.steps_completed, checkpoint.state,
       checkpoint.resources_json, checkpoint.metadata_json);
+  if (saved.affected_rows() == 0) {
+    return AlreadyExists("checkpoint " + checkpoint.uuid + " belongs to another trial");
+  }
   return Status::Ok();
 }
 

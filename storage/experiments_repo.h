@@ -87,7 +87,8 @@ struct CheckpointRecord {
 };
 
 // Adds the checkpoint, or (a report sent again, or a state change) updates its state, resources
-// and metadata. InvalidArgument when the uuid is malformed.
+// and metadata. InvalidArgument when the uuid is malformed; AlreadyExists when the uuid is
+// another trial's checkpoint (which is left as it was).
 Status SaveCheckpoint(pqxx::work& tx, const CheckpointRecord& checkpoint);
 Status SetCheckpointState(pqxx::work& tx, const std::string& uuid, const std::string& state);
 std::vector<CheckpointRecord> ListCheckpoints(pqxx::work& tx, int64_t trial_id);  // by steps

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "storage/database.h"
 
@@ -47,16 +48,19 @@ std::string RandomPassword() {
   return out;
 }
 
-Result<int> FreePort() {
+Result<int> FreePort(const std::string& address) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
+    ::close(fd);
+    return InvalidArgument("local PostgreSQL: listen_address " + address + " is not IPv4");
+  }
   socklen_t len = sizeof addr;
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     ::close(fd);
-    return Unavailable("cannot find a free port on 127.0.0.1");
+    return Unavailable("cannot find a free port on " + address);
   }
   ::close(fd);
   return static_cast<int>(ntohs(addr.sin_port));
@@ -170,7 +174,7 @@ Result<std::unique_ptr<LocalPostgres>> LocalPostgres::Start(LocalPostgresOptions
 
 Status LocalPostgres::Initialize() {
   const fs::path dir = options_.data_dir;
-  db_.host = "127.0.0.1";
+  db_.host = options_.listen_address;
   db_.user = options_.user;
   db_.name = options_.database;
   if (!fs::exists(dir / "password"))
@@ -179,11 +183,11 @@ Status LocalPostgres::Initialize() {
   if (options_.port == 0 && fs::exists(dir / "port"))
     options_.port = std::atoi(ReadFile(dir / "port").c_str());
   if (options_.port == 0) {
-    DET_ASSIGN_OR_RETURN(options_.port, FreePort());
+    DET_ASSIGN_OR_RETURN(options_.port, FreePort(options_.listen_address));
   }
   DET_RETURN_IF_ERROR(WriteFile(dir / "port", std::to_string(options_.port)));
   db_.port = options_.port;
-  if (fs::exists(dir / "pgdata" / "PG_VERSION")) return Status::Ok();  // reuse the cluster
+  if (fs::exists(dir / "pgdata" / "PG_VERSION")) return AdmitClientNetwork();  // reuse it
 
   DET_ASSIGN_OR_RETURN(RunAs account, ServerAccount());
   fs::create_directories(dir / "pgdata");
@@ -199,14 +203,27 @@ Status LocalPostgres::Initialize() {
     return init.WithContext("local PostgreSQL in " + dir.string() +
                             " (the postgres user must be able to reach this folder)");
   }
-  return init.WithContext("local PostgreSQL in " + dir.string());
+  DET_RETURN_IF_ERROR(init.WithContext("local PostgreSQL in " + dir.string()));
+  return AdmitClientNetwork();
+}
+
+Status LocalPostgres::AdmitClientNetwork() {
+  if (options_.client_network.empty()) return Status::Ok();
+  const fs::path hba = fs::path(options_.data_dir) / "pgdata" / "pg_hba.conf";
+  const std::string line = "host all all " + options_.client_network + " scram-sha-256";
+  if (ReadFile(hba).find(line) != std::string::npos) return Status::Ok();
+  std::ofstream out(hba, std::ios::app);
+  out << "\n" << line << "\n";
+  if (!out) return Internal("cannot write " + hba.string());
+  return Status::Ok();
 }
 
 Status LocalPostgres::StartServer() {
   const fs::path dir = options_.data_dir;
   DET_ASSIGN_OR_RETURN(RunAs account, ServerAccount());
   const std::string server_options = "-p " + std::to_string(options_.port) +
-                                     " -c listen_addresses=127.0.0.1 -k " + (dir / "run").string();
+                                     " -c listen_addresses=" + options_.listen_address + " -k " +
+                                     (dir / "run").string();
   // A server already running on this folder is reused, and left running by Stop(): it is not
   // ours.
   if (RunCommand({bin_dir_ + "/pg_ctl", "-D", (dir / "pgdata").string(), "status"}, account,
@@ -220,8 +237,8 @@ Status LocalPostgres::StartServer() {
                  account, dir / "pg_ctl.log")
           .WithContext("local PostgreSQL on port " + std::to_string(options_.port)));
   running_ = true;
-  spdlog::info("local PostgreSQL running on 127.0.0.1:{} (data in {})", options_.port,
-               dir.string());
+  spdlog::info("local PostgreSQL running on {}:{} (data in {})", options_.listen_address,
+               options_.port, dir.string());
   return Status::Ok();
 }
 
@@ -250,9 +267,10 @@ Status LocalPostgres::Stop() {
       dir / "pg_ctl.log");
 }
 
-Status LocalPostgres::Restart() {
+Status LocalPostgres::Restart(std::chrono::milliseconds downtime) {
   if (!running_) return FailedPrecondition("this handle did not start the server");
   DET_RETURN_IF_ERROR(Stop());
+  std::this_thread::sleep_for(downtime);
   return StartServer();
 }
 

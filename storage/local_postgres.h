@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -13,13 +14,16 @@ struct LocalPostgresOptions {
   int port = 0;                  // 0: a free port, remembered in data_dir/port for the next start
   std::string database = "det";  // created if missing
   std::string user = "det";      // the cluster's superuser
+  std::string listen_address = "127.0.0.1";  // the one address it listens on
+  std::string client_network;  // e.g. "10.99.0.0/24": clients there may log in too ("": local)
 };
 
 // A private PostgreSQL server run from the system's binaries (`initdb`, `pg_ctl` under
-// /usr/lib/postgresql/<version>/bin) in a data folder of its own, listening on 127.0.0.1 only,
-// with a generated password (scram-sha-256). Re-running on the same folder reuses the cluster, its
-// password and its port. When this process is root the server runs as the unprivileged `postgres`
-// user, which must be able to reach data_dir.
+// /usr/lib/postgresql/<version>/bin) in a data folder of its own, listening on 127.0.0.1 only (by
+// default), with a generated password (scram-sha-256). Re-running on the same folder reuses the
+// cluster, its password and its port. When this process is root the server runs as the unprivileged
+// `postgres` user, which must be able to reach data_dir. `listen_address` and `client_network`
+// serve it to other hosts (the multi-host tests' database host).
 //
 // Start() returns once the server accepts connections and the database exists. Stop() (also run
 // by the destructor) shuts it down cleanly (pg_ctl -m fast).
@@ -31,8 +35,8 @@ class LocalPostgres {
   // How to connect.
   const DbConfig& db() const { return db_; }
   Status Stop();
-  // Stops and starts again on the same port (tests: a database restart).
-  Status Restart();
+  // Stops, waits `downtime`, and starts again on the same port (tests: a database restart).
+  Status Restart(std::chrono::milliseconds downtime = std::chrono::milliseconds(0));
   // Whether Stop() will stop the server: false when Start() found one already running.
   bool owns_server() const { return running_; }
 
@@ -41,6 +45,7 @@ class LocalPostgres {
   Status Initialize();
   Status StartServer();
   Status EnsureDatabase();
+  Status AdmitClientNetwork();  // the pg_hba.conf line for client_network
 
   LocalPostgresOptions options_;
   std::string bin_dir_;

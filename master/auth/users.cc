@@ -37,11 +37,6 @@ bus::TokenSummary SummaryOf(const storage::AccessTokenRecord& token, std::string
           token.revoked_at_ns.value_or(0)};
 }
 
-Status RequireAdmin(const Principal& caller, const std::string& what) {
-  if (caller.admin) return Status::Ok();
-  return PermissionDenied("only an admin may " + what + " (you are \"" + caller.username + "\")");
-}
-
 Status Unauthenticated(std::string message) {
   return {StatusCode::kUnauthenticated, std::move(message)};
 }
@@ -325,6 +320,11 @@ void Users::ForgetAll() {
   std::lock_guard lock(mu_);
   ++generation_;
   cache_.clear();
+}
+
+Status RequireAdmin(const Principal& caller, const std::string& what) {
+  if (caller.admin) return Status::Ok();
+  return PermissionDenied("only an admin may " + what + " (you are \"" + caller.username + "\")");
 }
 
 }  // namespace det::master::auth

@@ -21,6 +21,10 @@ struct Principal {
   bool admin = false;
 };
 
+// OK for an admin; PermissionDenied "only an admin may <what> (you are "<name>")" otherwise.
+// Checked before a request is read: whoever may not make it learns nothing of its rules.
+Status RequireAdmin(const Principal& caller, const std::string& what);
+
 struct UsersConfig {
   Duration session_lifespan = std::chrono::hours(24 * 7);         // a login lasts a week
   Duration default_token_lifespan = std::chrono::hours(24 * 30);  // as Determined's tokens

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/config.h"
+#include "common/environment.h"
 #include "common/yaml_json.h"
 
 namespace det::master::experiment {
@@ -120,7 +121,11 @@ std::string RedactedConfig(const std::string& config_yaml) {
   try {
     doc = YAML::Load(config_yaml);
   } catch (const YAML::Exception&) {
-    return config_yaml;  // stored only after it parsed: not expected
+    // Stored only after it parsed: not expected. It may hold secrets: not shown.
+    return "# the stored config is not valid YAML and is not shown\n";
+  }
+  if (Status checked = CheckYamlDocument(doc); !checked.ok()) {
+    return "# the stored config is not shown: " + checked.message() + "\n";
   }
   if (!doc.IsMap() || !doc["environment"].IsMap() || !doc["environment"]["registry_auth"].IsMap()) {
     return config_yaml;
@@ -162,6 +167,10 @@ void ReadEnvironment(ConfigReader& reader, std::map<std::string, std::string>* v
       reader.Fail("environment_variables", "\"" + text + "\" is not KEY=VALUE");
       continue;
     }
+    if (std::string why = WhyNotAWorkloadVariable(text.substr(0, eq)); !why.empty()) {
+      reader.Fail("environment_variables", why);
+      continue;
+    }
     (*variables)[text.substr(0, eq)] = text.substr(eq + 1);
   }
 }
@@ -170,6 +179,8 @@ void ReadEnvironment(ConfigReader& reader, std::map<std::string, std::string>* v
 
 Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc) {
   if (!doc.IsMap()) return InvalidArgument("the experiment config must be a YAML mapping");
+  // Its callers load the text themselves (the experiment service, from `det` and REST).
+  DET_RETURN_IF_ERROR(CheckYamlDocument(doc));
   ExperimentConfig config;
   ConfigReader reader(doc);
   reader.Read("name", &config.name);

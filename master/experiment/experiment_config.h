@@ -70,11 +70,14 @@ void ReadContainerEnvironment(ConfigReader& reader, ContainerEnvironment* contai
 
 // `config_yaml` as readers of the experiment may see it: the secrets of environment.registry_auth
 // (password, auth, identitytoken, registrytoken) replaced by "********". Unchanged, comments and
-// all, when it has none.
+// all, when it has none. `config_yaml` is text ParseExperimentConfig accepted (every stored config
+// is); other text comes back unchanged.
 std::string RedactedConfig(const std::string& config_yaml);
 
 // Reads an experiment config; InvalidArgument listing every problem by field path ("searcher.
-// max_trials: is required for searcher random"), unknown fields included.
+// max_trials: is required for searcher random"), unknown fields included, or naming the first
+// place CheckYamlDocument (common/yaml_json.h) refuses: text that is not UTF-8, an alias inside
+// its own anchor, aliases that expand past its limits.
 Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc);
 
 }  // namespace det::master::experiment

@@ -60,7 +60,7 @@ Hyperparameter ParseRange(const YAML::Node& node, const std::string& path, const
       }
     }
   }
-  if (hp.maxval < hp.minval) {
+  if (node["minval"] && node["maxval"] && hp.maxval < hp.minval) {
     errors.Add(path + ".maxval",
                "must not be less than minval (" + YamlToJson(node["minval"]).dump() + ")");
   }
@@ -100,7 +100,7 @@ Hyperparameter ParseTyped(const YAML::Node& node, const std::string& path, Error
     hp.val = YamlToJson(node["val"]);
   } else if (type == "categorical") {
     hp.type = Type::kCategorical;
-    if (!node["vals"].IsSequence() || node["vals"].size() == 0) {
+    if (!node["vals"] || !node["vals"].IsSequence() || node["vals"].size() == 0) {
       errors.Add(path + ".vals", "must be a non-empty list");
     } else {
       for (const auto& value : node["vals"]) hp.vals.push_back(YamlToJson(value));

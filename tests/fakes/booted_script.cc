@@ -10,11 +10,14 @@
 namespace det::testing {
 
 bool BootedScript::Start(const std::filesystem::path& dir, const std::string& file_name,
-                         const std::string& script, const std::map<std::string, std::string>& env) {
+                         const std::string& script, const std::map<std::string, std::string>& env,
+                         const std::vector<std::string>& wrapper) {
   std::filesystem::create_directories(dir);
   const std::filesystem::path path = dir / file_name;
   std::ofstream(path) << script;
-  Result<pid_t> pid = SpawnDetached({"/bin/bash", path.string()}, env, (dir / "boot.log").string());
+  std::vector<std::string> argv = wrapper;
+  argv.insert(argv.end(), {"/bin/bash", path.string()});
+  Result<pid_t> pid = SpawnDetached(argv, env, (dir / "boot.log").string());
   if (!pid.ok()) return false;
   pid_ = *pid;
   return true;

@@ -9,15 +9,18 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace det::testing {
 
 class BootedScript {
  public:
   // Writes `script` to `dir`/`file_name` and runs it with `env` added, its output to
-  // `dir`/boot.log. False when it could not be started.
+  // `dir`/boot.log; under `wrapper` (an argv that runs the rest of its arguments) when given.
+  // False when it could not be started.
   bool Start(const std::filesystem::path& dir, const std::string& file_name,
-             const std::string& script, const std::map<std::string, std::string>& env);
+             const std::string& script, const std::map<std::string, std::string>& env,
+             const std::vector<std::string>& wrapper = {});
   // SIGKILL to the whole session, then waits for it.
   void Kill();
   // Notices a script that ended by itself (no zombie stays).

@@ -4,7 +4,9 @@
 
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "common/base64.h"
 #include "tests/fakes/booted_script.h"
@@ -239,8 +241,8 @@ FakeEc2::FakeEc2(FakeEc2Options options)
 FakeEc2::~FakeEc2() { Stop(); }
 
 void FakeEc2::Start(int port) {
-  port_ = port == 0 ? server_->bind_to_any_port("127.0.0.1") : port;
-  if (port != 0) server_->bind_to_port("127.0.0.1", port);
+  port_ = port == 0 ? server_->bind_to_any_port(options_.host) : port;
+  if (port != 0) server_->bind_to_port(options_.host, port);
   thread_ = std::thread([this] { server_->listen_after_bind(); });
   // stop() before the accept loop runs would be lost: wait for it.
   while (!server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -355,16 +357,23 @@ void FakeEc2::HandleApi(const httplib::Request& request, httplib::Response& resp
   const std::string action = Param(params, "Action");
   int status = 200;
   std::string body;
+  std::optional<Fault> fault;
   {
     std::lock_guard lock(mu_);
     calls_.push_back({{"action", action}, {"params", params}});
+    if (auto& faults = faults_[action]; !faults.empty()) {
+      fault = faults.front();
+      if (--faults.front().times <= 0) faults.erase(faults.begin());
+    }
+  }
+  // A slow call is slow before it acts, as a call that waits in EC2's queue.
+  if (fault) std::this_thread::sleep_for(fault->delay);
+  {
+    std::lock_guard lock(mu_);
     Advance();
-    auto& faults = faults_[action];
-    if (!faults.empty()) {
-      Fault& fault = faults.front();
-      status = fault.status;
-      body = ErrorDocument(fault.code, "scripted fault: " + fault.code);
-      if (--fault.times <= 0) faults.erase(faults.begin());
+    if (fault && !fault->code.empty()) {
+      status = fault->status;
+      body = ErrorDocument(fault->code, "scripted fault: " + fault->code);
     } else {
       body = Dispatch(action, params, &status);
     }
@@ -408,10 +417,13 @@ FakeEc2::Instance& FakeEc2::NewInstance(const Params& params, const std::string&
 
 void FakeEc2::Boot(Instance& instance) {
   const std::filesystem::path dir = options_.work_dir / instance.id;
-  instance.boot.Start(
-      dir, "user-data.sh", instance.user_data,
-      {{"DET_IMDS_ENDPOINT", "http://127.0.0.1:" + std::to_string(port_) + "/imds/" + instance.id},
-       {"DET_AGENT_DIR", dir.string()}});
+  std::vector<std::string> wrapper = options_.boot_wrapper;
+  if (!wrapper.empty()) wrapper.push_back(instance.id);
+  instance.boot.Start(dir, "user-data.sh", instance.user_data,
+                      {{"DET_IMDS_ENDPOINT", "http://" + options_.host + ":" +
+                                                 std::to_string(port_) + "/imds/" + instance.id},
+                       {"DET_AGENT_DIR", dir.string()}},
+                      wrapper);
 }
 
 void FakeEc2::Reap() {
@@ -697,7 +709,10 @@ void FakeEc2::HandleImds(const httplib::Request& request, httplib::Response& res
 void FakeEc2::HandleAdmin(const httplib::Request& request, httplib::Response& response) {
   const nlohmann::json body = nlohmann::json::parse(request.body, nullptr, false);
   nlohmann::json reply = {{"ok", true}};
-  if (request.path == "/_fake/fault" && body.is_object()) {
+  if (request.path == "/_fake/fault" && body.is_object() && body.contains("delay_ms")) {
+    InjectDelay(body.value("action", ""), std::chrono::milliseconds(body.value("delay_ms", 0)),
+                body.value("times", 1));
+  } else if (request.path == "/_fake/fault" && body.is_object()) {
     InjectFault(body.value("action", ""), body.value("code", "InternalError"),
                 body.value("status", 500), body.value("times", 1));
   } else if (request.path == "/_fake/interrupt" && body.is_object()) {
@@ -721,6 +736,11 @@ void FakeEc2::InjectFault(const std::string& action, const std::string& code, in
                           int times) {
   std::lock_guard lock(mu_);
   faults_[action].push_back({code, status, times});
+}
+
+void FakeEc2::InjectDelay(const std::string& action, std::chrono::milliseconds delay, int times) {
+  std::lock_guard lock(mu_);
+  faults_[action].push_back({"", 200, times, delay});
 }
 
 void FakeEc2::SetSpotBehaviour(bool fulfil, std::chrono::milliseconds delay,

@@ -49,20 +49,29 @@ struct FakeEc2Options {
   bool rotate_role_credentials = true;  // false: the same credentials at every request
   // DescribeInstances pages hold at most this many reservations (and MaxResults).
   size_t page_size = 1000;
+  // The address it listens on; instances' IMDS endpoint is there too.
+  std::string host = "127.0.0.1";
+  // When booting: argv the boot runs under, with the instance's id and then `bash SCRIPT`
+  // appended (the multi-host tests make each instance a host of its own with it).
+  std::vector<std::string> boot_wrapper;
 };
 
 class FakeEc2 {
  public:
   explicit FakeEc2(FakeEc2Options options);
   ~FakeEc2();
-  // Listens on 127.0.0.1:`port` (0: any) and serves on a thread of its own.
+  // Listens on `host`:`port` (0: any) and serves on a thread of its own.
   void Start(int port = 0);
   void Stop();
   int port() const { return port_; }
-  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
+  std::string endpoint() const {
+    return "http://" + options_.host + ":" + std::to_string(port_) + "/";
+  }
 
   // The next `times` calls of `action` fail with `code` and HTTP `status`.
   void InjectFault(const std::string& action, const std::string& code, int status, int times);
+  // The next `times` calls of `action` are answered (as usual) only after `delay`.
+  void InjectDelay(const std::string& action, std::chrono::milliseconds delay, int times);
   // Spot requests are fulfilled (after `delay`) or stay open with capacity-not-available.
   void SetSpotBehaviour(bool fulfil, std::chrono::milliseconds delay,
                         std::chrono::milliseconds visibility_delay);
@@ -80,9 +89,10 @@ class FakeEc2 {
   struct Instance;
   struct SpotRequest;
   struct Fault {
-    std::string code;
+    std::string code;  // "": no error, only `delay`
     int status;
     int times;
+    std::chrono::milliseconds delay{0};
   };
   using Params = std::map<std::string, std::string>;
 

@@ -20,7 +20,10 @@ int main(int argc, char** argv) {
   std::string work_dir = "/tmp/fake-ec2";
   int boot_delay_ms = 200;
   CLI::App app{"fake EC2 Query API and IMDSv2 for tests"};
-  app.add_option("--port", port, "TCP port on 127.0.0.1 (0: any)");
+  app.add_option("--port", port, "TCP port (0: any)");
+  app.add_option("--host", options.host, "address to listen on (default 127.0.0.1)");
+  app.add_option("--boot-wrapper", options.boot_wrapper,
+                 "argv each boot runs under, given the instance id and `bash SCRIPT` after it");
   app.add_option("--port-file", port_file, "write the port here once listening");
   app.add_option("--access-key-id", options.access_key_id, "the access key it accepts");
   app.add_option("--secret-access-key", options.secret_access_key, "that key's secret");
@@ -40,7 +43,7 @@ int main(int argc, char** argv) {
     std::ofstream(port_file + ".tmp") << fake.port() << "\n";
     std::rename((port_file + ".tmp").c_str(), port_file.c_str());
   }
-  std::cout << "fake-ec2 listening on 127.0.0.1:" << fake.port() << std::endl;
+  std::cout << "fake-ec2 listening on " << options.host << ":" << fake.port() << std::endl;
   while (stop_requested == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   fake.Stop();
   return 0;

@@ -128,6 +128,21 @@ TEST_F(ExperimentsRepoTest, CheckpointsAreUpsertedAndTheLatestCompletedOneIsFoun
   });
 }
 
+TEST_F(ExperimentsRepoTest, AnotherTrialsCheckpointUuidIsRefusedAndLeftAsItWas) {
+  const int64_t experiment = NewExperiment("e");
+  const int64_t owner = NewTrial(experiment, "r1"), other = NewTrial(experiment, "r2");
+  InTransaction(db_, [&](pqxx::work& tx) {
+    ASSERT_TRUE(SaveCheckpoint(tx, {kUuidA, owner, 100, "COMPLETED", R"({"w.pt": 10})"}).ok());
+    Status stolen = SaveCheckpoint(tx, {kUuidA, other, 100, "DELETED", R"({"x": 1})"});
+    EXPECT_EQ(stolen.code(), StatusCode::kAlreadyExists) << stolen.ToString();
+    auto kept = ListCheckpoints(tx, owner);
+    ASSERT_EQ(kept.size(), 1u);
+    EXPECT_EQ(kept[0].state, "COMPLETED");
+    EXPECT_EQ(kept[0].resources_json, R"({"w.pt": 10})");
+    EXPECT_TRUE(ListCheckpoints(tx, other).empty());
+  });
+}
+
 TEST_F(ExperimentsRepoTest, AllocationsAreOpenUntilFinished) {
   const int64_t trial = NewTrial(NewExperiment("e"), "r1");
   InTransaction(db_, [&](pqxx::work& tx) {

@@ -1,6 +1,11 @@
 // Users, sessions and access tokens end to end: the real det against a real master.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <set>
+
 #include "tests/testing/cluster_fixture.h"
 #include "tests/testing/rest_client.h"
 #include "tests/testing/test_util.h"
@@ -304,6 +309,144 @@ TEST_F(UserRestTest, OnlyAnExperimentsOwnerOrAnAdminMayDeleteIt) {
   EXPECT_NE(cli.find("only its owner or an admin may delete it"), std::string::npos) << cli;
   EXPECT_NE(cli.find("rc=1"), std::string::npos) << cli;
   EXPECT_EQ(Send("DELETE", other, admin).status, 200);
+}
+
+// Every operation of the served OpenAPI document, as a non-admin and as an admin, its path
+// naming another user's things: what the document marks for admins (x-det-access admin,
+// admin-for-others, owner-or-admin) refuses the non-admin with 403 and not the admin; nothing
+// else answers 403. A new route is walked as soon as it is documented (openapi_test checks that
+// every route is).
+TEST_F(UserRestTest, EveryOperationMarkedForAdminsRefusesOthersAndNoOtherDoes) {
+  CreateUser("alice", kAlicePassword);
+  const std::string alice = Login("alice", kAlicePassword);
+  const std::string admin = Login("admin", testing::kAdminPassword);
+  const testing::RestAnswer token = Send("POST", "/api/v1/tokens", admin, R"({"lifespan_s":600})");
+  ASSERT_EQ(token.status, 200) << token.text;
+  const testing::RestAnswer experiment = Send(
+      "POST", "/api/v1/experiments", admin,
+      nlohmann::json{{"config",
+                      {{"name", "admins"},
+                       {"entrypoint", "true"},
+                       {"searcher",
+                        {{"name", "single"}, {"metric", "loss"}, {"max_length", {{"batches", 1}}}}},
+                       {"checkpoint_storage",
+                        {{"type", "shared_fs"}, {"host_path", (dir_ / "checkpoints").string()}}}}}}
+          .dump());
+  ASSERT_EQ(experiment.status, 200) << experiment.text;
+  const std::map<std::string, std::string> others_things = {
+      {"{username}", "admin"},
+      {"{token_id}", std::to_string(token.body["summary"]["id"].get<int64_t>())},
+      {"{experiment_id}", std::to_string(experiment.body["id"].get<int64_t>())},
+      {"{agent_id}", "no-such-agent"},
+      {"{slot_id}", "0"},
+      {"{trial_id}", "1"},
+      {"{task_id}", "no-such-task"},
+      {"{job_id}", "no-such-job"},
+      {"{allocation_id}", "no-such-allocation"}};
+  auto filled = [&](std::string path) {
+    for (const auto& [name, value] : others_things) {
+      for (size_t at; (at = path.find(name)) != std::string::npos;) {
+        path.replace(at, name.size(), value);
+      }
+    }
+    return path;
+  };
+  // The parts of a request that aim an operation at another user's things.
+  const std::map<std::string, std::pair<std::string, std::string>> aimed = {
+      {"GET /api/v1/tokens", {"?all=true", ""}},
+      {"POST /api/v1/tokens", {"", R"({"username":"admin","lifespan_s":60})"}},
+      {"POST /api/v1/users/{username}/password", {"", R"({"password":"taken-over-1"})"}}};
+  const nlohmann::json document = Send("GET", "/api/v1/openapi.json", "").body;
+  ASSERT_TRUE(document.contains("paths")) << "no OpenAPI document";
+  int walked = 0, for_admins = 0;
+  for (const auto& [path, operations] : document["paths"].items()) {
+    for (const auto& [method_lower, operation] : operations.items()) {
+      std::string method = method_lower;
+      for (char& c : method) c = static_cast<char>(std::toupper(c));
+      const std::string name = method + " " + path;
+      const std::string access = operation.value("x-det-access", "");
+      ASSERT_FALSE(access.empty()) << name << " has no x-det-access";
+      if (access == "public" || name == "POST /api/v1/auth/logout") continue;
+      auto [query, body] = aimed.count(name) ? aimed.at(name) : std::pair{std::string(), "{}"};
+      const testing::RestAnswer as_alice = Send(method, filled(path) + query, alice, body);
+      ++walked;
+      if (access == "allocation") {  // a person's token is not an allocation's
+        EXPECT_TRUE(as_alice.status == 401 || as_alice.status == 403) << name << as_alice.text;
+        continue;
+      }
+      if (access == "user") {
+        EXPECT_NE(as_alice.status, 403) << name << " refuses a user: " << as_alice.text;
+        continue;
+      }
+      ++for_admins;
+      EXPECT_EQ(as_alice.status, 403)
+          << name << " (" << access << ") let alice in: " << as_alice.text;
+      const testing::RestAnswer as_admin = Send(method, filled(path), admin, "{}");
+      EXPECT_NE(as_admin.status, 403) << name << " refuses the admin: " << as_admin.text;
+      EXPECT_NE(as_admin.status, 401) << name << ": the admin's session ended: " << as_admin.text;
+    }
+  }
+  EXPECT_GE(walked, 45);
+  EXPECT_EQ(for_admins, 12) << "the admin operations of the document changed: update the CLI "
+                               "walk (EveryAdminCommandIsRefusedToANonAdmin) too";
+}
+
+// The CLI's side: each command behind an admin operation of the REST document, run by a
+// non-admin against another user's things, is refused naming why, exit code 1.
+TEST_F(UserProcessTest, EveryAdminCommandIsRefusedToANonAdmin) {
+  CreateUser("alice", kAlicePassword);
+  const std::string token_id = [&] {
+    const std::string listed = Det("--json token create --description admins --lifespan 1h");
+    const nlohmann::json made = nlohmann::json::parse(listed, nullptr, false);
+    EXPECT_TRUE(made.is_object()) << listed;
+    return std::to_string(made.is_object() ? made.value("id", int64_t{0}) : 0);
+  }();
+  const std::string experiment_id = [&] {
+    const std::filesystem::path config = dir_ / "admins.yaml";
+    std::ofstream(config) << "name: admins\nentrypoint: 'true'\nsearcher: {name: single, "
+                             "metric: loss, max_length: {batches: 1}}\ncheckpoint_storage: "
+                             "{type: shared_fs, host_path: "
+                          << (dir_ / "checkpoints").string() << "}\n";
+    auto created =
+        nlohmann::json::parse(Det("--json experiment create " + config.string()), nullptr, false);
+    return std::to_string(created.is_object() ? created.value("id", int64_t{0}) : 0);
+  }();
+  // The commands, by the REST operation each stands for.
+  const std::vector<std::pair<std::string, std::string>> commands = {
+      {"GET /api/v1/master/logs", "master logs"},
+      {"POST /api/v1/users", "user create bob <<< 'bob-password-1'"},
+      {"PATCH /api/v1/users/{username}", "user deactivate admin"},
+      {"PATCH /api/v1/users/{username}", "user activate admin"},
+      {"POST /api/v1/users/{username}/password", "user change-password admin <<< 'taken-over-1'"},
+      {"POST /api/v1/tokens", "token create --user admin"},
+      {"GET /api/v1/tokens", "token list --all"},
+      {"DELETE /api/v1/tokens/{token_id}", "token revoke " + token_id},
+      {"POST /api/v1/agents/{agent_id}/enable", "agent enable some-agent"},
+      {"POST /api/v1/agents/{agent_id}/disable", "agent disable some-agent"},
+      {"POST /api/v1/agents/{agent_id}/slots/{slot_id}/enable", "slot enable some-agent 0"},
+      {"POST /api/v1/agents/{agent_id}/slots/{slot_id}/disable", "slot disable some-agent 0"},
+      {"DELETE /api/v1/experiments/{experiment_id}", "experiment delete --yes " + experiment_id}};
+  std::set<std::string> covered;
+  for (const auto& [operation, args] : commands) {
+    covered.insert(operation);
+    const std::string out = Shell("bash -c " + [&] {
+      std::string quoted = "'";
+      for (char c : DetCommand("DET_USER=alice DET_PASS=" + std::string(kAlicePassword) +
+                                   " DET_AUTH_FILE=" + (dir_ / "auth-alice.json").string(),
+                               args + "; echo rc=$?")) {
+        quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      }
+      return quoted + "'";
+    }());
+    EXPECT_TRUE(out.find("for admins only") != std::string::npos ||
+                out.find("only an admin may") != std::string::npos ||
+                out.find("only its owner or an admin") != std::string::npos)
+        << "det " << args << ": " << out;
+    EXPECT_NE(out.find("rc=1"), std::string::npos) << "det " << args << ": " << out;
+  }
+  EXPECT_EQ(covered.size(), 12u) << "one command per admin operation of the REST document";
+  EXPECT_NE(DetRc("admin", testing::kAdminPassword, "user whoami").find("rc=0"), std::string::npos)
+      << "the admin was left as it was";
 }
 
 }  // namespace

@@ -49,6 +49,29 @@ TEST_F(WorkloadProcessTest, FiftyCommandsOnThreeAgentsCompleteWithOrderedLogs) {
   EXPECT_EQ(agents_used.size(), 3u) << "with 50 tasks queued, every agent is filled";
 }
 
+// A workload gets the agent's basics (PATH, HOME, locale) and det's variables, never what else
+// the agent's environment held (cloud credentials, det's own login), and cannot set det's own.
+TEST_F(WorkloadProcessTest, WorkloadsInheritTheAgentsBasicsButNotItsSecrets) {
+  setenv("AWS_SECRET_ACCESS_KEY", "agent-secret-4242", 1);
+  setenv("DET_PASS", "agent-password-4242", 1);
+  auto agent = StartAgent("agent-env");
+  unsetenv("AWS_SECRET_ACCESS_KEY");
+  unsetenv("DET_PASS");
+  WaitForAgents(1);
+  const std::string id = Run("env", "-e MODEL=linear");
+  ASSERT_FALSE(id.empty());
+  EXPECT_EQ(Wait(id).value("exit_code", -1), 0);
+  std::string env;
+  for (const std::string& line : LogTexts(id)) env += line + "\n";
+  EXPECT_EQ(env.find("agent-secret-4242"), std::string::npos) << env;
+  EXPECT_EQ(env.find("agent-password-4242"), std::string::npos) << env;
+  for (const char* wanted : {"PATH=", "MODEL=linear", "DET_TASK_ID=", "DET_SESSION_TOKEN="}) {
+    EXPECT_NE(env.find(wanted), std::string::npos) << wanted << " missing:\n" << env;
+  }
+  const std::string forged = Det("cmd run -e DET_SESSION_TOKEN=forged true");
+  EXPECT_NE(forged.find("DET_SESSION_TOKEN is set by det"), std::string::npos) << forged;
+}
+
 // Through the `cmd` commands (`task` ones answer the same for every kind of task).
 TEST_F(WorkloadProcessTest, KillStopsARunningCommand) {
   auto agent = StartAgent("agent-k");

@@ -215,5 +215,17 @@ TEST_F(AwsCredentialsTest, ParsesIso8601) {
   EXPECT_FALSE(ParseIso8601("yesterday").ok());
 }
 
+// Found by ec2_xml_fuzzer (a spot request's createTime in 4052): from_time_t overflowed the
+// nanoseconds of a WallTime (UBSan).
+TEST(Iso8601Test, YearsAWallTimeCannotHoldAreErrorsNotOverflows) {
+  for (const char* text :
+       {"4052-11-22T19:07:51.000Z", "9999-12-31T23:59:59Z", "1000-01-01T00:00:00Z"}) {
+    Result<WallTime> time = ParseIso8601(text);
+    ASSERT_FALSE(time.ok()) << text;
+    EXPECT_NE(time.status().message().find("out of range"), std::string::npos);
+  }
+  EXPECT_TRUE(ParseIso8601("2262-01-01T00:00:00Z").ok());
+}
+
 }  // namespace
 }  // namespace det::aws

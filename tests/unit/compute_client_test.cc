@@ -215,5 +215,40 @@ TEST(Rfc3339Test, ReadsOffsetsAndFractions) {
   EXPECT_NE(id, NewRequestId());
 }
 
+// Found by gce_json_fuzzer: a year past 2262 overflowed the nanoseconds of a WallTime (UBSan).
+TEST(Rfc3339Test, YearsAWallTimeCannotHoldAreErrorsNotOverflows) {
+  for (const char* text : {"7026-11-22T10:07:51.123456789+05:30", "9999-12-31T23:59:59Z",
+                           "0001-01-01T00:00:00Z", "2262-04-12T00:00:00Z"}) {
+    Result<WallTime> time = ParseRfc3339(text);
+    ASSERT_FALSE(time.ok()) << text;
+    EXPECT_NE(time.status().message().find("out of range"), std::string::npos);
+  }
+  EXPECT_TRUE(ParseRfc3339("2262-04-10T00:00:00Z").ok());
+  EXPECT_TRUE(ParseRfc3339("1678-01-02T00:00:00Z").ok());
+}
+
+// Found by review, reproduced through gce_json_fuzzer (its regression-* seeds): json::value()
+// threw type_error out of the readers when a field had another type (and 1e300 overflowed).
+TEST(GceAnswerTest, FieldsOfAnotherTypeReadAsEmptyNotAsAnException) {
+  EXPECT_FALSE(ReadGceInstance(nlohmann::json::parse(R"({"scheduling": {"preemptible": "yes"}})"))
+                   .preemptible);
+  EXPECT_FALSE(ReadGceInstance(nlohmann::json::parse(R"({"scheduling": 5})")).preemptible);
+  EXPECT_TRUE(ReadGceInstance(nlohmann::json::parse(R"({"scheduling": {"preemptible": true}})"))
+                  .preemptible);
+  for (const char* status : {R"("503")", "1e300", "18446744073709551615"}) {
+    const GceOperation operation = ReadGceOperation(
+        nlohmann::json::parse(std::string(R"({"status": "DONE", "error": {"errors": [{"code": )"
+                                          R"("QUOTA_EXCEEDED"}]}, "httpErrorStatusCode": )") +
+                              status + "}"),
+        "instances.insert");
+    ASSERT_TRUE(operation.error.has_value()) << status;
+    EXPECT_EQ(operation.error->http_status, 0) << status;
+    EXPECT_EQ(operation.error->kind, GceErrorKind::kQuota);
+  }
+  const GceOperation failed = ReadGceOperation(
+      nlohmann::json::parse(R"({"error": {"errors": []}, "httpErrorStatusCode": 503})"), "m");
+  EXPECT_EQ(failed.error->http_status, 503);
+}
+
 }  // namespace
 }  // namespace det::gcp

@@ -206,5 +206,20 @@ TEST(AgentConfigTest, EnvironmentOverridesTheFileAndVisibleGpusTakesBothForms) {
   EXPECT_NE(bad.status().message().find("slot_type"), std::string::npos);
 }
 
+// The config files' side of what config_yaml_fuzzer found: text that is not UTF-8 and aliases
+// inside their own anchors are refused when the file is read, naming the file and the place.
+TEST(ConfigReaderTest, ADocumentThatIsNotUtf8OrContainsItselfIsRefused) {
+  auto not_utf8 = ParseYaml("cluster_name: caf\xc3\n", "master.yaml");
+  ASSERT_FALSE(not_utf8.ok());
+  EXPECT_EQ(not_utf8.status().message(), "master.yaml: cluster_name: not UTF-8 text");
+  auto cycle = ParseYaml("hooks: &h {on_connection_lost: [*h]}\n", "agent.yaml");
+  ASSERT_FALSE(cycle.ok());
+  EXPECT_NE(cycle.status().message().find("agent.yaml: hooks.on_connection_lost[0]."),
+            std::string::npos)
+      << cycle.status().message();
+  EXPECT_NE(cycle.status().message().find("nested more than 64 levels deep"), std::string::npos);
+  EXPECT_TRUE(ParseYaml("a: &x {b: 1}\nc: *x\n", "x.yaml").ok());
+}
+
 }  // namespace
 }  // namespace det

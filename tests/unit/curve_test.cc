@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "bus/catalog/agent.h"
 #include "bus/rpc_client.h"
@@ -17,18 +18,20 @@ using namespace std::chrono_literals;
 
 class CurveTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { Start({}, ""); }
+  // The client key has `client_roles`; the server socket admits `server_role` ("": any).
+  void Start(const std::set<std::string>& client_roles, const std::string& server_role) {
     server_keys_ = *GenerateCurveKeyPair();
     client_keys_ = *GenerateCurveKeyPair();
-    zap_ =
-        std::make_unique<ZapHandler>(context_, std::vector<std::string>{client_keys_.public_key});
+    zap_ = std::make_unique<ZapHandler>(
+        context_, std::vector<AllowedClient>{{client_keys_.public_key, client_roles}});
     server_ = std::make_unique<RpcServer>(context_, "test", RealClock::Instance());
     server_->Handle<AgentPing, AgentEcho>(
         [](const RpcContext&, const AgentPing& p) -> Result<AgentEcho> {
           return AgentEcho{p.nonce};
         });
     SocketSecurity security{SocketSecurity::Mode::kCurveServer, server_keys_, "", {}};
-    endpoint_ = *server_->Bind("tcp://127.0.0.1:0", security);
+    endpoint_ = *server_->Bind("tcp://127.0.0.1:0", security.WithRole(server_role));
   }
 
   // Pumps the server while `call` runs on another thread.
@@ -86,6 +89,53 @@ TEST_F(CurveTest, ClientWithWrongServerKeyCannotTalk) {
   EXPECT_EQ(server_->handled(), 0u);
 }
 
+class CurveRoleTest : public CurveTest {
+ protected:
+  void SetUp() override {}
+};
+
+TEST_F(CurveRoleTest, AKeyIsAdmittedOnThePortOfItsRole) {
+  Start({kRoleAgent}, kRoleAgent);
+  EXPECT_TRUE(CallWith(ClientSecurity(client_keys_)).ok());
+}
+
+TEST_F(CurveRoleTest, AKeyIsRefusedOnAPortOfAnotherRole) {
+  Start({kRoleCli}, kRoleAgent);  // a CLI user's key at the agent channel
+  EXPECT_FALSE(CallWith(ClientSecurity(client_keys_)).ok());
+  EXPECT_EQ(server_->handled(), 0u);
+  EXPECT_GE(zap_->denied(), 1u);
+}
+
+TEST_F(CurveRoleTest, AKeyWithoutRolesMayUseEveryPort) {
+  Start({}, kRoleAutoscaler);
+  EXPECT_TRUE(CallWith(ClientSecurity(client_keys_)).ok());
+}
+
+TEST(AllowListTest, RolesFollowTheKeyAndUnknownOnesAreNamed) {
+  auto dir = std::filesystem::temp_directory_path() / ("det-allow-" + RandomId());
+  std::filesystem::create_directories(dir);
+  const std::string a = GenerateCurveKeyPair()->public_key, b = GenerateCurveKeyPair()->public_key,
+                    c = GenerateCurveKeyPair()->public_key;
+  const std::string hashed = "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]y#7";  // '#' is Z85 too
+  std::ofstream(dir / "allowed") << "# the cluster's clients\n"
+                                 << hashed << " cli\n"
+                                 << a << " agent\n"
+                                 << "public_key: \"" << b << "\" cli,autoscaler  # ops\n"
+                                 << c << "\n";
+  auto allow = ReadAllowList((dir / "allowed").string());
+  ASSERT_TRUE(allow.ok()) << allow.status().ToString();
+  EXPECT_EQ(
+      *allow,
+      (std::vector<AllowedClient>{
+          {hashed, {kRoleCli}}, {a, {kRoleAgent}}, {b, {kRoleCli, kRoleAutoscaler}}, {c, {}}}));
+  std::ofstream(dir / "bad") << a << " agent\n" << b << " admin\n";
+  auto bad = ReadAllowList((dir / "bad").string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2: unknown role \"admin\""), std::string::npos)
+      << bad.status().message();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(KeyFilesTest, WrittenKeysReadBackAndSecretFileIsPrivate) {
   auto dir = std::filesystem::temp_directory_path() / ("det-keys-" + RandomId());
   std::filesystem::create_directories(dir);
@@ -101,7 +151,7 @@ TEST(KeyFilesTest, WrittenKeysReadBackAndSecretFileIsPrivate) {
   EXPECT_EQ(perms & std::filesystem::perms::others_read, std::filesystem::perms::none);
   auto allow = ReadAllowList((dir / "agent.pub").string());
   ASSERT_TRUE(allow.ok()) << allow.status().ToString();
-  EXPECT_EQ(*allow, std::vector<std::string>{keys.public_key});
+  EXPECT_EQ(*allow, (std::vector<AllowedClient>{{keys.public_key, {}}}));
   std::filesystem::remove_all(dir);
 }
 

@@ -5,8 +5,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "agent/agent_config.h"
-#include "agent/docker_pump.h"
 #include "agent/docker_workload.h"
+#include "common/clock.h"
 #include "common/config.h"
 #include "master/experiment/experiment_config.h"
 
@@ -93,6 +93,21 @@ TEST(ContainerEnvironmentTest, ReadersOfTheConfigDoNotSeeRegistrySecrets) {
   EXPECT_EQ(master::experiment::RedactedConfig(plain), plain) << "no secret: unchanged";
 }
 
+// Found in review: with `password` twice, what was shown masked the first and what reached the
+// engine was the last. A key given twice is refused wherever it is.
+TEST(ContainerEnvironmentTest, ARegistrySecretGivenTwiceIsRefusedNotHalfMasked) {
+  const std::string config = std::string(kExperiment) +
+                             "environment:\n  registry_auth:\n    username: u\n"
+                             "    password: first\n    password: hunter2\n";
+  auto parsed = master::experiment::ParseExperimentConfig(YAML::Load(config));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find(
+                "environment.registry_auth: the key \"password\" appears twice"),
+            std::string::npos)
+      << parsed.status().message();
+  EXPECT_EQ(master::experiment::RedactedConfig(config).find("hunter2"), std::string::npos);
+}
+
 TEST(AgentRuntimeConfigTest, DockerRuntimeAndItsSocketAreRead) {
   auto config = agent::ParseAgentConfig(YAML::Load(
       "container_runtime: docker\ndocker: {socket: /run/d.sock, network_mode: bridge}\n"));
@@ -166,15 +181,19 @@ TEST(DockerWorkloadTest, ContainerJsonRoundTripsAndBadOnesAreNamed) {
   }
 }
 
-TEST(EngineTimestampTest, ReadsTheEnginesNanosecondTimes) {
-  EXPECT_EQ(agent::ParseEngineTimestamp("1970-01-01T00:00:01.000000002Z"),
-            (std::pair<int64_t, int>{1, 2}));
-  EXPECT_EQ(agent::ParseEngineTimestamp("2026-11-24T01:02:03.5Z"),
-            (std::pair<int64_t, int>{1795482123, 500000000}));
-  EXPECT_EQ(agent::ParseEngineTimestamp("2026-11-24T01:02:03Z").second, 0);
-  for (const char* bad : {"", "hello world", "2026-11-24T01:02:03.5+01:00", "2026-11-24"}) {
-    EXPECT_EQ(agent::ParseEngineTimestamp(bad).first, -1) << bad;
+TEST(Rfc3339Test, EngineTimesAreReadAndWrittenToTheNanosecond) {
+  EXPECT_EQ(ParseRfc3339Utc("1970-01-01T00:00:01.000000002Z"), 1000000002);
+  EXPECT_EQ(ParseRfc3339Utc("2026-11-24T01:02:03.5Z"), 1795482123500000000);
+  EXPECT_EQ(ParseRfc3339Utc("2026-11-24T01:02:03Z"), 1795482123000000000);
+  for (const char* bad :
+       {"", "hello world", "2026-11-24T01:02:03.5+01:00", "2026-11-24", "2026-11-24T01:02:03.Z",
+        "2026-11-24T01:02:03.12345678901Z", "2026-11-24T01:02:03.x1Z"}) {
+    EXPECT_EQ(ParseRfc3339Utc(bad), std::nullopt) << bad;
   }
+  EXPECT_EQ(Rfc3339Utc(1795482123000000001, 9), "2026-11-24T01:02:03.000000001Z");
+  EXPECT_EQ(Rfc3339Utc(1795482123500000000, 6), "2026-11-24T01:02:03.500000Z");
+  EXPECT_EQ(Rfc3339Utc(1795482123500000000, 0), "2026-11-24T01:02:03Z");
+  EXPECT_EQ(ParseRfc3339Utc(Rfc3339Utc(1795482123123456789, 9)), 1795482123123456789);
 }
 
 }  // namespace

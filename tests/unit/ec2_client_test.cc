@@ -235,5 +235,24 @@ TEST(Ec2ErrorTest, ClassifiesEc2Codes) {
   EXPECT_EQ(ClassifyEc2Error("Whatever", 502), Ec2ErrorKind::kTransient);
 }
 
+// Found by ec2_xml_fuzzer: a time a WallTime cannot hold overflowed it; now it reads as the epoch,
+// like any other time that is not one.
+TEST(Ec2AnswerTest, ASpotRequestCreatedInYear4052ReadsAsTheEpoch) {
+  auto page = ReadSpotRequestsAnswer(
+      "DescribeSpotInstanceRequests",
+      "<DescribeSpotInstanceRequestsResponse><spotInstanceRequestSet><item>"
+      "<spotInstanceRequestId>sir-1</spotInstanceRequestId><state>open</state>"
+      "<createTime>4052-11-22T19:07:51.000Z</createTime></item></spotInstanceRequestSet>"
+      "<nextToken>t</nextToken></DescribeSpotInstanceRequestsResponse>");
+  ASSERT_TRUE(page.ok()) << page.error().ToString();
+  ASSERT_EQ(page.value().items.size(), 1u);
+  EXPECT_EQ(page.value().items[0].id, "sir-1");
+  EXPECT_EQ(page.value().items[0].create_time, WallTime{});
+  EXPECT_EQ(page.value().next_token, "t");
+  auto not_xml = ReadInstancesAnswer("RunInstances", "<html>");
+  ASSERT_FALSE(not_xml.ok());
+  EXPECT_EQ(not_xml.error().code, "MalformedResponse");
+}
+
 }  // namespace
 }  // namespace det::aws

@@ -119,8 +119,90 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"min_validation_period: {batches: 0}", "min_validation_period: must be"},
         BadCase{"environment: {environment_variables: [NOEQUALS]}",
                 "environment.environment_variables: \"NOEQUALS\" is not KEY=VALUE"},
+        BadCase{"environment: {environment_variables: [DET_SESSION_TOKEN=forged]}",
+                "environment.environment_variables: DET_SESSION_TOKEN is set by det"},
+        BadCase{"environment: {environment_variables: [CUDA_VISIBLE_DEVICES=0,1,2]}",
+                "CUDA_VISIBLE_DEVICES is set by det"},
+        BadCase{"environment: {environment_variables: [\"A B=1\"]}",
+                "\"A B\" is not a variable name"},
         BadCase{"reproducibility: {experiment_seed: -1}", "reproducibility.experiment_seed"},
         BadCase{"max_restart: 3", "max_restart: unknown field"}));
+
+constexpr const char* kMinimal =
+    "entrypoint: python3 train.py\n"
+    "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n"
+    "checkpoint_storage: {host_path: /tmp/ckpt}\n";
+
+// Found by config_yaml_fuzzer: a value that is not UTF-8 reached nlohmann::json::dump() in an
+// error message, which threw type_error 316 out of the parser.
+TEST(ExperimentConfigTest, AConfigThatIsNotUtf8IsAnErrorNotAnException) {
+  const std::string entrypoint = "entrypoint: python3 train.py\n";
+  const std::string storage = "checkpoint_storage: {host_path: /tmp/ckpt}\n";
+  for (const std::string& bad :
+       {entrypoint + storage +
+            "searcher: {name: single, metric: loss, max_length: {records: 10\xa1" + "00}}\n",
+        kMinimal + std::string("name: caf\xc3\n"), kMinimal + std::string("\xff: 1\n")}) {
+    auto config = ParseExperimentConfig(YAML::Load(bad));
+    ASSERT_FALSE(config.ok()) << bad;
+    EXPECT_NE(config.status().message().find("not UTF-8 text"), std::string::npos)
+        << config.status().message();
+  }
+}
+
+// Found by rest_json_fuzzer: a range without minval was compared with the missing node, whose
+// Type() threw YAML::InvalidNode out of the parser.
+TEST(ExperimentConfigTest, ARangeWithoutMinvalIsAnErrorNotAnException) {
+  auto config = ParseExperimentConfig(YAML::Load(
+      std::string(kMinimal) + "hyperparameters: {lr: {type: log, base: 10, maxval: -1}}"));
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("hyperparameters.lr.minval: is required for type log"),
+            std::string::npos)
+      << config.status().message();
+}
+
+// Found by review and reproduced with config_yaml_fuzzer: yaml-cpp makes `&e [x, *e]` a list that
+// contains itself, and reading it recursed until the stack overflowed; aliases of aliases (a
+// "billion laughs") expanded for minutes.
+TEST(ExperimentConfigTest, AnAliasInsideItsOwnAnchorOrAnExplodingOneIsRefused) {
+  auto cycle = ParseExperimentConfig(
+      YAML::Load("entrypoint: &e [python3, *e]\n"
+                 "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n"
+                 "checkpoint_storage: {host_path: /tmp/ckpt}\n"));
+  ASSERT_FALSE(cycle.ok());
+  EXPECT_NE(cycle.status().message().find("entrypoint[1][1]"), std::string::npos)
+      << cycle.status().message();
+  std::string laughs = kMinimal;
+  laughs += "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 9; ++i) {
+    laughs += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) laughs += (k ? ", *a" : "*a") + std::to_string(i - 1);
+    laughs += "]\n";
+  }
+  auto exploded = ParseExperimentConfig(YAML::Load(laughs));
+  ASSERT_FALSE(exploded.ok());
+  EXPECT_NE(exploded.status().message().find("values with aliases followed"), std::string::npos)
+      << exploded.status().message();
+  EXPECT_TRUE(ParseExperimentConfig(
+                  YAML::Load(std::string(kMinimal) + "labels: &l [a, b]\ndescription: x\n"))
+                  .ok());
+}
+
+// Found by config_yaml_fuzzer: `vals` missing from a categorical hyperparameter (and, by review,
+// `val` from a const one) was read from the missing node, whose Type() threw YAML::InvalidNode.
+TEST(ExperimentConfigTest, ACategoricalWithoutValsOrAConstWithoutValIsAnErrorNotAnException) {
+  auto categorical = ParseExperimentConfig(
+      YAML::Load(std::string(kMinimal) + "hyperparameters: {b: {type: categorical, vans: [x]}}"));
+  ASSERT_FALSE(categorical.ok());
+  EXPECT_NE(categorical.status().message().find("hyperparameters.b.vals: must be a non-empty list"),
+            std::string::npos)
+      << categorical.status().message();
+  auto constant = ParseExperimentConfig(
+      YAML::Load(std::string(kMinimal) + "hyperparameters: {c: {type: const}}"));
+  ASSERT_FALSE(constant.ok());
+  EXPECT_NE(constant.status().message().find("hyperparameters.c.val: is required for type const"),
+            std::string::npos)
+      << constant.status().message();
+}
 
 }  // namespace
 }  // namespace det::master::experiment

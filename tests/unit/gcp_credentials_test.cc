@@ -238,5 +238,21 @@ TEST_F(GcpCredentialsTest, TheProjectComesFromConfigCredentialsEnvironmentOrMeta
   EXPECT_NE(nowhere.status().message().find("provider.project"), std::string::npos);
 }
 
+// Found by review, reproduced through gce_json_fuzzer: an expires_in of 2^63 - 1 seconds overflowed
+// the nanoseconds of a WallTime (UBSan); it now counts as kMaxTokenLifetime.
+TEST(TokenResponseTest, AnExpiryAWallTimeCannotHoldIsCappedNotOverflowed) {
+  const WallTime now = WallTime{} + std::chrono::hours(24 * 365 * 56);
+  auto read = [&](const std::string& expires_in) {
+    return ReadTokenResponse(
+        HttpResponse{200, {}, R"({"access_token": "t", "expires_in": )" + expires_in + "}"},
+        "the token endpoint", now);
+  };
+  EXPECT_EQ(read("9223372036854775807")->expires_at, now + kMaxTokenLifetime);
+  EXPECT_EQ(read("18446744073709551615")->expires_at, now + kMaxTokenLifetime);
+  EXPECT_EQ(read("-9223372036854775807")->expires_at, now);
+  EXPECT_EQ(read("3599")->expires_at, now + std::chrono::seconds(3599));
+  EXPECT_EQ(read("\"3599\"")->expires_at, now + std::chrono::hours(1));
+}
+
 }  // namespace
 }  // namespace det::gcp

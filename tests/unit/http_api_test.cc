@@ -1,8 +1,15 @@
-// The master's REST plumbing: base64 model definitions and bearer tokens.
+// The master's REST plumbing: base64 model definitions, bearer tokens, and the decoders of request
+// bodies (which tests/fuzz/rest_json_fuzzer.cc fuzzes).
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <limits>
+
+#include "master/api.h"
+#include "master/cluster_api.h"
+#include "master/core_api.h"
 #include "master/http_json.h"
+#include "master/user_http.h"
 
 namespace det::master {
 namespace {
@@ -31,6 +38,92 @@ TEST(BearerTokenTest, TakesTheTokenOfABearerHeaderOnly) {
   req.headers.clear();
   req.set_header("Authorization", "Bearer dets_abc");
   EXPECT_EQ(*BearerToken(req, "x"), "dets_abc");
+}
+
+// Found by review and reproduced through rest_json_fuzzer (its regression-* seeds), which had not
+// reached it: nlohmann's get<int>() of 1e300 is a float-to-integer overflow (UBSan), and of
+// 3000000000 wraps.
+TEST(RequestBodyTest, IntegersTheFieldCannotHoldAreErrorsNotOverflows) {
+  for (const char* body :
+       {R"({"entrypoint": "x", "slots": 1e300})", R"({"entrypoint": "x", "slots": 3000000000})",
+        R"({"entrypoint": "x", "slots": 1.5})", R"({"entrypoint": "x", "priority": -1e19})"}) {
+    auto run = CommandRunRequestOf(body);
+    ASSERT_FALSE(run.ok()) << body;
+    EXPECT_EQ(run.status().code(), StatusCode::kInvalidArgument);
+  }
+  EXPECT_FALSE(TokenCreateRequestOf(R"({"lifespan_s": 1e300})").ok());
+  EXPECT_FALSE(TokenCreateRequestOf(R"({"lifespan_s": 9223372036854775808})").ok());
+  EXPECT_EQ(TokenCreateRequestOf(R"({"lifespan_s": -1})")->lifespan_s, -1);
+  EXPECT_EQ(CommandRunRequestOf(R"({"entrypoint": "x", "slots": 2.0})")->slots, 2);
+  EXPECT_EQ(MetricsReportOf(R"({"group": "training", "steps_completed": 9223372036854775807,
+                                "metrics": {}})")
+                ->steps,
+            std::numeric_limits<int64_t>::max());
+}
+
+// Found by review: "port" or "slots" that were not numbers threw type_error out of the rendezvous
+// route (and 1e300 overflowed).
+TEST(RequestBodyTest, ARendezvousPortOrSlotsThatIsNotAnIntIsAnError) {
+  const std::string start = R"({"rank": 1, "num_containers": 2, "address": "10.0.0.3", )";
+  for (const char* tail : {R"("port": "29400"})", R"("slots": 1e300})", R"("port": null})"}) {
+    auto request = RendezvousRequestOf(start + tail);
+    ASSERT_FALSE(request.ok()) << tail;
+    EXPECT_EQ(request.status().code(), StatusCode::kInvalidArgument);
+  }
+  auto request = RendezvousRequestOf(start + R"("port": 29400, "slots": 4})");
+  ASSERT_TRUE(request.ok()) << request.status().ToString();
+  EXPECT_EQ(request->arrival.port, 29400);
+  EXPECT_EQ(request->arrival.slots, 4);
+  EXPECT_EQ(request->num_containers, 2);
+}
+
+// Found by review: dump() and the YAML reader recurse once per level, and a body of a thousand
+// brackets overflowed the stack of the thread that read it (a crashed master).
+TEST(RequestBodyTest, ABodyNestedDeeperThanTheLimitIsRefused) {
+  const std::string deep =
+      std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']');
+  auto refused = ParseJsonObject(R"({"entrypoint": "x", "e": )" + deep + "}");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("nested more than 64 levels"), std::string::npos);
+  const std::string thousand = std::string(1000, '[') + std::string(1000, ']');
+  EXPECT_FALSE(CommandRunRequestOf(R"({"entrypoint": "x", "env": )" + thousand + "}").ok());
+  const std::string allowed =
+      std::string(kMaxJsonDepth - 1, '[') + std::string(kMaxJsonDepth - 1, ']');
+  EXPECT_TRUE(ParseJsonObject(R"({"e": )" + allowed + "}").ok());
+}
+
+// Found by review: a command's body is read again as YAML for its environment, and yaml-cpp throws
+// on keys longer than 1024 characters: the exception escaped the route.
+TEST(RequestBodyTest, ACommandWithAKeyLongerThan1024CharactersIsAnErrorNotAnException) {
+  auto run = CommandRunRequestOf(R"({"entrypoint": "x", "env": {")" + std::string(1100, 'K') +
+                                 R"(": "v"}})");
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(run.status().message().find("request body"), std::string::npos);
+}
+
+// What a person may not ask of a command, whichever gateway it comes through: host folders
+// mounted into its container (only the master mounts checkpoint storage) and det's own
+// variables (a forged DET_SESSION_TOKEN would speak for another workload).
+TEST(CommandCheckTest, HostMountsAndDetsOwnVariablesAreRefused) {
+  bus::CommandRunRequest plain;
+  plain.entrypoint = {"true"};
+  plain.env = {{"LEARNING_RATE", "0.1"}};
+  EXPECT_TRUE(master::Api::CheckCommand(plain).ok());
+  bus::CommandRunRequest mounting = plain;
+  mounting.container.image = "ubuntu";
+  mounting.container.binds = {"/:/host"};
+  Status refused = master::Api::CheckCommand(mounting);
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("container.binds"), std::string::npos) << refused.message();
+  for (const char* name : {"DET_SESSION_TOKEN", "DET_ALLOCATION_ID", "CUDA_VISIBLE_DEVICES",
+                           "NVIDIA_VISIBLE_DEVICES", "NOT A NAME", "1X"}) {
+    bus::CommandRunRequest forged = plain;
+    forged.env[name] = "x";
+    Status why = master::Api::CheckCommand(forged);
+    EXPECT_EQ(why.code(), StatusCode::kInvalidArgument) << name;
+    EXPECT_NE(why.message().find("env: "), std::string::npos) << why.message();
+  }
 }
 
 }  // namespace

@@ -386,6 +386,35 @@ TEST_F(PoolScalerTest, AFulfilledSpotRequestBecomesItsInstance) {
   }
 }
 
+// Found by the multi-host suite: an instance booted and its agent connected (taking the pending
+// work) before the next list showed it; the decider then saw only its spot request, counted it
+// as capacity no longer needed and cancelled it, terminating the instance that had just joined.
+TEST_F(PoolScalerTest, AnAgentThatConnectsBeforeItsInstanceIsListedIsNotCancelled) {
+  auto scaler = MakeScaler();
+  Pending(4);
+  scaler->Tick(view_);
+  ASSERT_EQ(provider_->cloud->size(), 1u);
+  Instance& request = provider_->cloud->at(0);
+  request.state = InstanceState::kSpotRequested;
+  const std::string request_id = request.id;
+  clock_.Advance(seconds(5));
+  scaler->Tick(view_);  // the request is listed
+  // Fulfilled, booted and connected within a second: no list has shown the instance yet.
+  request = {"i-fast",         "default",        InstanceState::kStarting,
+             request.offering, clock_.WallNow(), request_id};
+  clock_.Advance(milliseconds(200));
+  AgentConnected("i-fast");
+  view_.Apply(Event(bus::ClusterPending{"default", 0, 0, 0, 0}));
+  scaler->DemandChanged();
+  for (int i = 0; i < 5; ++i) {
+    clock_.Advance(milliseconds(100));
+    scaler->Tick(view_);
+  }
+  EXPECT_TRUE(provider_->terminated.empty()) << provider_->terminated.front();
+  ASSERT_EQ(scaler->instances().size(), 1u);
+  EXPECT_EQ(scaler->instances()[0].id, "i-fast");
+}
+
 TEST_F(PoolScalerTest, AFailingListDoesNotSpinTheLoop) {
   struct FailingList final : FakeProvider {
     using FakeProvider::FakeProvider;

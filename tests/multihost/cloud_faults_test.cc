@@ -1,0 +1,142 @@
+// The autoscaler over separate hosts (multihost_fixture.h): det-autoscaler on its own host sizes
+// the pool `cloud` through the fake EC2 on another, whose instances boot as hosts of their own and
+// run real det-agents. Each test injects faults on the way, then checks that nothing was lost
+// (CheckNothingLost) and that no instance is left running (CheckNoInstanceLeft).
+#include <signal.h>
+
+#include <thread>
+
+#include "tests/multihost/multihost_fixture.h"
+
+namespace det::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr TrialShape kShape{200, 20};
+constexpr double kStepSeconds = 0.08;
+
+class CloudFaultTest : public MultiHostTest {
+ protected:
+  std::string ExtraMasterConfig() const override { return CloudPools(); }
+  void SetUp() override {
+    MultiHostTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    ASSERT_NO_FATAL_FAILURE(StartCloud());
+  }
+  int64_t CreateCloudExperiment() {
+    return CreateExperiment(kShape, kStepSeconds, [](nlohmann::json& config) {
+      config["resources"]["resource_pool"] = "cloud";
+    });
+  }
+  int CallCount(const std::string& action) {
+    int count = 0;
+    for (const auto& call : CloudAdmin("calls")) count += call.value("action", "") == action;
+    return count;
+  }
+  // "id state, ..." of every instance the fake launched.
+  std::string InstanceSummary() {
+    std::string summary;
+    for (const auto& i : Instances()) {
+      summary += i.value("id", "") + " " + i.value("state", "") + ", ";
+    }
+    return summary;
+  }
+  // Seconds from `since` until the experiment's trial reports its first training metrics (-1:
+  // never).
+  double SecondsUntilFirstMetrics(int64_t experiment_id, Clock::time_point since) {
+    const bool reported = Eventually(
+        [&] {
+          auto trials = Describe(experiment_id)["trials"];
+          return trials.is_array() && !trials.empty() &&
+                 !MetricSteps(trials[0].value("id", int64_t{0}), "training").empty();
+        },
+        120s);
+    return reported ? std::chrono::duration<double>(Clock::now() - since).count() : -1;
+  }
+};
+
+// The autoscaler dies while its RunInstances call is in flight (EC2 is slow to answer, and the
+// instance is made after all). Restarted, it finds the instance by its tags: no second one.
+TEST_F(CloudFaultTest, AutoscalerKilledDuringAScaleUpLaunchesNoDuplicate) {
+  ASSERT_TRUE(CloudAdmin("fault", {{"action", "RunInstances"}, {"delay_ms", 3000}, {"times", 1}})
+                  .value("ok", false));
+  StartAutoscaler();
+  const auto created = Clock::now();
+  const int64_t id = CreateCloudExperiment();
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(Eventually([&] { return CallCount("RunInstances") >= 1; }, 30s))
+      << ReadLog("autoscaler.log");
+  autoscaler_->Stop(SIGKILL);  // mid-call: the answer never reaches it
+  const auto fault = Clock::now();
+  ASSERT_TRUE(Eventually([&] { return Instances().size() == 1; }, 10s)) << InstanceSummary();
+  StartAutoscaler();
+  const double recovery = SecondsUntilFirstMetrics(id, fault);
+  CheckNothingLost(id, kShape);
+  EXPECT_EQ(Instances().size(), 1u) << "a second instance was launched: " << InstanceSummary();
+  CheckNoInstanceLeft();
+  Report("`kill -9` the autoscaler during a scale-up (RunInstances in flight)",
+         "the restarted autoscaler adopts the instance by its tags; no duplicate launch", recovery);
+  std::cout << "first metrics " << SecondsUntilFirstMetrics(id, created)
+            << " s after the experiment was created" << std::endl;
+}
+
+// Every way EC2 refuses or drags on the way up: throttling past the client's retries, no
+// capacity, server errors and a slow DescribeInstances. The launch goes through in the end.
+TEST_F(CloudFaultTest, ThrottlingCapacityErrorsAndSlowCallsOnlyDelayTheScaleUp) {
+  const std::vector<nlohmann::json> faults = {
+      {{"action", "RunInstances"}, {"code", "RequestLimitExceeded"}, {"status", 503}, {"times", 4}},
+      {{"action", "RunInstances"},
+       {"code", "InsufficientInstanceCapacity"},
+       {"status", 500},
+       {"times", 1}},
+      {{"action", "RunInstances"}, {"code", "InternalError"}, {"status", 500}, {"times", 2}},
+      {{"action", "RunInstances"}, {"code", "Unavailable"}, {"status", 503}, {"times", 1}},
+      {{"action", "DescribeInstances"}, {"delay_ms", 2000}, {"times", 3}}};
+  for (const auto& fault : faults) ASSERT_TRUE(CloudAdmin("fault", fault).value("ok", false));
+  StartAutoscaler();
+  const auto fault = Clock::now();
+  const int64_t id = CreateCloudExperiment();
+  ASSERT_GT(id, 0);
+  const double recovery = SecondsUntilFirstMetrics(id, fault);
+  CheckNothingLost(id, kShape);
+  EXPECT_GE(CallCount("RunInstances"), 9) << "every scripted refusal should have been met";
+  EXPECT_LE(Instances().size(), 2u) << InstanceSummary();
+  CheckNoInstanceLeft();
+  const std::string decisions = Det("autoscaler decisions --resource-pool cloud --limit 50");
+  EXPECT_NE(decisions.find("RequestLimitExceeded"), std::string::npos) << decisions;
+  EXPECT_NE(decisions.find("InsufficientInstanceCapacity"), std::string::npos) << decisions;
+  Report("EC2 throttling (4×), no capacity, 500 and 503 on RunInstances, slow DescribeInstances",
+         "launches back off and retry; the trial starts once EC2 relents", recovery);
+}
+
+class SpotCloudFaultTest : public CloudFaultTest {
+ protected:
+  std::string ExtraMasterConfig() const override { return CloudPools(/*spot=*/true); }
+};
+
+// EC2 takes the spot instance back mid-trial: the autoscaler replaces it and the trial resumes
+// from its checkpoint on the new one.
+TEST_F(SpotCloudFaultTest, SpotInstanceTakenBackMidTrialIsReplacedAndTheTrialResumes) {
+  StartAutoscaler();
+  const int64_t id = CreateCloudExperiment();
+  ASSERT_GT(id, 0);
+  auto trial = WaitForTrial(id, [](const auto& t) { return t.value("steps_completed", 0) >= 40; });
+  ASSERT_FALSE(trial.is_null()) << ReadLog("autoscaler.log");
+  const std::string victim = HostRunningTrial(id);
+  ASSERT_EQ(victim.rfind("i-", 0), 0u) << victim;
+  const ProgressMark fault = MarkProgress(id);
+  ASSERT_TRUE(CloudAdmin("interrupt", {{"instance_id", victim}}).value("ok", false));
+  const double recovery = SecondsUntilProgress(fault, /*in_a_new_run=*/true);
+  CheckNothingLost(id, kShape);
+  EXPECT_EQ(Describe(id)["trials"][0].value("restarts", -1), 0)
+      << "losing the machine is not the trial's failure";
+  EXPECT_EQ(Instances().size(), 2u) << InstanceSummary();
+  CheckNoInstanceLeft();
+  Report("a spot instance taken back mid-trial (interruption)",
+         "a new instance is launched; the trial resumes there from its checkpoint", recovery);
+}
+
+}  // namespace
+}  // namespace det::testing

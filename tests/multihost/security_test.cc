@@ -1,0 +1,104 @@
+// Who gets in, over separate hosts (multihost_fixture.h): CURVE on every bus port, each key on the
+// ports of its role only; plaintext refused; secrets kept out of every log.
+#include "bus/security.h"
+
+#include <thread>
+
+#include "tests/multihost/multihost_fixture.h"
+
+namespace det::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class SecurityTest : public MultiHostTest {
+ protected:
+  // An agent on the spare host `intruder` with `key_file` ("agent.key" is the real one).
+  void StartIntruderAgent(const std::string& key_file) {
+    const fs::path config = dir_ / "intruder.yaml";
+    std::ofstream(config) << "master_host: " << Host("master").address
+                          << "\nagent_id: intruder\nartificial_slots: 4\nwork_dir: "
+                          << (dir_ / "work" / "intruder").string()
+                          << "\nagent_reconnect_attempts: 2\nagent_reconnect_backoff: 1s"
+                          << "\nsecurity:\n  key_file: " << (dir_ / key_file).string()
+                          << "\n  server_public_key_file: " << (dir_ / "master.pub").string()
+                          << "\n";
+    intruder_ = std::make_unique<Process>(
+        net_->On("intruder", {BuildDir() + "/agent/det-agent", "-c", config.string()}),
+        dir_ / "intruder.log");
+  }
+  // det-autoscaler on `intruder` with `key_file`, until the returned process goes.
+  std::unique_ptr<Process> StartIntruderAutoscaler(const std::string& key_file) {
+    std::ofstream(dir_ / "intruder-autoscaler.yaml")
+        << "master_host: " << Host("master").address
+        << "\nsecurity:\n  key_file: " << (dir_ / key_file).string()
+        << "\n  server_public_key_file: " << (dir_ / "master.pub").string() << "\n";
+    return std::make_unique<Process>(
+        net_->On("intruder", {BuildDir() + "/autoscaler/det-autoscaler", "-c",
+                              (dir_ / "intruder-autoscaler.yaml").string()}),
+        dir_ / "intruder-autoscaler.log");
+  }
+  bool IntruderListed() {
+    auto agents = Rest("GET", "/api/v1/agents");
+    for (const auto& agent : agents.value("agents", nlohmann::json::array())) {
+      if (agent.value("id", "") == "intruder") return true;
+    }
+    return false;
+  }
+  void MakeKey(const std::string& name) {
+    auto keys = bus::GenerateCurveKeyPair();
+    ASSERT_TRUE(keys.ok());
+    ASSERT_TRUE(bus::WriteKeyPairFiles(*keys, (dir_ / name).string()).ok());
+  }
+  std::unique_ptr<Process> intruder_;
+};
+
+TEST_F(SecurityTest, AnAgentWithAnUnknownKeyIsRefused) {
+  ASSERT_NO_FATAL_FAILURE(MakeKey("stranger"));
+  StartIntruderAgent("stranger.key");
+  EXPECT_TRUE(Eventually(
+      [&] { return ReadLog("master.log").find("unknown CURVE key") != std::string::npos; }, 10s))
+      << ReadLog("master.log");
+  EXPECT_FALSE(IntruderListed());
+}
+
+TEST_F(SecurityTest, ACliUsersKeyCannotJoinAsAnAgent) {
+  StartIntruderAgent("cli.key");
+  EXPECT_TRUE(Eventually(
+      [&] { return ReadLog("master.log").find("may not use the agent port") != std::string::npos; },
+      10s))
+      << ReadLog("master.log");
+  std::this_thread::sleep_for(2s);
+  EXPECT_FALSE(IntruderListed());
+}
+
+TEST_F(SecurityTest, AnAutoscalerWithAnUnknownKeyCannotReadTheEventBus) {
+  ASSERT_NO_FATAL_FAILURE(MakeKey("stranger"));
+  auto autoscaler = StartIntruderAutoscaler("stranger.key");
+  EXPECT_TRUE(Eventually(
+      [&] { return ReadLog("master.log").find("unknown CURVE key") != std::string::npos; }, 10s))
+      << ReadLog("master.log");
+}
+
+TEST_F(SecurityTest, AnAgentsKeyCannotReadTheEventBus) {
+  auto autoscaler = StartIntruderAutoscaler("agent.key");
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return ReadLog("master.log").find("may not use the autoscaler port") != std::string::npos;
+      },
+      10s))
+      << ReadLog("master.log");
+}
+
+// A client without CURVE fails the handshake (libzmq refuses it before any message): det says
+// the master cannot be reached, and the master serves those who hold keys as before.
+TEST_F(SecurityTest, PlaintextClientsAreRefused) {
+  const std::string out = Shell("ip netns exec " + Host("client").netns + " timeout 30 " +
+                                BuildDir() + "/cli/det --plaintext -m " + Host("master").address +
+                                ":8090 master info 2>&1; echo rc=$?");
+  EXPECT_NE(out.find("rc=3"), std::string::npos) << out;
+  EXPECT_NE(Det("master info").find("0.1.0"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace det::testing
