@@ -30,6 +30,10 @@
 
 namespace det::agent {
 
+// The only part of the workload's folder a container sees (mounted at its own path, its working
+// folder): the spec, its id and the agent's files beside it are out of the container's reach,
+// since a restarted agent and pump trust them.
+inline constexpr const char* kContainerFolder = "container";
 inline constexpr const char* kContainerSpecFile = "container.json";
 inline constexpr const char* kContainerIdFile = "container_id";
 inline constexpr const char* kContainerPhaseFile = "container_phase";
@@ -63,7 +67,7 @@ struct DockerWorkload {
 struct ContainerRequest {
   const bus::WorkloadStart* start = nullptr;
   std::string agent_id;
-  std::string dir;                   // the workload's folder: its working folder inside too
+  std::string dir;  // the container's folder (kContainerFolder): its working folder inside too
   std::vector<std::string> argv;     // what runs
   std::vector<std::string> env;      // KEY=VALUE: the DET_* variables and the task's own
   std::vector<bus::SlotInfo> slots;  // the workload's slots

@@ -204,9 +204,13 @@ Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& start, Wor
   container.name = ContainerName(start.allocation_id);
   container.force_pull = start.container.force_pull;
   container.registry_auth = start.container.registry_auth_json;
+  const std::string inside = w.dir + "/" + kContainerFolder;
+  std::error_code made;
+  std::filesystem::create_directories(inside, made);
+  if (made) return Internal("cannot make " + inside + ": " + made.message());
   container.create =
-      ContainerCreateBody({&start, options_.agent_id, w.dir, argv, Environment(start, false), slots,
-                           options_.docker_network_mode});
+      ContainerCreateBody({&start, options_.agent_id, inside, argv, Environment(start, false),
+                           slots, options_.docker_network_mode});
   container.image = container.create.value("Image", "");
   const std::string spec_path = w.dir + "/" + kContainerSpecFile;
   const std::string spec = container.ToJson().dump();

@@ -144,6 +144,9 @@ TEST_P(DockerRuntimeTest, CommandRunsInItsContainerWithItsFolderEnvironmentAndOu
   EXPECT_EQ(host.value("ShmSize", int64_t{0}), 256 * 1024 * 1024);
   EXPECT_EQ(host.value("NetworkMode", ""), "host");
   EXPECT_NE(host["Binds"].dump().find(folder + ":" + folder), std::string::npos) << host;
+  // What the pump and a restarted agent trust stays outside what the container can write.
+  EXPECT_FALSE(fs::exists(fs::path(folder) / "container.json")) << folder;
+  EXPECT_TRUE(fs::exists(fs::path(folder).parent_path() / "container.json")) << folder;
   bool has_master = false;
   for (const auto& e : config["Env"])
     has_master |= e.get<std::string>().rfind("DET_MASTER=", 0) == 0;

@@ -82,15 +82,23 @@ TEST_F(CloudFaultTest, AutoscalerKilledDuringAScaleUpLaunchesNoDuplicate) {
             << " s after the experiment was created" << std::endl;
 }
 
-// Every way EC2 refuses or drags on the way up: throttling past the client's retries, no
-// capacity, server errors and a slow DescribeInstances. The launch goes through in the end.
-TEST_F(CloudFaultTest, ThrottlingCapacityErrorsAndSlowCallsOnlyDelayTheScaleUp) {
+class FallbackCloudFaultTest : public CloudFaultTest {
+ protected:
+  std::string ExtraMasterConfig() const override {
+    return CloudPools("      spot: true\n      spot_fallback: on_demand\n");
+  }
+};
+
+// Every way EC2 refuses or drags on the way up: no spot capacity (the pool falls back to
+// on-demand), then throttling past the client's retries, server errors and a slow
+// DescribeInstances. The launch goes through in the end.
+TEST_F(FallbackCloudFaultTest, ThrottlingCapacityErrorsAndSlowCallsOnlyDelayTheScaleUp) {
   const std::vector<nlohmann::json> faults = {
-      {{"action", "RunInstances"}, {"code", "RequestLimitExceeded"}, {"status", 503}, {"times", 4}},
-      {{"action", "RunInstances"},
+      {{"action", "RequestSpotInstances"},
        {"code", "InsufficientInstanceCapacity"},
        {"status", 500},
        {"times", 1}},
+      {{"action", "RunInstances"}, {"code", "RequestLimitExceeded"}, {"status", 503}, {"times", 4}},
       {{"action", "RunInstances"}, {"code", "InternalError"}, {"status", 500}, {"times", 2}},
       {{"action", "RunInstances"}, {"code", "Unavailable"}, {"status", 503}, {"times", 1}},
       {{"action", "DescribeInstances"}, {"delay_ms", 2000}, {"times", 3}}};
@@ -101,19 +109,24 @@ TEST_F(CloudFaultTest, ThrottlingCapacityErrorsAndSlowCallsOnlyDelayTheScaleUp) 
   ASSERT_GT(id, 0);
   const double recovery = SecondsUntilFirstMetrics(id, fault);
   CheckNothingLost(id, kShape);
-  EXPECT_GE(CallCount("RunInstances"), 9) << "every scripted refusal should have been met";
+  EXPECT_EQ(CallCount("RequestSpotInstances"), 1) << "spot is backed off after no capacity";
+  EXPECT_GE(CallCount("RunInstances"), 8) << "every scripted refusal should have been met";
   EXPECT_LE(Instances().size(), 2u) << InstanceSummary();
   CheckNoInstanceLeft();
   const std::string decisions = Det("autoscaler decisions --resource-pool cloud --limit 50");
   EXPECT_NE(decisions.find("RequestLimitExceeded"), std::string::npos) << decisions;
   EXPECT_NE(decisions.find("InsufficientInstanceCapacity"), std::string::npos) << decisions;
-  Report("EC2 throttling (4×), no capacity, 500 and 503 on RunInstances, slow DescribeInstances",
-         "launches back off and retry; the trial starts once EC2 relents", recovery);
+  Report(
+      "no spot capacity, then EC2 throttling (4×), 500 and 503 on RunInstances, slow "
+      "DescribeInstances",
+      "on-demand instead of spot; launches retry and back off; the trial starts once EC2 "
+      "relents",
+      recovery);
 }
 
 class SpotCloudFaultTest : public CloudFaultTest {
  protected:
-  std::string ExtraMasterConfig() const override { return CloudPools(/*spot=*/true); }
+  std::string ExtraMasterConfig() const override { return CloudPools("      spot: true\n"); }
 };
 
 // EC2 takes the spot instance back mid-trial: the autoscaler replaces it and the trial resumes

@@ -13,7 +13,7 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr TrialShape kShape{200, 20};
-constexpr double kStepSeconds = 0.1;  // 20 s of training
+constexpr double kStepSeconds = 0.07;  // 14 s of training
 
 class FaultTest : public MultiHostTest {
  protected:

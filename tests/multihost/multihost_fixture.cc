@@ -130,7 +130,7 @@ void MultiHostTest::StartAgent(const std::string& host) {
       dir_ / (host + ".log"), /*append=*/true);
 }
 
-std::string MultiHostTest::CloudPools(bool spot) const {
+std::string MultiHostTest::CloudPools(const std::string& extra_provider_lines) const {
   return "resource_pools:\n  - pool_name: default\n  - pool_name: cloud\n    provider:\n"
          "      type: aws\n      region: us-west-2\n      endpoint_url: http://" +
          Host("cloud").address + ":" + std::to_string(kCloudPort) +
@@ -142,7 +142,7 @@ std::string MultiHostTest::CloudPools(bool spot) const {
          "      agent_key_file: " +
          (dir_ / "agent.key").string() +
          "\n      master_public_key_file: " + (dir_ / "master.pub").string() + "\n" +
-         (spot ? "      spot: true\n" : "");
+         extra_provider_lines;
 }
 
 void MultiHostTest::StartCloud() {

@@ -76,9 +76,9 @@ class MultiHostTest : public ::testing::Test {
   // fake-ec2 on `cloud`, booting instances as hosts; a thread ends terminated instances' hosts.
   void StartCloud();
   void StartAutoscaler();
-  // The master.yaml pools: `default` (the agents) and `cloud` (aws, on the fake; spot
-  // instances when `spot`).
-  std::string CloudPools(bool spot = false) const;
+  // The master.yaml pools: `default` (the agents) and `cloud` (aws, on the fake), its provider
+  // section ending with `extra_provider_lines` ("      spot: true\n").
+  std::string CloudPools(const std::string& extra_provider_lines = "") const;
   // POST (a body) or GET /_fake/`path` of the fake EC2; null when it did not answer.
   nlohmann::json CloudAdmin(const std::string& path, const nlohmann::json& body = nullptr);
   // The fake's instances (id, state, ...).

@@ -100,6 +100,21 @@ class PoolScalerTest : public ::testing::Test {
     view_.Apply(Event(bus::AgentStateEvent{id, "connected", "default", 4, true}));
   }
 
+  // Pending work makes `scaler` launch a spot request, which a list shows; then the cloud
+  // fulfils it with the instance `instance_id` (not listed yet).
+  void FulfilListedSpotRequest(PoolScaler& scaler, const std::string& instance_id) {
+    Pending(4);
+    scaler.Tick(view_);
+    ASSERT_EQ(provider_->cloud->size(), 1u);
+    Instance& request = provider_->cloud->at(0);
+    request.state = InstanceState::kSpotRequested;
+    const std::string request_id = request.id;
+    clock_.Advance(seconds(5));
+    scaler.Tick(view_);
+    request = {instance_id,      "default",        InstanceState::kStarting,
+               request.offering, clock_.WallNow(), request_id};
+  }
+
   SimulatedClock clock_;
   ProviderConfig config_;
   ClusterView view_;
@@ -359,16 +374,7 @@ TEST_F(PoolScalerTest, InstancesThatVanishBeforeConnectingTripTheBreaker) {
 TEST_F(PoolScalerTest, AFulfilledSpotRequestBecomesItsInstance) {
   config_.circuit_breaker_threshold = 1;
   auto scaler = MakeScaler();
-  Pending(4);
-  scaler->Tick(view_);
-  ASSERT_EQ(provider_->cloud->size(), 1u);
-  Instance& request = provider_->cloud->at(0);
-  request.state = InstanceState::kSpotRequested;
-  const std::string request_id = request.id;
-  clock_.Advance(seconds(5));
-  scaler->Tick(view_);
-  request = {"i-fulfilled",    "default",        InstanceState::kStarting,
-             request.offering, clock_.WallNow(), request_id};
+  ASSERT_NO_FATAL_FAILURE(FulfilListedSpotRequest(*scaler, "i-fulfilled"));
   clock_.Advance(seconds(5));
   scaler->Tick(view_);
   AgentConnected("i-fulfilled");
@@ -391,17 +397,8 @@ TEST_F(PoolScalerTest, AFulfilledSpotRequestBecomesItsInstance) {
 // as capacity no longer needed and cancelled it, terminating the instance that had just joined.
 TEST_F(PoolScalerTest, AnAgentThatConnectsBeforeItsInstanceIsListedIsNotCancelled) {
   auto scaler = MakeScaler();
-  Pending(4);
-  scaler->Tick(view_);
-  ASSERT_EQ(provider_->cloud->size(), 1u);
-  Instance& request = provider_->cloud->at(0);
-  request.state = InstanceState::kSpotRequested;
-  const std::string request_id = request.id;
-  clock_.Advance(seconds(5));
-  scaler->Tick(view_);  // the request is listed
   // Fulfilled, booted and connected within a second: no list has shown the instance yet.
-  request = {"i-fast",         "default",        InstanceState::kStarting,
-             request.offering, clock_.WallNow(), request_id};
+  ASSERT_NO_FATAL_FAILURE(FulfilListedSpotRequest(*scaler, "i-fast"));
   clock_.Advance(milliseconds(200));
   AgentConnected("i-fast");
   view_.Apply(Event(bus::ClusterPending{"default", 0, 0, 0, 0}));
