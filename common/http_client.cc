@@ -87,6 +87,24 @@ std::string UriDecode(std::string_view text) {
   return out;
 }
 
+std::map<std::string, std::string> FormDecode(std::string_view text) {
+  std::map<std::string, std::string> fields;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('&', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string pair(text.substr(start, end - start));
+    std::replace(pair.begin(), pair.end(), '+', ' ');
+    const size_t eq = pair.find('=');
+    if (!pair.empty()) {
+      fields[UriDecode(pair.substr(0, eq))] =
+          eq == std::string::npos ? "" : UriDecode(pair.substr(eq + 1));
+    }
+    start = end + 1;
+  }
+  return fields;
+}
+
 std::string FormEncode(const std::vector<std::pair<std::string, std::string>>& fields) {
   std::string body;
   for (const auto& [name, value] : fields) {

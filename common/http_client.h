@@ -58,6 +58,9 @@ std::string UriEncode(std::string_view text, bool keep_slash);
 std::string UriDecode(std::string_view text);
 // An application/x-www-form-urlencoded body ("a=1&b=x%20y"), in the given order.
 std::string FormEncode(const std::vector<std::pair<std::string, std::string>>& fields);
+// The fields of an application/x-www-form-urlencoded body or a query string ('+' is a space); a
+// field without '=' has an empty value, a name given twice keeps its last value.
+std::map<std::string, std::string> FormDecode(std::string_view text);
 
 class HttpClient {
  public:

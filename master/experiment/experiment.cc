@@ -279,7 +279,15 @@ void Experiment::RunEnded(int64_t trial_id, const RunEnd& end, int64_t now_ns) {
     effects_.TrialChanged(trial);
     return;
   }
-  if (end.failure_type.empty()) return CloseTrial(trial, kCompleted, now_ns);
+  // A run of an active experiment that exits 0 before its trial validated at the searcher's
+  // max_length (DET_MAX_LENGTH) ended too soon (its process was stopped by someone else, or the
+  // script returned early): that is not the trial's completion. Like a crash it counts against
+  // max_restarts and the trial resumes from its latest checkpoint: a metric series with a hole is
+  // never called complete.
+  const bool reached_length = trial.steps_completed >= config_.searcher.max_time;
+  if (end.failure_type.empty() && (reached_length || state_ != kActive)) {
+    return CloseTrial(trial, kCompleted, now_ns);
+  }
   if (end.failure_type != bus::kFailureAgentFailed) ++trial.restarts;
   if (trial.restarts > config_.max_restarts) {
     (void)Apply(searcher_->TrialExitedEarly(trial.request_id, searcher::ExitReason::kErrored),

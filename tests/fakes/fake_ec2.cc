@@ -5,10 +5,12 @@
 #include <ctime>
 #include <fstream>
 #include <optional>
+#include <random>
 #include <set>
 #include <thread>
 
 #include "common/base64.h"
+#include "common/http_client.h"
 #include "tests/fakes/booted_script.h"
 
 namespace det::testing {
@@ -63,25 +65,6 @@ std::string ErrorDocument(const std::string& code, const std::string& message) {
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Response><Errors><Error>" +
          Element("Code", code) + Element("Message", message) +
          "</Error></Errors><RequestID>fake-request</RequestID></Response>";
-}
-
-// Form or query text → parameters ('+' is a space in forms).
-Params ParseForm(const std::string& text) {
-  Params params;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('&', start);
-    if (end == std::string::npos) end = text.size();
-    std::string pair = text.substr(start, end - start);
-    std::replace(pair.begin(), pair.end(), '+', ' ');
-    const size_t eq = pair.find('=');
-    if (!pair.empty()) {
-      params[aws::UriDecode(pair.substr(0, eq))] =
-          eq == std::string::npos ? "" : aws::UriDecode(pair.substr(eq + 1));
-    }
-    start = end + 1;
-  }
-  return params;
 }
 
 // Values of "Name.1", "Name.2", ...
@@ -167,6 +150,11 @@ std::string Hex(int value, int width) {
   return text;
 }
 
+std::string RandomIdRealm() {
+  std::random_device random;
+  return Hex(static_cast<int>(random() & 0xffff), 4);
+}
+
 }  // namespace
 
 struct FakeEc2::Instance {
@@ -234,7 +222,9 @@ struct FakeEc2::SpotRequest {
 };
 
 FakeEc2::FakeEc2(FakeEc2Options options)
-    : options_(std::move(options)), server_(std::make_unique<httplib::Server>()) {
+    : options_(std::move(options)),
+      server_(std::make_unique<httplib::Server>()),
+      id_realm_(RandomIdRealm()) {
   Route();
 }
 
@@ -351,9 +341,9 @@ void FakeEc2::HandleApi(const httplib::Request& request, httplib::Response& resp
     response.set_content(ErrorDocument(auth_error, message), "text/xml;charset=UTF-8");
     return;
   }
-  Params params = ParseForm(request.body);
+  Params params = FormDecode(request.body);
   const size_t question = request.target.find('?');
-  if (question != std::string::npos) params.merge(ParseForm(request.target.substr(question + 1)));
+  if (question != std::string::npos) params.merge(FormDecode(request.target.substr(question + 1)));
   const std::string action = Param(params, "Action");
   int status = 200;
   std::string body;
@@ -399,7 +389,7 @@ FakeEc2::Instance& FakeEc2::NewInstance(const Params& params, const std::string&
                                         bool spot) {
   auto instance = std::make_unique<Instance>();
   instance->index = next_id_++;
-  instance->id = "i-0fa4e" + Hex(instance->index, 12);
+  instance->id = "i-0" + id_realm_ + Hex(instance->index, 12);
   instance->image_id = Param(params, prefix + "ImageId");
   instance->instance_type = Param(params, prefix + "InstanceType", "m1.small");
   instance->key_name = Param(params, prefix + "KeyName");
@@ -463,7 +453,7 @@ std::string FakeEc2::RunInstances(const Params& params, int* status) {
     return ErrorDocument("MissingParameter", "The request must contain the parameter ImageId");
   }
   const int count = std::stoi(Param(params, "MaxCount", "1"));
-  const std::string reservation = "r-0fa4e" + Hex(next_id_, 12);
+  const std::string reservation = "r-0" + id_realm_ + Hex(next_id_, 12);
   std::string items;
   if (!token.empty() && client_tokens_.contains(token)) {
     // Idempotent: a retried call with the same token gets the same reservation.

@@ -133,6 +133,10 @@ class FakeEc2 {
   std::chrono::milliseconds spot_visibility_delay_{0};
   std::set<std::string> imds_tokens_;
   int next_id_ = 1;
+  // 4 random hex digits in every instance and reservation id: two fakes (tests running side by
+  // side) never hand out the same ids, as EC2 never does, so their agents' default work folders
+  // (/tmp/det-agent/<instance id>) stay apart.
+  std::string id_realm_;
   int credentials_served_ = 0;
   std::string role_key_;
   std::chrono::system_clock::time_point role_expiration_{};

@@ -35,22 +35,6 @@ std::string RandomHex(size_t bytes) {
   return hex;
 }
 
-std::map<std::string, std::string> ParseForm(const std::string& body) {
-  std::map<std::string, std::string> fields;
-  size_t start = 0;
-  while (start <= body.size()) {
-    size_t end = body.find('&', start);
-    if (end == std::string::npos) end = body.size();
-    std::string pair = body.substr(start, end - start);
-    std::replace(pair.begin(), pair.end(), '+', ' ');
-    const size_t eq = pair.find('=');
-    if (eq != std::string::npos)
-      fields[UriDecode(pair.substr(0, eq))] = UriDecode(pair.substr(eq + 1));
-    start = end + 1;
-  }
-  return fields;
-}
-
 bool VerifyRs256(const std::string& signing_input, const std::string& signature,
                  const std::string& public_key_pem) {
   BIO* bio = BIO_new_mem_buf(public_key_pem.data(), static_cast<int>(public_key_pem.size()));
@@ -161,7 +145,7 @@ FakeGoogleAuth::Answer FakeGoogleAuth::Issue() {
 
 FakeGoogleAuth::Answer FakeGoogleAuth::Exchange(const std::string& form_body,
                                                 const std::string& token_uri) {
-  const std::map<std::string, std::string> form = ParseForm(form_body);
+  const std::map<std::string, std::string> form = FormDecode(form_body);
   auto grant = form.find("grant_type");
   const auto field = [&](const char* name) {
     auto it = form.find(name);

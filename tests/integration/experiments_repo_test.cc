@@ -16,8 +16,8 @@ namespace {
 using det::testing::InTransaction;
 using det::testing::PostgresEnvironment;
 
-constexpr int64_t kT0 = 1'800'000'000'000'001'000;
-constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kExperimentsT0 = 1'800'000'000'000'001'000;
+constexpr int64_t kExperimentsSecond = 1'000'000'000;
 constexpr const char* kUuidA = "0b3f4b2e-6c1d-4e0a-9a51-5a0f2a1d7c01";
 constexpr const char* kUuidB = "0b3f4b2e-6c1d-4e0a-9a51-5a0f2a1d7c02";
 
@@ -63,12 +63,12 @@ TEST_F(ExperimentsRepoTest, StateSearcherStateAndArchiveAreStored) {
   const std::string searcher_state("\x00\x01state", 7);
   InTransaction(db_, [&](pqxx::work& tx) {
     ASSERT_TRUE(SaveSearcherState(tx, running, searcher_state).ok());
-    ASSERT_TRUE(SetExperimentState(tx, done, "COMPLETED", kT0).ok());
+    ASSERT_TRUE(SetExperimentState(tx, done, "COMPLETED", kExperimentsT0).ok());
     ASSERT_TRUE(SetExperimentArchived(tx, done, true).ok());
     EXPECT_EQ(SetExperimentState(tx, 999, "X", std::nullopt).code(), StatusCode::kNotFound);
 
     EXPECT_EQ(GetExperiment(tx, running)->searcher_state, searcher_state);
-    EXPECT_EQ(GetExperiment(tx, done)->end_ns, kT0);
+    EXPECT_EQ(GetExperiment(tx, done)->end_ns, kExperimentsT0);
     auto unfinished = ListExperiments(tx, {.only_unfinished = true});
     ASSERT_EQ(unfinished.size(), 1u);
     EXPECT_EQ(unfinished[0].id, running);
@@ -97,12 +97,12 @@ TEST_F(ExperimentsRepoTest, TrialRestartsRunsAndEndAreCounted) {
     EXPECT_EQ(*StartTrialRun(tx, trial), 1);
     EXPECT_EQ(*RecordTrialRestart(tx, trial), 1);
     EXPECT_EQ(*StartTrialRun(tx, trial), 2);
-    ASSERT_TRUE(SetTrialState(tx, trial, "COMPLETED", kT0).ok());
+    ASSERT_TRUE(SetTrialState(tx, trial, "COMPLETED", kExperimentsT0).ok());
     auto record = GetTrial(tx, trial);
     EXPECT_EQ(record->restarts, 1);
     EXPECT_EQ(record->run_id, 2);
     EXPECT_EQ(record->state, "COMPLETED");
-    EXPECT_EQ(record->end_ns, kT0);
+    EXPECT_EQ(record->end_ns, kExperimentsT0);
     EXPECT_EQ(RecordTrialRestart(tx, trial + 1).status().code(), StatusCode::kNotFound);
   });
 }
@@ -146,17 +146,21 @@ TEST_F(ExperimentsRepoTest, AnotherTrialsCheckpointUuidIsRefusedAndLeftAsItWas) 
 TEST_F(ExperimentsRepoTest, AllocationsAreOpenUntilFinished) {
   const int64_t trial = NewTrial(NewExperiment("e"), "r1");
   InTransaction(db_, [&](pqxx::work& tx) {
-    CreateTask(tx, {"task-1", "TRIAL", trial, "{}", kT0});
-    CreateTask(tx, {"task-1", "COMMAND", std::nullopt, "{}", kT0 + kSecond});  // no-op
+    CreateTask(tx, {"task-1", "TRIAL", trial, "{}", kExperimentsT0});
+    CreateTask(tx, {"task-1", "COMMAND", std::nullopt, "{}",
+                    kExperimentsT0 + kExperimentsSecond});  // no-op
     EXPECT_EQ(GetTask(tx, "task-1")->type, "TRIAL");
     EXPECT_EQ(GetTask(tx, "task-1")->trial_id, trial);
 
     CreateAllocation(tx, {"task-1.1", "task-1", "default", 2, "[]", "PENDING"});
     CreateAllocation(tx, {"task-1.2", "task-1", "default", 2, "[]", "PENDING"});
-    ASSERT_TRUE(SetAllocationPlaced(tx, "task-1.1", R"([{"agent": "a1"}])", "RUNNING", kT0).ok());
-    ASSERT_TRUE(SetAllocationState(tx, "task-1.2", "ASSIGNED").ok());
     ASSERT_TRUE(
-        FinishAllocation(tx, "task-1.1", "TERMINATED", kT0 + kSecond, 137, "agent lost").ok());
+        SetAllocationPlaced(tx, "task-1.1", R"([{"agent": "a1"}])", "RUNNING", kExperimentsT0)
+            .ok());
+    ASSERT_TRUE(SetAllocationState(tx, "task-1.2", "ASSIGNED").ok());
+    ASSERT_TRUE(FinishAllocation(tx, "task-1.1", "TERMINATED", kExperimentsT0 + kExperimentsSecond,
+                                 137, "agent lost")
+                    .ok());
     EXPECT_EQ(SetAllocationState(tx, "nope", "X").code(), StatusCode::kNotFound);
 
     auto open = ListOpenAllocations(tx);
@@ -165,12 +169,12 @@ TEST_F(ExperimentsRepoTest, AllocationsAreOpenUntilFinished) {
     EXPECT_EQ(open[0].state, "ASSIGNED");
     auto done = GetAllocation(tx, "task-1.1");
     EXPECT_EQ(done->agents_json, R"([{"agent": "a1"}])");
-    EXPECT_EQ(done->start_ns, kT0);
+    EXPECT_EQ(done->start_ns, kExperimentsT0);
     EXPECT_EQ(done->exit_code, 137);
     EXPECT_EQ(done->failure, "agent lost");
     EXPECT_EQ(ListTaskAllocations(tx, "task-1").size(), 2u);
-    ASSERT_TRUE(EndTask(tx, "task-1", kT0 + 2 * kSecond).ok());
-    EXPECT_EQ(GetTask(tx, "task-1")->end_ns, kT0 + 2 * kSecond);
+    ASSERT_TRUE(EndTask(tx, "task-1", kExperimentsT0 + 2 * kExperimentsSecond).ok());
+    EXPECT_EQ(GetTask(tx, "task-1")->end_ns, kExperimentsT0 + 2 * kExperimentsSecond);
   });
 }
 
@@ -184,7 +188,8 @@ TEST_F(ExperimentsRepoTest, MetricsAndLogsWrittenByTheWriterAreReadInPages) {
   ASSERT_TRUE(writer.WriteMetrics("m1", points).ok());
   std::vector<LogLine> lines;
   for (int i = 0; i < 5; ++i)
-    lines.push_back({"task-1", "a1", kT0 + i, "INFO", "stdout", "l" + std::to_string(i)});
+    lines.push_back(
+        {"task-1", "a1", kExperimentsT0 + i, "INFO", "stdout", "l" + std::to_string(i)});
   ASSERT_TRUE(writer.WriteLogs("l1", lines).ok());
 
   InTransaction(db_, [&](pqxx::work& tx) {
@@ -199,7 +204,7 @@ TEST_F(ExperimentsRepoTest, MetricsAndLogsWrittenByTheWriterAreReadInPages) {
     auto first = ReadTaskLogs(tx, "task-1", 0, 2);
     ASSERT_EQ(first.size(), 2u);
     EXPECT_EQ(first[0].line.log, "l0");
-    EXPECT_EQ(first[0].line.timestamp_ns, kT0 - kT0 % 1000);
+    EXPECT_EQ(first[0].line.timestamp_ns, kExperimentsT0 - kExperimentsT0 % 1000);
     auto next = ReadTaskLogs(tx, "task-1", first.back().id, 10);
     ASSERT_EQ(next.size(), 3u);
     EXPECT_EQ(next[2].line.log, "l4");

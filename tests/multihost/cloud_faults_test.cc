@@ -14,8 +14,8 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr TrialShape kShape{200, 20};
-constexpr double kStepSeconds = 0.08;
+constexpr TrialShape kCloudShape{200, 20};
+constexpr double kCloudStepSeconds = 0.08;
 
 class CloudFaultTest : public MultiHostTest {
  protected:
@@ -26,7 +26,7 @@ class CloudFaultTest : public MultiHostTest {
     ASSERT_NO_FATAL_FAILURE(StartCloud());
   }
   int64_t CreateCloudExperiment() {
-    return CreateExperiment(kShape, kStepSeconds, [](nlohmann::json& config) {
+    return CreateExperiment(kCloudShape, kCloudStepSeconds, [](nlohmann::json& config) {
       config["resources"]["resource_pool"] = "cloud";
     });
   }
@@ -73,7 +73,7 @@ TEST_F(CloudFaultTest, AutoscalerKilledDuringAScaleUpLaunchesNoDuplicate) {
   ASSERT_TRUE(Eventually([&] { return Instances().size() == 1; }, 10s)) << InstanceSummary();
   StartAutoscaler();
   const double recovery = SecondsUntilFirstMetrics(id, fault);
-  CheckNothingLost(id, kShape);
+  CheckNothingLost(id, kCloudShape);
   EXPECT_EQ(Instances().size(), 1u) << "a second instance was launched: " << InstanceSummary();
   CheckNoInstanceLeft();
   Report("`kill -9` the autoscaler during a scale-up (RunInstances in flight)",
@@ -108,7 +108,7 @@ TEST_F(FallbackCloudFaultTest, ThrottlingCapacityErrorsAndSlowCallsOnlyDelayTheS
   const int64_t id = CreateCloudExperiment();
   ASSERT_GT(id, 0);
   const double recovery = SecondsUntilFirstMetrics(id, fault);
-  CheckNothingLost(id, kShape);
+  CheckNothingLost(id, kCloudShape);
   EXPECT_EQ(CallCount("RequestSpotInstances"), 1) << "spot is backed off after no capacity";
   EXPECT_GE(CallCount("RunInstances"), 8) << "every scripted refusal should have been met";
   EXPECT_LE(Instances().size(), 2u) << InstanceSummary();
@@ -142,7 +142,7 @@ TEST_F(SpotCloudFaultTest, SpotInstanceTakenBackMidTrialIsReplacedAndTheTrialRes
   const ProgressMark fault = MarkProgress(id);
   ASSERT_TRUE(CloudAdmin("interrupt", {{"instance_id", victim}}).value("ok", false));
   const double recovery = SecondsUntilProgress(fault, /*in_a_new_run=*/true);
-  CheckNothingLost(id, kShape);
+  CheckNothingLost(id, kCloudShape);
   EXPECT_EQ(Describe(id)["trials"][0].value("restarts", -1), 0)
       << "losing the machine is not the trial's failure";
   EXPECT_EQ(Instances().size(), 2u) << InstanceSummary();

@@ -54,6 +54,22 @@ TEST(ExperimentTest, ASingleTrialRunsAndCompletesTheExperiment) {
   EXPECT_EQ(experiment->state(), kCompleted);
 }
 
+// A clean exit before the trial validated at max_length (someone else stopped the process, or
+// the script returned early) is a failed run, not a completed trial: the trial's metrics would have
+// a hole the user was never told of.
+TEST(ExperimentTest, ARunThatExitsZeroBeforeTheSearcherIsDoneIsRestartedNotCompleted) {
+  RecordingEffects effects;
+  auto experiment = Make(effects, kSingle, /*max_restarts=*/1);
+  ASSERT_TRUE(experiment->Validated(1, 40, {{"loss", 0.5}, {"batches", 40}}, 1).ok());
+  experiment->RunEnded(1, kExitedZero, 2);
+  EXPECT_EQ(experiment->trials().at(1).state, kActive);
+  EXPECT_EQ(experiment->trials().at(1).restarts, 1);
+  EXPECT_EQ(effects.started, (std::vector<std::string>{"trial-1-1", "trial-1-2"}));
+  experiment->RunEnded(1, kExitedZero, 3);
+  EXPECT_EQ(experiment->trials().at(1).state, kError) << "past max_restarts";
+  EXPECT_EQ(experiment->state(), kError);
+}
+
 TEST(ExperimentTest, ClusterFailuresRestartFreeAndOtherFailuresCountUpToMaxRestarts) {
   RecordingEffects effects;
   auto experiment = Make(effects, kSingle, /*max_restarts=*/1);

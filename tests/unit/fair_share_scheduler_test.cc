@@ -19,7 +19,7 @@ void Job(PoolBuilder& p, const std::string& prefix, int n) {
   for (int i = 2; i <= n; ++i) p.AlsoPending(prefix + std::to_string(i), 1);
 }
 
-struct Case {
+struct FairShareCase {
   const char* rule;
   std::function<void(PoolBuilder&)> pool;
   std::vector<int32_t> shares;  // per job, in the order jobs were added
@@ -27,9 +27,9 @@ struct Case {
 };
 
 // Failures name the rule, not the bytes of the case.
-void PrintTo(const Case& c, std::ostream* os) { *os << c.rule; }
+void PrintTo(const FairShareCase& c, std::ostream* os) { *os << c.rule; }
 
-const Case kCases[] = {
+const FairShareCase kFairShareCases[] = {
     {"equal weights share evenly",
      [](PoolBuilder& p) {
        p.Agent("a", 4);
@@ -96,10 +96,10 @@ const Case kCases[] = {
      "y1>a y2>a"},
 };
 
-class FairShareRuleTest : public ::testing::TestWithParam<Case> {};
+class FairShareRuleTest : public ::testing::TestWithParam<FairShareCase> {};
 
 TEST_P(FairShareRuleTest, Holds) {
-  const Case& rule = GetParam();
+  const FairShareCase& rule = GetParam();
   PoolBuilder builder;
   rule.pool(builder);
   SchedulerConfig config;
@@ -108,7 +108,7 @@ TEST_P(FairShareRuleTest, Holds) {
   EXPECT_EQ(builder.Render(ScheduleFairShare(builder.view(), config)), rule.expected) << rule.rule;
 }
 
-INSTANTIATE_TEST_SUITE_P(Rules, FairShareRuleTest, ::testing::ValuesIn(kCases));
+INSTANTIATE_TEST_SUITE_P(Rules, FairShareRuleTest, ::testing::ValuesIn(kFairShareCases));
 
 TEST(FairShareTest, ManyJobsWhoseSharesCannotStartAnythingLeaveTheOldestToRun) {
   PoolBuilder builder;

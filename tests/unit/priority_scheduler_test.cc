@@ -14,7 +14,7 @@ namespace {
 using testing::PoolBuilder;
 using Fitting = SchedulerConfig::Fitting;
 
-struct Case {
+struct PriorityCase {
   const char* rule;
   std::function<void(PoolBuilder&)> pool;
   std::string expected;  // PoolBuilder::Render
@@ -23,9 +23,9 @@ struct Case {
 };
 
 // Failures name the rule, not the bytes of the case.
-void PrintTo(const Case& c, std::ostream* os) { *os << c.rule; }
+void PrintTo(const PriorityCase& c, std::ostream* os) { *os << c.rule; }
 
-const Case kCases[] = {
+const PriorityCase kPriorityCases[] = {
     {"a job at its max_slots gets no more and blocks no one less urgent",
      [](PoolBuilder& p) {
        p.Agent("a", 4).Pending("e1", 1, 10).AlsoPending("e2", 1).AlsoPending("e3", 1).MaxSlots(2);
@@ -138,10 +138,10 @@ const Case kCases[] = {
      "aux1>a aux2>b"},
 };
 
-class PriorityRuleTest : public ::testing::TestWithParam<Case> {};
+class PriorityRuleTest : public ::testing::TestWithParam<PriorityCase> {};
 
 TEST_P(PriorityRuleTest, Holds) {
-  const Case& rule = GetParam();
+  const PriorityCase& rule = GetParam();
   PoolBuilder builder;
   rule.pool(builder);
   SchedulerConfig config;
@@ -150,7 +150,7 @@ TEST_P(PriorityRuleTest, Holds) {
   EXPECT_EQ(builder.Render(SchedulePriority(builder.view(), config)), rule.expected) << rule.rule;
 }
 
-INSTANTIATE_TEST_SUITE_P(Rules, PriorityRuleTest, ::testing::ValuesIn(kCases));
+INSTANTIATE_TEST_SUITE_P(Rules, PriorityRuleTest, ::testing::ValuesIn(kPriorityCases));
 
 TEST(PrioritySchedulerTest, AuxTasksStopAtTheLimitPerAgent) {
   PoolBuilder builder;
