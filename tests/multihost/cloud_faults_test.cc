@@ -137,8 +137,15 @@ TEST_F(SpotCloudFaultTest, SpotInstanceTakenBackMidTrialIsReplacedAndTheTrialRes
   ASSERT_GT(id, 0);
   auto trial = WaitForTrial(id, [](const auto& t) { return t.value("steps_completed", 0) >= 40; });
   ASSERT_FALSE(trial.is_null()) << ReadLog("autoscaler.log");
-  const std::string victim = HostRunningTrial(id);
-  ASSERT_EQ(victim.rfind("i-", 0), 0u) << victim;
+  std::string victim;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        victim = HostRunningTrial(id);
+        return victim.rfind("i-", 0) == 0;
+      },
+      30s))
+      << "the trial runs on no instance: " << victim << "\n"
+      << ReadLog("master.log");
   const ProgressMark fault = MarkProgress(id);
   ASSERT_TRUE(CloudAdmin("interrupt", {{"instance_id", victim}}).value("ok", false));
   const double recovery = SecondsUntilProgress(fault, /*in_a_new_run=*/true);

@@ -59,7 +59,10 @@ class Process {
       waitpid(pid_, nullptr, 0);
     }
   }
+  // Sends `signal` and waits for the exit; its status as a shell reports it. A second call is a
+  // no-op (-1): kill(-1, ...) would signal every process of the machine.
   int Stop(int signal = SIGTERM) {
+    if (pid_ <= 0) return -1;
     kill(pid_, signal);
     int status = 0;
     waitpid(pid_, &status, 0);
