@@ -29,6 +29,8 @@ std::string NormalizedDir(const std::string& dir) {
 
 namespace {
 
+std::string DefaultWorkDir(const std::string& agent_id) { return "/tmp/det-agent/" + agent_id; }
+
 constexpr const char* kSlotTypes[] = {"auto", "cuda", "cpu", "none"};
 constexpr const char* kContainerRuntimes[] = {"process", "docker"};
 
@@ -82,9 +84,16 @@ Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc) {
   ReadLogConfig(reader.Child("log"), &config.log);
   DET_RETURN_IF_ERROR(reader.Finish());
   if (config.agent_id.empty()) config.agent_id = HostName();
-  if (config.work_dir.empty()) config.work_dir = "/tmp/det-agent/" + config.agent_id;
+  if (config.work_dir.empty()) config.work_dir = DefaultWorkDir(config.agent_id);
   config.work_dir = NormalizedDir(config.work_dir);
   return config;
+}
+
+void OverrideAgentId(AgentConfig* config, const std::string& agent_id) {
+  if (config->work_dir == NormalizedDir(DefaultWorkDir(config->agent_id))) {
+    config->work_dir = NormalizedDir(DefaultWorkDir(agent_id));
+  }
+  config->agent_id = agent_id;
 }
 
 Result<AgentConfig> ParseAgentConfigWithEnvironment(const YAML::Node& doc) {

@@ -40,6 +40,10 @@ struct AgentConfig {
 Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc);
 // Absolute, without "." or ".." parts or a trailing slash: workloads are found again by this path.
 std::string NormalizedDir(const std::string& dir);
+// The agent's id as given on the command line (--agent-id): when work_dir is the default
+// (/tmp/det-agent/<id>), it follows the new id, so that agents on one machine (all named after its
+// hostname until told otherwise) never share, and adopt, each other's workloads.
+void OverrideAgentId(AgentConfig* config, const std::string& agent_id);
 // ParseAgentConfig after ApplyAgentEnvironment with the process's environment.
 Result<AgentConfig> ParseAgentConfigWithEnvironment(const YAML::Node& doc);
 

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   }
   if (!master_host.empty()) config->master_host = master_host;
   if (master_port >= 0) config->master_port = master_port;
-  if (!agent_id.empty()) config->agent_id = agent_id;
+  if (!agent_id.empty()) det::agent::OverrideAgentId(&*config, agent_id);
   if (!pool.empty()) config->resource_pool = pool;
   if (!slot_type.empty()) config->devices.slot_type = slot_type;
   if (!work_dir.empty()) config->work_dir = det::agent::NormalizedDir(work_dir);

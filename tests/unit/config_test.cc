@@ -152,6 +152,21 @@ TEST(AgentConfigTest, ReadsDeterminedNames) {
   EXPECT_EQ(config->resource_pool, "gpu");
 }
 
+// Instances of a cloud all share a hostname: the id they are given on the command line must take
+// its default work folder with it, or two agents on one machine adopt each other's workloads.
+TEST(AgentConfigTest, TheDefaultWorkFolderFollowsTheAgentIdGivenOnTheCommandLine) {
+  auto defaulted = agent::ParseAgentConfig(Yaml("agent_id: vm\n"));
+  ASSERT_TRUE(defaulted.ok()) << defaulted.status().ToString();
+  EXPECT_EQ(defaulted->work_dir, "/tmp/det-agent/vm");
+  agent::OverrideAgentId(&*defaulted, "i-0123");
+  EXPECT_EQ(defaulted->agent_id, "i-0123");
+  EXPECT_EQ(defaulted->work_dir, "/tmp/det-agent/i-0123");
+  auto chosen = agent::ParseAgentConfig(Yaml("agent_id: vm\nwork_dir: /srv/det\n"));
+  ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
+  agent::OverrideAgentId(&*chosen, "i-0123");
+  EXPECT_EQ(chosen->work_dir, "/srv/det") << "a folder the config chose stays";
+}
+
 TEST(SecurityConfigTest, CurveIsRequiredUnlessPlaintextIsExplicit) {
   bus::SecurityConfig config;
   auto resolved = bus::ResolveServerSecurity(config);
