@@ -46,6 +46,15 @@ TEST(FormEncodeTest, PercentEncodesEverythingButUnreservedCharacters) {
   EXPECT_EQ(UriDecode("caf%C3%A9"), "caf\xc3\xa9");
 }
 
+TEST(FormDecodeTest, ReadsWhatFormEncodeWritesAndFormsPlusesAndBareNames) {
+  const std::map<std::string, std::string> fields = {{"a b", "x&y=z~"}, {"k", "caf\xc3\xa9"}};
+  EXPECT_EQ(FormDecode(FormEncode({fields.begin(), fields.end()})), fields);
+  EXPECT_EQ(
+      FormDecode("Action=Run+Instances&flag&&x=1&x=2"),
+      (std::map<std::string, std::string>{{"Action", "Run Instances"}, {"flag", ""}, {"x", "2"}}));
+  EXPECT_TRUE(FormDecode("").empty());
+}
+
 TEST(BackoffDelayTest, StaysUnderTheDoublingCeilingAndTheCap) {
   const RetryPolicy policy{5, std::chrono::milliseconds(100), std::chrono::milliseconds(350)};
   for (int attempt = 0; attempt < 8; ++attempt) {
