@@ -26,25 +26,41 @@ configure() {  # configure DIR CMAKE_OPTIONS...
   fi
 }
 
+# run_ctest DIR CTEST_ARGS...: the summary when every test passes; the failing tests' whole
+# output (the sanitizer's report with it) when one fails.
+run_ctest() {
+  local dir=$1 log
+  shift
+  log=$(mktemp)
+  if ctest --test-dir "$dir" --output-on-failure "$@" >"$log" 2>&1; then
+    tail -3 "$log"
+    rm -f "$log"
+  else
+    grep -v ' Passed \+[0-9.]\+ sec$' "$log" | tail -600  # the failures and the summary
+    rm -f "$log"
+    return 1
+  fi
+}
+
 echo "--- ASan+UBSan: unit tests (build-asan)"
 configure build-asan -DDET_SANITIZE=ON -DDET_FUZZ=ON -DDET_UNIT_ONLY=ON
 ninja -C build-asan unit_tests
-ctest --test-dir build-asan --output-on-failure -L unit -j2 | tail -3
+run_ctest build-asan -L unit -j2
 
 echo "--- TSan: concurrency tests (build-tsan)"
 configure build-tsan -DDET_TSAN=ON -DDET_UNIT_ONLY=ON
 if [ "$MODE" = full ]; then TSAN_TARGETS=(concurrency_tests unit_tests); else TSAN_TARGETS=(concurrency_tests); fi
 ninja -C build-tsan "${TSAN_TARGETS[@]}"
-ctest --test-dir build-tsan --output-on-failure -L tsan -j2 | tail -3
+run_ctest build-tsan -L tsan -j2
 [ "$MODE" = full ] || exit 0
 
 echo "--- TSan: every unit test"
-ctest --test-dir build-tsan --output-on-failure -L unit -j2 | tail -3
+run_ctest build-tsan -L unit -j2
 
 echo "--- ASan+UBSan: integration and multi-host tests against sanitized binaries (build-asan-full)"
 configure build-asan-full -DDET_SANITIZE=ON
 ninja -C build-asan-full integration_tests multihost_tests
 # The tests find det-master, det-agent, det-autoscaler and det under DET_BUILD_DIR: the
 # sanitized ones. A report in one of those processes makes it exit non-zero, which fails its test.
-DET_BUILD_DIR="$PWD/build-asan-full" ctest --test-dir build-asan-full --output-on-failure \
-  -L 'integration|e2e' -E 'webui|local_cluster' -j2 | tail -5
+DET_BUILD_DIR="$PWD/build-asan-full" run_ctest build-asan-full -L 'integration|e2e' \
+  -E 'webui|local_cluster' -j2

@@ -503,7 +503,7 @@ void FakeGce::Advance() {
   const auto now = Steady::now();
   for (auto& [name, instance] : instances_) instance->boot.Reap();
   for (auto& [name, operation] : operations_) {
-    if (operation->status == "DONE") continue;
+    if (operation->status == "DONE" || operations_held_) continue;
     if (now - operation->created < options_.operation_delay) {
       if (now - operation->created >= options_.operation_delay / 2) operation->status = "RUNNING";
       continue;
@@ -629,6 +629,11 @@ void FakeGce::InjectOperationError(const std::string& code, const std::string& m
                                    const std::string& provisioning_model) {
   std::lock_guard lock(mu_);
   operation_faults_.push_back({code, message, times, provisioning_model});
+}
+
+void FakeGce::HoldOperations(bool held) {
+  std::lock_guard lock(mu_);
+  operations_held_ = held;
 }
 
 bool FakeGce::Preempt(const std::string& name) {

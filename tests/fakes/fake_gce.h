@@ -78,6 +78,9 @@ class FakeGce {
   // are accepted but their operation ends with `code`; no instance is created.
   void InjectOperationError(const std::string& code, const std::string& message, int times,
                             const std::string& provisioning_model = "");
+  // While held, no operation moves on (they stay PENDING or RUNNING): a test can act on an
+  // instance its insert is still creating however slowly the test runs. Released: time moves on.
+  void HoldOperations(bool held);
   // Compute Engine takes the VM back: a Spot VM set to DELETE is deleted, others TERMINATED.
   bool Preempt(const std::string& name);
   void RevokeTokens();
@@ -132,6 +135,7 @@ class FakeGce {
   std::thread thread_;
   std::thread ticker_;  // moves states on as time passes, as the real service does
   bool stopping_ = false;
+  bool operations_held_ = false;
   int port_ = 0;
   std::mutex mu_;
   FakeGoogleAuth auth_;

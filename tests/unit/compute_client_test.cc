@@ -105,9 +105,11 @@ TEST_F(ComputeClientTest, DeleteAndNotFound) {
       client_->DeleteInstance("us-central1-a", "nope", NewRequestId());
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().kind, GceErrorKind::kNotFound);
+  fake_->HoldOperations(true);  // the insert stays unfinished however slowly this test runs
   const GceOperation insert = Insert("det-agent-3");
   GceResult<GceOperation> early =
       client_->DeleteInstance("us-central1-a", "det-agent-3", NewRequestId());
+  fake_->HoldOperations(false);
   ASSERT_FALSE(early.ok()) << "not while its insert creates it";
   EXPECT_EQ(early.error().code, "resourceNotReady");
   EXPECT_EQ(early.error().kind, GceErrorKind::kInvalid);

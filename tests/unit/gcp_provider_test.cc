@@ -32,12 +32,11 @@ class GcpProviderTest : public ::testing::Test {
     fake_.reset();
     fs::remove_all(dir_);
   }
-  void StartFake(bool boot = false,
-                 std::chrono::milliseconds operation_delay = std::chrono::milliseconds(50)) {
+  void StartFake(bool boot = false) {
     testing::FakeGceOptions options;
     options.boot_startup_script = boot;
     options.work_dir = dir_ / "instances";
-    options.operation_delay = operation_delay;
+    options.operation_delay = std::chrono::milliseconds(50);
     options.boot_delay = std::chrono::milliseconds(0);
     fake_ = std::make_unique<testing::FakeGce>(options);
     fake_->Start();
@@ -187,7 +186,8 @@ TEST_F(GcpProviderTest, AnInsertRefusedAtOnceIsTheLaunchsError) {
 }
 
 TEST_F(GcpProviderTest, AnInsertNotDoneWithinTheOperationTimeoutFailsAndIsDeletedWhenDone) {
-  StartFake(false, std::chrono::milliseconds(1500));
+  StartFake();
+  fake_->HoldOperations(true);  // the insert is not done until the test says so
   SimulatedClock deadline_clock;
   auto provider = Provider(Config("operation_timeout_period: 1m\n"), {}, &deadline_clock);
   const std::string name = provider->Launch({"gpu", 1, provider->Offerings()[0]}).launched.at(0).id;
@@ -203,13 +203,15 @@ TEST_F(GcpProviderTest, AnInsertNotDoneWithinTheOperationTimeoutFailsAndIsDelete
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ((*listed)[0].state, InstanceState::kStopping) << "no longer capacity for the pool";
   // The insert finishes after all: then the instance is deleted, and no second outcome comes.
+  fake_->HoldOperations(false);
   EXPECT_TRUE(ListUntil(*provider, [](const auto& l) { return l.empty(); }).empty());
   EXPECT_TRUE(provider->TakeLaunchOutcomes().empty());
   EXPECT_GE(fake_->CallCount("instances.delete"), 1);
 }
 
 TEST_F(GcpProviderTest, AnInstanceTerminatedDuringItsInsertIsDeletedWhenTheInsertIsDone) {
-  StartFake(false, std::chrono::milliseconds(500));
+  StartFake();
+  fake_->HoldOperations(true);
   auto provider = Provider(Config());
   const std::string name = provider->Launch({"gpu", 1, provider->Offerings()[0]}).launched.at(0).id;
   ASSERT_TRUE(provider->Terminate({name}).ok());
@@ -217,6 +219,7 @@ TEST_F(GcpProviderTest, AnInstanceTerminatedDuringItsInsertIsDeletedWhenTheInser
   auto listed = provider->List("gpu");
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ((*listed)[0].state, InstanceState::kStopping);
+  fake_->HoldOperations(false);
   EXPECT_TRUE(ListUntil(*provider, [](const auto& l) { return l.empty(); }).empty());
   EXPECT_GE(fake_->CallCount("instances.delete"), 1);
   EXPECT_TRUE(FakeInstance(name).is_null());
@@ -226,12 +229,14 @@ TEST_F(GcpProviderTest, AnInstanceTerminatedDuringItsInsertIsDeletedWhenTheInser
 }
 
 TEST_F(GcpProviderTest, ADeleteRefusedAsNotReadyIsAskedAgainAtTheNextList) {
-  StartFake(false, std::chrono::milliseconds(300));
+  StartFake();
+  fake_->HoldOperations(true);
   auto provider = Provider(Config());
   auto first = Provider(Config());  // an earlier autoscaler's insert, unknown to `provider`
   const std::string name = first->Launch({"gpu", 1, first->Offerings()[0]}).launched.at(0).id;
   ASSERT_TRUE(provider->Terminate({name}).ok()) << "not ready is no error: it is asked again";
   EXPECT_EQ(fake_->CallCount("instances.delete"), 1);
+  fake_->HoldOperations(false);
   auto listed = ListUntil(*provider, [](const auto& l) { return l.empty(); });
   EXPECT_TRUE(listed.empty());
   EXPECT_GE(fake_->CallCount("instances.delete"), 2);
