@@ -43,6 +43,20 @@ Result<Caller> CallerOf(const std::string& allocation_id) {
   return Caller{allocation_id, std::stoll(match[1]), std::stoi(match[2])};
 }
 
+// PermissionDenied when the trial has moved on to a later run than the caller's. A later run in
+// the caller's token than the one stored is let through: the master stores a run before it
+// starts it, unless the database was away then.
+Status RefuseEndedRunIn(pqxx::work& tx, const Caller& caller) {
+  DET_ASSIGN_OR_RETURN(storage::TrialRecord trial, storage::GetTrial(tx, caller.trial_id));
+  if (caller.run_id < trial.run_id) {
+    return PermissionDenied("this token is for run " + std::to_string(caller.run_id) +
+                            " of trial " + std::to_string(caller.trial_id) +
+                            ", which has ended: the trial is on run " +
+                            std::to_string(trial.run_id));
+  }
+  return Status::Ok();
+}
+
 constexpr size_t kHttpWorkers = 256;  // long polls and rendezvous waits hold one each
 
 // Ends the allocation's task: its run failed (the trial counts a restart and runs again).
@@ -215,7 +229,10 @@ void CoreApi::Route() {
   RouteUserApi(routes_, options_.api->users());
   RouteClusterApi(routes_, *options_.api);
   ServeWebUi();
-  // The caller's allocation, checked against the trial the path names (when it names one).
+  // The caller's allocation, checked against the trial the path names (when it names one). A
+  // token lapses when its run is over: once the trial has started a later run (a restart, a
+  // resume after pause), the earlier run's token is refused, so a run cut off from its agent
+  // cannot write into the series its successor writes.
   auto authenticate = [this](const httplib::Request& req, int64_t trial_id) -> Result<Caller> {
     DET_ASSIGN_OR_RETURN(std::string token, BearerToken(req, "DET_SESSION_TOKEN"));
     DET_ASSIGN_OR_RETURN(std::string allocation_id, tokens_.Verify(token));
@@ -224,6 +241,7 @@ void CoreApi::Route() {
       return PermissionDenied("this token is for trial " + std::to_string(caller.trial_id) +
                               ", not trial " + std::to_string(trial_id));
     }
+    DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) { return RefuseEndedRunIn(tx, caller); }));
     return caller;
   };
   auto tell = [this](const bus::TrialReport& report) -> Result<json> {

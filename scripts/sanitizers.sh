@@ -1,22 +1,35 @@
 #!/usr/bin/env bash
 # The tests under clang's sanitizers, each in a build tree of its own:
 #   scripts/sanitizers.sh        what scripts/test.sh runs (sized to fit CI's time):
-#                                  every unit test under ASan+UBSan (build-asan), and the tests of
-#                                  the threaded parts (concurrency_tests: bus, RPC workers, pool
-#                                  workers, Docker client, processes) under TSan (build-tsan)
-#   scripts/sanitizers.sh full   the soak mode: also every unit test under TSan, and the
-#                                integration and multi-host tests against det-master, det-agent
-#                                and det-autoscaler built with ASan+UBSan (build-asan-full);
+#                                  every unit test under ASan+UBSan (build-asan); a cross-section
+#                                  of the integration tests (experiments end to end, restarts of
+#                                  agents and the master, REST, users, hostile input, the AWS
+#                                  autoscaler) against det-master, det-agent, det-autoscaler and
+#                                  det built with ASan+UBSan; the tests of the threaded parts
+#                                  (concurrency_tests: bus, RPC workers, pool workers, Docker
+#                                  client, processes) under TSan (build-tsan)
+#   scripts/sanitizers.sh full   the soak mode: also every unit test under TSan, and every
+#                                integration and multi-host test against the sanitized binaries;
 #                                about an hour on two cores
 # A sanitizer report fails the test it happens in (ASan, UBSan: -fno-sanitize-recover; TSan:
-# halt_on_error). Suppressions: tests/tsan.supp (each with its reason). Exits non-zero on any
-# failure.
+# halt_on_error). The sanitized processes the integration tests start write their reports to
+# files (log_path), which fail the run whatever the test saw. Suppressions: tests/tsan.supp (each
+# with its reason). The integration tests' own binaries come from the plain tree (build; built
+# here if missing): what is checked is the processes they start. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODE="${1:-quick}"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp"
+
+# The integration tests run against sanitized binaries in quick mode (about two minutes).
+QUICK_INTEGRATION="HostileInputTest.*:ExperimentProcessTest.SingleTrial*:ExperimentProcessTest.Pause*"
+QUICK_INTEGRATION+=":ExperimentProcessTest.KilledTrial*:ExperimentProcessTest.BadConfigs*"
+QUICK_INTEGRATION+=":ExperimentProcessTest.RestApi*:ClusterRestTest.*:ClusterProcessTest.AgentSurvives*"
+QUICK_INTEGRATION+=":WorkloadProcessTest.AgentKilled*:WorkloadProcessTest.MasterKilled*"
+QUICK_INTEGRATION+=":WorkloadProcessTest.BadRequests*:AgentControlTest.TheBus*"
+QUICK_INTEGRATION+=":UserRestTest.Logins*:UserRestTest.EveryOperation*:AwsAutoscalerTest.OnDemand*"
 
 configure() {  # configure DIR CMAKE_OPTIONS...
   local dir=$1
@@ -42,25 +55,48 @@ run_ctest() {
   fi
 }
 
+# against_sanitized_binaries TEST_BINARY GTEST_FILTER: runs the plain tree's test binary with
+# DET_BUILD_DIR=build-asan; fails on a failing test or on any report a sanitized process wrote.
+against_sanitized_binaries() {
+  local binary=$1 filter=$2 reports log status=0
+  reports=$(mktemp -d)
+  log=$(mktemp)
+  ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$reports/asan" \
+    UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=$reports/ubsan" DET_BUILD_DIR="$PWD/build-asan" \
+    "build/tests/$binary" --gtest_brief=1 --gtest_filter="$filter" >"$log" 2>&1 || status=1
+  if [ "$status" -ne 0 ]; then tail -200 "$log"; else tail -2 "$log"; fi
+  if [ -n "$(ls -A "$reports")" ]; then
+    echo "sanitizer reports from the processes under test:"
+    head -n 80 "$reports"/*
+    status=1
+  fi
+  rm -rf "$reports" "$log"
+  return "$status"
+}
+
+FAILED=0  # every part runs; one failure does not hide another
 echo "--- ASan+UBSan: unit tests (build-asan)"
 configure build-asan -DDET_SANITIZE=ON -DDET_FUZZ=ON -DDET_UNIT_ONLY=ON
 ninja -C build-asan unit_tests
-run_ctest build-asan -L unit -j2
+run_ctest build-asan -L unit -j2 || FAILED=1
+
+echo "--- ASan+UBSan: integration tests against sanitized det-master, det-agent, det-autoscaler"
+ninja -C build-asan det-master det-agent det-autoscaler det fake-ec2 fake-gce fake-docker
+[ -x build/tests/integration_tests ] || ninja -C build integration_tests multihost_tests
+if [ "$MODE" = full ]; then
+  against_sanitized_binaries integration_tests '*' || FAILED=1
+  against_sanitized_binaries multihost_tests '*' || FAILED=1
+else
+  against_sanitized_binaries integration_tests "$QUICK_INTEGRATION" || FAILED=1
+fi
 
 echo "--- TSan: concurrency tests (build-tsan)"
 configure build-tsan -DDET_TSAN=ON -DDET_UNIT_ONLY=ON
 if [ "$MODE" = full ]; then TSAN_TARGETS=(concurrency_tests unit_tests); else TSAN_TARGETS=(concurrency_tests); fi
 ninja -C build-tsan "${TSAN_TARGETS[@]}"
-run_ctest build-tsan -L tsan -j2
-[ "$MODE" = full ] || exit 0
-
-echo "--- TSan: every unit test"
-run_ctest build-tsan -L unit -j2
-
-echo "--- ASan+UBSan: integration and multi-host tests against sanitized binaries (build-asan-full)"
-configure build-asan-full -DDET_SANITIZE=ON
-ninja -C build-asan-full integration_tests multihost_tests
-# The tests find det-master, det-agent, det-autoscaler and det under DET_BUILD_DIR: the
-# sanitized ones. A report in one of those processes makes it exit non-zero, which fails its test.
-DET_BUILD_DIR="$PWD/build-asan-full" run_ctest build-asan-full -L 'integration|e2e' \
-  -E 'webui|local_cluster' -j2
+run_ctest build-tsan -L tsan -j2 || FAILED=1
+if [ "$MODE" = full ]; then
+  echo "--- TSan: every unit test"
+  run_ctest build-tsan -L unit -j2 || FAILED=1
+fi
+exit "$FAILED"

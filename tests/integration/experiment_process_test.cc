@@ -10,6 +10,8 @@
 #include <functional>
 #include <set>
 
+#include "master/allocation_token.h"
+#include "storage/agents_repo.h"
 #include "storage/database.h"
 #include "storage/experiments_repo.h"
 #include "storage/telemetry_repo.h"
@@ -58,6 +60,17 @@ class ExperimentProcessTest : public testing::ExperimentFixture {
                     return Status::Ok();
                   }).ok());
     return trials;
+  }
+  // The token the master gives run `run` of the trial (signed with the cluster's stored secret).
+  std::string RunToken(int64_t trial_id, int run) {
+    storage::Database db(db_, 1);
+    std::string secret;
+    EXPECT_TRUE(db.Run([&](pqxx::work& tx) {
+                    secret = storage::EnsureTokenSecret(tx, "a secret is stored already");
+                    return Status::Ok();
+                  }).ok());
+    return master::AllocationTokens(secret).Issue("trial-" + std::to_string(trial_id) + "-" +
+                                                  std::to_string(run) + ".0");
   }
   static std::vector<int64_t> Every(int64_t period, int64_t last) {
     std::vector<int64_t> steps;
@@ -277,6 +290,17 @@ TEST_F(ExperimentProcessTest, KilledTrialProcessCountsARestartAndResumes) {
   const int64_t trial_id = trial.value("id", int64_t{0});
   EXPECT_EQ(MetricSteps(trial_id, "training"), Every(5, 200));
   EXPECT_EQ(MetricSteps(trial_id, "validation"), Every(20, 200));
+  // Run 1's token lapsed when run 2 started: a report from it is refused and nothing is stored.
+  const auto stale =
+      testing::RestClient(std::stoi(rest_port_))
+          .Send("POST", "/api/v1/trials/" + std::to_string(trial_id) + "/metrics",
+                RunToken(trial_id, 1),
+                R"({"group": "training", "steps_completed": 205, "metrics": {"loss": 1.0}})");
+  EXPECT_EQ(stale.status, 403) << stale.text;
+  EXPECT_NE(stale.text.find("run 1 of trial " + std::to_string(trial_id) + ", which has ended"),
+            std::string::npos)
+      << stale.text;
+  EXPECT_EQ(MetricSteps(trial_id, "training"), Every(5, 200));
 }
 
 TEST_F(ExperimentProcessTest, PastMaxRestartsTheTrialAndTheExperimentError) {
