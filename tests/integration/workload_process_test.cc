@@ -1,4 +1,5 @@
 // Workloads end to end: real det-master, det-agent and det CLI processes running commands.
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -29,12 +30,17 @@ class WorkloadProcessTest : public ClusterProcessTest {
 TEST_F(WorkloadProcessTest, FiftyCommandsOnThreeAgentsCompleteWithOrderedLogs) {
   auto a = StartAgent("agent-1", 2), b = StartAgent("agent-2", 2), c = StartAgent("agent-3", 2);
   WaitForAgents(3);
+  // Each command waits for this file, made once all 50 are queued: whatever the pace of
+  // submission, the tasks wait for slots and every agent's slots are filled.
+  const fs::path go = dir_ / "go";
   std::vector<std::string> ids;
   for (int i = 0; i < 50; ++i) {
-    ids.push_back(
-        Run("for n in $(seq 1 20); do echo \"$DET_TASK_ID $n\"; done; sleep 0.3; echo done >&2"));
+    ids.push_back(Run("while [ ! -e " + go.string() +
+                      " ]; do sleep 0.05; done; for n in $(seq 1 20); do echo \"$DET_TASK_ID "
+                      "$n\"; done; sleep 0.3; echo done >&2"));
     ASSERT_FALSE(ids.back().empty());
   }
+  std::ofstream(go).put('\n');
   std::set<std::string> agents_used;
   for (const std::string& id : ids) {
     nlohmann::json summary = Wait(id);
