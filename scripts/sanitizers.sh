@@ -10,7 +10,7 @@
 #                                  client, processes) under TSan (build-tsan)
 #   scripts/sanitizers.sh full   the soak mode: also every unit test under TSan, and every
 #                                integration and multi-host test against the sanitized binaries;
-#                                about an hour on two cores
+#                                about 21 minutes on two cores once the trees are built
 # A sanitizer report fails the test it happens in (ASan, UBSan: -fno-sanitize-recover; TSan:
 # halt_on_error). The sanitized processes the integration tests start write their reports to
 # files (log_path), which fail the run whatever the test saw. Suppressions: tests/tsan.supp (each
