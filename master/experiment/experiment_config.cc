@@ -1,5 +1,7 @@
 #include "master/experiment/experiment_config.h"
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "common/config.h"
@@ -116,6 +118,52 @@ void ReadRegistryAuth(ConfigReader& reader, ContainerEnvironment* container) {
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kRedacted = "********";
+
+// Replaces the secrets of environment.registry_auth; true when there were any.
+bool RedactRegistryAuth(YAML::Node environment) {
+  if (!environment["registry_auth"].IsMap()) return false;
+  YAML::Node auth = environment["registry_auth"];
+  bool redacted = false;
+  for (const char* secret : {"password", "auth", "identitytoken", "registrytoken"}) {
+    if (auth[secret]) {
+      auth[secret] = kRedacted;
+      redacted = true;
+    }
+  }
+  return redacted;
+}
+
+// Replaces the value of each environment.environment_variables entry whose name says it holds a
+// secret; true when there were any.
+bool RedactSecretVariables(YAML::Node environment) {
+  if (!environment["environment_variables"].IsSequence()) return false;
+  bool redacted = false;
+  for (YAML::Node entry : environment["environment_variables"]) {
+    const std::string text = entry.IsScalar() ? entry.as<std::string>("") : "";
+    const size_t equals = text.find('=');
+    if (equals == std::string::npos || !NameSuggestsSecret(text.substr(0, equals))) continue;
+    entry = text.substr(0, equals + 1) + kRedacted;
+    redacted = true;
+  }
+  return redacted;
+}
+
+}  // namespace
+
+bool NameSuggestsSecret(const std::string& name) {
+  std::string upper = name;
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  for (const char* word :
+       {"SECRET", "PASSWORD", "PASSWD", "TOKEN", "KEY", "CREDENTIAL", "AUTH", "PRIVATE", "CERT"}) {
+    if (upper.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
 std::string RedactedConfig(const std::string& config_yaml) {
   YAML::Node doc;
   try {
@@ -127,18 +175,10 @@ std::string RedactedConfig(const std::string& config_yaml) {
   if (Status checked = CheckYamlDocument(doc); !checked.ok()) {
     return "# the stored config is not shown: " + checked.message() + "\n";
   }
-  if (!doc.IsMap() || !doc["environment"].IsMap() || !doc["environment"]["registry_auth"].IsMap()) {
-    return config_yaml;
-  }
-  YAML::Node auth = doc["environment"]["registry_auth"];
-  bool redacted = false;
-  for (const char* secret : {"password", "auth", "identitytoken", "registrytoken"}) {
-    if (auth[secret]) {
-      auth[secret] = "********";
-      redacted = true;
-    }
-  }
-  if (!redacted) return config_yaml;
+  if (!doc.IsMap() || !doc["environment"].IsMap()) return config_yaml;
+  const bool auth_redacted = RedactRegistryAuth(doc["environment"]);
+  const bool variables_redacted = RedactSecretVariables(doc["environment"]);
+  if (!auth_redacted && !variables_redacted) return config_yaml;
   YAML::Emitter out;
   out << doc;
   return std::string(out.c_str()) + "\n";

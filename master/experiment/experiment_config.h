@@ -68,10 +68,15 @@ struct ExperimentConfig {
 // or a command's `environment`), recording errors on it. Other keys are the caller's.
 void ReadContainerEnvironment(ConfigReader& reader, ContainerEnvironment* container);
 
+// Whether an environment variable's name says its value is a secret: it contains SECRET,
+// PASSWORD, PASSWD, TOKEN, KEY, CREDENTIAL, AUTH, PRIVATE or CERT, in any case.
+bool NameSuggestsSecret(const std::string& name);
+
 // `config_yaml` as readers of the experiment may see it: the secrets of environment.registry_auth
-// (password, auth, identitytoken, registrytoken) replaced by "********". Unchanged, comments and
-// all, when it has none. `config_yaml` is text ParseExperimentConfig accepted (every stored config
-// is); other text comes back unchanged.
+// (password, auth, identitytoken, registrytoken) and the values of environment_variables whose
+// names suggest secrets (NameSuggestsSecret) replaced by "********"; the trial's runs still get
+// the real values. Unchanged, comments and all, when it has none. `config_yaml` is text
+// ParseExperimentConfig accepted (every stored config is); other text comes back unchanged.
 std::string RedactedConfig(const std::string& config_yaml);
 
 // Reads an experiment config; InvalidArgument listing every problem by field path ("searcher.

@@ -135,6 +135,37 @@ constexpr const char* kMinimal =
 
 // Found by config_yaml_fuzzer: a value that is not UTF-8 reached nlohmann::json::dump() in an
 // error message, which threw type_error 316 out of the parser.
+// The config readers see (REST, det experiment describe --json, the WebUI) hides the values of
+// variables named as secrets; the trial's runs get them.
+TEST(ExperimentConfigTest, ReadersOfTheConfigDoNotSeeSecretVariablesButTheTrialGetsThem) {
+  std::string config = kAsha;
+  const std::string plain_environment = R"(environment: {environment_variables: ["A=1", "B=x=y"]})";
+  config.replace(config.find(plain_environment), plain_environment.size(),
+                 "environment: {environment_variables: [WANDB_API_KEY=k-4242, MODEL=linear, "
+                 "aws_secret_access_key=s-4242, DB_PASSWORD=p=4242, HF_TOKEN=]}");
+  const std::string shown = RedactedConfig(config);
+  EXPECT_EQ(shown.find("4242"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("WANDB_API_KEY=********"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("aws_secret_access_key=********"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("MODEL=linear"), std::string::npos) << shown;
+  EXPECT_TRUE(ParseExperimentConfig(YAML::Load(shown)).ok()) << "what is shown still parses";
+  auto parsed = ParseExperimentConfig(YAML::Load(config));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->environment_variables.at("WANDB_API_KEY"), "k-4242");
+  EXPECT_EQ(parsed->environment_variables.at("DB_PASSWORD"), "p=4242");
+  EXPECT_EQ(RedactedConfig(kAsha), kAsha) << "no secret: unchanged";
+}
+
+TEST(ExperimentConfigTest, NamesThatSuggestSecretsAreKnownInAnyCase) {
+  for (const char* name : {"WANDB_API_KEY", "aws_secret_access_key", "DB_PASSWORD", "HF_TOKEN",
+                           "GOOGLE_APPLICATION_CREDENTIALS", "Ssh_Private", "PGPASSWD"}) {
+    EXPECT_TRUE(NameSuggestsSecret(name)) << name;
+  }
+  for (const char* name : {"MODEL", "BATCH_SIZE", "PYTHONPATH", "NCCL_DEBUG"}) {
+    EXPECT_FALSE(NameSuggestsSecret(name)) << name;
+  }
+}
+
 TEST(ExperimentConfigTest, AConfigThatIsNotUtf8IsAnErrorNotAnException) {
   const std::string entrypoint = "entrypoint: python3 train.py\n";
   const std::string storage = "checkpoint_storage: {host_path: /tmp/ckpt}\n";
