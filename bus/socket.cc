@@ -1,5 +1,8 @@
 #include "bus/socket.h"
 
+#include <cerrno>
+#include <thread>
+
 namespace det::bus {
 
 zmq::socket_t MakeSocket(zmq::context_t& context, zmq::socket_type type,
@@ -19,12 +22,20 @@ Result<std::string> Bind(zmq::socket_t& socket, const std::string& endpoint,
     target.replace(target.size() - 1, 1, "*");
   }
   ApplySecurity(socket, security, target);
-  try {
-    socket.bind(target);
-  } catch (const zmq::error_t& e) {
-    return Unavailable("cannot bind " + endpoint + ": " + e.what());
+  // A fixed port still held (a restarted process's predecessor, a passing outgoing connection
+  // given it as its ephemeral port) is tried again for a while before the bind fails.
+  const auto give_up = std::chrono::steady_clock::now() + kBindRetryFor;
+  while (true) {
+    try {
+      socket.bind(target);
+      return socket.get(zmq::sockopt::last_endpoint);
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EADDRINUSE || std::chrono::steady_clock::now() >= give_up) {
+        return Unavailable("cannot bind " + endpoint + ": " + e.what());
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  return socket.get(zmq::sockopt::last_endpoint);
 }
 
 Status Connect(zmq::socket_t& socket, const std::string& endpoint, const SocketSecurity& security) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <zmq.hpp>
 
@@ -20,8 +21,12 @@ struct SocketLimits {
 zmq::socket_t MakeSocket(zmq::context_t& context, zmq::socket_type type,
                          const SocketLimits& limits = {});
 
-// Binds with `security` applied. "tcp://host:0" binds a free port. Returns the endpoint actually
-// bound (with the real port), or InvalidArgument/Unavailable naming the endpoint and the reason.
+// How long a bind to a port in use is tried again (every 200 ms) before it fails.
+inline constexpr std::chrono::seconds kBindRetryFor{5};
+
+// Binds with `security` applied. "tcp://host:0" binds a free port; a port in use is tried again
+// for kBindRetryFor. Returns the endpoint actually bound (with the real port), or
+// InvalidArgument/Unavailable naming the endpoint and the reason.
 Result<std::string> Bind(zmq::socket_t& socket, const std::string& endpoint,
                          const SocketSecurity& security);
 Status Connect(zmq::socket_t& socket, const std::string& endpoint, const SocketSecurity& security);
