@@ -1,7 +1,8 @@
 #include "bus/socket.h"
 
 #include <cerrno>
-#include <thread>
+
+#include "common/retry.h"
 
 namespace det::bus {
 
@@ -24,18 +25,18 @@ Result<std::string> Bind(zmq::socket_t& socket, const std::string& endpoint,
   ApplySecurity(socket, security, target);
   // A fixed port still held (a restarted process's predecessor, a passing outgoing connection
   // given it as its ephemeral port) is tried again for a while before the bind fails.
-  const auto give_up = std::chrono::steady_clock::now() + kBindRetryFor;
-  while (true) {
+  Result<std::string> bound = Unavailable("cannot bind " + endpoint);
+  RetryEvery(std::chrono::milliseconds(200), kBindRetryFor, [&] {
     try {
       socket.bind(target);
-      return socket.get(zmq::sockopt::last_endpoint);
+      bound = socket.get(zmq::sockopt::last_endpoint);
+      return true;
     } catch (const zmq::error_t& e) {
-      if (e.num() != EADDRINUSE || std::chrono::steady_clock::now() >= give_up) {
-        return Unavailable("cannot bind " + endpoint + ": " + e.what());
-      }
+      bound = Unavailable("cannot bind " + endpoint + ": " + e.what());
+      return e.num() != EADDRINUSE;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  });
+  return bound;
 }
 
 Status Connect(zmq::socket_t& socket, const std::string& endpoint, const SocketSecurity& security) {

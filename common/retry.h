@@ -4,6 +4,8 @@
 // Backoff And Jitter"; the AWS SDKs' standard mode and Google's client libraries back off this
 // way), so that many clients throttled at once do not come back in step.
 
+#include <thread>
+
 #include "common/clock.h"
 
 namespace det {
@@ -17,5 +19,18 @@ struct RetryPolicy {
 // How long to wait before retry number `attempt` + 1 (attempt 0: after the first call failed):
 // uniform in [0, min(max_delay, base_delay * 2^attempt)).
 Duration BackoffDelay(const RetryPolicy& policy, int attempt);
+
+// Calls `attempt` (returning true when done) every `pause` until it is done or `limit` has
+// passed since the first call; returns whether it was done. For waits on a local resource (a
+// port still held); calls to shared services back off with BackoffDelay instead.
+template <typename Attempt>
+bool RetryEvery(std::chrono::milliseconds pause, Duration limit, Attempt attempt) {
+  const auto give_up = std::chrono::steady_clock::now() + limit;
+  while (!attempt()) {
+    if (std::chrono::steady_clock::now() >= give_up) return false;
+    std::this_thread::sleep_for(pause);
+  }
+  return true;
+}
 
 }  // namespace det

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <regex>
-#include <thread>
 
 #include "bus/catalog/experiments.h"
 #include "bus/rpc_client.h"
 #include "bus/socket.h"
+#include "common/retry.h"
 #include "master/agent_registry.h"
 #include "master/cluster_api.h"
 #include "master/experiment_service.h"
@@ -186,12 +186,9 @@ Result<int> CoreApi::Bind(const std::string& host, int port) {
     return bound;
   }
   // A port still held is tried again for a while, as the bus's ports are (bus::kBindRetryFor).
-  const auto give_up = std::chrono::steady_clock::now() + bus::kBindRetryFor;
-  while (!server_->bind_to_port(host, port)) {
-    if (std::chrono::steady_clock::now() >= give_up) {
-      return Unavailable("port: cannot listen on " + host + ":" + std::to_string(port));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  if (!RetryEvery(std::chrono::milliseconds(200), bus::kBindRetryFor,
+                  [&] { return server_->bind_to_port(host, port); })) {
+    return Unavailable("port: cannot listen on " + host + ":" + std::to_string(port));
   }
   return port;
 }

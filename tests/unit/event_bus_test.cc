@@ -1,17 +1,47 @@
 // The event bus: broker + publisher + late subscriber (Clone pattern), over inproc and TCP.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
 
 #include "bus/agent_channel.h"
 #include "bus/catalog/agent.h"
 #include "bus/event_broker.h"
 #include "bus/event_publisher.h"
 #include "bus/event_subscriber.h"
+#include "bus/socket.h"
 #include "tests/testing/test_util.h"
 
 namespace det::bus {
 namespace {
 
 using namespace std::chrono_literals;
+
+// A restarted master's port may still be held for a moment: the bind waits for it (a bind that
+// gave up at once failed here with "Address already in use").
+TEST(BindTest, APortHeldForAMomentIsBoundOnceFreed) {
+  const int holder = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(listen(holder, 1), 0);
+  socklen_t length = sizeof address;
+  getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length);
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  std::thread release([holder] {
+    std::this_thread::sleep_for(600ms);
+    close(holder);
+  });
+  zmq::context_t context;
+  zmq::socket_t socket = MakeSocket(context, zmq::socket_type::pull);
+  Result<std::string> bound = Bind(socket, endpoint, {});
+  release.join();
+  ASSERT_TRUE(bound.ok()) << bound.status().message();
+  EXPECT_EQ(*bound, endpoint);
+}
 using Update = EventSubscriber::Update;
 
 class EventBusTest : public ::testing::TestWithParam<std::string> {
