@@ -3,7 +3,8 @@
 // AWS Signature Version 4
 // (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html): the
 // canonical request, the string to sign and the Authorization header, with the time passed in.
-// Conformant with AWS's published test suite (../shared/testdata/aws-sig-v4-test-suite), which the
+// Conformant with AWS's documented examples (kept in tests/unit/sigv4_test.cc) and its published
+// test suite (../shared/testdata/aws-sig-v4-test-suite, used when it is there), which the
 // unit tests run byte for byte.
 
 #include <string>
