@@ -261,6 +261,20 @@ void StopDynamicAgents(const fs::path& dir) {
   }
 }
 
+// The private PostgreSQL keeps its server files outside the cluster folder when its `postgres`
+// account cannot reach that folder (storage/local_postgres.h): `server_dir` names them. Removed only
+// when they look like a PostgreSQL server's folder.
+void RemoveDatabaseServerFiles(const fs::path& data_dir) {
+  const std::string server_dir = ReadText(data_dir / "server_dir");
+  const fs::path server = server_dir.substr(0, server_dir.find_last_not_of("\n ") + 1);
+  if (server.empty() || !server.is_absolute() || !fs::exists(server / "pgdata" / "PG_VERSION")) {
+    return;
+  }
+  std::error_code ec;
+  fs::remove_all(server, ec);
+  if (!ec) std::cout << "deleted " << server.string() << "\n";
+}
+
 int Down(const DeployOptions& deploy) {
   const fs::path dir = fs::absolute(deploy.dir);
   if (!fs::exists(dir)) return Fail(NotFound("no local cluster in " + dir.string()));
@@ -272,6 +286,7 @@ int Down(const DeployOptions& deploy) {
   StopDynamicAgents(dir);
   StopProcess(dir, "master");
   if (deploy.delete_data) {
+    RemoveDatabaseServerFiles(dir / "postgres");
     fs::remove_all(dir);
     std::cout << "deleted " << dir.string() << "\n";
   } else {

@@ -13,20 +13,30 @@ BUILD="${DET_BUILD_DIR:-$ROOT/build}"
 DET="$BUILD/cli/det"
 CHECK=0
 [ "${1:-}" = "--check" ] && CHECK=1
-RUN="$(mktemp -d "${TMPDIR:-/tmp}/det-local.XXXXXX")"
-chmod 711 "$RUN"  # as root, the local PostgreSQL runs as `postgres` and must reach its folder
+RUN="$(mktemp -d "${TMPDIR:-/tmp}/det-local.XXXXXX")"  # mode 0700, as /root is
 export DET_AUTH_FILE="$RUN/auth.json"  # this cluster's login, not the user's other sessions
-deploy() { "$DET" deploy local --cluster-dir "$RUN/cluster" "$@"; }
+if [ "$CHECK" = 1 ]; then
+  # The README's own path: `det deploy local up` in the default folder under a 0700 home (as root,
+  # the private PostgreSQL runs as `postgres`, which cannot reach it).
+  export HOME="$RUN/home" XDG_DATA_HOME=""
+  mkdir -m 700 "$HOME"
+  CLUSTER="$HOME/.local/share/det/local"
+  deploy() { "$DET" deploy local "$@"; }
+else
+  CLUSTER="$RUN/cluster"
+  deploy() { "$DET" deploy local --cluster-dir "$CLUSTER" "$@"; }
+fi
 cleanup() {
+  if [ "$CHECK" = 1 ]; then deploy down --delete-data >/dev/null 2>&1 || true; fi
   deploy down >/dev/null 2>&1 || true
   if [ "$CHECK" = 1 ]; then rm -rf "$RUN"; fi
 }
 trap cleanup EXIT
 
 deploy up --agents 0 --max-agents 2 --artificial-slots 2
-export DET_MASTER=127.0.0.1:8090 DET_KEY_FILE="$RUN/cluster/keys/cli.key" \
-  DET_MASTER_KEY_FILE="$RUN/cluster/keys/master.pub" DET_USER=admin \
-  DET_PASS="$(cat "$RUN/cluster/admin-password")"
+export DET_MASTER=127.0.0.1:8090 DET_KEY_FILE="$CLUSTER/keys/cli.key" \
+  DET_MASTER_KEY_FILE="$CLUSTER/keys/master.pub" DET_USER=admin \
+  DET_PASS="$(cat "$CLUSTER/admin-password")"
 echo "== det master info"; "$DET" master info
 echo "== det agent list (none yet: the autoscaler starts one when work waits)"; "$DET" agent list
 
@@ -44,20 +54,20 @@ echo "== det autoscaler instances"; "$DET" autoscaler instances
 launched=0
 "$DET" --json autoscaler decisions | grep -q '"launched":\["local-default-' && launched=1
 seen=0
-grep -q "agent local-default-[0-9a-f]* is connected" "$RUN/cluster/logs/autoscaler.log" && seen=1
+grep -q "agent local-default-[0-9a-f]* is connected" "$CLUSTER/logs/autoscaler.log" && seen=1
 
 if [ "$CHECK" = 1 ]; then
-  fail() { echo "FAIL: $1"; cat "$RUN"/cluster/logs/*.log; exit 1; }
+  fail() { echo "FAIL: $1"; cat "$CLUSTER"/logs/*.log; exit 1; }
   [ "$launched" = 1 ] || fail "the autoscaler launched no agent (det autoscaler decisions)"
   [ "$seen" = 1 ] || fail "the agent the autoscaler started did not connect"
   [ "$experiment_ok" = 1 ] || fail "the example experiment did not complete"
   deploy down >/dev/null
-  if pgrep -f "$RUN/cluster/instances" >/dev/null; then fail "agents still run after deploy down"; fi
+  if pgrep -f "$CLUSTER/instances" >/dev/null; then fail "agents still run after deploy down"; fi
   echo "local cluster OK"
   exit 0
 fi
 echo
-echo "cluster running from $RUN/cluster (logs in logs/)"
+echo "cluster running from $CLUSTER (logs in logs/)"
 echo "WebUI: http://127.0.0.1:8080/ (user admin, password $DET_PASS); use det with:"
 echo "  export DET_MASTER=$DET_MASTER DET_KEY_FILE=$DET_KEY_FILE DET_MASTER_KEY_FILE=$DET_MASTER_KEY_FILE"
 echo "  det user login admin      # password: $DET_PASS"

@@ -116,6 +116,31 @@ Status RunCommand(const std::vector<std::string>& argv, const RunAs& account, co
                   std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + "): " + output);
 }
 
+// Whether `account` can reach and use `dir` (checked by a child process running as it).
+bool CanReach(const fs::path& dir, const RunAs& account) {
+  if (!account.switch_user) return true;
+  pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(account.gid) != 0 || ::setuid(account.uid) != 0) {
+      _exit(2);
+    }
+    _exit(::access(dir.c_str(), X_OK) == 0 ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A stable name for `data_dir` (FNV-1a, 64 bits, in hex).
+std::string FolderNameOf(const std::string& data_dir) {
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : data_dir) hash = (hash ^ c) * 1099511628211ull;
+  char name[17];
+  std::snprintf(name, sizeof name, "%016llx", static_cast<unsigned long long>(hash));
+  return name;
+}
+
 Status GiveTo(const fs::path& path, const RunAs& account) {
   if (!account.switch_user) return Status::Ok();
   std::error_code ec;
@@ -153,6 +178,23 @@ Result<std::string> FindPostgresBinaries() {
   return best;
 }
 
+Result<std::string> LocalPostgres::ServerDirFor(const std::string& data_dir) {
+  const fs::path dir = data_dir;
+  if (fs::exists(dir / "server_dir")) return ReadFile(dir / "server_dir");
+  DET_ASSIGN_OR_RETURN(RunAs account, ServerAccount());
+  if (fs::exists(dir / "pgdata" / "PG_VERSION") || CanReach(dir, account)) return data_dir;
+  const fs::path server_dir = fs::path(kServerRoot) / FolderNameOf(data_dir);
+  std::error_code ec;
+  fs::create_directories(server_dir, ec);
+  if (ec) return Internal("cannot create " + server_dir.string() + ": " + ec.message());
+  fs::permissions(server_dir, fs::perms::owner_all, ec);
+  DET_RETURN_IF_ERROR(WriteFile(dir / "server_dir", server_dir.string()));
+  spdlog::info(
+      "local PostgreSQL: the postgres user cannot reach {}, so its server files live in {}",
+      data_dir, server_dir.string());
+  return server_dir.string();
+}
+
 LocalPostgres::LocalPostgres(LocalPostgresOptions options, std::string bin_dir)
     : options_(std::move(options)), bin_dir_(std::move(bin_dir)) {}
 
@@ -166,6 +208,7 @@ Result<std::unique_ptr<LocalPostgres>> LocalPostgres::Start(LocalPostgresOptions
   if (ec) return InvalidArgument("cannot create " + options.data_dir + ": " + ec.message());
   options.data_dir = fs::absolute(options.data_dir).string();
   std::unique_ptr<LocalPostgres> pg(new LocalPostgres(std::move(options), std::move(bin_dir)));
+  DET_ASSIGN_OR_RETURN(pg->server_dir_, ServerDirFor(pg->options_.data_dir));
   DET_RETURN_IF_ERROR(pg->Initialize());
   DET_RETURN_IF_ERROR(pg->StartServer());
   DET_RETURN_IF_ERROR(pg->EnsureDatabase());
@@ -187,29 +230,31 @@ Status LocalPostgres::Initialize() {
   }
   DET_RETURN_IF_ERROR(WriteFile(dir / "port", std::to_string(options_.port)));
   db_.port = options_.port;
-  if (fs::exists(dir / "pgdata" / "PG_VERSION")) return AdmitClientNetwork();  // reuse it
+  const fs::path server = server_dir_;
+  if (fs::exists(server / "pgdata" / "PG_VERSION")) return AdmitClientNetwork();  // reuse it
 
   DET_ASSIGN_OR_RETURN(RunAs account, ServerAccount());
-  fs::create_directories(dir / "pgdata");
-  fs::create_directories(dir / "run");
-  DET_RETURN_IF_ERROR(WriteFile(dir / "pwfile", db_.password));
-  DET_RETURN_IF_ERROR(GiveTo(dir, account));
+  fs::create_directories(server / "pgdata");
+  fs::create_directories(server / "run");
+  DET_RETURN_IF_ERROR(WriteFile(server / "pwfile", db_.password));
+  DET_RETURN_IF_ERROR(GiveTo(server, account));
   Status init = RunCommand(
-      {bin_dir_ + "/initdb", "-D", (dir / "pgdata").string(), "-U", options_.user,
-       "--pwfile=" + (dir / "pwfile").string(), "--auth=scram-sha-256", "-E", "UTF8", "--locale=C"},
-      account, dir / "initdb.log");
-  fs::remove(dir / "pwfile");
+      {bin_dir_ + "/initdb", "-D", (server / "pgdata").string(), "-U", options_.user,
+       "--pwfile=" + (server / "pwfile").string(), "--auth=scram-sha-256", "-E", "UTF8",
+       "--locale=C"},
+      account, server / "initdb.log");
+  fs::remove(server / "pwfile");
   if (!init.ok() && account.switch_user) {
-    return init.WithContext("local PostgreSQL in " + dir.string() +
+    return init.WithContext("local PostgreSQL in " + server.string() +
                             " (the postgres user must be able to reach this folder)");
   }
-  DET_RETURN_IF_ERROR(init.WithContext("local PostgreSQL in " + dir.string()));
+  DET_RETURN_IF_ERROR(init.WithContext("local PostgreSQL in " + server.string()));
   return AdmitClientNetwork();
 }
 
 Status LocalPostgres::AdmitClientNetwork() {
   if (options_.client_network.empty()) return Status::Ok();
-  const fs::path hba = fs::path(options_.data_dir) / "pgdata" / "pg_hba.conf";
+  const fs::path hba = fs::path(server_dir_) / "pgdata" / "pg_hba.conf";
   const std::string line = "host all all " + options_.client_network + " scram-sha-256";
   if (ReadFile(hba).find(line) != std::string::npos) return Status::Ok();
   std::ofstream out(hba, std::ios::app);
@@ -219,7 +264,7 @@ Status LocalPostgres::AdmitClientNetwork() {
 }
 
 Status LocalPostgres::StartServer() {
-  const fs::path dir = options_.data_dir;
+  const fs::path dir = server_dir_;
   DET_ASSIGN_OR_RETURN(RunAs account, ServerAccount());
   const std::string server_options = "-p " + std::to_string(options_.port) +
                                      " -c listen_addresses=" + options_.listen_address + " -k " +
@@ -261,7 +306,7 @@ Status LocalPostgres::Stop() {
   if (!running_) return Status::Ok();
   running_ = false;
   DET_ASSIGN_OR_RETURN(RunAs account, ServerAccount());
-  const fs::path dir = options_.data_dir;
+  const fs::path dir = server_dir_;
   return RunCommand(
       {bin_dir_ + "/pg_ctl", "-D", (dir / "pgdata").string(), "-m", "fast", "-w", "stop"}, account,
       dir / "pg_ctl.log");

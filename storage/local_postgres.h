@@ -22,7 +22,10 @@ struct LocalPostgresOptions {
 // /usr/lib/postgresql/<version>/bin) in a data folder of its own, listening on 127.0.0.1 only (by
 // default), with a generated password (scram-sha-256). Re-running on the same folder reuses the
 // cluster, its password and its port. When this process is root the server runs as the unprivileged
-// `postgres` user, which must be able to reach data_dir. `listen_address` and `client_network`
+// `postgres` user; when that user cannot reach data_dir (a folder under a 0700 home, as /root is),
+// the server's own files (pgdata/, run/, postgres.log) live in a folder of its own,
+// kServerRoot/<hash of data_dir>, which data_dir/server_dir names; data_dir keeps the password and
+// port, readable by root only. `listen_address` and `client_network`
 // serve it to other hosts (the multi-host tests' database host).
 //
 // Start() returns once the server accepts connections and the database exists. Stop() (also run
@@ -39,6 +42,11 @@ class LocalPostgres {
   Status Restart(std::chrono::milliseconds downtime = std::chrono::milliseconds(0));
   // Whether Stop() will stop the server: false when Start() found one already running.
   bool owns_server() const { return running_; }
+  // Where the server's files live: data_dir, or the folder data_dir/server_dir names.
+  const std::string& server_dir() const { return server_dir_; }
+
+  // Where servers whose data_dir the postgres user cannot reach keep their files.
+  static constexpr const char* kServerRoot = "/var/lib/det/local-postgres";
 
  private:
   LocalPostgres(LocalPostgresOptions options, std::string bin_dir);
@@ -47,8 +55,13 @@ class LocalPostgres {
   Status EnsureDatabase();
   Status AdmitClientNetwork();  // the pg_hba.conf line for client_network
 
+  // The folder for data_dir's server files, made (and recorded in data_dir/server_dir) when it
+  // must be elsewhere.
+  static Result<std::string> ServerDirFor(const std::string& data_dir);
+
   LocalPostgresOptions options_;
   std::string bin_dir_;
+  std::string server_dir_;
   DbConfig db_;
   bool running_ = false;
 };

@@ -1,6 +1,9 @@
 #include "storage/local_postgres.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "storage/database.h"
 #include "tests/testing/postgres_fixture.h"
@@ -63,6 +66,38 @@ TEST(LocalPostgresTest, SecondStartOnTheSameFolderReusesTheRunningCluster) {
   EXPECT_FALSE((*again)->owns_server());
   again->reset();  // releasing the second handle leaves the server running
   EXPECT_TRUE(Connect(env.server().db()).ok());
+}
+
+// Regression: as root with HOME=/root (mode 0700), `det deploy local up` failed: initdb, run as
+// `postgres`, could not reach the cluster folder.
+TEST(LocalPostgresTest, AsRootAFolderThePostgresUserCannotReachStillGetsAServer) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (the server then runs as postgres)";
+  const std::filesystem::path home =
+      std::filesystem::temp_directory_path() / ("det-home-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(home);
+  std::filesystem::permissions(home, std::filesystem::perms::owner_all);
+  const std::string data_dir = (home / ".local/share/det/local/postgres").string();
+  std::string server_dir;
+  {
+    auto pg = LocalPostgres::Start({data_dir});
+    ASSERT_TRUE(pg.ok()) << pg.status().ToString();
+    server_dir = (*pg)->server_dir();
+    EXPECT_TRUE(server_dir.starts_with(LocalPostgres::kServerRoot)) << server_dir;
+    auto connection = Connect((*pg)->db());
+    ASSERT_TRUE(connection.ok()) << connection.status().ToString();
+    pqxx::work tx(**connection);
+    tx.exec0("CREATE TABLE kept (x int)");
+    tx.exec0("INSERT INTO kept VALUES (1)");
+    tx.commit();
+  }
+  // A second start of the same folder finds the same server files and data.
+  auto again = LocalPostgres::Start({data_dir});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)->server_dir(), server_dir);
+  EXPECT_EQ(Count((*again)->db(), "kept"), 1);
+  ASSERT_TRUE((*again)->Stop().ok());
+  std::filesystem::remove_all(server_dir);
+  std::filesystem::remove_all(home);
 }
 
 TEST(DbConfigTest, ValuesAreQuotedSoTheyCannotAddKeywords) {
