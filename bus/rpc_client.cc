@@ -43,9 +43,15 @@ Result<Bytes> RpcClient::CallRaw(const std::string& method, const Bytes& params,
       " ms; is det-master running and reachable?");
 }
 
+void RpcClient::CloseSocket() {
+  watch_.reset();
+  socket_.reset();
+}
+
 Result<RpcReply> RpcClient::Attempt(const RpcRequest& request) {
   if (!socket_) {
     socket_ = std::make_unique<zmq::socket_t>(MakeSocket(context_, zmq::socket_type::req, limits_));
+    watch_ = std::make_unique<HandshakeWatch>(context_, *socket_, security_.mode);
     DET_RETURN_IF_ERROR(Connect(*socket_, endpoint_, security_));
   }
   Header header;
@@ -54,11 +60,18 @@ Result<RpcReply> RpcClient::Attempt(const RpcRequest& request) {
   const auto deadline = std::chrono::steady_clock::now() + config_.timeout;
   std::vector<zmq::message_t> frames;
   while (std::chrono::steady_clock::now() < deadline) {
-    zmq::pollitem_t item{socket_->handle(), 0, ZMQ_POLLIN, 0};
+    zmq::pollitem_t items[] = {{socket_->handle(), 0, ZMQ_POLLIN, 0}, watch_->item()};
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    Poll(&item, 1, std::max(left, std::chrono::milliseconds(1)));
-    if (!(item.revents & ZMQ_POLLIN) || !ReceiveFrames(*socket_, &frames)) continue;
+    Poll(items, 2, std::max(left, std::chrono::milliseconds(1)));
+    if (items[1].revents & ZMQ_POLLIN) {
+      if (std::optional<HandshakeFailure> failure = watch_->Read()) {
+        handshake_failure_ = failure;
+        CloseSocket();
+        return PermissionDenied("the master at " + Describe(*failure, endpoint_));
+      }
+    }
+    if (!(items[0].revents & ZMQ_POLLIN) || !ReceiveFrames(*socket_, &frames)) continue;
     auto envelope = ParseEnvelope(frames, 0);
     if (!envelope.ok()) return envelope.status().WithContext("malformed reply from the master");
     auto reply = envelope->Decode<RpcReply>();
@@ -66,7 +79,7 @@ Result<RpcReply> RpcClient::Attempt(const RpcRequest& request) {
     if (reply->request_id != request.request_id && !reply->request_id.empty()) continue;
     return reply;
   }
-  socket_.reset();  // a REQ socket with an unanswered request cannot be reused
+  CloseSocket();  // a REQ socket with an unanswered request cannot be reused
   return DeadlineExceeded("no reply within the timeout");
 }
 

@@ -6,6 +6,7 @@
 
 #include "bus/catalog/rpc.h"
 #include "bus/envelope.h"
+#include "bus/handshake_watch.h"
 #include "bus/security.h"
 #include "bus/socket.h"
 
@@ -20,6 +21,10 @@ struct RpcClientConfig {
 // `timeout` for each reply and, on silence, discards the socket (a REQ cannot send twice in a row)
 // and retries on a fresh one with the same request id, so the server can answer a retry from its
 // memory instead of running the method again.
+//
+// A connection whose security handshake fails (keys that do not match the server's) ends the call
+// at once with PermissionDenied naming the failure (handshake_watch.h); handshake_failure() then
+// says which, for callers that add advice of their own.
 //
 // Threading: one thread at a time. Blocking: Call waits up to attempts x timeout of real time.
 class RpcClient {
@@ -38,6 +43,7 @@ class RpcClient {
   }
 
   int attempts_made() const { return attempts_made_; }
+  std::optional<HandshakeFailure> handshake_failure() const { return handshake_failure_; }
 
  private:
   Result<RpcReply> Attempt(const RpcRequest& request);
@@ -47,8 +53,12 @@ class RpcClient {
   SocketSecurity security_;
   RpcClientConfig config_;
   SocketLimits limits_;
+  void CloseSocket();
+
   std::unique_ptr<zmq::socket_t> socket_;
+  std::unique_ptr<HandshakeWatch> watch_;  // of socket_
   int attempts_made_ = 0;
+  std::optional<HandshakeFailure> handshake_failure_;
 };
 
 // A random 128-bit id as 32 hex characters.

@@ -18,6 +18,36 @@ std::string GatewayEndpoint(const std::string& master) {
   return "tcp://" + address;
 }
 
+Status WithKeyAdvice(Status status, const bus::RpcClient& client, const CliOptions& options) {
+  const std::optional<bus::HandshakeFailure> failure = client.handshake_failure();
+  if (status.ok() || !failure) return status;
+  const std::string master = "the master at " + GatewayEndpoint(options.master);
+  const std::string& key_file = options.security.key_file;
+  const std::string& master_key = options.security.server_public_key_file;
+  switch (*failure) {
+    case bus::HandshakeFailure::kServerRequiresCurve:
+      return PermissionDenied(master +
+                              " requires CURVE keys: set DET_KEY_FILE and DET_MASTER_KEY_FILE (det "
+                              "deploy local status prints them)");
+    case bus::HandshakeFailure::kServerKeyMismatch:
+      return PermissionDenied(
+          master + " ended the handshake: its public key does not match " +
+          (master_key.empty() ? std::string("DET_MASTER_KEY_FILE") : master_key) +
+          " (DET_MASTER_KEY_FILE must be the master's .pub file; det deploy local status prints "
+          "it)");
+    case bus::HandshakeFailure::kClientKeyRefused:
+      return PermissionDenied(
+          master + " does not know this client key" +
+          (key_file.empty() ? std::string() : " (" + key_file + ")") +
+          ": add its public key with the role cli to the master's allowed_clients_file");
+    case bus::HandshakeFailure::kServerIsPlaintext:
+      return PermissionDenied(master +
+                              " runs in plaintext and det used CURVE keys: add --plaintext (or "
+                              "unset DET_KEY_FILE and DET_MASTER_KEY_FILE)");
+  }
+  return status;
+}
+
 int MasterInfo(const CliOptions& options) {
   auto info = Call<bus::MasterInfoRequest, bus::MasterInfo>(options, {});
   if (!info.ok()) return Fail(info.status());

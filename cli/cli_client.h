@@ -24,6 +24,10 @@ struct CliOptions {
 // Turns "host:port", "host" or "tcp://host:port" into a ZeroMQ endpoint (default port 8090).
 std::string GatewayEndpoint(const std::string& master);
 
+// When `client`'s last call failed its security handshake, `status` with what to do about it in
+// det's terms (the variables and files to set); else `status` unchanged.
+Status WithKeyAdvice(Status status, const bus::RpcClient& client, const CliOptions& options);
+
 // Commands; each prints its result and returns the process exit code.
 int MasterInfo(const CliOptions& options);
 // `det master logs [-f]`: the master's recent log lines (admins); -f keeps following.

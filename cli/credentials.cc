@@ -105,10 +105,10 @@ Result<std::string> LoginAndCache(const CliOptions& options, const std::string& 
   // PBKDF2 makes a login take a moment: one attempt, a generous wait.
   bus::RpcClient client(context, Master(options), *security,
                         {.timeout = std::chrono::seconds(15), .attempts = 1});
-  DET_ASSIGN_OR_RETURN(bus::UserLoginReply reply,
-                       (client.Call<bus::UserLoginRequest, bus::UserLoginReply>({user, password})));
-  DET_RETURN_IF_ERROR(TokenCache().Store(Master(options), reply.user.username, reply.token));
-  return reply.token;
+  auto reply = client.Call<bus::UserLoginRequest, bus::UserLoginReply>({user, password});
+  if (!reply.ok()) return WithKeyAdvice(reply.status(), client, options);
+  DET_RETURN_IF_ERROR(TokenCache().Store(Master(options), reply->user.username, reply->token));
+  return reply->token;
 }
 
 Result<std::string> ResolveToken(const CliOptions& options) {

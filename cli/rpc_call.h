@@ -40,6 +40,9 @@ Result<Rep> Call(const CliOptions& options, const Req& request, bus::RpcClientCo
   zmq::context_t context;
   bus::RpcClient client(context, GatewayEndpoint(options.master), *security, config);
   Result<Rep> reply = client.Call<Req, Rep>(request, token);
+  if (!reply.ok() && client.handshake_failure()) {
+    return WithKeyAdvice(reply.status(), client, options);
+  }
   if (reply.ok() || reply.status().code() != StatusCode::kUnauthenticated) return reply;
   std::optional<Result<std::string>> renewed = RenewToken(options);
   if (!renewed) return reply;

@@ -3,6 +3,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <atomic>
+#include <optional>
 #include <set>
 
 #include "bus/catalog/agent.h"
@@ -34,15 +36,18 @@ class CurveTest : public ::testing::Test {
     endpoint_ = *server_->Bind("tcp://127.0.0.1:0", security.WithRole(server_role));
   }
 
-  // Pumps the server while `call` runs on another thread.
-  Result<AgentEcho> CallWith(const SocketSecurity& security) {
+  // Pumps the server while `call` runs on another thread, until it returns. `timeout`: the
+  // client's one attempt.
+  Result<AgentEcho> CallWith(const SocketSecurity& security, Duration timeout = 300ms) {
     Result<AgentEcho> result = Internal("not called");
+    std::atomic<bool> done{false};
     std::thread caller([&] {
-      RpcClient client(context_, endpoint_, security, RpcClientConfig{300ms, 1});
+      RpcClient client(context_, endpoint_, security, RpcClientConfig{timeout, 1});
       result = client.Call<AgentPing, AgentEcho>(AgentPing{"secret"});
+      failure_ = client.handshake_failure();
+      done = true;
     });
-    const auto deadline = std::chrono::steady_clock::now() + 2s;
-    while (std::chrono::steady_clock::now() < deadline) {
+    while (!done) {
       zmq::pollitem_t item{server_->socket().handle(), 0, ZMQ_POLLIN, 0};
       Poll(&item, 1, 10ms);
       if (item.revents & ZMQ_POLLIN) server_->Receive();
@@ -60,7 +65,46 @@ class CurveTest : public ::testing::Test {
   std::unique_ptr<ZapHandler> zap_;
   std::unique_ptr<RpcServer> server_;
   std::string endpoint_;
+  std::optional<HandshakeFailure> failure_;
 };
+
+// A client whose keys do not fit learns which way at once (the master's handshake), not after its
+// timeout: each call below waits up to 30 s for a reply it cannot get.
+constexpr Duration kLongTimeout = 30s;
+
+TEST_F(CurveTest, APlaintextClientLearnsTheServerRequiresCurve) {
+  auto echo = CallWith(SocketSecurity{}, kLongTimeout);
+  ASSERT_EQ(echo.status().code(), StatusCode::kPermissionDenied) << echo.status().ToString();
+  EXPECT_EQ(failure_, HandshakeFailure::kServerRequiresCurve);
+  EXPECT_NE(echo.status().message().find("requires CURVE keys"), std::string::npos);
+}
+
+TEST_F(CurveTest, AClientWithTheWrongServerKeyLearnsItDoesNotMatch) {
+  SocketSecurity wrong = ClientSecurity(client_keys_);
+  wrong.server_public_key = GenerateCurveKeyPair()->public_key;
+  auto echo = CallWith(wrong, kLongTimeout);
+  ASSERT_EQ(echo.status().code(), StatusCode::kPermissionDenied) << echo.status().ToString();
+  EXPECT_EQ(failure_, HandshakeFailure::kServerKeyMismatch);
+}
+
+TEST_F(CurveTest, AnUnknownClientKeyLearnsItIsRefused) {
+  auto echo = CallWith(ClientSecurity(*GenerateCurveKeyPair()), kLongTimeout);
+  ASSERT_EQ(echo.status().code(), StatusCode::kPermissionDenied) << echo.status().ToString();
+  EXPECT_EQ(failure_, HandshakeFailure::kClientKeyRefused);
+}
+
+TEST_F(CurveTest, ACurveClientOfAPlaintextServerLearnsItIsPlaintext) {
+  server_ = std::make_unique<RpcServer>(context_, "plain", RealClock::Instance());
+  endpoint_ = *server_->Bind("tcp://127.0.0.1:0", SocketSecurity{});
+  auto echo = CallWith(ClientSecurity(client_keys_), kLongTimeout);
+  ASSERT_EQ(echo.status().code(), StatusCode::kPermissionDenied) << echo.status().ToString();
+  EXPECT_EQ(failure_, HandshakeFailure::kServerIsPlaintext);
+}
+
+TEST_F(CurveTest, AClientWhoseKeysFitReportsNoHandshakeFailure) {
+  ASSERT_TRUE(CallWith(ClientSecurity(client_keys_), kLongTimeout).ok());
+  EXPECT_FALSE(failure_.has_value());
+}
 
 TEST_F(CurveTest, AllowListedClientExchangesMessages) {
   auto echo = CallWith(ClientSecurity(client_keys_));
