@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "agent/agent.h"
+#include "common/logging.h"
 #include "common/process.h"
 #include "common/version.h"
 

@@ -7,6 +7,7 @@
 #include "autoscaler/autoscaler.h"
 #include "autoscaler/autoscaler_config.h"
 #include "autoscaler/simulator.h"
+#include "common/logging.h"
 #include "common/process.h"
 #include "common/version.h"
 

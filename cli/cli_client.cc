@@ -18,6 +18,11 @@ std::string GatewayEndpoint(const std::string& master) {
   return "tcp://" + address;
 }
 
+zmq::context_t& ClientContext() {
+  static zmq::context_t* context = new zmq::context_t();  // never deleted (see the header)
+  return *context;
+}
+
 Status WithKeyAdvice(Status status, const bus::RpcClient& client, const CliOptions& options) {
   const std::optional<bus::HandshakeFailure> failure = client.handshake_failure();
   if (status.ok() || !failure) return status;

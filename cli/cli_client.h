@@ -21,6 +21,11 @@ struct CliOptions {
   std::string token;     // DET_USER_TOKEN: a session or access token to send
 };
 
+// The ZeroMQ context every gateway call of this det process uses. Never terminated: when det
+// exits, the kernel closes its connections, which spares waiting for libzmq's threads to wind down
+// (terminating took longer than the call itself). Only for processes that exit after their calls.
+zmq::context_t& ClientContext();
+
 // Turns "host:port", "host" or "tcp://host:port" into a ZeroMQ endpoint (default port 8090).
 std::string GatewayEndpoint(const std::string& master);
 

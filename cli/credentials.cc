@@ -101,7 +101,7 @@ Result<std::string> LoginAndCache(const CliOptions& options, const std::string& 
                                   const std::string& password) {
   auto security = bus::ResolveClientSecurity(options.security);
   if (!security.ok()) return security.status();
-  zmq::context_t context;
+  zmq::context_t& context = ClientContext();
   // PBKDF2 makes a login take a moment: one attempt, a generous wait.
   bus::RpcClient client(context, Master(options), *security,
                         {.timeout = std::chrono::seconds(15), .attempts = 1});

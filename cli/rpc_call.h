@@ -37,7 +37,7 @@ Result<Rep> Call(const CliOptions& options, const Req& request, bus::RpcClientCo
   auto security = bus::ResolveClientSecurity(options.security);
   if (!security.ok()) return security.status();
   DET_ASSIGN_OR_RETURN(std::string token, ResolveToken(options));
-  zmq::context_t context;
+  zmq::context_t& context = ClientContext();
   bus::RpcClient client(context, GatewayEndpoint(options.master), *security, config);
   Result<Rep> reply = client.Call<Req, Rep>(request, token);
   if (!reply.ok() && client.handshake_failure()) {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -143,6 +144,66 @@ int TaskWait(const CliOptions& options, const std::string& task_id) {
     }
     std::this_thread::sleep_for(kPollInterval);
   }
+}
+
+namespace {
+
+void AddCommandRun(CLI::App& cmd, const CliOptions& options, int& rc) {
+  auto run = std::make_shared<CommandRunOptions>();
+  auto* sub = cmd.add_subcommand("run", "run ENTRYPOINT... (one argument: through /bin/sh -c)");
+  sub->add_option("entrypoint", run->entrypoint, "the program and its arguments")->required();
+  sub->add_option("--slots", run->slots, "slots to use (default 1)");
+  sub->add_option("--resource-pool", run->resource_pool,
+                  "resource pool (default: the master's default compute pool, or aux pool for 0 "
+                  "slots)");
+  sub->add_option("--priority", run->priority, "1 (most urgent) to 99 (default: the pool's)")
+      ->check(CLI::Range(1, 99));
+  sub->add_option("--weight", run->weight, "fair-share weight (default 1)");
+  sub->add_flag("--preemptible", run->preemptible,
+                "may be stopped for more urgent work (SIGTERM, SIGKILL after the pool's "
+                "preemption_timeout) and run again later");
+  sub->add_flag("--multi-node", run->multi_node, "may span several agents (is_single_node: false)");
+  sub->add_option("-e,--env", run->env, "KEY=VALUE for the command's environment");
+  sub->add_option("--image", run->image,
+                  "the container image it runs in on agents whose runtime is docker");
+  sub->add_flag("--force-pull-image", run->force_pull_image,
+                "pull the image even when the agent has it");
+  sub->add_option("--shm-size", run->shm_size, "size of /dev/shm in its container (e.g. 4G)");
+  sub->prefix_command(false);
+  sub->callback([&options, &rc, run] { rc = CommandRun(options, *run); });
+}
+
+// `logs`, `kill` (and `wait` when `with_wait`) of one task, under `parent`.
+void AddTaskIdCommands(CLI::App& parent, const CliOptions& options, int& rc, const char* noun,
+                       bool with_wait) {
+  auto task_id = std::make_shared<std::string>();
+  auto follow = std::make_shared<bool>(false);
+  auto* logs = parent.add_subcommand("logs", std::string("a ") + noun + "'s output");
+  logs->add_option("task_id", *task_id, std::string("the ") + noun)->required();
+  logs->add_flag("-f,--follow", *follow, "keep printing until it ends");
+  logs->callback([&options, &rc, task_id, follow] { rc = TaskLogs(options, *task_id, *follow); });
+  auto* kill = parent.add_subcommand("kill", std::string("stop a ") + noun + " (SIGTERM, then SIGKILL)");
+  kill->add_option("task_id", *task_id, std::string("the ") + noun)->required();
+  kill->callback([&options, &rc, task_id] { rc = TaskKill(options, *task_id); });
+  if (!with_wait) return;
+  auto* wait = parent.add_subcommand("wait", "wait for a task to end; exit 0 if it succeeded");
+  wait->add_option("task_id", *task_id, "the task")->required();
+  wait->callback([&options, &rc, task_id] { rc = TaskWait(options, *task_id); });
+}
+
+}  // namespace
+
+void AddTaskCommands(CLI::App& app, const CliOptions& options, int& rc) {
+  auto* cmd = app.add_subcommand("cmd", "commands: run a program on the cluster's slots");
+  cmd->alias("command")->require_subcommand(1);
+  AddCommandRun(*cmd, options, rc);
+  cmd->add_subcommand("list", "commands, oldest first")->callback([&] {
+    rc = TaskList(options, "COMMAND");
+  });
+  AddTaskIdCommands(*cmd, options, rc, "command", false);
+  auto* task = app.add_subcommand("task", "tasks: what runs on the cluster")->require_subcommand(1);
+  task->add_subcommand("list", "tasks, oldest first")->callback([&] { rc = TaskList(options); });
+  AddTaskIdCommands(*task, options, rc, "task", true);
 }
 
 }  // namespace det::cli

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,6 +24,9 @@ struct CommandRunOptions {
   bool force_pull_image = false;
   std::string shm_size;  // "4G"; "": the engine's default
 };
+
+// Adds `det cmd run|list|logs|kill` (alias `command`) and `det task list|logs|kill|wait`.
+void AddTaskCommands(CLI::App& app, const CliOptions& options, int& rc);
 
 // det cmd run: prints the new task's id.
 int CommandRun(const CliOptions& options, const CommandRunOptions& run);

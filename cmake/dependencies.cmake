@@ -28,4 +28,5 @@ find_package(OpenSSL REQUIRED)
 find_package(CURL REQUIRED)  # cloud APIs and metadata services (common/http_client)
 find_package(pugixml REQUIRED CONFIG)  # EC2's XML responses (cloud_aws)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # the REST server (Core API)
-pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)  # model definition archives
+pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)  # model definition archives: det
+# includes its headers and opens the library at run time (cli/libarchive_loader.h)

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <iostream>
 #include <memory>
 
 #include "common/config.h"
@@ -83,6 +84,17 @@ Status InitLogging(const LogConfig& config) {
   logger->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(std::move(logger));
   return Status::Ok();
+}
+
+int SetUpLogging(LogConfig config, const std::string& level_flag, const std::string& format_flag) {
+  if (!level_flag.empty()) config.level = level_flag;
+  if (!format_flag.empty()) config.format = format_flag;
+  Status status = InitLogging(config);
+  if (!status.ok()) {
+    std::cerr << "error: " << status.message() << "\n";
+    return 2;
+  }
+  return 0;
 }
 
 }  // namespace det

@@ -22,6 +22,10 @@ inline constexpr const char* kLogFormats[] = {"text", "json"};
 // one. Thread-safe with respect to concurrent logging. Returns InvalidArgument naming the field.
 Status InitLogging(const LogConfig& config);
 
+// Applies the --log-level/--log-format flags (empty: keep the config's value) and installs logging.
+// Returns the exit code to use on failure (2) after printing the error, or 0.
+int SetUpLogging(LogConfig config, const std::string& level_flag, const std::string& format_flag);
+
 class ConfigReader;
 // Reads a `log:` section (level, format) into *config.
 void ReadLogConfig(ConfigReader& reader, LogConfig* config);

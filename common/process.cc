@@ -34,17 +34,6 @@ std::atomic<bool>& InstallStopSignals() {
   return g_stop;
 }
 
-int SetUpLogging(LogConfig config, const std::string& level_flag, const std::string& format_flag) {
-  if (!level_flag.empty()) config.level = level_flag;
-  if (!format_flag.empty()) config.format = format_flag;
-  Status status = InitLogging(config);
-  if (!status.ok()) {
-    std::cerr << "error: " << status.message() << "\n";
-    return 2;
-  }
-  return 0;
-}
-
 std::string HostName() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "localhost";

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <thread>
 
+#include "common/logging.h"
 #include "common/process.h"
 #include "common/version.h"
 #include "master/master.h"

@@ -6,6 +6,7 @@
 
 #include "bus/event_broker.h"
 #include "bus/security.h"
+#include "bus/zap_handler.h"
 #include "master/agent_registry.h"
 #include "master/api.h"
 #include "master/auth/users.h"

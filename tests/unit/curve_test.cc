@@ -11,6 +11,7 @@
 #include "bus/rpc_client.h"
 #include "bus/rpc_server.h"
 #include "bus/security.h"
+#include "bus/zap_handler.h"
 #include "tests/testing/test_util.h"
 
 namespace det::bus {
