@@ -59,15 +59,20 @@ inline std::string BuildDir(const char* argv0) {
   return fs::absolute(argv0).parent_path().parent_path().string();
 }
 
-// A det-master on loopback (all ports picked by the OS) over a private PostgreSQL.
+// A det-master on loopback (all ports picked by the OS) over a private PostgreSQL; plaintext, or
+// with CURVE on every port as `det deploy local` runs it (keys made in its folder: master, agent,
+// cli).
 class BenchCluster {
  public:
   static constexpr const char* kAdminPassword = "bench-admin-password";
+  enum class Security { kPlaintext, kCurve };
 
-  BenchCluster(std::string build, std::string extra_bus_config = "")
+  BenchCluster(std::string build, std::string extra_bus_config = "",
+               Security security = Security::kPlaintext)
       : build_(std::move(build)),
         dir_(fs::temp_directory_path() / ("det-bench-" + bus::RandomId())),
-        extra_bus_config_(std::move(extra_bus_config)) {
+        extra_bus_config_(std::move(extra_bus_config)),
+        curve_(security == Security::kCurve) {
     fs::create_directories(dir_);
   }
   ~BenchCluster() {
@@ -78,6 +83,7 @@ class BenchCluster {
   }
 
   Status StartMaster() {
+    if (curve_) DET_RETURN_IF_ERROR(WriteKeys());
     DET_ASSIGN_OR_RETURN(pg_, storage::LocalPostgres::Start({(dir_ / "pg").string()}));
     const auto& db = pg_->db();
     std::ofstream(dir_ / "master.yaml")
@@ -85,7 +91,9 @@ class BenchCluster {
         << "\n  user: " << db.user << "\n  password: " << db.password
         << "\nport: 0\nbus:\n  host: 127.0.0.1\n  gateway_port: 0\n  agent_port: 0\n"
            "  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
-           "  security: {plaintext: true}\n"
+        << (curve_ ? "  security: {key_file: " + (dir_ / "master.key").string() +
+                         ", allowed_clients_file: " + (dir_ / "allowed_clients").string() + "}\n"
+                   : std::string("  security: {plaintext: true}\n"))
         << extra_bus_config_
         << "log: {level: warn}\nsecurity: {initial_user_password: " << kAdminPassword << "}\n";
     master_pid_ = Spawn({build_ + "/master/det-master", "-c", (dir_ / "master.yaml").string(),
@@ -104,11 +112,34 @@ class BenchCluster {
   }
 
   void StartAgent(const std::string& id, int slots) {
+    const fs::path config = dir_ / ("agent-" + id + ".yaml");
+    std::ofstream(config) << (curve_ ? "security: {key_file: " + (dir_ / "agent.key").string() +
+                                           ", server_public_key_file: " +
+                                           (dir_ / "master.pub").string() + "}\n"
+                                     : std::string("security: {plaintext: true}\n"));
     pids_.push_back(Spawn(
-        {build_ + "/agent/det-agent", "--plaintext", "--master-port", std::to_string(agent_port()),
-         "--agent-id", id, "--artificial-slots", std::to_string(slots), "--work-dir",
-         (dir_ / ("work-" + id)).string(), "--log-level", "warn"},
+        {build_ + "/agent/det-agent", "-c", config.string(), "--master-port",
+         std::to_string(agent_port()), "--agent-id", id, "--artificial-slots",
+         std::to_string(slots), "--work-dir", (dir_ / ("work-" + id)).string(), "--log-level",
+         "warn"},
         dir_ / "agents.log"));
+  }
+
+  // How a gateway client of this cluster connects (the cli key under CURVE).
+  bus::SocketSecurity client_security() const { return client_security_; }
+  // The environment that points a `det` process at this cluster as the admin.
+  std::vector<std::string> DetEnvironment() const {
+    const std::string gateway = endpoint("gateway");
+    std::vector<std::string> env = {"DET_MASTER=" + gateway, "DET_USER_TOKEN=" + admin_token_,
+                                    "DET_AUTH_FILE=" + (dir_ / "auth.json").string(),
+                                    "HOME=" + dir_.string()};
+    if (curve_) {
+      env.push_back("DET_KEY_FILE=" + (dir_ / "cli.key").string());
+      env.push_back("DET_MASTER_KEY_FILE=" + (dir_ / "master.pub").string());
+    } else {
+      env.push_back("DET_PLAINTEXT=1");
+    }
+    return env;
   }
 
   std::string endpoint(const std::string& name) const { return endpoints_[name].as<std::string>(); }
@@ -133,9 +164,26 @@ class BenchCluster {
   pid_t master_pid() const { return master_pid_; }
 
  private:
+  Status WriteKeys() {
+    std::ofstream allowed(dir_ / "allowed_clients");
+    for (const char* name : {"master", "agent", "cli"}) {
+      DET_ASSIGN_OR_RETURN(bus::CurveKeyPair keys, bus::GenerateCurveKeyPair());
+      DET_RETURN_IF_ERROR(bus::WriteKeyPairFiles(keys, (dir_ / name).string()));
+      if (std::string(name) == "master") {
+        master_public_key_ = keys.public_key;
+      } else {
+        allowed << keys.public_key << " " << name << "\n";
+      }
+      if (std::string(name) == "cli") client_keys_ = keys;
+    }
+    client_security_ = {bus::SocketSecurity::Mode::kCurveClient, client_keys_, master_public_key_,
+                        {}};
+    return Status::Ok();
+  }
+
   Status LogInAsAdmin() {
     zmq::context_t context;
-    bus::RpcClient client(context, endpoint("gateway"), {},
+    bus::RpcClient client(context, endpoint("gateway"), client_security_,
                           bus::RpcClientConfig{.timeout = std::chrono::seconds(10)});
     auto reply = client.Call<bus::UserLoginRequest, bus::UserLoginReply>({"admin", kAdminPassword});
     if (!reply.ok()) return reply.status().WithContext("login as admin");
@@ -146,6 +194,10 @@ class BenchCluster {
   std::string build_;
   fs::path dir_;
   std::string extra_bus_config_;
+  bool curve_ = false;
+  bus::CurveKeyPair client_keys_;
+  std::string master_public_key_;
+  bus::SocketSecurity client_security_;
   std::unique_ptr<storage::LocalPostgres> pg_;
   YAML::Node endpoints_;
   pid_t master_pid_ = -1;

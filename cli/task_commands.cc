@@ -13,6 +13,7 @@
 #include "cli/rpc_call.h"
 #include "common/clock.h"
 #include "common/config.h"
+#include "common/index_ranges.h"
 #include "common/strings.h"
 
 namespace det::cli {
@@ -46,18 +47,33 @@ int CommandRun(const CliOptions& options, const CommandRunOptions& run) {
     if (!bytes.ok()) return Fail(bytes.status().WithContext("--shm-size"));
     request.container.shm_size_bytes = *bytes;
   }
+  if (!run.array.empty()) {
+    // Checked here too, so that a typo is named before anything is sent.
+    Result<std::vector<int64_t>> indices =
+        ParseIndexRanges(run.array, bus::CommandRunRequest::kMaxArrayTasks);
+    if (!indices.ok()) return Fail(indices.status());
+    request.array = run.array;
+  }
   auto reply = Call<bus::CommandRunRequest, bus::CommandRunReply>(options, request);
   if (!reply.ok()) return Fail(reply.status());
   if (options.machine_readable()) {
-    PrintReply(options, nlohmann::ordered_json{{"task_id", reply->task_id}});
+    nlohmann::ordered_json answer{{"task_id", reply->task_id}};
+    if (reply->array_size > 0) answer["array_size"] = reply->array_size;
+    PrintReply(options, answer);
+  } else if (reply->array_size > 0) {
+    std::cout << "Launched command array " << reply->task_id << " (" << reply->array_size
+              << " tasks, ids " << reply->task_id << "_<index>; det cmd list --array "
+              << reply->task_id << ")\n";
   } else {
     std::cout << "Launched command (task id: " << reply->task_id << ")\n";
   }
   return 0;
 }
 
-int TaskList(const CliOptions& options, const std::string& type) {
-  auto list = Call<bus::TaskListRequest, bus::TaskList>(options, {});
+int TaskList(const CliOptions& options, const std::string& type, const std::string& array_id) {
+  bus::TaskListRequest request;
+  request.array_id = array_id;
+  auto list = Call<bus::TaskListRequest, bus::TaskList>(options, request);
   if (!list.ok()) return Fail(list.status());
   if (!type.empty()) {
     std::erase_if(list->tasks, [&](const bus::TaskSummary& t) { return t.type != type; });
@@ -68,14 +84,14 @@ int TaskList(const CliOptions& options, const std::string& type) {
     PrintReply(options, all);
     return 0;
   }
-  std::printf("%-32s %-8s %-11s %5s %-16s %-12s %s\n", "TASK ID", "TYPE", "STATE", "SLOTS", "AGENT",
+  std::printf("%-38s %-8s %-11s %5s %-16s %-12s %s\n", "TASK ID", "TYPE", "STATE", "SLOTS", "AGENT",
               "RESULT", "ENTRYPOINT");
   for (const auto& t : list->tasks) {
     std::string result;
     if (t.state == "TERMINATED") {
       result = t.failure_type.empty() ? "ok" : t.failure_type;
     }
-    std::printf("%-32s %-8s %-11s %5d %-16s %-12s %s\n", t.id.c_str(), t.type.c_str(),
+    std::printf("%-38s %-8s %-11s %5d %-16s %-12s %s\n", t.id.c_str(), t.type.c_str(),
                 t.state.c_str(), t.slots, Join(t.agents, " ").c_str(), result.c_str(),
                 Join(t.entrypoint, " ").c_str());
   }
@@ -85,7 +101,12 @@ int TaskList(const CliOptions& options, const std::string& type) {
 int TaskKill(const CliOptions& options, const std::string& task_id) {
   auto reply = Call<bus::TaskKillRequest, bus::TaskKillReply>(options, {task_id});
   if (!reply.ok()) return Fail(reply.status());
-  std::cout << "kill requested; task " << task_id << " is " << reply->state << "\n";
+  if (reply->state.empty()) {
+    std::cout << "kill requested for " << reply->array_tasks_stopped << " unfinished task(s) of array "
+              << task_id << "\n";
+  } else {
+    std::cout << "kill requested; task " << task_id << " is " << reply->state << "\n";
+  }
   return 0;
 }
 
@@ -169,6 +190,10 @@ void AddCommandRun(CLI::App& cmd, const CliOptions& options, int& rc) {
   sub->add_flag("--force-pull-image", run->force_pull_image,
                 "pull the image even when the agent has it");
   sub->add_option("--shm-size", run->shm_size, "size of /dev/shm in its container (e.g. 4G)");
+  sub->add_option("--array", run->array,
+                  "a job array: one task per index (\"1-1000\", \"0-15:4\", \"1,3,5-7\"; at most "
+                  "10,000), each its own job, told DET_ARRAY_INDEX and DET_ARRAY_ID; kill or list "
+                  "them all by the array's id, or one by <array id>_<index>");
   sub->prefix_command(false);
   sub->callback([&options, &rc, run] { rc = CommandRun(options, *run); });
 }
@@ -182,8 +207,9 @@ void AddTaskIdCommands(CLI::App& parent, const CliOptions& options, int& rc, con
   logs->add_option("task_id", *task_id, std::string("the ") + noun)->required();
   logs->add_flag("-f,--follow", *follow, "keep printing until it ends");
   logs->callback([&options, &rc, task_id, follow] { rc = TaskLogs(options, *task_id, *follow); });
-  auto* kill = parent.add_subcommand("kill", std::string("stop a ") + noun + " (SIGTERM, then SIGKILL)");
-  kill->add_option("task_id", *task_id, std::string("the ") + noun)->required();
+  auto* kill = parent.add_subcommand(
+      "kill", std::string("stop a ") + noun + " (SIGTERM, then SIGKILL), or every task of a job array");
+  kill->add_option("task_id", *task_id, std::string("the ") + noun + ", or a job array's id")->required();
   kill->callback([&options, &rc, task_id] { rc = TaskKill(options, *task_id); });
   if (!with_wait) return;
   auto* wait = parent.add_subcommand("wait", "wait for a task to end; exit 0 if it succeeded");
@@ -197,9 +223,10 @@ void AddTaskCommands(CLI::App& app, const CliOptions& options, int& rc) {
   auto* cmd = app.add_subcommand("cmd", "commands: run a program on the cluster's slots");
   cmd->alias("command")->require_subcommand(1);
   AddCommandRun(*cmd, options, rc);
-  cmd->add_subcommand("list", "commands, oldest first")->callback([&] {
-    rc = TaskList(options, "COMMAND");
-  });
+  auto array_id = std::make_shared<std::string>();
+  auto* list = cmd->add_subcommand("list", "commands, oldest first");
+  list->add_option("--array", *array_id, "only this job array's tasks, by index");
+  list->callback([&options, &rc, array_id] { rc = TaskList(options, "COMMAND", *array_id); });
   AddTaskIdCommands(*cmd, options, rc, "command", false);
   auto* task = app.add_subcommand("task", "tasks: what runs on the cluster")->require_subcommand(1);
   task->add_subcommand("list", "tasks, oldest first")->callback([&] { rc = TaskList(options); });

@@ -23,6 +23,7 @@ struct CommandRunOptions {
   std::string image;
   bool force_pull_image = false;
   std::string shm_size;  // "4G"; "": the engine's default
+  std::string array;     // a job array's indices ("1-1000"); "": one task
 };
 
 // Adds `det cmd run|list|logs|kill` (alias `command`) and `det task list|logs|kill|wait`.
@@ -30,8 +31,9 @@ void AddTaskCommands(CLI::App& app, const CliOptions& options, int& rc);
 
 // det cmd run: prints the new task's id.
 int CommandRun(const CliOptions& options, const CommandRunOptions& run);
-// det task list; det cmd list (`type` COMMAND: only those)
-int TaskList(const CliOptions& options, const std::string& type = "");
+// det task list; det cmd list (`type` COMMAND: only those); `array_id`: only that job array's tasks.
+int TaskList(const CliOptions& options, const std::string& type = "",
+             const std::string& array_id = "");
 // det task kill ID
 int TaskKill(const CliOptions& options, const std::string& task_id);
 // det task logs ID [-f]: prints stored lines; with follow, keeps printing until the task ended and

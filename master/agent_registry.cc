@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/index_ranges.h"
 #include "common/strings.h"
 #include "master/task_persistence.h"
 #include "storage/agents_repo.h"
@@ -68,8 +69,14 @@ void AgentRegistry::HandleQueries() {
       [this](const RpcContext&, const bus::SlotEnableRequest& r) { return EnableSlot(r); });
   queries_.Handle<bus::CommandRunRequest, bus::CommandRunReply>(
       [this](const RpcContext&, const bus::CommandRunRequest& r) -> Result<bus::CommandRunReply> {
-        DET_ASSIGN_OR_RETURN(std::string id, tasks_.Submit(SpecOf(r), NowNs()));
-        return bus::CommandRunReply{id};
+        if (r.array.empty()) {
+          DET_ASSIGN_OR_RETURN(std::string id, tasks_.Submit(SpecOf(r), NowNs()));
+          return bus::CommandRunReply{id};
+        }
+        DET_ASSIGN_OR_RETURN(std::vector<int64_t> indices,
+                             ParseIndexRanges(r.array, bus::CommandRunRequest::kMaxArrayTasks));
+        DET_ASSIGN_OR_RETURN(std::string id, tasks_.SubmitArray(SpecOf(r), indices, NowNs()));
+        return bus::CommandRunReply{id, static_cast<int64_t>(indices.size())};
       });
   queries_.Handle<bus::TaskSubmitRequest, bus::CommandRunReply>(
       [this](const RpcContext&, const bus::TaskSubmitRequest& r) -> Result<bus::CommandRunReply> {
@@ -88,8 +95,14 @@ void AgentRegistry::HandleQueries() {
       });
   queries_.Handle<bus::TaskListRequest, bus::TaskList>(
       [this](const RpcContext&, const bus::TaskListRequest& r) -> Result<bus::TaskList> {
-        if (r.task_ids.empty()) return bus::TaskList{tasks_.List()};
         bus::TaskList some;
+        if (!r.array_id.empty()) {
+          for (const Task* task : tasks_.ArrayTasks(r.array_id)) {
+            some.tasks.push_back(task->Summary());
+          }
+          return some;
+        }
+        if (r.task_ids.empty()) return bus::TaskList{tasks_.List()};
         for (const std::string& id : r.task_ids) {
           if (const Task* task = tasks_.Find(id)) some.tasks.push_back(task->Summary());
         }
@@ -110,8 +123,13 @@ void AgentRegistry::HandleQueries() {
       });
   queries_.Handle<bus::TaskKillRequest, bus::TaskKillReply>(
       [this](const RpcContext&, const bus::TaskKillRequest& r) -> Result<bus::TaskKillReply> {
-        DET_ASSIGN_OR_RETURN(std::string state, tasks_.Kill(r.task_id, NowNs()));
-        return bus::TaskKillReply{state};
+        Result<std::string> state = tasks_.Kill(r.task_id, NowNs());
+        if (state.ok() || state.status().code() != StatusCode::kNotFound) {
+          DET_RETURN_IF_ERROR(state.status());
+          return bus::TaskKillReply{*state};
+        }
+        DET_ASSIGN_OR_RETURN(int64_t stopped, tasks_.KillArray(r.task_id, NowNs()));
+        return bus::TaskKillReply{"", stopped};
       });
 }
 

@@ -108,6 +108,9 @@ Result<bus::CommandRunRequest> CommandRunRequestOf(const std::string& text) {
   if (body.contains("preemptible")) {
     DET_ASSIGN_OR_RETURN(run.preemptible, Field<bool>(body, "preemptible", "true or false"));
   }
+  if (body.contains("array")) {
+    DET_ASSIGN_OR_RETURN(run.array, Field<std::string>(body, "array", "a string like \"1-1000\""));
+  }
   DET_RETURN_IF_ERROR(ReadCommandContainer(body, &run.container));
   return run;
 }
@@ -282,10 +285,14 @@ void RouteTasks(HttpRoutes& routes, Api& api) {
   routes.Post("/api/v1/commands", users([a](Caller caller, Req req) -> UserAnswer {
                 DET_ASSIGN_OR_RETURN(bus::CommandRunRequest run, CommandRunRequestOf(req.body));
                 DET_ASSIGN_OR_RETURN(bus::CommandRunReply reply, a->Call(caller, run));
-                return ordered_json{{"task_id", reply.task_id}};
+                ordered_json answer{{"task_id", reply.task_id}};
+                if (reply.array_size > 0) answer["array_size"] = reply.array_size;
+                return answer;
               }));
-  routes.Get("/api/v1/tasks", users([a](Caller caller, Req) -> UserAnswer {
-               DET_ASSIGN_OR_RETURN(bus::TaskList list, a->Call(caller, bus::TaskListRequest{}));
+  routes.Get("/api/v1/tasks", users([a](Caller caller, Req req) -> UserAnswer {
+               bus::TaskListRequest request;
+               request.array_id = req.get_param_value("array_id");
+               DET_ASSIGN_OR_RETURN(bus::TaskList list, a->Call(caller, request));
                ordered_json tasks = ordered_json::array();
                for (const auto& task : list.tasks) tasks.push_back(bus::ToJson(task));
                return ordered_json{{"tasks", tasks}};
@@ -298,6 +305,9 @@ void RouteTasks(HttpRoutes& routes, Api& api) {
   routes.Post("/api/v1/tasks/{task_id}/kill", users([a](Caller caller, Req req) -> UserAnswer {
                 DET_ASSIGN_OR_RETURN(bus::TaskKillReply reply,
                                      a->Call(caller, bus::TaskKillRequest{req.matches[1].str()}));
+                if (reply.state.empty()) {
+                  return ordered_json{{"array_tasks_stopped", reply.array_tasks_stopped}};
+                }
                 return ordered_json{{"state", reply.state}};
               }));
   routes.Get("/api/v1/tasks/{task_id}/logs", [a](Req req, httplib::Response& res) {

@@ -15,6 +15,24 @@ std::vector<std::string> Task::Agents() const {
   return agents;
 }
 
+std::string ArrayTaskId(const std::string& array_id, int64_t index) {
+  return array_id + "_" + std::to_string(index);
+}
+
+std::optional<ArrayPlace> ArrayPlaceOf(std::string_view task_id) {
+  constexpr size_t kIdDigits = 32;
+  if (task_id.size() < kIdDigits + 2 || task_id[kIdDigits] != '_') return std::nullopt;
+  const std::string_view id = task_id.substr(0, kIdDigits);
+  const std::string_view index = task_id.substr(kIdDigits + 1);
+  const auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  if (!std::all_of(id.begin(), id.end(), hex) ||
+      !std::all_of(index.begin(), index.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      index.size() > 18) {
+    return std::nullopt;
+  }
+  return ArrayPlace{std::string(id), std::stoll(std::string(index))};
+}
+
 bus::TaskSummary Task::Summary() const {
   bus::TaskSummary s;
   s.id = id;
@@ -35,6 +53,10 @@ bus::TaskSummary Task::Summary() const {
   s.preempting = preempting;
   s.allocations = allocations;
   s.allocation_id = allocation_id;
+  if (std::optional<ArrayPlace> place = ArrayPlaceOf(id)) {
+    s.array_id = place->array_id;
+    s.array_index = place->index;
+  }
   return s;
 }
 

@@ -4,12 +4,23 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bus/catalog/tasks.h"
 #include "bus/catalog/workload.h"
 
 namespace det::master {
+
+// Job arrays (`det cmd run --array`): the tasks of array A are "A_<index>", A a random id of 32 hex
+// digits, so a task's place in its array is read off its id (also after a restart).
+struct ArrayPlace {
+  std::string array_id;
+  int64_t index = 0;
+};
+std::string ArrayTaskId(const std::string& array_id, int64_t index);
+// The array and index of `task_id`, if it is an array's task.
+std::optional<ArrayPlace> ArrayPlaceOf(std::string_view task_id);
 
 // What a user asked to run.
 struct TaskSpec {

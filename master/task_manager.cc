@@ -128,8 +128,7 @@ void TaskManager::RemoveAgent(const std::string& agent_id, int64_t now_ns) {
   dirty_ = true;
 }
 
-Result<std::string> TaskManager::Submit(TaskSpec spec, int64_t now_ns, const TaskName& named) {
-  if (!named.id.empty() && tasks_.count(named.id)) return named.id;
+Result<TaskSpec> TaskManager::Checked(TaskSpec spec) const {
   if (spec.entrypoint.empty() || std::all_of(spec.entrypoint.begin(), spec.entrypoint.end(),
                                              [](const std::string& a) { return a.empty(); })) {
     return InvalidArgument("entrypoint is empty: give the command to run");
@@ -146,11 +145,10 @@ Result<std::string> TaskManager::Submit(TaskSpec spec, int64_t now_ns, const Tas
   DET_ASSIGN_OR_RETURN(const ResourcePoolConfig* pool, KnownPool(spec.resource_pool));
   DET_RETURN_IF_ERROR(CheckFits(spec, *pool));
   if (!spec.priority) spec.priority = pool->scheduler.default_priority;
-  Task task;
-  task.id = named.id.empty() ? bus::RandomId() : named.id;
-  if (!named.type.empty()) task.type = named.type;
-  task.job_id = named.job_id.empty() ? task.id : named.job_id;
-  task.spec = std::move(spec);
+  return spec;
+}
+
+void TaskManager::Add(Task task, int64_t now_ns) {
   task.submitted_ns = now_ns;
   const std::string id = task.id;
   tasks_.emplace(id, std::move(task));
@@ -158,7 +156,62 @@ Result<std::string> TaskManager::Submit(TaskSpec spec, int64_t now_ns, const Tas
   open_.insert(id);
   listener_.TaskChanged(tasks_.at(id));
   dirty_ = true;
+}
+
+Result<std::string> TaskManager::Submit(TaskSpec spec, int64_t now_ns, const TaskName& named) {
+  if (!named.id.empty() && tasks_.count(named.id)) return named.id;
+  Task task;
+  DET_ASSIGN_OR_RETURN(task.spec, Checked(std::move(spec)));
+  task.id = named.id.empty() ? bus::RandomId() : named.id;
+  if (!named.type.empty()) task.type = named.type;
+  task.job_id = named.job_id.empty() ? task.id : named.job_id;
+  const std::string id = task.id;
+  Add(std::move(task), now_ns);
   return id;
+}
+
+Result<std::string> TaskManager::SubmitArray(TaskSpec spec, const std::vector<int64_t>& indices,
+                                             int64_t now_ns) {
+  if (indices.empty()) return InvalidArgument("array: no index");
+  DET_ASSIGN_OR_RETURN(const TaskSpec checked, Checked(std::move(spec)));
+  const std::string array_id = bus::RandomId();
+  for (int64_t index : indices) {
+    Task task;
+    task.id = ArrayTaskId(array_id, index);
+    task.job_id = task.id;
+    task.spec = checked;
+    task.spec.env["DET_ARRAY_ID"] = array_id;
+    task.spec.env["DET_ARRAY_INDEX"] = std::to_string(index);
+    Add(std::move(task), now_ns);
+  }
+  return array_id;
+}
+
+std::vector<const Task*> TaskManager::ArrayTasks(const std::string& array_id) const {
+  std::vector<std::pair<int64_t, const Task*>> found;
+  const std::string prefix = array_id + "_";
+  for (auto it = tasks_.lower_bound(prefix); it != tasks_.end() && it->first.starts_with(prefix);
+       ++it) {
+    if (std::optional<ArrayPlace> place = ArrayPlaceOf(it->first)) {
+      found.emplace_back(place->index, &it->second);
+    }
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<const Task*> tasks;
+  for (const auto& [index, task] : found) tasks.push_back(task);
+  return tasks;
+}
+
+Result<int64_t> TaskManager::KillArray(const std::string& array_id, int64_t now_ns) {
+  const std::vector<const Task*> tasks = ArrayTasks(array_id);
+  if (tasks.empty()) return NotFound("task or array " + array_id + " not found");
+  int64_t stopped = 0;
+  for (const Task* task : tasks) {
+    if (task->ended()) continue;
+    DET_RETURN_IF_ERROR(Kill(task->id, now_ns).status());
+    ++stopped;
+  }
+  return stopped;
 }
 
 Result<std::string> TaskManager::Kill(const std::string& task_id, int64_t now_ns) {

@@ -88,8 +88,18 @@ class TaskManager {
   // `named` gives the task's id, type and job (a trial); an id already known changes nothing and
   // answers that id. Without it the task is a COMMAND with a new id, its own job.
   Result<std::string> Submit(TaskSpec spec, int64_t now_ns, const TaskName& named = {});
+  // A job array: one COMMAND per index, "<array id>_<index>" (task.h), each its own job, with
+  // DET_ARRAY_ID and DET_ARRAY_INDEX in its environment. Checked as Submit checks one task; all or
+  // none are made. The array's id.
+  Result<std::string> SubmitArray(TaskSpec spec, const std::vector<int64_t>& indices,
+                                  int64_t now_ns);
   // The task's state after the request; NotFound for an unknown task.
   Result<std::string> Kill(const std::string& task_id, int64_t now_ns);
+  // Kills every task of array `array_id` that has not ended; how many. NotFound for an id that
+  // names no array.
+  Result<int64_t> KillArray(const std::string& array_id, int64_t now_ns);
+  // The tasks of array `array_id`, by index.
+  std::vector<const Task*> ArrayTasks(const std::string& array_id) const;
   // A state report from `agent_id`; reports for allocations it does not run are ignored.
   void OnWorkloadState(const std::string& agent_id, const bus::WorkloadState& state,
                        int64_t now_ns);
@@ -153,6 +163,10 @@ class TaskManager {
   void Requeue(Task& task, AllocationEnd end);
   void Release(const Task& task);
   void KillParts(Task& task, int64_t grace);
+  // Submit's checks and defaults (the pool, its default priority).
+  Result<TaskSpec> Checked(TaskSpec spec) const;
+  // Queues `task` (submitted at `now_ns`) and tells the listener.
+  void Add(Task task, int64_t now_ns);
   void SendStart(const Task& task, const Resource& resource);
   void AggregateState(Task& task);
   std::vector<Task*> OpenTasksOn(const std::string& agent_id);

@@ -33,7 +33,7 @@ nlohmann::ordered_json ToJson(const AgentSummary& a) {
 }
 
 nlohmann::ordered_json ToJson(const TaskSummary& t) {
-  return {{"id", t.id},
+  nlohmann::ordered_json json = {{"id", t.id},
           {"type", t.type},
           {"state", t.state},
           {"resource_pool", t.resource_pool},
@@ -51,6 +51,11 @@ nlohmann::ordered_json ToJson(const TaskSummary& t) {
           {"preempting", t.preempting},
           {"allocations", t.allocations},
           {"allocation_id", t.allocation_id}};
+  if (!t.array_id.empty()) {
+    json["array_id"] = t.array_id;
+    json["array_index"] = t.array_index;
+  }
+  return json;
 }
 
 nlohmann::ordered_json ToJson(const JobSummary& j) {

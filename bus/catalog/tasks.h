@@ -27,10 +27,15 @@ struct CommandRunRequest {
   bool single_node = true;          // resources.is_single_node: never spread over several agents
   std::optional<int32_t> max_slots;  // the job's cap on slots held at once (fair share, demand)
   ContainerSpec container;           // where it runs on an agent whose runtime is docker
+  // A job array (common/index_ranges.h: "1-1000", "0-15:4", "1,3,5-7"): one task per index, each
+  // its own job in the queue and told DET_ARRAY_ID and DET_ARRAY_INDEX. "": one task.
+  std::string array;
+  static constexpr size_t kMaxArrayTasks = 10'000;
   bool operator==(const CommandRunRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("entrypoint", s.entrypoint, kRequired);
+    v("array", s.array);
     v("slots", s.slots);
     v("resource_pool", s.resource_pool);
     v("env", s.env);
@@ -45,11 +50,13 @@ struct CommandRunRequest {
 
 struct CommandRunReply {
   static constexpr std::string_view kType = "command.run.reply";
-  std::string task_id;
+  std::string task_id;  // an array's id for an array: its tasks are "<array id>_<index>"
+  int64_t array_size = 0;  // tasks of the array (0: not an array)
   bool operator==(const CommandRunReply&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("task_id", s.task_id, kRequired);
+    v("array_size", s.array_size);
   }
 };
 
@@ -91,6 +98,8 @@ struct TaskSummary {
   bool preempting = false;    // asked to stop for more urgent work; queued again once it has
   int32_t allocations = 0;    // times placed (more than one after preemptions)
   std::string allocation_id;  // the current (or last) allocation
+  std::string array_id;       // the job array it belongs to ("": none)
+  int64_t array_index = 0;    // its DET_ARRAY_INDEX in that array
   bool operator==(const TaskSummary&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -112,6 +121,8 @@ struct TaskSummary {
     v("preempting", s.preempting);
     v("allocations", s.allocations);
     v("allocation_id", s.allocation_id);
+    v("array_id", s.array_id);
+    v("array_index", s.array_index);
   }
 };
 
@@ -120,10 +131,12 @@ struct TaskSummary {
 struct TaskListRequest {
   static constexpr std::string_view kType = "task.list";
   std::vector<std::string> task_ids;
+  std::string array_id;  // only this job array's tasks
   bool operator==(const TaskListRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("task_ids", s.task_ids);
+    v("array_id", s.array_id);
   }
 };
 
@@ -158,7 +171,8 @@ struct TaskGetReply {
   }
 };
 
-// Method "task.kill": stops the task (queued: dropped; running: SIGTERM, then SIGKILL).
+// Method "task.kill": stops the task (queued: dropped; running: SIGTERM, then SIGKILL); a job
+// array's id stops every task of it that has not ended.
 struct TaskKillRequest {
   static constexpr std::string_view kType = "task.kill";
   std::string task_id;
@@ -171,11 +185,13 @@ struct TaskKillRequest {
 
 struct TaskKillReply {
   static constexpr std::string_view kType = "task.kill.reply";
-  std::string state;  // the task's state after the request
+  std::string state;  // the task's state after the request ("" for an array)
+  int64_t array_tasks_stopped = 0;  // an array: its tasks asked to stop (those not ended yet)
   bool operator==(const TaskKillReply&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("state", s.state);
+    v("array_tasks_stopped", s.array_tasks_stopped);
   }
 };
 

@@ -96,6 +96,44 @@ TEST_F(WorkloadProcessTest, KillStopsARunningCommand) {
   EXPECT_EQ(listed[0].value("id", ""), id);
 }
 
+// `det cmd run --array`: one call, one task (and queue entry) per index, each told its index;
+// listed and killed as a whole by the array's id, or one by one by "<array id>_<index>".
+TEST_F(WorkloadProcessTest, AnArrayRunsATaskPerIndexListedAndKilledWholeOrOneByOne) {
+  auto agent = StartAgent("agent-a", 2);
+  WaitForAgents(1);
+  auto reply = nlohmann::json::parse(
+      Det("--json cmd run --array 1-3,7 'echo task $DET_ARRAY_INDEX of $DET_ARRAY_ID'"), nullptr,
+      false);
+  ASSERT_TRUE(reply.is_object()) << reply;
+  const std::string array = reply.value("task_id", "");
+  EXPECT_EQ(reply.value("array_size", 0), 4);
+  for (int index : {1, 2, 3, 7}) {
+    const std::string id = array + "_" + std::to_string(index);
+    EXPECT_EQ(Wait(id).value("exit_code", -1), 0) << id;
+    EXPECT_EQ(LogTexts(id), std::vector<std::string>{"task " + std::to_string(index) + " of " + array});
+  }
+  auto listed = nlohmann::json::parse(Det("--json cmd list --array " + array), nullptr, false);
+  ASSERT_TRUE(listed.is_array() && listed.size() == 4) << listed;
+  EXPECT_EQ(listed[3].value("array_index", 0), 7);
+  EXPECT_EQ(listed[3].value("array_id", ""), array);
+
+  const std::string refused = Det("cmd run --array 3-1 true");
+  EXPECT_NE(refused.find("--array item \"3-1\": the range ends before it starts"),
+            std::string::npos)
+      << refused;
+
+  // Two of four sleepers run on the two slots; one is killed alone, then the rest as a whole.
+  auto sleepers = nlohmann::json::parse(Det("--json cmd run --array 0-3 'sleep 60'"), nullptr,
+                                        false);
+  const std::string second = sleepers.value("task_id", "");
+  EXPECT_NE(Det("cmd kill " + second + "_3").find("is TERMINATED"), std::string::npos);
+  EXPECT_NE(Det("cmd kill " + second).find("kill requested for 3 unfinished task(s)"),
+            std::string::npos);
+  for (int index = 0; index < 4; ++index) {
+    EXPECT_EQ(Wait(second + "_" + std::to_string(index)).value("failure_type", ""), "Killed");
+  }
+}
+
 TEST_F(WorkloadProcessTest, ProgramThatCannotStartFailsWithTheReason) {
   auto agent = StartAgent("agent-s");
   WaitForAgents(1);

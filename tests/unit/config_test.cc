@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/agent_config.h"
+#include "common/index_ranges.h"
 #include "master/master_config.h"
 
 namespace det {
@@ -234,6 +235,33 @@ TEST(ConfigReaderTest, ADocumentThatIsNotUtf8OrContainsItselfIsRefused) {
       << cycle.status().message();
   EXPECT_NE(cycle.status().message().find("nested more than 64 levels deep"), std::string::npos);
   EXPECT_TRUE(ParseYaml("a: &x {b: 1}\nc: *x\n", "x.yaml").ok());
+}
+
+}  // namespace
+}  // namespace det
+
+namespace det {
+namespace {
+
+TEST(IndexRangesTest, ReadsSlurmsForms) {
+  EXPECT_EQ(*ParseIndexRanges("1-5", 100), (std::vector<int64_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(*ParseIndexRanges("0-15:4", 100), (std::vector<int64_t>{0, 4, 8, 12}));
+  EXPECT_EQ(*ParseIndexRanges("1,3,5-7", 100), (std::vector<int64_t>{1, 3, 5, 6, 7}));
+  EXPECT_EQ(*ParseIndexRanges("9", 100), (std::vector<int64_t>{9}));
+  EXPECT_EQ(ParseIndexRanges("1-10000", 10000)->size(), 10000u);
+}
+
+TEST(IndexRangesTest, RefusesWhatIsNotAnIndexListNamingTheItem) {
+  for (const char* bad : {"", "1,,2", "a", "-1", "1-", "5-1", "1-3-4", "1-4:0", "1-4:x", "1.5",
+                          "1-4%2", "4000001", "99999999999999999999"}) {
+    auto parsed = ParseIndexRanges(bad, 100);
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_NE(ParseIndexRanges("1,2,1", 100).status().message().find("given twice"),
+            std::string::npos);
+  EXPECT_NE(ParseIndexRanges("1-4%2", 100).status().message().find("%LIMIT"), std::string::npos);
+  EXPECT_NE(ParseIndexRanges("1-101", 100).status().message().find("more than 100"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -133,6 +133,59 @@ TEST_F(TaskManagerTest, KillOfAQueuedTaskEndsItAndOfARunningOneAsksTheAgent) {
   EXPECT_EQ(manager_.Kill("unknown", 6).status().code(), StatusCode::kNotFound);
 }
 
+TEST_F(TaskManagerTest, AnArrayIsOneTaskPerIndexEachToldItsIndex) {
+  Agent("a1", "default", {"s0", "s1"});
+  auto array = manager_.SubmitArray(Command(1), {3, 1, 7}, 1);
+  manager_.Schedule();
+  ASSERT_TRUE(array.ok()) << array.status().ToString();
+  const std::vector<const Task*> tasks = manager_.ArrayTasks(*array);
+  ASSERT_EQ(tasks.size(), 3u);
+  EXPECT_EQ(tasks[0]->id, *array + "_1");
+  EXPECT_EQ(tasks[2]->id, *array + "_7");
+  EXPECT_EQ(tasks[0]->job_id, tasks[0]->id);  // each its own job in the queue
+  EXPECT_EQ(tasks[1]->Summary().array_id, *array);
+  EXPECT_EQ(tasks[1]->Summary().array_index, 3);
+  ASSERT_EQ(listener_.starts.size(), 2u);  // two slots: two run, one waits
+  for (const auto& [agent, start] : listener_.starts) {
+    const std::string index = start.env.at("DET_ARRAY_INDEX");
+    EXPECT_EQ(start.env.at("DET_ARRAY_ID"), *array);
+    EXPECT_TRUE(start.allocation_id.starts_with(*array + "_" + index + ".")) << start.allocation_id;
+  }
+  EXPECT_EQ(manager_.queued(), 1u);
+}
+
+TEST_F(TaskManagerTest, AnArrayIsCheckedAsOneTaskAndMadeWholeOrNotAtAll) {
+  EXPECT_EQ(manager_.SubmitArray(Command(1, "nowhere"), {1, 2}, 1).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(manager_.SubmitArray(Command(1), {}, 1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(manager_.List().empty());
+}
+
+TEST_F(TaskManagerTest, KillingAnArrayStopsItsUnfinishedTasksAndOneCanBeKilledAlone) {
+  Agent("a1", "default", {"s0"});
+  auto array = manager_.SubmitArray(Command(1), {1, 2, 3}, 1);
+  manager_.Schedule();
+  ASSERT_TRUE(array.ok());
+  EXPECT_EQ(*manager_.Kill(*array + "_3", 2), "TERMINATED");  // one alone, still queued
+  EXPECT_EQ(*manager_.KillArray(*array, 3), 2);               // the running one and the queued one
+  ASSERT_EQ(listener_.kills.size(), 1u);
+  EXPECT_EQ(manager_.Find(*array + "_2")->failure_type, "Killed");
+  EXPECT_EQ(manager_.KillArray("0123456789abcdef0123456789abcdef", 4).status().code(),
+            StatusCode::kNotFound);
+}
+
+TEST(ArrayTaskIdTest, OnlyArrayIdsAreReadAsArrayPlaces) {
+  const std::string array = "0123456789abcdef0123456789abcdef";
+  ASSERT_TRUE(ArrayPlaceOf(ArrayTaskId(array, 42)).has_value());
+  EXPECT_EQ(ArrayPlaceOf(ArrayTaskId(array, 42))->array_id, array);
+  EXPECT_EQ(ArrayPlaceOf(ArrayTaskId(array, 42))->index, 42);
+  EXPECT_FALSE(ArrayPlaceOf(array).has_value());
+  EXPECT_FALSE(ArrayPlaceOf("trial-3-1").has_value());
+  EXPECT_FALSE(ArrayPlaceOf(array + "_").has_value());
+  EXPECT_FALSE(ArrayPlaceOf(array + "_1x").has_value());
+  EXPECT_FALSE(ArrayPlaceOf("0123456789ABCDEF0123456789abcdef_1").has_value());
+}
+
 TEST_F(TaskManagerTest, RemovedAgentFailsItsTasksWithAgentFailedAndFreesNothingElse) {
   Agent("a1", "default", {"s0"});
   Agent("a2", "default", {"s0"});

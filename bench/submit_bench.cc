@@ -1,0 +1,332 @@
+// The submit path as users drive it: `det` started once per command, against a real det-master
+// with CURVE on every port (as `det deploy local` runs it) and one det-agent of many artificial
+// slots. Each figure is printed beside a baseline measured in the same run:
+//
+//   start        `det --version` beside `/bin/true` (both spawned and reaped N times)
+//   separate     N `det cmd run true` processes, one after another, from the first submission to
+//                the last end the master recorded (jobs/s); beside N raw REQ/REP round trips of
+//                the same request frames to a raw REP echo (one connection), and the same with a
+//                new CURVE connection per call (what every det process pays)
+//   parallel     the same N calls from 4 submitters at once
+//   array        one `det cmd run --array 1-M true`, to the last end; beside this host spawning
+//                and reaping M `true` processes at the same concurrency (the floor any dispatcher
+//                here stands on)
+//
+//   submit_bench           N = 1,000, M = 10,000, one agent of 256 slots
+//   submit_bench --short   N = 50, M = 200, 32 slots (CI)
+//
+// Exit status 1 only on a functional failure (a command that failed, a wait past its limit).
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_cluster.h"
+#include "bus/zap_handler.h"
+#include "bus/catalog/rpc.h"
+#include "bus/catalog/tasks.h"
+#include "bus/envelope.h"
+#include "bus/socket.h"
+
+namespace {
+
+using det::bench::BenchCluster;
+using SteadyClock = std::chrono::steady_clock;
+namespace bus = det::bus;
+
+struct Shape {
+  int starts, calls, array, slots;
+};
+
+double Seconds(SteadyClock::time_point since) {
+  return std::chrono::duration<double>(SteadyClock::now() - since).count();
+}
+
+int64_t WallNanos() { return det::UnixNanos(det::RealClock::Instance().WallNow()); }
+
+// Spawns argv with `env` added to ours, output to /dev/null; its exit status (-1: not started).
+pid_t SpawnQuiet(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  std::vector<std::string> all_env;
+  for (char** e = environ; *e != nullptr; ++e) all_env.emplace_back(*e);
+  all_env.insert(all_env.end(), env.begin(), env.end());
+  std::vector<char*> args, envp;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& e : all_env) envp.push_back(const_cast<char*>(e.c_str()));
+  args.push_back(nullptr);
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data()) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+bool RunToEnd(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  const pid_t pid = SpawnQuiet(argv, env);
+  int status = 0;
+  return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+         WEXITSTATUS(status) == 0;
+}
+
+// Mean milliseconds to start and reap argv, `n` times.
+double StartMillis(const std::vector<std::string>& argv, int n) {
+  const auto start = SteadyClock::now();
+  for (int i = 0; i < n; ++i) RunToEnd(argv, {});
+  return Seconds(start) * 1000 / n;
+}
+
+// Waits until every task submitted at or after `since_ns` (or of `array_id`) has ended, `n` in
+// all; the last end the master recorded, or -1 (a failure or a wait past `limit`).
+int64_t LastEnd(bus::RpcClient& client, const std::string& token, int64_t since_ns, size_t n,
+                const std::string& array_id, std::chrono::seconds limit) {
+  const auto deadline = SteadyClock::now() + limit;
+  while (SteadyClock::now() < deadline) {
+    bus::TaskListRequest request;
+    request.array_id = array_id;
+    auto list = client.Call<bus::TaskListRequest, bus::TaskList>(request, token);
+    if (!list.ok()) return -1;
+    size_t ended = 0, mine = 0;
+    int64_t last = 0;
+    for (const auto& task : list->tasks) {
+      if (task.submitted_at < since_ns) continue;
+      ++mine;
+      if (task.state != "TERMINATED") continue;
+      if (!task.failure_type.empty()) {
+        std::fprintf(stderr, "task %s failed: %s\n", task.id.c_str(), task.message.c_str());
+        return -1;
+      }
+      ++ended;
+      last = std::max(last, task.ended_at);
+    }
+    if (mine >= n && ended == mine) return last;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::fprintf(stderr, "tasks did not end within %lld s\n", static_cast<long long>(limit.count()));
+  return -1;
+}
+
+// The frames a `det cmd run true` sends, encoded once.
+std::vector<zmq::message_t> RequestFrames(const std::string& token) {
+  zmq::context_t context;
+  zmq::socket_t pair_out(context, zmq::socket_type::pair), pair_in(context, zmq::socket_type::pair);
+  pair_in.bind("inproc://frames");
+  pair_out.connect("inproc://frames");
+  bus::RpcRequest request{bus::RandomId(), token, std::string(bus::CommandRunRequest::kType),
+                          bus::Bytes{bus::Encode(bus::CommandRunRequest{{"true"}, 1, "", {}})}};
+  bus::Header header;
+  header.sender = "det";
+  (void)bus::Send(pair_out, {}, header, request);
+  std::vector<zmq::message_t> frames;
+  bus::ReceiveFrames(pair_in, &frames);
+  return frames;
+}
+
+// A raw REP echo (libzmq only) on a thread of its own, CURVE as the master runs it.
+class RawEcho {
+ public:
+  RawEcho(const bus::CurveKeyPair& server, const std::string& client_public_key)
+      : zap_(context_, std::vector<std::string>{client_public_key}),
+        socket_(bus::MakeSocket(context_, zmq::socket_type::rep)) {
+    endpoint_ = *bus::Bind(socket_, "tcp://127.0.0.1:0",
+                           {bus::SocketSecurity::Mode::kCurveServer, server, "", {}});
+    thread_ = std::thread([this] {
+      std::vector<zmq::message_t> frames;
+      while (!stop_) {
+        zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+        if (bus::Poll(&item, 1, std::chrono::milliseconds(50)) == 0) continue;
+        frames.clear();
+        if (!bus::ReceiveFrames(socket_, &frames)) continue;
+        for (size_t i = 0; i < frames.size(); ++i) {
+          socket_.send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore
+                                                        : zmq::send_flags::none);
+        }
+      }
+    });
+  }
+  ~RawEcho() {
+    stop_ = true;
+    thread_.join();
+  }
+  const std::string& endpoint() const { return endpoint_; }
+
+ private:
+  zmq::context_t context_;
+  bus::ZapHandler zap_;
+  zmq::socket_t socket_;
+  std::string endpoint_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// `n` raw REQ/REP round trips of `frames`; a new connection (and CURVE handshake) per call when
+// `reconnect`. Calls per second.
+double RawRoundTrips(const std::string& endpoint, const bus::SocketSecurity& security,
+                     const std::vector<zmq::message_t>& frames, int n, bool reconnect) {
+  zmq::context_t context;
+  std::unique_ptr<zmq::socket_t> socket;
+  std::vector<zmq::message_t> reply;
+  const auto start = SteadyClock::now();
+  for (int i = 0; i < n; ++i) {
+    if (!socket || reconnect) {
+      socket = std::make_unique<zmq::socket_t>(bus::MakeSocket(context, zmq::socket_type::req));
+      (void)bus::Connect(*socket, endpoint, security);
+    }
+    for (size_t f = 0; f < frames.size(); ++f) {
+      zmq::message_t copy(frames[f].data(), frames[f].size());
+      socket->send(copy, f + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    }
+    zmq::pollitem_t item{socket->handle(), 0, ZMQ_POLLIN, 0};
+    while (bus::Poll(&item, 1, std::chrono::milliseconds(1000)) == 0) {
+    }
+    bus::ReceiveFrames(*socket, &reply);
+  }
+  return n / Seconds(start);
+}
+
+// `n` `true` processes, at most `concurrency` at a time: processes per second.
+double SpawnFloor(int n, int concurrency) {
+  const auto start = SteadyClock::now();
+  int running = 0, started = 0;
+  while (started < n || running > 0) {
+    while (started < n && running < concurrency) {
+      if (SpawnQuiet({"/bin/true"}, {}) > 0) ++running;
+      ++started;
+    }
+    if (waitpid(-1, nullptr, 0) > 0) --running;
+  }
+  return n / Seconds(start);
+}
+
+// `n` `det cmd run true` calls from `submitters` processes at once (each runs its share one after
+// another); jobs per second from the first submission to the last end, or -1.
+double SeparateCalls(const BenchCluster& cluster, bus::RpcClient& client, const std::string& det,
+                     int n, int submitters, double* submits_per_second) {
+  const std::vector<std::string> env = cluster.DetEnvironment();
+  const int64_t since = WallNanos();
+  const auto start = SteadyClock::now();
+  std::vector<std::thread> threads;
+  std::atomic<int> failed{0};
+  for (int s = 0; s < submitters; ++s) {
+    threads.emplace_back([&, s] {
+      for (int i = s; i < n; i += submitters) {
+        if (!RunToEnd({det, "cmd", "run", "true"}, env)) ++failed;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  *submits_per_second = n / Seconds(start);
+  if (failed > 0) {
+    std::fprintf(stderr, "%d det cmd run calls failed\n", failed.load());
+    return -1;
+  }
+  const int64_t last = LastEnd(client, cluster.admin_token(), since, n, "", std::chrono::seconds(300));
+  return last < 0 ? -1 : n / ((last - since) / 1e9);
+}
+
+// `n` cmd.run calls over the benchmark's own connection (no process start, no handshake): what the
+// master's side of a submission costs. Calls per second, or -1.
+double GatewayCalls(bus::RpcClient& client, const std::string& token, int n) {
+  const auto start = SteadyClock::now();
+  for (int i = 0; i < n; ++i) {
+    auto reply = client.Call<bus::CommandRunRequest, bus::CommandRunReply>(
+        bus::CommandRunRequest{{"true"}, 1, "", {}}, token);
+    if (!reply.ok()) {
+      std::fprintf(stderr, "cmd.run: %s\n", reply.status().message().c_str());
+      return -1;
+    }
+  }
+  return n / Seconds(start);
+}
+
+// One `det cmd run --array 1-M true`; jobs per second to the last end, or -1.
+double ArrayCall(const BenchCluster& cluster, bus::RpcClient& client, const std::string& det,
+                 int m) {
+  const std::vector<std::string> env = cluster.DetEnvironment();
+  const int64_t since = WallNanos();
+  if (!RunToEnd({det, "cmd", "run", "--array", "1-" + std::to_string(m), "true"}, env)) {
+    std::fprintf(stderr, "det cmd run --array failed\n");
+    return -1;
+  }
+  const int64_t last = LastEnd(client, cluster.admin_token(), since, m, "", std::chrono::seconds(600));
+  return last < 0 ? -1 : m / ((last - since) / 1e9);
+}
+
+void Row(const char* label, double value, const char* unit, const char* baseline_label,
+         double baseline) {
+  std::printf("  %-34s %9.1f %-8s | %-40s %9.1f | ratio %.2f\n", label, value, unit, baseline_label,
+              baseline, baseline > 0 ? value / baseline : 0);
+}
+
+int RunBench(const Shape& shape, const std::string& build) {
+  BenchCluster cluster(build, "", BenchCluster::Security::kCurve);
+  if (det::Status started = cluster.StartMaster(); !started.ok()) {
+    std::fprintf(stderr, "%s\n", started.ToString().c_str());
+    return 1;
+  }
+  cluster.StartAgent("bench-0", shape.slots);
+  zmq::context_t context;
+  bus::RpcClient client(context, cluster.endpoint("gateway"), cluster.client_security(),
+                        bus::RpcClientConfig{.timeout = std::chrono::seconds(10)});
+  const std::string& token = cluster.admin_token();
+  if (cluster.WaitForAgents(client, token, 1, std::chrono::seconds(20)) < 1) {
+    std::fprintf(stderr, "the agent did not join\n");
+    return 1;
+  }
+  const std::string det = build + "/cli/det";
+  std::printf("submit path: det against a CURVE master, one agent of %d slots\n", shape.slots);
+
+  const double true_ms = StartMillis({"/bin/true"}, shape.starts);
+  const double det_ms = StartMillis({det, "--version"}, shape.starts);
+  std::printf("  %-34s %9.2f %-8s | %-40s %9.2f | ratio %.2f\n", "det --version start", det_ms, "ms",
+              "/bin/true start", true_ms, det_ms / true_ms);
+
+  bus::CurveKeyPair echo_keys = *bus::GenerateCurveKeyPair();
+  bus::SocketSecurity echo_client = cluster.client_security();
+  echo_client.server_public_key = echo_keys.public_key;
+  RawEcho echo(echo_keys, echo_client.own.public_key);
+  const std::vector<zmq::message_t> frames = RequestFrames(token);
+  const double raw = RawRoundTrips(echo.endpoint(), echo_client, frames, shape.calls, false);
+  const double raw_new = RawRoundTrips(echo.endpoint(), echo_client, frames, shape.calls, true);
+
+  double submits = 0;
+  const double separate = SeparateCalls(cluster, client, det, shape.calls, 1, &submits);
+  if (separate < 0) return 1;
+  std::printf("%d separate `det cmd run true` calls, one after another:\n", shape.calls);
+  Row("submitted", submits, "calls/s", "raw REQ/REP, same bytes, one connection", raw);
+  Row("submitted", submits, "calls/s", "raw REQ/REP, new CURVE connection each", raw_new);
+  Row("end to end (first submit..last end)", separate, "jobs/s", "raw REQ/REP, one connection",
+      raw);
+  const int64_t gateway_since = WallNanos();
+  const double gateway = GatewayCalls(client, token, shape.calls);
+  if (gateway < 0 ||
+      LastEnd(client, token, gateway_since, shape.calls, "", std::chrono::seconds(300)) < 0) {
+    return 1;
+  }
+  Row("cmd.run over one open connection", gateway, "calls/s", "raw REQ/REP, one connection", raw);
+  double parallel_submits = 0;
+  const double parallel = SeparateCalls(cluster, client, det, shape.calls, 4, &parallel_submits);
+  if (parallel < 0) return 1;
+  std::printf("the same from 4 submitters at once:\n");
+  Row("end to end", parallel, "jobs/s", "raw REQ/REP, one connection", raw);
+
+  const double floor = SpawnFloor(shape.array, shape.slots);
+  const double array = ArrayCall(cluster, client, det, shape.array);
+  if (array < 0) return 1;
+  std::printf("one `det cmd run --array 1-%d true`:\n", shape.array);
+  Row("end to end", array, "jobs/s", "spawn+reap `true`, same concurrency", floor);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool short_mode = argc > 1 && std::strcmp(argv[1], "--short") == 0;
+  const Shape shape = short_mode ? Shape{50, 50, 200, 32} : Shape{300, 1000, 10000, 256};
+  return RunBench(shape, det::bench::BuildDir(argv[0]));
+}
