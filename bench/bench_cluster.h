@@ -117,12 +117,11 @@ class BenchCluster {
                                            ", server_public_key_file: " +
                                            (dir_ / "master.pub").string() + "}\n"
                                      : std::string("security: {plaintext: true}\n"));
-    pids_.push_back(Spawn(
-        {build_ + "/agent/det-agent", "-c", config.string(), "--master-port",
-         std::to_string(agent_port()), "--agent-id", id, "--artificial-slots",
-         std::to_string(slots), "--work-dir", (dir_ / ("work-" + id)).string(), "--log-level",
-         "warn"},
-        dir_ / "agents.log"));
+    pids_.push_back(Spawn({build_ + "/agent/det-agent", "-c", config.string(), "--master-port",
+                           std::to_string(agent_port()), "--agent-id", id, "--artificial-slots",
+                           std::to_string(slots), "--work-dir", (dir_ / ("work-" + id)).string(),
+                           "--log-level", "warn"},
+                          dir_ / "agents.log"));
   }
 
   // How a gateway client of this cluster connects (the cli key under CURVE).
@@ -176,8 +175,8 @@ class BenchCluster {
       }
       if (std::string(name) == "cli") client_keys_ = keys;
     }
-    client_security_ = {bus::SocketSecurity::Mode::kCurveClient, client_keys_, master_public_key_,
-                        {}};
+    client_security_ = {
+        bus::SocketSecurity::Mode::kCurveClient, client_keys_, master_public_key_, {}};
     return Status::Ok();
   }
 

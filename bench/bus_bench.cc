@@ -36,8 +36,8 @@
 #include "bus/rpc_client.h"
 #include "bus/rpc_server.h"
 #include "bus/security.h"
-#include "bus/zap_handler.h"
 #include "bus/socket.h"
+#include "bus/zap_handler.h"
 #include "common/clock.h"
 #include "common/status.h"
 

@@ -26,11 +26,11 @@
 #include <vector>
 
 #include "bench/bench_cluster.h"
-#include "bus/zap_handler.h"
 #include "bus/catalog/rpc.h"
 #include "bus/catalog/tasks.h"
 #include "bus/envelope.h"
 #include "bus/socket.h"
+#include "bus/zap_handler.h"
 
 namespace {
 
@@ -143,8 +143,8 @@ class RawEcho {
         frames.clear();
         if (!bus::ReceiveFrames(socket_, &frames)) continue;
         for (size_t i = 0; i < frames.size(); ++i) {
-          socket_.send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore
-                                                        : zmq::send_flags::none);
+          socket_.send(frames[i],
+                       i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
         }
       }
     });
@@ -225,7 +225,8 @@ double SeparateCalls(const BenchCluster& cluster, bus::RpcClient& client, const 
     std::fprintf(stderr, "%d det cmd run calls failed\n", failed.load());
     return -1;
   }
-  const int64_t last = LastEnd(client, cluster.admin_token(), since, n, "", std::chrono::seconds(300));
+  const int64_t last =
+      LastEnd(client, cluster.admin_token(), since, n, "", std::chrono::seconds(300));
   return last < 0 ? -1 : n / ((last - since) / 1e9);
 }
 
@@ -253,7 +254,8 @@ double ArrayCall(const BenchCluster& cluster, bus::RpcClient& client, const std:
     std::fprintf(stderr, "det cmd run --array failed\n");
     return -1;
   }
-  const int64_t last = LastEnd(client, cluster.admin_token(), since, m, "", std::chrono::seconds(600));
+  const int64_t last =
+      LastEnd(client, cluster.admin_token(), since, m, "", std::chrono::seconds(600));
   return last < 0 ? -1 : m / ((last - since) / 1e9);
 }
 
@@ -283,8 +285,8 @@ int RunBench(const Shape& shape, const std::string& build) {
 
   const double true_ms = StartMillis({"/bin/true"}, shape.starts);
   const double det_ms = StartMillis({det, "--version"}, shape.starts);
-  std::printf("  %-34s %9.2f %-8s | %-40s %9.2f | ratio %.2f\n", "det --version start", det_ms, "ms",
-              "/bin/true start", true_ms, det_ms / true_ms);
+  std::printf("  %-34s %9.2f %-8s | %-40s %9.2f | ratio %.2f\n", "det --version start", det_ms,
+              "ms", "/bin/true start", true_ms, det_ms / true_ms);
 
   bus::CurveKeyPair echo_keys = *bus::GenerateCurveKeyPair();
   bus::SocketSecurity echo_client = cluster.client_security();

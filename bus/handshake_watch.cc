@@ -11,8 +11,9 @@ std::string MonitorEndpoint() {
   return "inproc://det-handshake-watch-" + std::to_string(next++);
 }
 
-constexpr int kWatchedEvents = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+constexpr int kWatchedEvents =
+    ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+    ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
 
 }  // namespace
 
@@ -25,7 +26,8 @@ std::string Describe(HandshakeFailure failure, const std::string& endpoint) {
              " ended the CURVE handshake: its public key does not match the one this client was "
              "given";
     case HandshakeFailure::kClientKeyRefused:
-      return endpoint + " does not know this client's public key (or does not admit it on this port)";
+      return endpoint +
+             " does not know this client's public key (or does not admit it on this port)";
     case HandshakeFailure::kServerIsPlaintext:
       return endpoint + " runs in plaintext and this client connected with CURVE keys";
   }

@@ -173,7 +173,8 @@ void ApplySecurity(zmq::socket_t& socket, const SocketSecurity& security,
     case SocketSecurity::Mode::kPlaintext:
       return;
     case SocketSecurity::Mode::kCurveServer:
-      socket.set(zmq::sockopt::zap_domain, security.role.empty() ? kDefaultZapDomain : security.role);
+      socket.set(zmq::sockopt::zap_domain,
+                 security.role.empty() ? kDefaultZapDomain : security.role);
       socket.set(zmq::sockopt::curve_server, 1);
       socket.set(zmq::sockopt::curve_secretkey, security.own.secret_key);
       return;

@@ -57,7 +57,8 @@ void AddAgentCommands(CLI::App& app, const CliOptions& options, int& rc) {
   });
   auto* enable = agent->add_subcommand("enable", "let an agent take new work");
   enable->add_option("agent_id", args->agent_id, "the agent")->required();
-  enable->callback([&options, &rc, args] { rc = AgentEnable(options, args->agent_id, true, false); });
+  enable->callback(
+      [&options, &rc, args] { rc = AgentEnable(options, args->agent_id, true, false); });
   auto* disable =
       agent->add_subcommand("disable", "give an agent no new work; kill its tasks unless --drain");
   disable->add_option("agent_id", args->agent_id, "the agent")->required();

@@ -262,8 +262,8 @@ void StopDynamicAgents(const fs::path& dir) {
 }
 
 // The private PostgreSQL keeps its server files outside the cluster folder when its `postgres`
-// account cannot reach that folder (storage/local_postgres.h): `server_dir` names them. Removed only
-// when they look like a PostgreSQL server's folder.
+// account cannot reach that folder (storage/local_postgres.h): `server_dir` names them. Removed
+// only when they look like a PostgreSQL server's folder.
 void RemoveDatabaseServerFiles(const fs::path& data_dir) {
   const std::string server_dir = ReadText(data_dir / "server_dir");
   const fs::path server = server_dir.substr(0, server_dir.find_last_not_of("\n ") + 1);

@@ -1,7 +1,7 @@
 // libzmq's GSSAPI security mechanism, answered without Kerberos: every call fails with
 // GSS_S_FAILURE. Linked only into binaries that carry libzmq statically (cmake/static_client.cmake:
-// the det CLI), which never enable GSSAPI (they speak CURVE or plaintext), so libzmq's references to
-// these functions never run; without this file they would load Kerberos's six shared libraries.
+// the det CLI), which never enable GSSAPI (they speak CURVE or plaintext), so libzmq's references
+// to these functions never run; without this file they would load Kerberos's six shared libraries.
 // The names and the failure code are GSSAPI's (RFC 2744); nothing else of it is used.
 #include <cstdint>
 

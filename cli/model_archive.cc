@@ -12,7 +12,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 bool LeftOut(const fs::path& relative) {
   for (const auto& part : relative) {
     if (part == ".git" || part == "__pycache__") return true;

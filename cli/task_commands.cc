@@ -102,8 +102,8 @@ int TaskKill(const CliOptions& options, const std::string& task_id) {
   auto reply = Call<bus::TaskKillRequest, bus::TaskKillReply>(options, {task_id});
   if (!reply.ok()) return Fail(reply.status());
   if (reply->state.empty()) {
-    std::cout << "kill requested for " << reply->array_tasks_stopped << " unfinished task(s) of array "
-              << task_id << "\n";
+    std::cout << "kill requested for " << reply->array_tasks_stopped
+              << " unfinished task(s) of array " << task_id << "\n";
   } else {
     std::cout << "kill requested; task " << task_id << " is " << reply->state << "\n";
   }
@@ -207,9 +207,11 @@ void AddTaskIdCommands(CLI::App& parent, const CliOptions& options, int& rc, con
   logs->add_option("task_id", *task_id, std::string("the ") + noun)->required();
   logs->add_flag("-f,--follow", *follow, "keep printing until it ends");
   logs->callback([&options, &rc, task_id, follow] { rc = TaskLogs(options, *task_id, *follow); });
-  auto* kill = parent.add_subcommand(
-      "kill", std::string("stop a ") + noun + " (SIGTERM, then SIGKILL), or every task of a job array");
-  kill->add_option("task_id", *task_id, std::string("the ") + noun + ", or a job array's id")->required();
+  auto* kill =
+      parent.add_subcommand("kill", std::string("stop a ") + noun +
+                                        " (SIGTERM, then SIGKILL), or every task of a job array");
+  kill->add_option("task_id", *task_id, std::string("the ") + noun + ", or a job array's id")
+      ->required();
   kill->callback([&options, &rc, task_id] { rc = TaskKill(options, *task_id); });
   if (!with_wait) return;
   auto* wait = parent.add_subcommand("wait", "wait for a task to end; exit 0 if it succeeded");

@@ -31,7 +31,8 @@ void AddTaskCommands(CLI::App& app, const CliOptions& options, int& rc);
 
 // det cmd run: prints the new task's id.
 int CommandRun(const CliOptions& options, const CommandRunOptions& run);
-// det task list; det cmd list (`type` COMMAND: only those); `array_id`: only that job array's tasks.
+// det task list; det cmd list (`type` COMMAND: only those); `array_id`: only that job array's
+// tasks.
 int TaskList(const CliOptions& options, const std::string& type = "",
              const std::string& array_id = "");
 // det task kill ID

@@ -36,9 +36,8 @@ Status AddItem(std::string_view item, size_t max_count, std::vector<int64_t>* in
     }
     last = first;
   } else {
-    const std::string_view upper = item.substr(dash + 1, colon == std::string_view::npos
-                                                             ? std::string_view::npos
-                                                             : colon - dash - 1);
+    const std::string_view upper = item.substr(
+        dash + 1, colon == std::string_view::npos ? std::string_view::npos : colon - dash - 1);
     if (!ParseIndex(item.substr(0, dash), &first) || !ParseIndex(upper, &last)) {
       return Malformed(item, "not a range of indices");
     }
@@ -69,8 +68,8 @@ Result<std::vector<int64_t>> ParseIndexRanges(std::string_view text, size_t max_
   size_t start = 0;
   while (start <= text.size()) {
     const size_t comma = text.find(',', start);
-    const std::string_view item =
-        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const std::string_view item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (item.empty()) return Malformed(item, "an empty item");
     DET_RETURN_IF_ERROR(AddItem(item, max_count, &indices, &seen));
     if (comma == std::string_view::npos) break;

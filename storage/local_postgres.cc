@@ -238,11 +238,10 @@ Status LocalPostgres::Initialize() {
   fs::create_directories(server / "run");
   DET_RETURN_IF_ERROR(WriteFile(server / "pwfile", db_.password));
   DET_RETURN_IF_ERROR(GiveTo(server, account));
-  Status init = RunCommand(
-      {bin_dir_ + "/initdb", "-D", (server / "pgdata").string(), "-U", options_.user,
-       "--pwfile=" + (server / "pwfile").string(), "--auth=scram-sha-256", "-E", "UTF8",
-       "--locale=C"},
-      account, server / "initdb.log");
+  Status init = RunCommand({bin_dir_ + "/initdb", "-D", (server / "pgdata").string(), "-U",
+                            options_.user, "--pwfile=" + (server / "pwfile").string(),
+                            "--auth=scram-sha-256", "-E", "UTF8", "--locale=C"},
+                           account, server / "initdb.log");
   fs::remove(server / "pwfile");
   if (!init.ok() && account.switch_user) {
     return init.WithContext("local PostgreSQL in " + server.string() +

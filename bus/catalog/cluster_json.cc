@@ -34,23 +34,23 @@ nlohmann::ordered_json ToJson(const AgentSummary& a) {
 
 nlohmann::ordered_json ToJson(const TaskSummary& t) {
   nlohmann::ordered_json json = {{"id", t.id},
-          {"type", t.type},
-          {"state", t.state},
-          {"resource_pool", t.resource_pool},
-          {"slots", t.slots},
-          {"agents", t.agents},
-          {"entrypoint", t.entrypoint},
-          {"exit_code", t.exit_code},
-          {"failure_type", t.failure_type},
-          {"message", t.message},
-          {"submitted_at", t.submitted_at},
-          {"ended_at", t.ended_at},
-          {"priority", t.priority},
-          {"weight", t.weight},
-          {"preemptible", t.preemptible},
-          {"preempting", t.preempting},
-          {"allocations", t.allocations},
-          {"allocation_id", t.allocation_id}};
+                                 {"type", t.type},
+                                 {"state", t.state},
+                                 {"resource_pool", t.resource_pool},
+                                 {"slots", t.slots},
+                                 {"agents", t.agents},
+                                 {"entrypoint", t.entrypoint},
+                                 {"exit_code", t.exit_code},
+                                 {"failure_type", t.failure_type},
+                                 {"message", t.message},
+                                 {"submitted_at", t.submitted_at},
+                                 {"ended_at", t.ended_at},
+                                 {"priority", t.priority},
+                                 {"weight", t.weight},
+                                 {"preemptible", t.preemptible},
+                                 {"preempting", t.preempting},
+                                 {"allocations", t.allocations},
+                                 {"allocation_id", t.allocation_id}};
   if (!t.array_id.empty()) {
     json["array_id"] = t.array_id;
     json["array_index"] = t.array_index;

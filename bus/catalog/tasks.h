@@ -50,7 +50,7 @@ struct CommandRunRequest {
 
 struct CommandRunReply {
   static constexpr std::string_view kType = "command.run.reply";
-  std::string task_id;  // an array's id for an array: its tasks are "<array id>_<index>"
+  std::string task_id;     // an array's id for an array: its tasks are "<array id>_<index>"
   int64_t array_size = 0;  // tasks of the array (0: not an array)
   bool operator==(const CommandRunReply&) const = default;
   template <class Self, class V>
@@ -185,7 +185,7 @@ struct TaskKillRequest {
 
 struct TaskKillReply {
   static constexpr std::string_view kType = "task.kill.reply";
-  std::string state;  // the task's state after the request ("" for an array)
+  std::string state;                // the task's state after the request ("" for an array)
   int64_t array_tasks_stopped = 0;  // an array: its tasks asked to stop (those not ended yet)
   bool operator==(const TaskKillReply&) const = default;
   template <class Self, class V>

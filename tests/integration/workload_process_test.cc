@@ -110,7 +110,8 @@ TEST_F(WorkloadProcessTest, AnArrayRunsATaskPerIndexListedAndKilledWholeOrOneByO
   for (int index : {1, 2, 3, 7}) {
     const std::string id = array + "_" + std::to_string(index);
     EXPECT_EQ(Wait(id).value("exit_code", -1), 0) << id;
-    EXPECT_EQ(LogTexts(id), std::vector<std::string>{"task " + std::to_string(index) + " of " + array});
+    EXPECT_EQ(LogTexts(id),
+              std::vector<std::string>{"task " + std::to_string(index) + " of " + array});
   }
   auto listed = nlohmann::json::parse(Det("--json cmd list --array " + array), nullptr, false);
   ASSERT_TRUE(listed.is_array() && listed.size() == 4) << listed;
@@ -123,8 +124,8 @@ TEST_F(WorkloadProcessTest, AnArrayRunsATaskPerIndexListedAndKilledWholeOrOneByO
       << refused;
 
   // Two of four sleepers run on the two slots; one is killed alone, then the rest as a whole.
-  auto sleepers = nlohmann::json::parse(Det("--json cmd run --array 0-3 'sleep 60'"), nullptr,
-                                        false);
+  auto sleepers =
+      nlohmann::json::parse(Det("--json cmd run --array 0-3 'sleep 60'"), nullptr, false);
   const std::string second = sleepers.value("task_id", "");
   EXPECT_NE(Det("cmd kill " + second + "_3").find("is TERMINATED"), std::string::npos);
   EXPECT_NE(Det("cmd kill " + second).find("kill requested for 3 unfinished task(s)"),

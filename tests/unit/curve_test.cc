@@ -1,9 +1,9 @@
 // CURVE on TCP sockets: allow-listed clients talk, unknown keys cannot exchange one message.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
-#include <atomic>
 #include <optional>
 #include <set>
 

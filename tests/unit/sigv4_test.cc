@@ -74,11 +74,11 @@ const Credentials kSuiteCredentials{"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfi
 const SigningScope kSuiteScope{"us-east-1", "service"};
 
 // The suite's tests skip, naming what is missing, when it is not there (a user's clone).
-#define SKIP_WITHOUT_SUITE()                                                                 \
-  if (!fs::exists(SuiteDir())) {                                                           \
-    GTEST_SKIP() << "AWS's SigV4 test suite is not at " << SuiteDir().string()             \
-                 << " (../shared/testdata beside the checkout, or DET_SIGV4_SUITE_DIR); "  \
-                    "the documented examples (SigV4ExampleTest) still ran";                 \
+#define SKIP_WITHOUT_SUITE()                                                              \
+  if (!fs::exists(SuiteDir())) {                                                          \
+    GTEST_SKIP() << "AWS's SigV4 test suite is not at " << SuiteDir().string()            \
+                 << " (../shared/testdata beside the checkout, or DET_SIGV4_SUITE_DIR); " \
+                    "the documented examples (SigV4ExampleTest) still ran";               \
   }
 
 std::vector<fs::path> SuiteCases() {
@@ -134,8 +134,8 @@ std::vector<DocumentedExample> DocumentedExamples() {
        {"us-east-1", "iam"},
        "f536975d06c0309214f805bb90ccff089219ecd68b2577efef23edd43b7e1a59",
        "5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7"},
-      {"s3-get-object", s3_get("/test.txt", "", {{"Range", "bytes=0-9"}}), kS3ExampleCredentials, s3,
-       "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972",
+      {"s3-get-object", s3_get("/test.txt", "", {{"Range", "bytes=0-9"}}), kS3ExampleCredentials,
+       s3, "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972",
        "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"},
       {"s3-put-object",
        {"PUT",
@@ -179,7 +179,8 @@ TEST(SigV4ExampleTest, TheGetObjectCanonicalRequestIsTheDocumentedText) {
   const Signature signature = ComputeSignature(example.request, example.credentials, example.scope);
   EXPECT_EQ(signature.canonical_request,
             "GET\n/test.txt\n\nhost:examplebucket.s3.amazonaws.com\nrange:bytes=0-9\n"
-            "x-amz-content-sha256:" + std::string(kEmptySha256) +
+            "x-amz-content-sha256:" +
+                std::string(kEmptySha256) +
                 "\nx-amz-date:20130524T000000Z\n\nhost;range;x-amz-content-sha256;x-amz-date\n" +
                 kEmptySha256);
   EXPECT_EQ(signature.string_to_sign,
