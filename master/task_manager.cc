@@ -204,7 +204,7 @@ std::vector<const Task*> TaskManager::ArrayTasks(const std::string& array_id) co
 
 Result<int64_t> TaskManager::KillArray(const std::string& array_id, int64_t now_ns) {
   const std::vector<const Task*> tasks = ArrayTasks(array_id);
-  if (tasks.empty()) return NotFound("task or array " + array_id + " not found");
+  if (tasks.empty()) return NotFound("task " + array_id + " not found");
   int64_t stopped = 0;
   for (const Task* task : tasks) {
     if (task->ended()) continue;
