@@ -61,11 +61,13 @@ const std::vector<CommandGroup>& Groups() {
   return groups;
 }
 
-// The first word of the command line that is not a global option or its value ("" if none).
+// The first word of the command line that is not a global option or its value ("" if none);
+// "--version" when that comes first (it needs no command at all).
 std::string_view CommandWord(int argc, const char* const* argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--") return "";
+    if (arg == "--version") return arg;
     if (!arg.starts_with("-")) return arg;
     for (std::string_view option : kValueOptions) {
       if (arg == option) ++i;  // its value follows
@@ -92,6 +94,7 @@ void AddCommands(CLI::App& app, CliOptions& options, int& rc, int argc, const ch
   app.require_subcommand(1);
   AddGlobalOptions(app, options);
   const std::string_view word = CommandWord(argc, argv);
+  if (word == "--version") return;
   for (const CommandGroup& group : Groups()) {
     for (std::string_view name : group.names) {
       if (name == word) {
