@@ -123,6 +123,16 @@ void ExperimentService::HandleRequests() {
       [this](const RpcContext&, const bus::TrialSignalRequest& r) {
         return Signal(r.allocation_id);
       });
+  server_.Handle<bus::TrialSignalsRequest, bus::TrialSignals>(
+      [this](const RpcContext&, const bus::TrialSignalsRequest& r) -> Result<bus::TrialSignals> {
+        FinishEndedRuns();
+        bus::TrialSignals reply;
+        for (const std::string& id : r.allocation_ids) {
+          Result<bus::TrialSignal> signal = Signal(id);
+          reply.signals.push_back({id, signal.ok(), signal.ok() ? *signal : bus::TrialSignal{}});
+        }
+        return reply;
+      });
 }
 
 Result<bus::ExperimentCreateReply> ExperimentService::Create(

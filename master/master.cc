@@ -121,13 +121,15 @@ Result<MasterEndpoints> Master::Start() {
   registry_->Start();
 
   const DistributedTrainingConfig& distributed = config_.resources.distributed;
-  core_api_ = std::make_unique<CoreApi>(context_, database_->db().config(), tokens,
-                                        CoreApi::Options{.api = api_.get(),
-                                                         .distributed = distributed,
-                                                         .tls_cert = config_.security.tls_cert,
-                                                         .tls_key = config_.security.tls_key,
-                                                         .webui_dir = config_.webui_dir});
-  DET_ASSIGN_OR_RETURN(int rest_port, core_api_->Bind(bus_config.host, config_.port));
+  http_ = std::make_unique<http::HttpWing>(
+      context_, database_->db().config(), tokens,
+      http::HttpWing::Options{.api = api_.get(),
+                              .distributed = distributed,
+                              .server = {.limits = config_.http,
+                                         .tls_cert = config_.security.tls_cert,
+                                         .tls_key = config_.security.tls_key,
+                                         .webui_dir = config_.webui_dir}});
+  DET_ASSIGN_OR_RETURN(int rest_port, http_->Bind(bus_config.host, config_.port));
   endpoints.rest = (config_.security.tls() ? "https://" : "http://") + Reachable(bus_config.host) +
                    ":" + std::to_string(rest_port);
   experiments_ = std::make_unique<ExperimentService>(
@@ -137,7 +139,7 @@ Result<MasterEndpoints> Master::Start() {
   DET_RETURN_IF_ERROR(experiments_->Bind());
   DET_RETURN_IF_ERROR(experiments_->Restore());
   experiments_->Start();
-  core_api_->Start();
+  http_->Start();
 
   spdlog::info(
       "det-master {} listening: gateway {}, agents {}, REST {}, events {} (publish {}, snapshot "
@@ -150,13 +152,13 @@ Result<MasterEndpoints> Master::Start() {
 
 void Master::Stop() {
   if (gateway_) gateway_->Stop();
-  if (core_api_) core_api_->Stop();
+  if (http_) http_->Stop();
   if (experiments_) experiments_->Stop();
   if (registry_) registry_->Stop();
   if (recorder_) recorder_->Stop();
   if (broker_) broker_->Stop();
   gateway_.reset();
-  core_api_.reset();
+  http_.reset();
   api_.reset();
   experiments_.reset();
   registry_.reset();

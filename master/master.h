@@ -11,8 +11,8 @@
 #include "master/api.h"
 #include "master/auth/users.h"
 #include "master/cli_gateway.h"
-#include "master/core_api.h"
 #include "master/experiment_service.h"
+#include "master/http/http_wing.h"
 #include "master/instance_recorder.h"
 #include "master/master_config.h"
 #include "master/master_database.h"
@@ -63,7 +63,7 @@ class Master {
   std::unique_ptr<Api> api_;
   std::unique_ptr<CliGateway> gateway_;
   std::unique_ptr<ExperimentService> experiments_;
-  std::unique_ptr<CoreApi> core_api_;
+  std::unique_ptr<http::HttpWing> http_;
 };
 
 }  // namespace det::master

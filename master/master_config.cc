@@ -66,6 +66,23 @@ std::string DefaultWebUiDir() {
   return "";
 }
 
+namespace {
+
+// `http:` (master/http/server.h): timeouts as durations, caps as counts.
+void ReadHttp(ConfigReader& reader, http::ServerLimits* limits) {
+  reader.Read("header_timeout", &limits->header_timeout);
+  reader.Read("body_timeout", &limits->body_timeout);
+  reader.Read("idle_timeout", &limits->idle_timeout);
+  reader.Read("write_timeout", &limits->write_timeout);
+  reader.ReadInt("max_connections", &limits->max_connections, 1, 1'000'000);
+  reader.ReadInt("max_connections_per_peer", &limits->max_connections_per_peer, 1, 1'000'000);
+  reader.ReadInt("workers", &limits->workers, 1, 1024);
+  reader.ReadInt("max_waiting", &limits->max_waiting, 1, 1'000'000);
+  reader.ReadInt("max_parked", &limits->max_parked, 1, 1'000'000);
+}
+
+}  // namespace
+
 Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc) {
   MasterConfig config;
   ConfigReader reader(doc);
@@ -83,6 +100,7 @@ Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc) {
   ReadLogConfig(reader.Child("log"), &config.log);
   ReadBus(reader.Child("bus"), &config.bus);
   ReadSecurity(reader.Child("security"), &config.security);
+  ReadHttp(reader.Child("http"), &config.http);
   ReadResourcesConfig(reader, &config.resources);
   DET_RETURN_IF_ERROR(reader.Finish());
   DET_RETURN_IF_ERROR(CheckTls(reader, &config));

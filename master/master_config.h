@@ -8,6 +8,7 @@
 #include "bus/security.h"
 #include "common/config.h"
 #include "common/logging.h"
+#include "master/http/server.h"
 #include "master/resource_config.h"
 #include "storage/db_config.h"
 
@@ -61,6 +62,8 @@ struct MasterConfig {
   std::string endpoints_file;  // where to write the bound endpoints (YAML); empty: nowhere
   // The WebUI's built files, served at `/` (DefaultWebUiDir() unless given; "" if none).
   std::string webui_dir;
+  // `http:` the HTTP server's timeouts and caps (master/http/server.h; every field optional).
+  http::ServerLimits http;
 };
 
 // Where the WebUI's files are when master.yaml does not say: the build tree's webui/dist beside

@@ -339,6 +339,39 @@ struct TrialSignal {
   }
 };
 
+// Method "trial.signals": the stop signals of many runs at once (the HTTP wing's parked
+// preemption long polls ask for all theirs in one call).
+struct TrialSignalsRequest {
+  static constexpr std::string_view kType = "trial.signals";
+  std::vector<std::string> allocation_ids;
+  bool operator==(const TrialSignalsRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("allocation_ids", s.allocation_ids);
+  }
+};
+struct AllocationSignal {
+  std::string allocation_id;
+  bool live = false;  // false: not a live trial run (any more)
+  TrialSignal signal;
+  bool operator==(const AllocationSignal&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("allocation_id", s.allocation_id, kRequired);
+    v("live", s.live);
+    v("signal", s.signal);
+  }
+};
+struct TrialSignals {
+  static constexpr std::string_view kType = "trial.signals.reply";
+  std::vector<AllocationSignal> signals;  // in the order asked
+  bool operator==(const TrialSignals&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("signals", s.signals);
+  }
+};
+
 // Method "experiment.checkpoints": an experiment's checkpoints, by trial then steps.
 struct ExperimentCheckpointsRequest {
   static constexpr std::string_view kType = "experiment.checkpoints";

@@ -9,42 +9,42 @@
 #include <string>
 
 #include "common/config.h"
-#include "master/cluster_api.h"
-#include "master/core_api.h"
 #include "master/experiment/experiment_config.h"
-#include "master/experiment_api.h"
-#include "master/http_json.h"
-#include "master/user_http.h"
+#include "master/http/cluster_routes.h"
+#include "master/http/core_routes.h"
+#include "master/http/experiment_routes.h"
+#include "master/http/json.h"
+#include "master/http/user_routes.h"
 
 namespace {
 
 void DecodeUserBodies(const std::string& body) {
-  (void)det::master::LoginRequestOf(body);
-  (void)det::master::UserCreateRequestOf(body);
-  (void)det::master::PasswordRequestOf("someone", body);
-  (void)det::master::UserUpdateRequestOf("someone", body);
-  (void)det::master::TokenCreateRequestOf(body);
+  (void)det::master::http::LoginRequestOf(body);
+  (void)det::master::http::UserCreateRequestOf(body);
+  (void)det::master::http::PasswordRequestOf("someone", body);
+  (void)det::master::http::UserUpdateRequestOf("someone", body);
+  (void)det::master::http::TokenCreateRequestOf(body);
 }
 
 void DecodeClusterBodies(const std::string& body) {
-  (void)det::master::CommandRunRequestOf(body);
-  (void)det::master::JobUpdateRequestOf("job-1", body);
-  (void)det::master::AgentEnableRequestOf("agent-1", false, body);
+  (void)det::master::http::CommandRunRequestOf(body);
+  (void)det::master::http::JobUpdateRequestOf("job-1", body);
+  (void)det::master::http::AgentEnableRequestOf("agent-1", false, body);
 }
 
 void DecodeExperimentBody(const std::string& body) {
-  auto create = det::master::ExperimentCreateRequestOf(body);
+  auto create = det::master::http::ExperimentCreateRequestOf(body);
   if (!create.ok()) return;
   auto doc = det::ParseYaml(create->config_yaml, "config");
   if (doc.ok()) (void)det::master::experiment::ParseExperimentConfig(*doc);
 }
 
 void DecodeCoreBodies(const std::string& body) {
-  (void)det::master::MetricsReportOf(body);
-  (void)det::master::CheckpointOf(body);
-  (void)det::master::EarlyExitReportOf(body);
-  (void)det::master::ProgressReportOf(body);
-  (void)det::master::RendezvousRequestOf(body);
+  (void)det::master::http::MetricsReportOf(body);
+  (void)det::master::http::CheckpointOf(body);
+  (void)det::master::http::EarlyExitReportOf(body);
+  (void)det::master::http::ProgressReportOf(body);
+  (void)det::master::http::RendezvousRequestOf(body);
 }
 
 }  // namespace
@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(reinterpret_cast<const char*>(data), size);
   // Most inputs are not JSON objects: every decoder starts with ParseJsonObject, so once is
   // enough for those.
-  if (!det::master::ParseJsonObject(body).ok()) return 0;
+  if (!det::master::http::ParseJsonObject(body).ok()) return 0;
   DecodeUserBodies(body);
   DecodeClusterBodies(body);
   DecodeExperimentBody(body);

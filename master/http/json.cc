@@ -1,6 +1,4 @@
-#include "master/http_json.h"
-
-#include <httplib.h>
+#include "master/http/json.h"
 
 #include <cctype>
 #include <cmath>
@@ -8,7 +6,7 @@
 
 #include "common/base64.h"
 
-namespace det::master {
+namespace det::master::http {
 
 int HttpStatusOf(const Status& status) {
   switch (status.code()) {
@@ -32,27 +30,35 @@ int HttpStatusOf(const Status& status) {
 namespace {
 
 template <class Json>
-void ReplyWith(httplib::Response& res, const Result<Json>& result) {
+void ReplyWith(Response& res, const Result<Json>& result) {
   if (result.ok()) {
-    res.set_content(result->dump(), "application/json");
+    res.SetContent(result->dump(), "application/json");
     return;
   }
   res.status = HttpStatusOf(result.status());
-  res.set_content(nlohmann::json{{"error", result.status().message()}}.dump(), "application/json");
+  res.SetContent(nlohmann::json{{"error", result.status().message()}}.dump(), "application/json");
 }
 
 }  // namespace
 
-void Reply(httplib::Response& res, const Result<nlohmann::json>& result) { ReplyWith(res, result); }
-void Reply(httplib::Response& res, const Status& error) {
-  ReplyWith(res, Result<nlohmann::json>(error));
-}
-void Reply(httplib::Response& res, const Result<nlohmann::ordered_json>& result) {
-  ReplyWith(res, result);
+void Reply(Response& res, const Result<nlohmann::json>& result) { ReplyWith(res, result); }
+void Reply(Response& res, const Status& error) { ReplyWith(res, Result<nlohmann::json>(error)); }
+void Reply(Response& res, const Result<nlohmann::ordered_json>& result) { ReplyWith(res, result); }
+
+Response JsonResponse(const Result<nlohmann::json>& result) {
+  Response res;
+  Reply(res, result);
+  return res;
 }
 
-Result<std::string> BearerToken(const httplib::Request& req, const std::string& what) {
-  const std::string header = req.get_header_value("Authorization");
+Response JsonResponse(const Status& error) {
+  Response res;
+  Reply(res, error);
+  return res;
+}
+
+Result<std::string> BearerToken(const Request& req, const std::string& what) {
+  const std::string header = req.Header("Authorization");
   if (!header.starts_with("Bearer ") || header.size() == 7) {
     return Status(StatusCode::kUnauthenticated,
                   "Authorization: expected \"Bearer <" + what + ">\"");
@@ -60,7 +66,7 @@ Result<std::string> BearerToken(const httplib::Request& req, const std::string& 
   return header.substr(7);
 }
 
-Result<nlohmann::json> ParseBody(const httplib::Request& req) { return ParseJsonObject(req.body); }
+Result<nlohmann::json> ParseBody(const Request& req) { return ParseJsonObject(req.body); }
 
 Result<nlohmann::json> ParseJsonObject(const std::string& body) {
   // Deeper values are not kept: dump() and the YAML reader recurse once per level, and a body
@@ -100,10 +106,9 @@ Result<std::string> DecodeBase64(const std::string& text, const std::string& fie
   return decoded;
 }
 
-Result<int64_t> QueryNumber(const httplib::Request& req, const std::string& name,
-                            int64_t fallback) {
-  if (!req.has_param(name)) return fallback;
-  const std::string text = req.get_param_value(name);
+Result<int64_t> QueryNumber(const Request& req, const std::string& name, int64_t fallback) {
+  if (!req.HasParam(name)) return fallback;
+  const std::string text = req.Param(name);
   if (text.empty() || text.size() > 18 ||
       text.find_first_not_of("0123456789") != std::string::npos) {
     return InvalidArgument(name + ": expected a whole number, got \"" + text + "\"");
@@ -111,10 +116,10 @@ Result<int64_t> QueryNumber(const httplib::Request& req, const std::string& name
   return std::stoll(text);
 }
 
-std::vector<std::string> QueryList(const httplib::Request& req, const std::string& name) {
+std::vector<std::string> QueryList(const Request& req, const std::string& name) {
   std::vector<std::string> values;
-  for (size_t i = 0; i < req.get_param_value_count(name); ++i) {
-    std::stringstream parts(req.get_param_value(name, i));
+  for (size_t i = 0; i < req.ParamCount(name); ++i) {
+    std::stringstream parts(req.Param(name, i));
     for (std::string part; std::getline(parts, part, ',');) {
       if (!part.empty()) values.push_back(part);
     }
@@ -122,4 +127,4 @@ std::vector<std::string> QueryList(const httplib::Request& req, const std::strin
   return values;
 }
 
-}  // namespace det::master
+}  // namespace det::master::http

@@ -1,6 +1,4 @@
-#include "master/cluster_api.h"
-
-#include <httplib.h>
+#include "master/http/cluster_routes.h"
 
 #include <memory>
 #include <thread>
@@ -8,16 +6,16 @@
 #include "bus/catalog/cluster_json.h"
 #include "common/config.h"
 #include "master/experiment/experiment_config.h"
-#include "master/http_json.h"
-#include "master/user_http.h"
+#include "master/http/json.h"
+#include "master/http/user_routes.h"
 
-namespace det::master {
+namespace det::master::http {
 namespace {
 
 using nlohmann::json;
 using nlohmann::ordered_json;
 using Caller = const auth::Principal&;
-using Req = const httplib::Request&;
+using Req = const Request&;
 
 constexpr auto kFollowPoll = std::chrono::milliseconds(200);
 constexpr auto kUnstoredTaskGrace = std::chrono::seconds(10);
@@ -151,50 +149,51 @@ Result<bus::AgentEnableRequest> AgentEnableRequestOf(const std::string& agent_id
 namespace {
 
 Result<bus::TaskLogsRequest> LogsRequestOf(Req req) {
-  bus::TaskLogsRequest request{req.matches[1].str(), 0, 1000};
+  bus::TaskLogsRequest request{req.Match(1), 0, 1000};
   DET_ASSIGN_OR_RETURN(request.after_id, QueryNumber(req, "after_id", 0));
   DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 1000));
   request.limit = static_cast<int32_t>(std::min<int64_t>(limit, 10000));
   return request;
 }
 
-// GET .../logs?follow=true: streams NDJSON until the task ended and every line was sent (or the
-// client went away). The caller was authenticated before the stream starts.
-void FollowLogs(Api& api, const auth::Principal& caller, bus::TaskLogsRequest request,
-                httplib::Response& res) {
-  auto next = std::make_shared<bus::TaskLogsRequest>(std::move(request));
-  // The task exists (the caller checked), but its record is stored asynchronously: until it is,
-  // the database does not know it, which is not an error for this long.
-  const auto unstored_until = std::chrono::steady_clock::now() + kUnstoredTaskGrace;
-  res.set_chunked_content_provider("application/x-ndjson", [&api, caller, next, unstored_until](
-                                                               size_t, httplib::DataSink& sink) {
-    auto reply = api.TaskLogs(caller, *next);
-    if (!reply.ok() && reply.status().code() == StatusCode::kNotFound &&
-        std::chrono::steady_clock::now() < unstored_until) {
-      std::this_thread::sleep_for(kFollowPoll);
-      return sink.is_writable();
-    }
-    if (!reply.ok()) {
-      const std::string error = json{{"error", reply.status().message()}}.dump() + "\n";
-      sink.write(error.data(), error.size());
-      sink.done();
-      return true;
-    }
-    for (const auto& line : reply->lines) {
-      const std::string text = bus::ToJson(line).dump() + "\n";
-      if (!sink.write(text.data(), text.size())) return false;
-      next->after_id = line.id;
-    }
-    if (reply->task_ended && reply->lines.empty()) {
-      sink.done();
-    } else if (reply->lines.empty()) {
-      std::this_thread::sleep_for(kFollowPoll);
-    }
-    return sink.is_writable();
-  });
-}
+// GET .../logs?follow=true: NDJSON until the task ended and every line was sent (or the client
+// went away), read page by page as the server asks for the next piece; no thread waits between
+// pages. The caller was authenticated before the stream starts.
+class LogFollow : public BodySource {
+ public:
+  LogFollow(Api& api, auth::Principal caller, bus::TaskLogsRequest request)
+      : api_(api),
+        caller_(std::move(caller)),
+        next_(std::move(request)),
+        // The task exists (the caller checked), but its record is stored asynchronously: until it
+        // is, the database does not know it, which is not an error for this long.
+        unstored_until_(std::chrono::steady_clock::now() + kUnstoredTaskGrace) {}
 
-void RouteAgents(HttpRoutes& routes, Api& api) {
+  Piece Next() override {
+    auto reply = api_.TaskLogs(caller_, next_);
+    if (!reply.ok() && reply.status().code() == StatusCode::kNotFound &&
+        std::chrono::steady_clock::now() < unstored_until_) {
+      return {};
+    }
+    if (!reply.ok()) return {json{{"error", reply.status().message()}}.dump() + "\n", true};
+    Piece piece;
+    for (const auto& line : reply->lines) {
+      piece.data += bus::ToJson(line).dump() + "\n";
+      next_.after_id = line.id;
+    }
+    piece.done = reply->task_ended && reply->lines.empty();
+    return piece;
+  }
+  std::chrono::milliseconds retry() const override { return kFollowPoll; }
+
+ private:
+  Api& api_;
+  const auth::Principal caller_;
+  bus::TaskLogsRequest next_;
+  const std::chrono::steady_clock::time_point unstored_until_;
+};
+
+void RouteAgents(Router& routes, Api& api) {
   Api* a = &api;
   auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
   routes.Get("/api/v1/agents", users([a](Caller caller, Req) -> UserAnswer {
@@ -204,38 +203,34 @@ void RouteAgents(HttpRoutes& routes, Api& api) {
                return ordered_json{{"agents", agents}};
              }));
   routes.Get("/api/v1/agents/{agent_id}", users([a](Caller caller, Req req) -> UserAnswer {
-               DET_ASSIGN_OR_RETURN(bus::AgentSummary agent,
-                                    FindAgent(*a, caller, req.matches[1].str()));
+               DET_ASSIGN_OR_RETURN(bus::AgentSummary agent, FindAgent(*a, caller, req.Match(1)));
                return ordered_json{{"agent", bus::ToJson(agent)}};
              }));
   routes.Get("/api/v1/agents/{agent_id}/slots", users([a](Caller caller, Req req) -> UserAnswer {
-               DET_ASSIGN_OR_RETURN(bus::AgentSummary agent,
-                                    FindAgent(*a, caller, req.matches[1].str()));
+               DET_ASSIGN_OR_RETURN(bus::AgentSummary agent, FindAgent(*a, caller, req.Match(1)));
                return SlotsJson(agent);
              }));
   for (const bool enable : {true, false}) {
     const std::string action = enable ? "enable" : "disable";
     routes.Post("/api/v1/agents/{agent_id}/" + action,
                 users([a, enable](Caller caller, Req req) -> UserAnswer {
-                  DET_ASSIGN_OR_RETURN(
-                      bus::AgentEnableRequest request,
-                      AgentEnableRequestOf(req.matches[1].str(), enable, req.body));
+                  DET_ASSIGN_OR_RETURN(bus::AgentEnableRequest request,
+                                       AgentEnableRequestOf(req.Match(1), enable, req.body));
                   auto reply = a->Call(caller, request);
                   if (!reply.ok()) return reply.status();
                   return AgentJson(reply);
                 }));
-    routes.Post("/api/v1/agents/{agent_id}/slots/{slot_id}/" + action,
-                users([a, enable](Caller caller, Req req) -> UserAnswer {
-                  auto reply = a->Call(
-                      caller,
-                      bus::SlotEnableRequest{req.matches[1].str(), req.matches[2].str(), enable});
-                  if (!reply.ok()) return reply.status();
-                  return AgentJson(reply);
-                }));
+    routes.Post(
+        "/api/v1/agents/{agent_id}/slots/{slot_id}/" + action,
+        users([a, enable](Caller caller, Req req) -> UserAnswer {
+          auto reply = a->Call(caller, bus::SlotEnableRequest{req.Match(1), req.Match(2), enable});
+          if (!reply.ok()) return reply.status();
+          return AgentJson(reply);
+        }));
   }
 }
 
-void RouteJobs(HttpRoutes& routes, Api& api) {
+void RouteJobs(Router& routes, Api& api) {
   Api* a = &api;
   auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
   routes.Get("/api/v1/resource-pools", users([a](Caller caller, Req) -> UserAnswer {
@@ -245,41 +240,40 @@ void RouteJobs(HttpRoutes& routes, Api& api) {
                return ordered_json{{"resource_pools", pools}};
              }));
   routes.Get("/api/v1/autoscaler/instances", users([a](Caller caller, Req req) -> UserAnswer {
-               DET_ASSIGN_OR_RETURN(bus::InstanceList list,
-                                    a->Instances(caller, {req.get_param_value("resource_pool"),
-                                                          req.get_param_value("all") == "true"}));
+               DET_ASSIGN_OR_RETURN(
+                   bus::InstanceList list,
+                   a->Instances(caller, {req.Param("resource_pool"), req.Param("all") == "true"}));
                ordered_json instances = ordered_json::array();
                for (const auto& i : list.instances) instances.push_back(bus::ToJson(i));
                return ordered_json{{"instances", instances}};
              }));
-  routes.Get("/api/v1/autoscaler/decisions", users([a](Caller caller, Req req) -> UserAnswer {
-               DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 20));
-               bus::ScalingDecisionListRequest request{
-                   req.get_param_value("resource_pool"),
-                   static_cast<int32_t>(std::min<int64_t>(limit, 1000000))};
-               DET_ASSIGN_OR_RETURN(bus::ScalingDecisionList list,
-                                    a->ScalingDecisions(caller, request));
-               ordered_json decisions = ordered_json::array();
-               for (const auto& d : list.decisions) decisions.push_back(bus::ToJson(d));
-               return ordered_json{{"decisions", decisions}};
-             }));
+  routes.Get(
+      "/api/v1/autoscaler/decisions", users([a](Caller caller, Req req) -> UserAnswer {
+        DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 20));
+        bus::ScalingDecisionListRequest request{
+            req.Param("resource_pool"), static_cast<int32_t>(std::min<int64_t>(limit, 1000000))};
+        DET_ASSIGN_OR_RETURN(bus::ScalingDecisionList list, a->ScalingDecisions(caller, request));
+        ordered_json decisions = ordered_json::array();
+        for (const auto& d : list.decisions) decisions.push_back(bus::ToJson(d));
+        return ordered_json{{"decisions", decisions}};
+      }));
   routes.Get("/api/v1/job-queues", users([a](Caller caller, Req req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(
                    bus::JobList list,
-                   a->Call(caller, bus::JobListRequest{req.get_param_value("resource_pool")}));
+                   a->Call(caller, bus::JobListRequest{req.Param("resource_pool")}));
                ordered_json jobs = ordered_json::array();
                for (const auto& job : list.jobs) jobs.push_back(bus::ToJson(job));
                return ordered_json{{"jobs", jobs}};
              }));
   routes.Patch("/api/v1/job-queues/{job_id}", users([a](Caller caller, Req req) -> UserAnswer {
                  DET_ASSIGN_OR_RETURN(bus::JobUpdateRequest update,
-                                      JobUpdateRequestOf(req.matches[1].str(), req.body));
+                                      JobUpdateRequestOf(req.Match(1), req.body));
                  DET_ASSIGN_OR_RETURN(bus::JobUpdateReply reply, a->Call(caller, update));
                  return ordered_json{{"job", bus::ToJson(reply.job)}};
                }));
 }
 
-void RouteTasks(HttpRoutes& routes, Api& api) {
+void RouteTasks(Router& routes, Api& api) {
   Api* a = &api;
   auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
   routes.Post("/api/v1/commands", users([a](Caller caller, Req req) -> UserAnswer {
@@ -291,7 +285,7 @@ void RouteTasks(HttpRoutes& routes, Api& api) {
               }));
   routes.Get("/api/v1/tasks", users([a](Caller caller, Req req) -> UserAnswer {
                bus::TaskListRequest request;
-               request.array_id = req.get_param_value("array_id");
+               request.array_id = req.Param("array_id");
                DET_ASSIGN_OR_RETURN(bus::TaskList list, a->Call(caller, request));
                ordered_json tasks = ordered_json::array();
                for (const auto& task : list.tasks) tasks.push_back(bus::ToJson(task));
@@ -299,25 +293,26 @@ void RouteTasks(HttpRoutes& routes, Api& api) {
              }));
   routes.Get("/api/v1/tasks/{task_id}", users([a](Caller caller, Req req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(bus::TaskGetReply reply,
-                                    a->Call(caller, bus::TaskGetRequest{req.matches[1].str()}));
+                                    a->Call(caller, bus::TaskGetRequest{req.Match(1)}));
                return ordered_json{{"task", bus::ToJson(reply.task)}};
              }));
   routes.Post("/api/v1/tasks/{task_id}/kill", users([a](Caller caller, Req req) -> UserAnswer {
                 DET_ASSIGN_OR_RETURN(bus::TaskKillReply reply,
-                                     a->Call(caller, bus::TaskKillRequest{req.matches[1].str()}));
+                                     a->Call(caller, bus::TaskKillRequest{req.Match(1)}));
                 if (reply.state.empty()) {
                   return ordered_json{{"array_tasks_stopped", reply.array_tasks_stopped}};
                 }
                 return ordered_json{{"state", reply.state}};
               }));
-  routes.Get("/api/v1/tasks/{task_id}/logs", [a](Req req, httplib::Response& res) {
+  routes.Get("/api/v1/tasks/{task_id}/logs", [a](Req req, Response& res) {
     auto start = [&]() -> Status {
       DET_ASSIGN_OR_RETURN(auth::Principal caller, UserOf(a->users(), req));
       DET_ASSIGN_OR_RETURN(bus::TaskLogsRequest request, LogsRequestOf(req));
-      if (req.get_param_value("follow") == "true") {
+      if (req.Param("follow") == "true") {
         // Unknown tasks are a 404 before the stream starts.
         DET_RETURN_IF_ERROR(a->Call(caller, bus::TaskGetRequest{request.task_id}).status());
-        FollowLogs(*a, caller, std::move(request), res);
+        res.Stream("application/x-ndjson",
+                   std::make_shared<LogFollow>(*a, caller, std::move(request)));
         return Status::Ok();
       }
       Result<bus::TaskLogsReply> read = a->TaskLogs(caller, request);
@@ -338,11 +333,11 @@ void RouteTasks(HttpRoutes& routes, Api& api) {
 
 }  // namespace
 
-void RouteClusterApi(HttpRoutes& routes, Api& api) {
+void RouteClusterApi(Router& routes, Api& api) {
   Api* a = &api;
   routes.Get("/api/v1/master",
-             [a](Req, httplib::Response& res) { Reply(res, UserAnswer(bus::ToJson(a->info()))); });
-  routes.Get("/metrics", [a](Req req, httplib::Response& res) {
+             [a](Req, Response& res) { Reply(res, UserAnswer(bus::ToJson(a->info()))); });
+  routes.Get("/metrics", [a](Req req, Response& res) {
     auto text = [&]() -> Result<std::string> {
       DET_ASSIGN_OR_RETURN(auth::Principal caller, UserOf(a->users(), req));
       return a->Metrics(caller);
@@ -351,7 +346,7 @@ void RouteClusterApi(HttpRoutes& routes, Api& api) {
       Reply(res, text.status());
       return;
     }
-    res.set_content(*text, "text/plain; version=0.0.4");
+    res.SetContent(*text, "text/plain; version=0.0.4");
   });
   auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
   routes.Get("/api/v1/master/logs", users([a](Caller caller, Req req) -> UserAnswer {
@@ -370,4 +365,4 @@ void RouteClusterApi(HttpRoutes& routes, Api& api) {
   RouteTasks(routes, api);
 }
 
-}  // namespace det::master
+}  // namespace det::master::http

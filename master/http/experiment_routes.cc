@@ -1,15 +1,13 @@
-#include "master/experiment_api.h"
-
-#include <httplib.h>
+#include "master/http/experiment_routes.h"
 
 #include <nlohmann/json.hpp>
 
 #include "bus/catalog/experiments.h"
 #include "bus/catalog/experiments_json.h"
-#include "master/http_json.h"
-#include "master/user_http.h"
+#include "master/http/json.h"
+#include "master/http/user_routes.h"
 
-namespace det::master {
+namespace det::master::http {
 namespace {
 
 using nlohmann::json;
@@ -17,11 +15,11 @@ using Answer = Result<nlohmann::ordered_json>;
 using nlohmann::ordered_json;
 
 // ?states=ACTIVE,PAUSED&name=&label=&offset=&limit= (Determined's filters; `states` may repeat).
-Result<bus::ExperimentListRequest> ListRequestOf(const httplib::Request& req) {
+Result<bus::ExperimentListRequest> ListRequestOf(const Request& req) {
   bus::ExperimentListRequest request;
   request.states = QueryList(req, "states");
-  request.name = req.get_param_value("name");
-  request.label = req.get_param_value("label");
+  request.name = req.Param("name");
+  request.label = req.Param("label");
   DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
   DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
   request.offset = static_cast<int32_t>(std::min<int64_t>(offset, 1 << 30));
@@ -52,25 +50,28 @@ Result<bus::ExperimentCreateRequest> ExperimentCreateRequestOf(const std::string
   return create;
 }
 
-void RouteExperimentApi(HttpRoutes& routes, Api& api) {
+void RouteExperimentApi(Router& routes, Api& api) {
   // Every handler: for logged-in users (user_http.h), `answer`'s JSON or its error.
   auto route = [&api](auto answer) {
-    return ForUsers(api.users(),
-                    [answer](const auth::Principal& caller, const httplib::Request& req) {
-                      return Answer(answer(caller, req));
-                    });
+    return ForUsers(api.users(), [answer](const auth::Principal& caller, const Request& req) {
+      return Answer(answer(caller, req));
+    });
   };
-  auto id_of = [](const httplib::Request& req) { return std::stoll(req.matches[1].str()); };
+  auto id_of = [](const Request& req) { return std::stoll(req.Match(1)); };
   Api* a = &api;
   using Caller = const auth::Principal&;
-  using Req = const httplib::Request&;
+  using Req = const Request&;
 
+  // The model definition comes base64-encoded: 4/3 of its limit, and the config beside it.
+  constexpr size_t kCreateBodyLimit =
+      bus::ExperimentCreateRequest::kMaxModelDefinitionBytes / 3 * 4 + (1 << 20);
   routes.Post("/api/v1/experiments", route([a](Caller caller, Req req) -> Answer {
                 DET_ASSIGN_OR_RETURN(bus::ExperimentCreateRequest create,
                                      ExperimentCreateRequestOf(req.body));
                 DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, create));
                 return ordered_json{{"id", reply.id}};
-              }));
+              }),
+              {.body_limit = kCreateBodyLimit});
   routes.Get("/api/v1/experiments", route([a](Caller caller, Req req) -> Answer {
                DET_ASSIGN_OR_RETURN(bus::ExperimentListRequest request, ListRequestOf(req));
                DET_ASSIGN_OR_RETURN(auto list, a->Call(caller, request));
@@ -109,10 +110,10 @@ void RouteExperimentApi(HttpRoutes& routes, Api& api) {
   routes.Get("/api/v1/trials/{trial_id}/metrics",
              route([a, id_of](Caller caller, Req req) -> Answer {
                bus::TrialMetricsRequest request{id_of(req)};
-               if (req.has_param("kind")) request.kind = req.get_param_value("kind");
+               if (req.HasParam("kind")) request.kind = req.Param("kind");
                DET_ASSIGN_OR_RETURN(int64_t after, QueryNumber(req, "after_step", 0));
                DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 1000));
-               request.after_step = req.has_param("after_step") ? after : -1;
+               request.after_step = req.HasParam("after_step") ? after : -1;
                request.limit = static_cast<int32_t>(std::min<int64_t>(limit, 1 << 30));
                DET_ASSIGN_OR_RETURN(auto reply, a->TrialMetrics(caller, request));
                ordered_json metrics = ordered_json::array();
@@ -136,4 +137,4 @@ void RouteExperimentApi(HttpRoutes& routes, Api& api) {
              }));
 }
 
-}  // namespace det::master
+}  // namespace det::master::http

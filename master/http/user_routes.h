@@ -4,27 +4,21 @@
 #include <nlohmann/json.hpp>
 
 #include "master/auth/users.h"
-#include "master/http_routes.h"
+#include "master/http/router.h"
 
-namespace httplib {
-struct Request;
-struct Response;
-}  // namespace httplib
-
-namespace det::master {
+namespace det::master::http {
 
 // What a user REST handler answers: JSON, or an error (http_json.h maps it to a status).
 using UserAnswer = Result<nlohmann::ordered_json>;
-using UserHandler = std::function<UserAnswer(const auth::Principal&, const httplib::Request&)>;
+using UserHandler = std::function<UserAnswer(const auth::Principal&, const Request&)>;
 
 // The user whose session or access token `Authorization: Bearer <token>` carries; Unauthenticated
 // without a live one.
-Result<auth::Principal> UserOf(auth::Users& users, const httplib::Request& req);
+Result<auth::Principal> UserOf(auth::Users& users, const Request& req);
 
 // An httplib handler for the user REST API: the caller is who `Authorization: Bearer <token>`
 // (a session from /api/v1/auth/login, or an access token) speaks for; 401 without a live token.
-std::function<void(const httplib::Request&, httplib::Response&)> ForUsers(auth::Users& users,
-                                                                          UserHandler handler);
+std::function<void(const Request&, Response&)> ForUsers(auth::Users& users, UserHandler handler);
 
 // Logins, users and access tokens over REST, answering what `det user` and `det token` answer:
 //
@@ -43,7 +37,7 @@ std::function<void(const httplib::Request&, httplib::Response&)> ForUsers(auth::
 //
 // 400 names the bad field, 401 without a live token or with a wrong password, 403 for admin work
 // by a non-admin, 404 for an unknown user or token.
-void RouteUserApi(HttpRoutes& routes, auth::Users& users);
+void RouteUserApi(Router& routes, auth::Users& users);
 
 // The request bodies of those routes as their handlers read them (exposed for tests and the
 // fuzzer): InvalidArgument naming the field that is missing or of the wrong type, or saying the
@@ -57,4 +51,4 @@ Result<bus::UserUpdateRequest> UserUpdateRequestOf(const std::string& username,
                                                    const std::string& body);
 Result<bus::TokenCreateRequest> TokenCreateRequestOf(const std::string& body);
 
-}  // namespace det::master
+}  // namespace det::master::http

@@ -1,9 +1,9 @@
 #pragma once
 
 #include "master/api.h"
-#include "master/http_routes.h"
+#include "master/http/router.h"
 
-namespace det::master {
+namespace det::master::http {
 
 // The user REST API for the cluster: the master, agents and slots, resource pools, the job queue,
 // commands and tasks with their logs, answering what the same `det` commands answer (the JSON of
@@ -35,7 +35,7 @@ namespace det::master {
 //                                                   until the task ended and every line was sent
 //   GET   /metrics                                  Prometheus text (prometheus.h); a user's token
 //                                                   (an access token for the scraper)
-void RouteClusterApi(HttpRoutes& routes, Api& api);
+void RouteClusterApi(Router& routes, Api& api);
 
 // The request bodies of those routes as their handlers read them (exposed for tests and the
 // fuzzer): InvalidArgument naming the field that is missing, of the wrong type or out of range,
@@ -52,4 +52,4 @@ Result<bus::JobUpdateRequest> JobUpdateRequestOf(const std::string& job_id,
 Result<bus::AgentEnableRequest> AgentEnableRequestOf(const std::string& agent_id, bool enable,
                                                      const std::string& body);
 
-}  // namespace det::master
+}  // namespace det::master::http

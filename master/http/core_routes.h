@@ -2,24 +2,19 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 #include <zmq.hpp>
 
 #include "common/status.h"
 #include "master/allocation_token.h"
 #include "master/api.h"
-#include "master/experiment_api.h"
-#include "master/http_routes.h"
+#include "master/http/preemption_board.h"
+#include "master/http/router.h"
 #include "master/rendezvous.h"
 #include "master/resource_config.h"
 #include "storage/database.h"
 #include "storage/experiments_repo.h"
 
-namespace httplib {
-class Server;
-}
-
-namespace det::master {
+namespace det::master::http {
 
 // The Core API: the REST endpoints trial code calls (harness/det_harness.py), over HTTP on
 // master.yaml's `port`.
@@ -40,7 +35,7 @@ namespace det::master {
 //   POST /api/v1/allocations/{id}/ready
 //   POST /api/v1/allocations/{id}/rendezvous  {"rank": DET_CONTAINER_RANK, "num_containers":
 //                                         DET_NUM_CONTAINERS, "address", "port" (the chief's),
-//                                         "slots"}; blocks until every container arrived:
+//                                         "slots"}; answered once every container arrived:
 //                                         {"rank", "num_containers", "addresses", "slots",
 //                                          "chief_address", "chief_port", "world_size",
 //                                          "gloo_port_range", "nccl_port_range"}; after
@@ -51,8 +46,9 @@ namespace det::master {
 // Errors are JSON {"error": "..."} with 400 (bad input, naming the field), 401 (token), 403
 // (another trial), 404, 503 (the experiment service did not answer).
 //
-// Threading: httplib's worker threads (enough for every container of large distributed trials to
-// wait at the rendezvous at once); each request opens its own inproc client.
+// Threading: handlers run on the HTTP server's workers; the long poll and the rendezvous are
+// parked (no thread waits), answered by Tick() or by the arrival that completes a meeting.
+//
 // The Core API's request bodies as its routes read them (exposed for tests and the fuzzer):
 // InvalidArgument naming the field that is missing, of the wrong type or out of range, or saying
 // the body is not a JSON object. Who sent them (the allocation, the trial) is the route's to fill
@@ -74,38 +70,29 @@ struct RendezvousRequest {
 };
 Result<RendezvousRequest> RendezvousRequestOf(const std::string& body);
 
-class CoreApi {
+class TrialRoutes {
  public:
-  struct Options {
-    Api* api = nullptr;  // what the user REST API calls (experiment_api.h, user_http.h); not owned
-    DistributedTrainingConfig distributed;
-    std::string tls_cert;  // PEM files; both set: HTTPS
-    std::string tls_key;
-    std::string webui_dir;  // the WebUI's files, served at `/`; "": a page that says so
-  };
-  CoreApi(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens, Options options);
-  ~CoreApi();
+  TrialRoutes(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens,
+              DistributedTrainingConfig distributed);
+  ~TrialRoutes();
 
-  // Binds host:port (port 0: a free one); the port bound. InvalidArgument naming security.tls
-  // when the certificate or key cannot be used.
-  Result<int> Bind(const std::string& host, int port);
-  void Start();
-  void Stop();
-  // "get /api/v1/agents", ...: every route this server answers (http_routes.h).
-  const std::vector<std::string>& operations() const { return routes_.operations(); }
+  // Adds the Core API's routes, the harness module and openapi.json to `router`.
+  void Route(Router& router);
+  // Answers parked long polls told to stop or out of time, and fails rendezvous out of time.
+  // From one thread (the wing's housekeeping), every few tens of milliseconds.
+  void Tick();
+  size_t parked_polls() const { return board_.waiting(); }
 
  private:
-  void Route();
-  void ServeWebUi();
+  void RouteReports(Router& router);
+  void RouteAllocations(Router& router);
 
   zmq::context_t& context_;
   storage::Database db_;
   AllocationTokens tokens_;
-  Options options_;
+  DistributedTrainingConfig distributed_;
   Rendezvous rendezvous_;
-  std::unique_ptr<httplib::Server> server_;
-  HttpRoutes routes_;
-  std::thread thread_;
+  PreemptionBoard board_;
 };
 
-}  // namespace det::master
+}  // namespace det::master::http

@@ -1,9 +1,9 @@
 #pragma once
 
 #include "master/api.h"
-#include "master/http_routes.h"
+#include "master/http/router.h"
 
-namespace det::master {
+namespace det::master::http {
 
 // The user REST API for experiments and trials, with Determined's paths, answering what the
 // experiment service answers `det`:
@@ -19,7 +19,7 @@ namespace det::master {
 //
 // Every call needs a user's token (user_http.h). Errors: {"error": "..."} with 400, 401, 404, or
 // 503 (the experiment service did not answer).
-void RouteExperimentApi(HttpRoutes& routes, Api& api);
+void RouteExperimentApi(Router& routes, Api& api);
 
 // POST /api/v1/experiments' body as its handler reads it (exposed for tests and the fuzzer): the
 // config as YAML text (a JSON object is YAML too) and the decoded model definition; InvalidArgument
@@ -27,4 +27,4 @@ void RouteExperimentApi(HttpRoutes& routes, Api& api);
 // check (experiment_config.h). Never throws.
 Result<bus::ExperimentCreateRequest> ExperimentCreateRequestOf(const std::string& body);
 
-}  // namespace det::master
+}  // namespace det::master::http

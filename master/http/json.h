@@ -8,27 +8,26 @@
 #include <vector>
 
 #include "common/status.h"
+#include "master/http/message.h"
 
-namespace httplib {
-struct Request;
-struct Response;
-}  // namespace httplib
-
-namespace det::master {
+namespace det::master::http {
 
 // JSON over HTTP for the master's REST endpoints (Core API and user API): one error shape,
 // {"error": "<what is wrong, naming the field>"}, with the status code the Status maps to (400 bad
 // input, 401, 403, 404, 503 the master's service did not answer, 500 otherwise).
 int HttpStatusOf(const Status& status);
-void Reply(httplib::Response& res, const Result<nlohmann::json>& result);
-void Reply(httplib::Response& res, const Result<nlohmann::ordered_json>& result);
-void Reply(httplib::Response& res, const Status& error);
+void Reply(Response& res, const Result<nlohmann::json>& result);
+void Reply(Response& res, const Result<nlohmann::ordered_json>& result);
+void Reply(Response& res, const Status& error);
+// The same as a Response of its own (for parked requests' completions).
+Response JsonResponse(const Result<nlohmann::json>& result);
+Response JsonResponse(const Status& error);
 
 // The token of `Authorization: Bearer <token>`, or Unauthenticated saying that `what` is expected.
-Result<std::string> BearerToken(const httplib::Request& req, const std::string& what);
+Result<std::string> BearerToken(const Request& req, const std::string& what);
 
 // The request body as a JSON object, or InvalidArgument.
-Result<nlohmann::json> ParseBody(const httplib::Request& req);
+Result<nlohmann::json> ParseBody(const Request& req);
 // `body` as a JSON object, or InvalidArgument: ParseBody without the request (the body decoders
 // of the REST routes start here). A body nested more than kMaxJsonDepth levels deep is refused.
 // Never throws.
@@ -63,8 +62,8 @@ Result<T> Field(const nlohmann::json& body, const std::string& name, const char*
 Result<std::string> DecodeBase64(const std::string& text, const std::string& field);
 
 // A whole-number query parameter, or `fallback` when absent; InvalidArgument naming it otherwise.
-Result<int64_t> QueryNumber(const httplib::Request& req, const std::string& name, int64_t fallback);
+Result<int64_t> QueryNumber(const Request& req, const std::string& name, int64_t fallback);
 // Every value of a query parameter, repeated (`?states=A&states=B`) or comma-separated.
-std::vector<std::string> QueryList(const httplib::Request& req, const std::string& name);
+std::vector<std::string> QueryList(const Request& req, const std::string& name);
 
-}  // namespace det::master
+}  // namespace det::master::http

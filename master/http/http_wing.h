@@ -1,0 +1,55 @@
+#pragma once
+
+// The master's HTTP wing: one router with every group's routes (users, experiments, cluster and
+// autoscaler, the trial-facing Core API), the event-driven server that serves them with the
+// WebUI's files, and a housekeeping thread that answers parked long polls and ends timed-out
+// rendezvous.
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+#include <zmq.hpp>
+
+#include "master/allocation_token.h"
+#include "master/api.h"
+#include "master/http/core_routes.h"
+#include "master/http/router.h"
+#include "master/http/server.h"
+#include "master/resource_config.h"
+#include "storage/db_config.h"
+
+namespace det::master::http {
+
+class HttpWing {
+ public:
+  struct Options {
+    Api* api = nullptr;  // what the user routes call; not owned, outlives the wing
+    DistributedTrainingConfig distributed;
+    ServerOptions server;
+  };
+  HttpWing(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens, Options options);
+  ~HttpWing();  // Stop()s
+
+  // See HttpServer::Bind.
+  Result<int> Bind(const std::string& host, int port);
+  void Start();
+  void Stop();  // idempotent
+  // "get /api/v1/agents", ...: every route the wing answers.
+  const std::vector<std::string>& operations() const { return router_.operations(); }
+  HttpServer::Stats stats() const { return server_.stats(); }
+
+ private:
+  Router router_;
+  TrialRoutes trial_;
+  HttpServer server_;
+  std::atomic<bool> stop_{false};
+  std::thread housekeeping_;
+};
+
+// Every route of the wing, on `router` (the wing's constructor does this; tests and the OpenAPI
+// check call it on a router of their own).
+void RouteEverything(Router& router, Api& api, TrialRoutes& trial);
+
+}  // namespace det::master::http
