@@ -296,29 +296,28 @@ void TrialRoutes::RouteAllocations(Router& router) {
     return caller;
   };
 
-  // Asked once at once (a run already told to stop, or a poll of timeout 0, is answered now),
-  // then parked on the board until its signal or its timeout.
-  router.ParkedGet("/api/v1/allocations/{allocation_id}/signals/preemption",
-                   [=, this](const Request& req, Completion complete) {
-                     auto caller = allocation_caller(req);
-                     if (!caller.ok()) return complete(JsonResponse(caller.status()));
-                     int timeout_s = 60;
-                     if (req.HasParam("timeout_seconds")) {
-                       timeout_s =
-                           std::clamp(std::atoi(req.Param("timeout_seconds").c_str()), 0, 600);
-                     }
-                     Result<json> now = Tell(context_, {caller->allocation_id, "ready"});
-                     if (!now.ok() || (*now)["preempt"].get<bool>() || timeout_s == 0) {
-                       return complete(JsonResponse(now));
-                     }
-                     board_.Park(caller->allocation_id,
-                                 std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s),
-                                 [complete](Result<bus::TrialSignal> signal) {
-                                   if (!signal.ok()) return complete(JsonResponse(signal.status()));
-                                   complete(JsonResponse(json{{"preempt", signal->should_stop},
-                                                              {"reason", signal->reason}}));
-                                 });
-                   });
+  // Parked on the board, which asks the experiment service about every waiting run in one call
+  // per tick (50 ms): a run already told to stop is answered at the next tick. A poll of timeout 0
+  // is answered at once.
+  router.ParkedGet(
+      "/api/v1/allocations/{allocation_id}/signals/preemption",
+      [=, this](const Request& req, Completion complete) {
+        auto caller = allocation_caller(req);
+        if (!caller.ok()) return complete(JsonResponse(caller.status()));
+        int timeout_s = 60;
+        if (req.HasParam("timeout_seconds")) {
+          timeout_s = std::clamp(std::atoi(req.Param("timeout_seconds").c_str()), 0, 600);
+        }
+        if (timeout_s == 0)
+          return complete(JsonResponse(Tell(context_, {caller->allocation_id, "ready"})));
+        board_.Park(caller->allocation_id,
+                    std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s),
+                    [complete](Result<bus::TrialSignal> signal) {
+                      if (!signal.ok()) return complete(JsonResponse(signal.status()));
+                      complete(JsonResponse(
+                          json{{"preempt", signal->should_stop}, {"reason", signal->reason}}));
+                    });
+      });
 
   router.Post("/api/v1/allocations/{allocation_id}/ready",
               [=, this](const Request& req, Response& res) {

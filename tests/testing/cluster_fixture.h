@@ -69,6 +69,7 @@ class Process {
     pid_ = -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
