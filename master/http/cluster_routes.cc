@@ -239,24 +239,6 @@ void RouteJobs(Router& routes, Api& api) {
                for (const auto& pool : list.pools) pools.push_back(bus::ToJson(pool));
                return ordered_json{{"resource_pools", pools}};
              }));
-  routes.Get("/api/v1/autoscaler/instances", users([a](Caller caller, Req req) -> UserAnswer {
-               DET_ASSIGN_OR_RETURN(
-                   bus::InstanceList list,
-                   a->Instances(caller, {req.Param("resource_pool"), req.Param("all") == "true"}));
-               ordered_json instances = ordered_json::array();
-               for (const auto& i : list.instances) instances.push_back(bus::ToJson(i));
-               return ordered_json{{"instances", instances}};
-             }));
-  routes.Get(
-      "/api/v1/autoscaler/decisions", users([a](Caller caller, Req req) -> UserAnswer {
-        DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 20));
-        bus::ScalingDecisionListRequest request{
-            req.Param("resource_pool"), static_cast<int32_t>(std::min<int64_t>(limit, 1000000))};
-        DET_ASSIGN_OR_RETURN(bus::ScalingDecisionList list, a->ScalingDecisions(caller, request));
-        ordered_json decisions = ordered_json::array();
-        for (const auto& d : list.decisions) decisions.push_back(bus::ToJson(d));
-        return ordered_json{{"decisions", decisions}};
-      }));
   routes.Get("/api/v1/job-queues", users([a](Caller caller, Req req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(
                    bus::JobList list,
@@ -334,32 +316,6 @@ void RouteTasks(Router& routes, Api& api) {
 }  // namespace
 
 void RouteClusterApi(Router& routes, Api& api) {
-  Api* a = &api;
-  routes.Get("/api/v1/master",
-             [a](Req, Response& res) { Reply(res, UserAnswer(bus::ToJson(a->info()))); });
-  routes.Get("/metrics", [a](Req req, Response& res) {
-    auto text = [&]() -> Result<std::string> {
-      DET_ASSIGN_OR_RETURN(auth::Principal caller, UserOf(a->users(), req));
-      return a->Metrics(caller);
-    }();
-    if (!text.ok()) {
-      Reply(res, text.status());
-      return;
-    }
-    res.SetContent(*text, "text/plain; version=0.0.4");
-  });
-  auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
-  routes.Get("/api/v1/master/logs", users([a](Caller caller, Req req) -> UserAnswer {
-               DET_ASSIGN_OR_RETURN(int64_t after, QueryNumber(req, "after_id", 0));
-               DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 1000));
-               DET_ASSIGN_OR_RETURN(
-                   bus::MasterLogsReply reply,
-                   a->MasterLogs(caller,
-                                 {after, static_cast<int32_t>(std::min<int64_t>(limit, 1000000))}));
-               ordered_json lines = ordered_json::array();
-               for (const auto& line : reply.lines) lines.push_back(bus::ToJson(line));
-               return ordered_json{{"logs", lines}};
-             }));
   RouteAgents(routes, api);
   RouteJobs(routes, api);
   RouteTasks(routes, api);

@@ -5,13 +5,11 @@
 
 namespace det::master::http {
 
-// The user REST API for the cluster: the master, agents and slots, resource pools, the job queue,
-// commands and tasks with their logs, answering what the same `det` commands answer (the JSON of
-// `det --json`). Every route but GET /api/v1/master needs a user's token (user_http.h); enabling
-// and disabling agents and slots needs an admin.
+// The user REST API for the cluster: agents and slots, resource pools, the job queue, commands
+// and tasks with their logs, answering what the same `det` commands answer (the JSON of `det
+// --json`). Every route needs a user's token (user_routes.h); enabling and disabling agents and
+// slots needs an admin.
 //
-//   GET   /api/v1/master                            {"version", "cluster_name", "cluster_id", ...}
-//   GET   /api/v1/master/logs[?after_id=N&limit=N]  {"logs": [...]} (admins): recent log lines
 //   GET   /api/v1/agents                            {"agents": [...]}
 //   GET   /api/v1/agents/{id}                       {"agent": {...}}
 //   GET   /api/v1/agents/{id}/slots                 {"slots": [...]} with "enabled" per slot
@@ -19,8 +17,6 @@ namespace det::master::http {
 //   POST  /api/v1/agents/{id}/disable               {"drain": bool} -> {"agent"}
 //   POST  /api/v1/agents/{id}/slots/{slot}/enable|disable   {"agent"}
 //   GET   /api/v1/resource-pools                    {"resource_pools": [...]}
-//   GET   /api/v1/autoscaler/instances[?resource_pool=P&all=true]   {"instances": [...]}
-//   GET   /api/v1/autoscaler/decisions[?resource_pool=P&limit=N]    {"decisions": [...]}
 //   GET   /api/v1/job-queues[?resource_pool=P]      {"jobs": [...]} in queue order
 //   PATCH /api/v1/job-queues/{job id}               {"priority", "weight", "resource_pool"} ->
 //                                                   {"job"}
@@ -33,7 +29,6 @@ namespace det::master::http {
 //   GET   /api/v1/tasks/{id}/logs[?after_id=N&limit=N]   {"logs": [...], "task_ended"}
 //   GET   /api/v1/tasks/{id}/logs?follow=true       application/x-ndjson, one line per log line,
 //                                                   until the task ended and every line was sent
-//   GET   /metrics                                  Prometheus text (prometheus.h); a user's token
 //                                                   (an access token for the scraper)
 void RouteClusterApi(Router& routes, Api& api);
 

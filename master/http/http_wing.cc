@@ -1,7 +1,9 @@
 #include "master/http/http_wing.h"
 
+#include "master/http/autoscaler_routes.h"
 #include "master/http/cluster_routes.h"
 #include "master/http/experiment_routes.h"
+#include "master/http/master_routes.h"
 #include "master/http/user_routes.h"
 
 namespace det::master::http {
@@ -15,7 +17,9 @@ constexpr auto kHousekeeping = std::chrono::milliseconds(50);
 void RouteEverything(Router& router, Api& api, TrialRoutes& trial) {
   RouteExperimentApi(router, api);
   RouteUserApi(router, api.users());
+  RouteMasterApi(router, api);
   RouteClusterApi(router, api);
+  RouteAutoscalerApi(router, api);
   trial.Route(router);
 }
 
