@@ -11,7 +11,7 @@
 #include "master/http/router.h"
 #include "master/rendezvous.h"
 #include "master/resource_config.h"
-#include "storage/database.h"
+#include "master/trial_reports.h"
 #include "storage/experiments_repo.h"
 
 namespace det::master::http {
@@ -86,10 +86,10 @@ class TrialRoutes {
  private:
   void RouteReports(Router& router);
   void RouteAllocations(Router& router);
+  // The run the request's `Authorization: Bearer <allocation token>` speaks for (trial_id 0: any).
+  Result<TrialRun> Caller(const Request& req, int64_t trial_id);
 
-  zmq::context_t& context_;
-  storage::Database db_;
-  AllocationTokens tokens_;
+  TrialReports reports_;
   DistributedTrainingConfig distributed_;
   Rendezvous rendezvous_;
   PreemptionBoard board_;

@@ -1,0 +1,103 @@
+#include "master/trial_reports.h"
+
+#include <spdlog/spdlog.h>
+
+#include <regex>
+
+#include "bus/rpc_client.h"
+#include "master/agent_registry.h"
+#include "master/experiment_service.h"
+#include "storage/telemetry_repo.h"
+
+namespace det::master {
+namespace {
+
+Result<TrialRun> RunOf(const std::string& allocation_id) {
+  static const std::regex kTrialAllocation(R"(trial-(\d+)-(\d+)\.\d+)");
+  std::smatch match;
+  if (!std::regex_match(allocation_id, match, kTrialAllocation)) {
+    return PermissionDenied("allocation " + allocation_id + " is not a trial's");
+  }
+  return TrialRun{allocation_id, std::stoll(match[1]), std::stoi(match[2])};
+}
+
+// PermissionDenied when the trial has moved on to a later run than the caller's. A later run in
+// the caller's token than the one stored is let through: the master stores a run before it
+// starts it, unless the database was away then.
+Status RefuseEndedRunIn(pqxx::work& tx, const TrialRun& run) {
+  DET_ASSIGN_OR_RETURN(storage::TrialRecord trial, storage::GetTrial(tx, run.trial_id));
+  if (run.run_id < trial.run_id) {
+    return PermissionDenied("this token is for run " + std::to_string(run.run_id) + " of trial " +
+                            std::to_string(run.trial_id) +
+                            ", which has ended: the trial is on run " +
+                            std::to_string(trial.run_id));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+TrialReports::TrialReports(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens)
+    : context_(context), db_(std::move(db), 4), tokens_(std::move(tokens)) {}
+
+Result<TrialRun> TrialReports::Authenticate(const std::string& token, int64_t trial_id) {
+  DET_ASSIGN_OR_RETURN(std::string allocation_id, tokens_.Verify(token));
+  DET_ASSIGN_OR_RETURN(TrialRun run, RunOf(allocation_id));
+  if (trial_id != 0 && run.trial_id != trial_id) {
+    return PermissionDenied("this token is for trial " + std::to_string(run.trial_id) +
+                            ", not trial " + std::to_string(trial_id));
+  }
+  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) { return RefuseEndedRunIn(tx, run); }));
+  return run;
+}
+
+Result<bus::TrialSignal> TrialReports::ReportMetrics(const TrialRun& run, bus::TrialReport report) {
+  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
+    storage::RecordMetric(
+        tx, {run.trial_id, report.kind, report.steps, run.run_id, report.metrics_json});
+    return Status::Ok();
+  }));
+  return Tell(run, std::move(report));
+}
+
+Result<bus::TrialSignal> TrialReports::ReportCheckpoint(const TrialRun& run,
+                                                        storage::CheckpointRecord checkpoint) {
+  checkpoint.trial_id = run.trial_id;
+  DET_RETURN_IF_ERROR(
+      db_.Run([&](pqxx::work& tx) { return storage::SaveCheckpoint(tx, checkpoint); }));
+  bus::TrialReport report{run.allocation_id, "checkpoint", checkpoint.steps_completed};
+  report.checkpoint_uuid = checkpoint.uuid;
+  return Tell(run, std::move(report));
+}
+
+Result<bus::TrialSignal> TrialReports::Tell(const TrialRun& run, bus::TrialReport report) {
+  report.allocation_id = run.allocation_id;
+  return ExperimentService::Ask<bus::TrialReport, bus::TrialSignal>(context_, report,
+                                                                    std::chrono::seconds(10));
+}
+
+Result<std::string> TrialReports::ModelDefinition(const TrialRun& run) {
+  Result<std::optional<std::string>> archive =
+      NotFound("trial " + std::to_string(run.trial_id) + " not found");
+  (void)db_.Run([&](pqxx::work& tx) {
+    auto trial = storage::GetTrial(tx, run.trial_id);
+    if (trial.ok()) archive = storage::GetModelDefinition(tx, trial->experiment_id);
+    return Status::Ok();
+  });
+  DET_RETURN_IF_ERROR(archive.status());
+  if (!archive->has_value() || (*archive)->empty()) {
+    return NotFound("the experiment has no model definition");
+  }
+  return std::move(**archive);
+}
+
+void TrialReports::KillAllocation(const std::string& allocation_id, const std::string& why) {
+  spdlog::warn("{}: killing its task", why);
+  bus::RpcClient registry(context_, AgentRegistry::kQueryEndpoint, {},
+                          {.timeout = std::chrono::seconds(5), .attempts = 2});
+  auto killed = registry.Call<bus::TaskKillRequest, bus::TaskKillReply>(
+      {allocation_id.substr(0, allocation_id.rfind('.'))});
+  if (!killed.ok()) spdlog::warn("{}: not killed: {}", allocation_id, killed.status().message());
+}
+
+}  // namespace det::master
