@@ -15,6 +15,7 @@
 #include "bus/event_publisher.h"
 #include "bus/rpc_server.h"
 #include "master/allocation_token.h"
+#include "master/endpoints.h"
 #include "master/idle_tracker.h"
 #include "master/master_config.h"
 #include "master/store.h"
@@ -37,7 +38,7 @@ namespace det::master {
 // its inproc request endpoint (kQueryEndpoint) with the same rpc messages the CLI uses.
 class AgentRegistry : private TaskManager::Listener {
  public:
-  static constexpr const char* kQueryEndpoint = "inproc://master/agent-registry";
+  static constexpr const char* kQueryEndpoint = kRegistryEndpoint;
 
   // `store` outlives the registry; `master_address` is DET_MASTER for workloads; `resources` are
   // the pools agents may join and how each is scheduled; `tokens` issue each allocation's token.

@@ -4,9 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/environment.h"
-#include "master/agent_registry.h"
-#include "master/experiment_service.h"
-#include "master/instance_recorder.h"
+#include "master/autoscaler_records.h"
+#include "master/endpoints.h"
 #include "storage/cloud_repo.h"
 #include "storage/experiments_repo.h"
 #include "storage/tasks_repo.h"
@@ -89,8 +88,7 @@ std::unique_ptr<bus::RpcClient> Api::TakeClient(Owner owner) {
   const bool registry = owner == Owner::kRegistry;
   // The registry answers from memory; the experiment service may wait on PostgreSQL.
   return std::make_unique<bus::RpcClient>(
-      context_, registry ? AgentRegistry::kQueryEndpoint : ExperimentService::kEndpoint,
-      bus::SocketSecurity{},
+      context_, registry ? kRegistryEndpoint : kExperimentsEndpoint, bus::SocketSecurity{},
       bus::RpcClientConfig{.timeout = registry ? std::chrono::seconds(2) : std::chrono::seconds(30),
                            .attempts = 1},
       bus::SocketLimits{.max_message_bytes = max_message_bytes_});

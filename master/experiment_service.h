@@ -14,6 +14,7 @@
 #include "bus/rpc_client.h"
 #include "bus/rpc_server.h"
 #include "master/checkpoint_collector.h"
+#include "master/endpoints.h"
 #include "master/experiment/experiment.h"
 #include "master/trial_launch.h"
 #include "storage/database.h"
@@ -36,18 +37,11 @@ namespace det::master {
 // it over its inproc endpoint (kEndpoint).
 class ExperimentService : private experiment::ExperimentEffects {
  public:
-  static constexpr const char* kEndpoint = "inproc://master/experiments";
+  static constexpr const char* kEndpoint = kExperimentsEndpoint;
 
   ExperimentService(zmq::context_t& context, const Clock& clock, storage::DbConfig db,
                     TrialLaunchOptions launch);
   ~ExperimentService() override;
-
-  // One call to the service from another thread (an HTTP worker), over a client of its own.
-  template <class Req, class Rep>
-  static Result<Rep> Ask(zmq::context_t& context, const Req& request, Duration timeout) {
-    bus::RpcClient client(context, kEndpoint, {}, {.timeout = timeout, .attempts = 1});
-    return client.Call<Req, Rep>(request);
-  }
 
   Status Bind();
   // Before Start(): the experiments a previous master left, as they stood; unfinished ones go on

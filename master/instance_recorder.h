@@ -40,10 +40,4 @@ class InstanceRecorder {
   std::thread thread_;
 };
 
-// Between the bus's and the database's forms.
-storage::InstanceRecord ToRecord(const bus::InstanceInfo& instance);
-bus::InstanceInfo FromRecord(const storage::InstanceRecord& record);
-storage::ScalingDecisionRecord ToRecord(const bus::ScalingDecisionEvent& decision);
-bus::ScalingDecisionEvent FromRecord(const storage::ScalingDecisionRecord& record);
-
 }  // namespace det::master

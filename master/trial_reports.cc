@@ -5,8 +5,7 @@
 #include <regex>
 
 #include "bus/rpc_client.h"
-#include "master/agent_registry.h"
-#include "master/experiment_service.h"
+#include "master/endpoints.h"
 #include "storage/telemetry_repo.h"
 
 namespace det::master {
@@ -72,8 +71,8 @@ Result<bus::TrialSignal> TrialReports::ReportCheckpoint(const TrialRun& run,
 
 Result<bus::TrialSignal> TrialReports::Tell(const TrialRun& run, bus::TrialReport report) {
   report.allocation_id = run.allocation_id;
-  return ExperimentService::Ask<bus::TrialReport, bus::TrialSignal>(context_, report,
-                                                                    std::chrono::seconds(10));
+  return Ask<bus::TrialReport, bus::TrialSignal>(context_, kExperimentsEndpoint, report,
+                                                 std::chrono::seconds(10));
 }
 
 Result<std::string> TrialReports::ModelDefinition(const TrialRun& run) {
@@ -93,7 +92,7 @@ Result<std::string> TrialReports::ModelDefinition(const TrialRun& run) {
 
 void TrialReports::KillAllocation(const std::string& allocation_id, const std::string& why) {
   spdlog::warn("{}: killing its task", why);
-  bus::RpcClient registry(context_, AgentRegistry::kQueryEndpoint, {},
+  bus::RpcClient registry(context_, kRegistryEndpoint, {},
                           {.timeout = std::chrono::seconds(5), .attempts = 2});
   auto killed = registry.Call<bus::TaskKillRequest, bus::TaskKillReply>(
       {allocation_id.substr(0, allocation_id.rfind('.'))});

@@ -3,7 +3,7 @@
 #include <map>
 
 #include "bus/rpc_client.h"
-#include "master/experiment_service.h"
+#include "master/endpoints.h"
 
 namespace det::master::http {
 
@@ -34,7 +34,7 @@ void PreemptionBoard::Tick(TimePoint now) {
   }
   if (!client_) {
     client_ = std::make_unique<bus::RpcClient>(
-        context_, ExperimentService::kEndpoint, bus::SocketSecurity{},
+        context_, kExperimentsEndpoint, bus::SocketSecurity{},
         bus::RpcClientConfig{.timeout = std::chrono::seconds(5), .attempts = 1});
   }
   auto reply = client_->Call<bus::TrialSignalsRequest, bus::TrialSignals>(request);
