@@ -128,7 +128,8 @@ Result<MasterEndpoints> Master::Start() {
                               .server = {.limits = config_.http,
                                          .tls_cert = config_.security.tls_cert,
                                          .tls_key = config_.security.tls_key,
-                                         .webui_dir = config_.webui_dir}});
+                                         .webui_dir = config_.webui_dir},
+                              .events = kInprocEvents});
   DET_ASSIGN_OR_RETURN(int rest_port, http_->Bind(bus_config.host, config_.port));
   endpoints.rest = (config_.security.tls() ? "https://" : "http://") + Reachable(bus_config.host) +
                    ":" + std::to_string(rest_port);

@@ -6,6 +6,7 @@
 #include "bus/catalog/cluster_json.h"
 #include "common/config.h"
 #include "master/experiment/experiment_config.h"
+#include "master/http/answer_cache.h"
 #include "master/http/json.h"
 #include "master/http/user_routes.h"
 
@@ -18,6 +19,9 @@ using Caller = const auth::Principal&;
 using Req = const Request&;
 
 constexpr auto kFollowPoll = std::chrono::milliseconds(200);
+constexpr const char* kAgentsAnswer = "agents";
+constexpr const char* kPoolsAnswer = "resource-pools";
+constexpr const char* kJobsAnswer = "job-queues";
 constexpr auto kUnstoredTaskGrace = std::chrono::seconds(10);
 
 ordered_json AgentJson(const Result<bus::AgentReply>& reply) {
@@ -193,15 +197,33 @@ class LogFollow : public BodySource {
   const std::chrono::steady_clock::time_point unstored_until_;
 };
 
-void RouteAgents(Router& routes, Api& api) {
+ordered_json AgentsJson(const bus::AgentList& list) {
+  ordered_json agents = ordered_json::array();
+  for (const auto& agent : list.agents) agents.push_back(bus::ToJson(agent));
+  return ordered_json{{"agents", agents}};
+}
+
+ordered_json PoolsJson(const bus::ResourcePoolList& list) {
+  ordered_json pools = ordered_json::array();
+  for (const auto& pool : list.pools) pools.push_back(bus::ToJson(pool));
+  return ordered_json{{"resource_pools", pools}};
+}
+
+ordered_json JobsJson(const bus::JobList& list) {
+  ordered_json jobs = ordered_json::array();
+  for (const auto& job : list.jobs) jobs.push_back(bus::ToJson(job));
+  return ordered_json{{"jobs", jobs}};
+}
+
+void RouteAgents(Router& routes, Api& api, AnswerCache* cache) {
   Api* a = &api;
   auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
-  routes.Get("/api/v1/agents", users([a](Caller caller, Req) -> UserAnswer {
-               DET_ASSIGN_OR_RETURN(bus::AgentList list, a->Call(caller, bus::AgentListRequest{}));
-               ordered_json agents = ordered_json::array();
-               for (const auto& agent : list.agents) agents.push_back(bus::ToJson(agent));
-               return ordered_json{{"agents", agents}};
-             }));
+  routes.Get(
+      "/api/v1/agents",
+      ForUsersCached(a->users(), cache, kAgentsAnswer, [a](Caller caller, Req) -> UserAnswer {
+        DET_ASSIGN_OR_RETURN(bus::AgentList list, a->Call(caller, bus::AgentListRequest{}));
+        return AgentsJson(list);
+      }));
   routes.Get("/api/v1/agents/{agent_id}", users([a](Caller caller, Req req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(bus::AgentSummary agent, FindAgent(*a, caller, req.Match(1)));
                return ordered_json{{"agent", bus::ToJson(agent)}};
@@ -230,23 +252,21 @@ void RouteAgents(Router& routes, Api& api) {
   }
 }
 
-void RouteJobs(Router& routes, Api& api) {
+void RouteJobs(Router& routes, Api& api, AnswerCache* cache) {
   Api* a = &api;
   auto users = [a](UserHandler handler) { return ForUsers(a->users(), std::move(handler)); };
-  routes.Get("/api/v1/resource-pools", users([a](Caller caller, Req) -> UserAnswer {
+  routes.Get("/api/v1/resource-pools",
+             ForUsersCached(a->users(), cache, kPoolsAnswer, [a](Caller caller, Req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(bus::ResourcePoolList list, a->ResourcePools(caller));
-               ordered_json pools = ordered_json::array();
-               for (const auto& pool : list.pools) pools.push_back(bus::ToJson(pool));
-               return ordered_json{{"resource_pools", pools}};
+               return PoolsJson(list);
              }));
-  routes.Get("/api/v1/job-queues", users([a](Caller caller, Req req) -> UserAnswer {
-               DET_ASSIGN_OR_RETURN(
-                   bus::JobList list,
-                   a->Call(caller, bus::JobListRequest{req.Param("resource_pool")}));
-               ordered_json jobs = ordered_json::array();
-               for (const auto& job : list.jobs) jobs.push_back(bus::ToJson(job));
-               return ordered_json{{"jobs", jobs}};
-             }));
+  routes.Get(
+      "/api/v1/job-queues",
+      ForUsersCached(a->users(), cache, kJobsAnswer, [a](Caller caller, Req req) -> UserAnswer {
+        DET_ASSIGN_OR_RETURN(bus::JobList list,
+                             a->Call(caller, bus::JobListRequest{req.Param("resource_pool")}));
+        return JobsJson(list);
+      }));
   routes.Patch("/api/v1/job-queues/{job_id}", users([a](Caller caller, Req req) -> UserAnswer {
                  DET_ASSIGN_OR_RETURN(bus::JobUpdateRequest update,
                                       JobUpdateRequestOf(req.Match(1), req.body));
@@ -315,9 +335,28 @@ void RouteTasks(Router& routes, Api& api) {
 
 }  // namespace
 
-void RouteClusterApi(Router& routes, Api& api) {
-  RouteAgents(routes, api);
-  RouteJobs(routes, api);
+void CacheClusterAnswers(AnswerCache& cache, Api& api) {
+  // Agents change with their own events and with the tasks placed on them; pools and the queue
+  // with those and with the pending demand the registry publishes.
+  const std::vector<std::string> kRegistryEvents = {"agent.", "task.", "cluster.", "pool."};
+  const auth::Principal reader{0, "answer-cache", false};
+  cache.Add(kAgentsAnswer, kRegistryEvents, [&api, reader]() -> Result<std::string> {
+    DET_ASSIGN_OR_RETURN(bus::AgentList list, api.Call(reader, bus::AgentListRequest{}));
+    return AgentsJson(list).dump();
+  });
+  cache.Add(kPoolsAnswer, kRegistryEvents, [&api, reader]() -> Result<std::string> {
+    DET_ASSIGN_OR_RETURN(bus::ResourcePoolList list, api.ResourcePools(reader));
+    return PoolsJson(list).dump();
+  });
+  cache.Add(kJobsAnswer, kRegistryEvents, [&api, reader]() -> Result<std::string> {
+    DET_ASSIGN_OR_RETURN(bus::JobList list, api.Call(reader, bus::JobListRequest{}));
+    return JobsJson(list).dump();
+  });
+}
+
+void RouteClusterApi(Router& routes, Api& api, AnswerCache* cache) {
+  RouteAgents(routes, api, cache);
+  RouteJobs(routes, api, cache);
   RouteTasks(routes, api);
 }
 

@@ -30,7 +30,11 @@ namespace det::master::http {
 //   GET   /api/v1/tasks/{id}/logs?follow=true       application/x-ndjson, one line per log line,
 //                                                   until the task ended and every line was sent
 //                                                   (an access token for the scraper)
-void RouteClusterApi(Router& routes, Api& api);
+class AnswerCache;
+// `cache` (may be null: every answer live) answers the polled lists; CacheClusterAnswers adds
+// their entries to it.
+void RouteClusterApi(Router& routes, Api& api, AnswerCache* cache);
+void CacheClusterAnswers(AnswerCache& cache, Api& api);
 
 // The request bodies of those routes as their handlers read them (exposed for tests and the
 // fuzzer): InvalidArgument naming the field that is missing, of the wrong type or out of range,

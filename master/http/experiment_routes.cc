@@ -4,6 +4,7 @@
 
 #include "bus/catalog/experiments.h"
 #include "bus/catalog/experiments_json.h"
+#include "master/http/answer_cache.h"
 #include "master/http/json.h"
 #include "master/http/user_routes.h"
 
@@ -27,7 +28,30 @@ Result<bus::ExperimentListRequest> ListRequestOf(const Request& req) {
   return request;
 }
 
+constexpr const char* kExperimentsAnswer = "experiments";
+
+ordered_json ExperimentsJson(const bus::ExperimentListRequest& request,
+                             const bus::ExperimentList& list) {
+  ordered_json all = ordered_json::array();
+  for (const auto& e : list.experiments) all.push_back(bus::ToJson(e));
+  return ordered_json{
+      {"experiments", all},
+      {"pagination",
+       {{"offset", request.offset}, {"limit", request.limit}, {"total", list.total}}}};
+}
+
 }  // namespace
+
+void CacheExperimentAnswers(AnswerCache& cache, Api& api) {
+  // The experiment service publishes no events: trials' task states stand in for its changes,
+  // and the cache's max_age bounds the rest (progress, metrics).
+  const auth::Principal reader{0, "answer-cache", false};
+  cache.Add(kExperimentsAnswer, {"task."}, [&api, reader]() -> Result<std::string> {
+    const bus::ExperimentListRequest request;
+    DET_ASSIGN_OR_RETURN(auto list, api.Call(reader, request));
+    return ExperimentsJson(request, list).dump();
+  });
+}
 
 Result<bus::ExperimentCreateRequest> ExperimentCreateRequestOf(const std::string& text) {
   DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
@@ -50,7 +74,7 @@ Result<bus::ExperimentCreateRequest> ExperimentCreateRequestOf(const std::string
   return create;
 }
 
-void RouteExperimentApi(Router& routes, Api& api) {
+void RouteExperimentApi(Router& routes, Api& api, AnswerCache* cache) {
   // Every handler: for logged-in users (user_http.h), `answer`'s JSON or its error.
   auto route = [&api](auto answer) {
     return ForUsers(api.users(), [answer](const auth::Principal& caller, const Request& req) {
@@ -72,16 +96,13 @@ void RouteExperimentApi(Router& routes, Api& api) {
                 return ordered_json{{"id", reply.id}};
               }),
               {.body_limit = kCreateBodyLimit});
-  routes.Get("/api/v1/experiments", route([a](Caller caller, Req req) -> Answer {
-               DET_ASSIGN_OR_RETURN(bus::ExperimentListRequest request, ListRequestOf(req));
-               DET_ASSIGN_OR_RETURN(auto list, a->Call(caller, request));
-               ordered_json all = ordered_json::array();
-               for (const auto& e : list.experiments) all.push_back(bus::ToJson(e));
-               return ordered_json{
-                   {"experiments", all},
-                   {"pagination",
-                    {{"offset", request.offset}, {"limit", request.limit}, {"total", list.total}}}};
-             }));
+  routes.Get(
+      "/api/v1/experiments",
+      ForUsersCached(a->users(), cache, kExperimentsAnswer, [a](Caller caller, Req req) -> Answer {
+        DET_ASSIGN_OR_RETURN(bus::ExperimentListRequest request, ListRequestOf(req));
+        DET_ASSIGN_OR_RETURN(auto list, a->Call(caller, request));
+        return ExperimentsJson(request, list);
+      }));
   routes.Get(
       "/api/v1/experiments/{experiment_id}", route([a, id_of](Caller caller, Req req) -> Answer {
         DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, bus::ExperimentGetRequest{id_of(req)}));

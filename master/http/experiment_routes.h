@@ -19,7 +19,11 @@ namespace det::master::http {
 //
 // Every call needs a user's token (user_http.h). Errors: {"error": "..."} with 400, 401, 404, or
 // 503 (the experiment service did not answer).
-void RouteExperimentApi(Router& routes, Api& api);
+class AnswerCache;
+// `cache` (may be null: every answer live) answers the experiment list without filters;
+// CacheExperimentAnswers adds its entry.
+void RouteExperimentApi(Router& routes, Api& api, AnswerCache* cache);
+void CacheExperimentAnswers(AnswerCache& cache, Api& api);
 
 // POST /api/v1/experiments' body as its handler reads it (exposed for tests and the fuzzer): the
 // config as YAML text (a JSON object is YAML too) and the decoded model definition; InvalidArgument

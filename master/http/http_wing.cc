@@ -14,11 +14,11 @@ constexpr auto kHousekeeping = std::chrono::milliseconds(50);
 
 }  // namespace
 
-void RouteEverything(Router& router, Api& api, TrialRoutes& trial) {
-  RouteExperimentApi(router, api);
+void RouteEverything(Router& router, Api& api, TrialRoutes& trial, AnswerCache* cache) {
+  RouteExperimentApi(router, api, cache);
   RouteUserApi(router, api.users());
   RouteMasterApi(router, api);
-  RouteClusterApi(router, api);
+  RouteClusterApi(router, api, cache);
   RouteAutoscalerApi(router, api);
   trial.Route(router);
 }
@@ -27,7 +27,12 @@ HttpWing::HttpWing(zmq::context_t& context, storage::DbConfig db, AllocationToke
                    Options options)
     : trial_(context, std::move(db), std::move(tokens), options.distributed),
       server_(router_, std::move(options.server)) {
-  RouteEverything(router_, *options.api, trial_);
+  if (!options.events.subscribe.empty()) {
+    answers_ = std::make_unique<AnswerCache>(context, options.events, options.answer_max_age);
+    CacheClusterAnswers(*answers_, *options.api);
+    CacheExperimentAnswers(*answers_, *options.api);
+  }
+  RouteEverything(router_, *options.api, trial_, answers_.get());
 }
 
 HttpWing::~HttpWing() { Stop(); }
@@ -35,6 +40,7 @@ HttpWing::~HttpWing() { Stop(); }
 Result<int> HttpWing::Bind(const std::string& host, int port) { return server_.Bind(host, port); }
 
 void HttpWing::Start() {
+  if (answers_) answers_->Start();
   server_.Start();
   housekeeping_ = std::thread([this] {
     while (!stop_) {
@@ -48,6 +54,7 @@ void HttpWing::Stop() {
   stop_ = true;
   if (housekeeping_.joinable()) housekeeping_.join();
   server_.Stop();
+  if (answers_) answers_->Stop();
 }
 
 }  // namespace det::master::http

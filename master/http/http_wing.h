@@ -14,6 +14,7 @@
 
 #include "master/allocation_token.h"
 #include "master/api.h"
+#include "master/http/answer_cache.h"
 #include "master/http/core_routes.h"
 #include "master/http/router.h"
 #include "master/http/server.h"
@@ -28,6 +29,10 @@ class HttpWing {
     Api* api = nullptr;  // what the user routes call; not owned, outlives the wing
     DistributedTrainingConfig distributed;
     ServerOptions server;
+    // The master's event bus (in process): polled lists are answered from encoded answers it
+    // keeps fresh (answer_cache.h). Empty: every answer asks the actors.
+    bus::EventBrokerEndpoints events;
+    Duration answer_max_age = std::chrono::seconds(1);  // how stale a polled list may be
   };
   HttpWing(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens, Options options);
   ~HttpWing();  // Stop()s
@@ -43,13 +48,13 @@ class HttpWing {
  private:
   Router router_;
   TrialRoutes trial_;
+  std::unique_ptr<AnswerCache> answers_;  // null without an event bus
   HttpServer server_;
   std::atomic<bool> stop_{false};
   std::thread housekeeping_;
 };
 
-// Every route of the wing, on `router` (the wing's constructor does this; tests and the OpenAPI
-// check call it on a router of their own).
-void RouteEverything(Router& router, Api& api, TrialRoutes& trial);
+// Every route of the wing, on `router` (the wing's constructor does this); `cache` may be null.
+void RouteEverything(Router& router, Api& api, TrialRoutes& trial, AnswerCache* cache);
 
 }  // namespace det::master::http

@@ -1,6 +1,7 @@
 #include "master/http/user_routes.h"
 
 #include "bus/catalog/users_json.h"
+#include "master/http/answer_cache.h"
 #include "master/http/json.h"
 
 namespace det::master::http {
@@ -90,6 +91,22 @@ std::function<void(const Request&, Response&)> ForUsers(auth::Users& users, User
       return handler(caller, req);
     };
     Reply(res, answer());
+  };
+}
+
+std::function<void(const Request&, Response&)> ForUsersCached(auth::Users& users,
+                                                              AnswerCache* cache, std::string key,
+                                                              UserHandler live) {
+  return [&users, cache, key = std::move(key), live = std::move(live)](const Request& req,
+                                                                       Response& res) {
+    Result<auth::Principal> caller = UserOf(users, req);
+    if (!caller.ok()) return Reply(res, caller.status());
+    if (cache != nullptr && req.params.empty()) {
+      if (Result<AnswerCache::Json> cached = cache->Get(key); cached.ok()) {
+        return res.SetContent(**cached, "application/json");
+      }
+    }
+    Reply(res, live(*caller, req));
   };
 }
 

@@ -20,6 +20,14 @@ Result<auth::Principal> UserOf(auth::Users& users, const Request& req);
 // (a session from /api/v1/auth/login, or an access token) speaks for; 401 without a live token.
 std::function<void(const Request&, Response&)> ForUsers(auth::Users& users, UserHandler handler);
 
+class AnswerCache;
+// ForUsers for a list that clients poll: a request without query parameters is answered from
+// `cache`'s entry `key` (already encoded; no round trip to an actor), anything else (or without a
+// cache) by `live`.
+std::function<void(const Request&, Response&)> ForUsersCached(auth::Users& users,
+                                                              AnswerCache* cache, std::string key,
+                                                              UserHandler live);
+
 // Logins, users and access tokens over REST, answering what `det user` and `det token` answer:
 //
 //   POST   /api/v1/auth/login     {"username", "password"} -> {"token", "expires_at", "user"}

@@ -1,0 +1,95 @@
+// The HTTP wing's answer cache: a polled list is fetched once and served from memory until an
+// event of its kind says it changed or it is older than its max age; a failed fetch keeps the last
+// answer.
+#include "master/http/answer_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "bus/catalog/agent.h"
+#include "bus/event_broker.h"
+#include "bus/event_publisher.h"
+#include "tests/testing/test_util.h"
+
+namespace det::master::http {
+namespace {
+
+using namespace std::chrono_literals;
+
+class AnswerCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    broker_ = std::make_unique<bus::EventBroker>(context_, RealClock::Instance());
+    auto bound =
+        broker_->Bind({det::testing::InprocEndpoint("pub"), det::testing::InprocEndpoint("sub"),
+                       det::testing::InprocEndpoint("snap")},
+                      {});
+    ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+    endpoints_ = *bound;
+    broker_->Start();
+    publisher_ = std::make_unique<bus::EventPublisher>(context_, "registry", RealClock::Instance());
+    ASSERT_TRUE(publisher_->Connect(endpoints_.publish, {}).ok());
+    ASSERT_TRUE(publisher_->WaitReady(5s));
+  }
+  // A cache with entry "agents" (made stale by agent.* events) counting its fetches.
+  std::unique_ptr<AnswerCache> Cache(Duration max_age) {
+    auto cache = std::make_unique<AnswerCache>(context_, endpoints_, max_age);
+    cache->Add("agents", {"agent."}, [this]() -> Result<std::string> {
+      if (fail_) return Unavailable("the registry did not answer");
+      return "answer " + std::to_string(++fetched_);
+    });
+    return cache;
+  }
+  std::string Get(AnswerCache& cache) {
+    auto json = cache.Get("agents");
+    return json.ok() ? **json : json.status().message();
+  }
+
+  zmq::context_t context_;
+  std::unique_ptr<bus::EventBroker> broker_;
+  bus::EventBrokerEndpoints endpoints_;
+  std::unique_ptr<bus::EventPublisher> publisher_;
+  std::atomic<int> fetched_{0};
+  std::atomic<bool> fail_{false};
+};
+
+TEST_F(AnswerCacheTest, AListIsFetchedOnceUntilAnEventOfItsKindSaysItChanged) {
+  auto cache = Cache(1h);
+  cache->Start();
+  std::this_thread::sleep_for(300ms);  // subscribed
+  EXPECT_EQ(Get(*cache), "answer 1");
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(Get(*cache), "answer 1");
+  EXPECT_EQ(cache->fetches(), 1);
+  ASSERT_TRUE(publisher_->Publish(bus::AgentStateEvent{}, "agent/a1").ok());
+  bool refetched = false;
+  for (int i = 0; i < 100 && !refetched; ++i) {
+    refetched = Get(*cache) == "answer 2";
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(refetched) << "an agent.state event makes the agents stale";
+  EXPECT_EQ(cache->fetches(), 2);
+  EXPECT_EQ(cache->Get("nothing").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(AnswerCacheTest, WithoutEventsAnAnswerLivesItsMaxAge) {
+  auto cache = Cache(100ms);  // not started: no events at all
+  EXPECT_EQ(Get(*cache), "answer 1");
+  EXPECT_EQ(Get(*cache), "answer 1");
+  std::this_thread::sleep_for(150ms);
+  EXPECT_EQ(Get(*cache), "answer 2");
+}
+
+TEST_F(AnswerCacheTest, AFailedFetchKeepsTheLastAnswerAndWithoutOneIsTheError) {
+  auto cache = Cache(1ms);
+  fail_ = true;
+  EXPECT_EQ(Get(*cache), "the registry did not answer");
+  fail_ = false;
+  EXPECT_EQ(Get(*cache), "answer 1");
+  fail_ = true;
+  std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(Get(*cache), "answer 1");
+}
+
+}  // namespace
+}  // namespace det::master::http
