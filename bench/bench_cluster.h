@@ -95,7 +95,8 @@ class BenchCluster {
                          ", allowed_clients_file: " + (dir_ / "allowed_clients").string() + "}\n"
                    : std::string("  security: {plaintext: true}\n"))
         << extra_bus_config_
-        << "log: {level: warn}\nsecurity: {initial_user_password: " << kAdminPassword << "}\n";
+        << "log: {level: warn}\nsecurity: {initial_user_password: " << kAdminPassword << "}\n"
+        << extra_config_;
     master_pid_ = Spawn({build_ + "/master/det-master", "-c", (dir_ / "master.yaml").string(),
                          "--endpoints-file", (dir_ / "endpoints.yaml").string()},
                         dir_ / "master.log");
@@ -123,6 +124,9 @@ class BenchCluster {
                            "--log-level", "warn"},
                           dir_ / "agents.log"));
   }
+
+  // Extra top-level master.yaml sections (before StartMaster).
+  void AddConfig(const std::string& yaml) { extra_config_ += yaml; }
 
   // How a gateway client of this cluster connects (the cli key under CURVE).
   bus::SocketSecurity client_security() const { return client_security_; }
@@ -193,6 +197,7 @@ class BenchCluster {
   std::string build_;
   fs::path dir_;
   std::string extra_bus_config_;
+  std::string extra_config_;
   bool curve_ = false;
   bus::CurveKeyPair client_keys_;
   std::string master_public_key_;

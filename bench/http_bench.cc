@@ -1,0 +1,269 @@
+// The master's HTTP server under the load that used to stall it, each figure beside a baseline
+// measured in the same run:
+//
+//   idle     GET /api/v1/master (p50, p99) while N idle connections are open (half of them with
+//            half a request line sent), beside the same request with none open
+//   parked   M preemption long polls of one trial run parked at once: the master's threads and
+//            resident memory beside the same master before them; the time from `experiment
+//            pause` to each poll answered (p50, p99) beside one poll's alone
+//
+//   http_bench           N = 5,000, M = 2,000
+//   http_bench --short   N = 500, M = 200 (CI)
+//
+// Needs the build's det-master and det-agent (DET_BUILD_DIR). Exit status 1 only on a functional
+// failure (no master, a run that does not start, a poll that is not answered).
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "bench/bench_cluster.h"
+#include "bus/catalog/experiments.h"
+
+namespace {
+
+using det::bench::BenchCluster;
+using SteadyClock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+struct Shape {
+  int idle;
+  int parked;
+};
+
+int Connect(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in remote{};
+  remote.sin_family = AF_INET;
+  remote.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &remote.sin_addr);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&remote), sizeof remote) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void Send(int fd, const std::string& text) { (void)::send(fd, text.data(), text.size(), 0); }
+
+// Reads one answer whose body is a JSON object (until its closing brace); "" past `deadline`.
+std::string ReadAnswer(int fd, SteadyClock::time_point deadline) {
+  std::string got;
+  while (SteadyClock::now() < deadline) {
+    const size_t body = got.find("\r\n\r\n");
+    if (body != std::string::npos && got.find('}', body) != std::string::npos) return got;
+    pollfd p{fd, POLLIN, 0};
+    ::poll(&p, 1, 20);
+    if (!(p.revents & POLLIN)) continue;
+    char buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return "";
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return "";
+}
+
+std::pair<double, double> P50P99(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return {values[values.size() / 2], values[values.size() * 99 / 100]};
+}
+
+// `n` GET /api/v1/master on fresh connections: microseconds each.
+std::vector<double> MasterInfoTimes(int port, int n) {
+  const std::string request = "GET /api/v1/master HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  std::vector<double> micros;
+  for (int i = 0; i < n; ++i) {
+    const auto start = SteadyClock::now();
+    const int fd = Connect(port);
+    Send(fd, request);
+    if (ReadAnswer(fd, start + 10s).empty()) return {};
+    micros.push_back(std::chrono::duration<double, std::micro>(SteadyClock::now() - start).count());
+    ::close(fd);
+  }
+  return micros;
+}
+
+struct ProcessFigures {
+  int threads = 0;
+  double rss_mb = 0;
+};
+
+ProcessFigures FiguresOf(pid_t pid) {
+  ProcessFigures figures;
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.starts_with("Threads:")) figures.threads = std::atoi(line.c_str() + 8);
+    if (line.starts_with("VmRSS:")) figures.rss_mb = std::atof(line.c_str() + 6) / 1024;
+  }
+  return figures;
+}
+
+// The trial run's allocation and token, written by its entrypoint; empty if it did not start.
+std::pair<std::string, std::string> RunIdentity(const fs::path& env) {
+  for (int i = 0; i < 600; ++i) {
+    std::string token, allocation;
+    std::ifstream in(env);
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("DET_SESSION_TOKEN=")) token = line.substr(18);
+      if (line.starts_with("DET_ALLOCATION_ID=")) allocation = line.substr(18);
+    }
+    if (!token.empty() && !allocation.empty()) return {allocation, token};
+    std::this_thread::sleep_for(100ms);
+  }
+  return {};
+}
+
+// An experiment whose one trial run writes its environment to `env` and sleeps; its id, or 0.
+int64_t SleepingExperiment(det::bus::RpcClient& client, const std::string& token,
+                           const fs::path& dir, const fs::path& env) {
+  const std::string config =
+      "name: http-bench\nentrypoint: env > " + env.string() + ".tmp && mv " + env.string() +
+      ".tmp " + env.string() +
+      " && sleep 600\nsearcher: {name: single, metric: loss, max_length: {batches: 1}}\n"
+      "resources: {slots_per_trial: 1}\ncheckpoint_storage: {type: shared_fs, host_path: " +
+      (dir / "checkpoints").string() + "}\n";
+  // A model definition of one file (trial runs unpack one before their entrypoint).
+  fs::create_directories(dir / "model");
+  std::ofstream(dir / "model" / "README") << "http_bench\n";
+  const std::string tar = (dir / "model.tgz").string();
+  if (std::system(("tar czf " + tar + " -C " + (dir / "model").string() + " .").c_str()) != 0) {
+    return 0;
+  }
+  std::ifstream in(tar, std::ios::binary);
+  const std::string archive((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto created = client.Call<det::bus::ExperimentCreateRequest, det::bus::ExperimentCreateReply>(
+      {config, det::bus::Bytes{archive}}, token);
+  if (!created.ok()) std::fprintf(stderr, "experiment: %s\n", created.status().message().c_str());
+  return created.ok() ? created->id : 0;
+}
+
+// Parks `n` preemption polls of the run, pauses the experiment, and returns each poll's
+// wake-up time in microseconds from the pause (empty on a failure). `figures` is taken while they
+// are parked.
+std::vector<double> ParkAndPause(int port, const std::string& allocation, const std::string& token,
+                                 det::bus::RpcClient& client, const std::string& admin,
+                                 int64_t experiment, int n, pid_t master, ProcessFigures* figures) {
+  const std::string poll = "GET /api/v1/allocations/" + allocation +
+                           "/signals/preemption?timeout_seconds=120 HTTP/1.1\r\nHost: x\r\n"
+                           "Authorization: Bearer " +
+                           token + "\r\n\r\n";
+  std::vector<int> polls;
+  for (int i = 0; i < n; ++i) {
+    const int fd = Connect(port);
+    if (fd < 0) return {};
+    Send(fd, poll);
+    polls.push_back(fd);
+  }
+  std::this_thread::sleep_for(2s);  // all read and parked
+  *figures = FiguresOf(master);
+  const auto paused_at = SteadyClock::now();
+  (void)client.Call<det::bus::ExperimentActionRequest, det::bus::ExperimentActionReply>(
+      {experiment, "pause"}, admin);
+  std::vector<double> micros;
+  std::vector<pollfd> waiting;
+  for (int fd : polls) waiting.push_back({fd, POLLIN, 0});
+  std::vector<std::string> got(polls.size());
+  size_t answered = 0;
+  while (answered < polls.size() && SteadyClock::now() < paused_at + 30s) {
+    ::poll(waiting.data(), waiting.size(), 10);
+    for (size_t i = 0; i < waiting.size(); ++i) {
+      if (waiting[i].fd < 0 || !(waiting[i].revents & POLLIN)) continue;
+      char buf[4096];
+      const ssize_t r = ::recv(waiting[i].fd, buf, sizeof buf, 0);
+      if (r > 0) got[i].append(buf, static_cast<size_t>(r));
+      if (r <= 0 || got[i].find('}') != std::string::npos) {
+        micros.push_back(
+            std::chrono::duration<double, std::micro>(SteadyClock::now() - paused_at).count());
+        if (got[i].find("\"preempt\":true") == std::string::npos) return {};
+        ::close(waiting[i].fd);
+        waiting[i].fd = -1;
+        ++answered;
+      }
+    }
+  }
+  return answered == polls.size() ? micros : std::vector<double>{};
+}
+
+int RunBench(const Shape& shape, const std::string& build) {
+  BenchCluster cluster(build);
+  // Every connection here comes from 127.0.0.1: the per-address cap must let them all in.
+  cluster.AddConfig("http: {max_connections_per_peer: 20000, max_connections: 20000}\n");
+  if (det::Status started = cluster.StartMaster(); !started.ok()) {
+    std::fprintf(stderr, "%s\n", started.ToString().c_str());
+    return 1;
+  }
+  const std::string rest = cluster.endpoint("rest");
+  const int port = std::stoi(rest.substr(rest.rfind(':') + 1));
+
+  const auto alone = MasterInfoTimes(port, 200);
+  std::vector<int> idle;
+  for (int i = 0; i < shape.idle; ++i) {
+    const int fd = Connect(port);
+    if (fd < 0) break;
+    if (i % 2 == 0) Send(fd, "GET /api/v1/mas");
+    idle.push_back(fd);
+  }
+  const auto crowded = MasterInfoTimes(port, 200);
+  for (int fd : idle) ::close(fd);
+  if (alone.empty() || crowded.empty()) {
+    std::fprintf(stderr, "GET /api/v1/master was not answered\n");
+    return 1;
+  }
+  const auto [alone50, alone99] = P50P99(alone);
+  const auto [crowd50, crowd99] = P50P99(crowded);
+  std::printf("GET /api/v1/master on a new connection           p50 us   p99 us\n");
+  std::printf("  with %5zu idle or half-sent connections open %8.0f %8.0f\n", idle.size(), crowd50,
+              crowd99);
+  std::printf("  baseline: none open                          %8.0f %8.0f\n", alone50, alone99);
+
+  cluster.StartAgent("bench-poll", 1);
+  zmq::context_t context;
+  det::bus::RpcClient client(context, cluster.endpoint("gateway"), {},
+                             det::bus::RpcClientConfig{.timeout = 10s});
+  const std::string& admin = cluster.admin_token();
+  const fs::path dir = fs::temp_directory_path() / ("det-http-bench-" + det::bus::RandomId());
+  fs::create_directories(dir);
+  const int64_t one = SleepingExperiment(client, admin, dir, dir / "one.env");
+  const auto [one_allocation, one_token] = RunIdentity(dir / "one.env");
+  ProcessFigures before = FiguresOf(cluster.master_pid()), unused;
+  const auto single = ParkAndPause(port, one_allocation, one_token, client, admin, one,
+                                   /*n=*/1, cluster.master_pid(), &unused);
+  std::this_thread::sleep_for(3s);  // the first run gives its slot back
+  const int64_t many = SleepingExperiment(client, admin, dir, dir / "many.env");
+  const auto [allocation, token] = RunIdentity(dir / "many.env");
+  ProcessFigures parked;
+  const auto wakeups = ParkAndPause(port, allocation, token, client, admin, many, shape.parked,
+                                    cluster.master_pid(), &parked);
+  fs::remove_all(dir);
+  if (one == 0 || many == 0 || single.empty() || wakeups.empty()) {
+    std::fprintf(stderr, "the trial runs did not start or their polls were not all answered\n");
+    return 1;
+  }
+  const auto [wake50, wake99] = P50P99(wakeups);
+  std::printf("%d preemption long polls parked at once          threads   RSS MB\n", shape.parked);
+  std::printf("  det-master with them parked                  %8d %8.1f\n", parked.threads,
+              parked.rss_mb);
+  std::printf("  baseline: the same master before              %8d %8.1f\n", before.threads,
+              before.rss_mb);
+  std::printf("from experiment pause to each poll answered      p50 ms   p99 ms\n");
+  std::printf("  %5d polls                                  %8.1f %8.1f\n", shape.parked,
+              wake50 / 1000, wake99 / 1000);
+  std::printf("  baseline: one poll alone                     %8.1f %8.1f\n", single[0] / 1000,
+              single[0] / 1000);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool short_mode = argc > 1 && std::strcmp(argv[1], "--short") == 0;
+  const Shape shape = short_mode ? Shape{500, 200} : Shape{5000, 2000};
+  return RunBench(shape, det::bench::BuildDir(argv[0]));
+}
