@@ -61,13 +61,15 @@ Trial TrialOf(const storage::TrialRecord& record, const nlohmann::json& saved_tr
 }  // namespace
 
 ExperimentService::ExperimentService(zmq::context_t& context, const Clock& clock,
-                                     storage::DbConfig db, TrialLaunchOptions launch)
+                                     storage::DbConfig db, TrialLaunchOptions launch,
+                                     bus::EventBrokerEndpoints events)
     : clock_(clock),
       db_(std::move(db), 1),
       launch_(std::move(launch)),
       server_(context, "experiments", clock, bus::SocketLimits{.max_message_bytes = 128 << 20}),
       registry_(context, AgentRegistry::kQueryEndpoint, {},
-                bus::RpcClientConfig{.timeout = std::chrono::seconds(2), .attempts = 3}) {
+                bus::RpcClientConfig{.timeout = std::chrono::seconds(2), .attempts = 3}),
+      tasks_(context, "master-experiments", std::move(events), {}, clock, {"task.state"}) {
   HandleRequests();
 }
 
@@ -374,6 +376,19 @@ bus::TrialSummary ExperimentService::TrialSummaryOf(const Trial& trial) const {
   return summary;
 }
 
+void ExperimentService::OnTaskState(const bus::TaskSummary& task) {
+  auto it = runs_.find(task.id);
+  if (it == runs_.end()) return;
+  LiveRun& run = it->second;
+  if (run.task_state == bus::kWorkloadTerminated) return;  // already accounted for
+  run.task_state = task.state;
+  run.preempting = task.preempting;
+  if (task.state == bus::kWorkloadTerminated) {
+    ended_.push_back(
+        {run.experiment_id, run.trial_id, {task.exit_code, task.failure_type, task.message}});
+  }
+}
+
 void ExperimentService::PollRuns() {
   if (runs_.empty()) return;
   bus::TaskListRequest request;
@@ -381,26 +396,44 @@ void ExperimentService::PollRuns() {
   auto listed = registry_.Call<bus::TaskListRequest, bus::TaskList>(request);
   if (!listed.ok()) {
     spdlog::warn("experiments: cannot read trial tasks: {}", listed.status().message());
+    reconcile_ = true;  // try again at the next turn
     return;
   }
   std::set<std::string> seen;
   for (const bus::TaskSummary& task : listed->tasks) {
     seen.insert(task.id);
-    LiveRun& run = runs_[task.id];
-    run.task_state = task.state;
-    run.preempting = task.preempting;
-    if (task.state == bus::kWorkloadTerminated) {
-      ended_.push_back(
-          {run.experiment_id, run.trial_id, {task.exit_code, task.failure_type, task.message}});
-    }
+    OnTaskState(task);
   }
-  for (const auto& [task_id, run] : runs_) {
-    if (seen.count(task_id)) continue;
+  for (auto& [task_id, run] : runs_) {
+    if (seen.count(task_id) || run.task_state == bus::kWorkloadTerminated) continue;
     // The registry no longer has it (it ended while no master was running, say): as if the
     // cluster lost it, so it runs again without counting against the trial.
+    run.task_state = bus::kWorkloadTerminated;
     ended_.push_back({run.experiment_id,
                       run.trial_id,
                       {-1, std::string(bus::kFailureAgentFailed), "the run's task is gone"}});
+  }
+  FinishEndedRuns();
+}
+
+void ExperimentService::FollowTaskEvents() {
+  std::vector<bus::EventSubscriber::Update> updates;
+  tasks_.Receive(&updates);
+  tasks_.Tick(&updates);
+  for (const auto& update : updates) {
+    if (update.kind == bus::EventSubscriber::Update::Kind::kReset) {
+      reconcile_ = true;  // events may have been missed: ask the registry once
+      continue;
+    }
+    auto event = update.event.Decode<bus::TaskStateEvent>();
+    if (event.ok()) OnTaskState(event->task);
+  }
+  // A safety net beside the events: every kReconcileEvery the registry is asked anyway.
+  const MonoTime now = clock_.Now();
+  if ((reconcile_ && tasks_.synced()) || now >= next_reconcile_) {
+    reconcile_ = false;
+    next_reconcile_ = now + kReconcileEvery;
+    PollRuns();
   }
   FinishEndedRuns();
 }
@@ -502,14 +535,18 @@ void ExperimentService::Stop() {
 }
 
 void ExperimentService::Run() {
+  if (Status started = tasks_.Start(); !started.ok()) {
+    spdlog::error("experiments: cannot follow task events: {}", started.message());
+  }
   while (!stop_) {
-    zmq::pollitem_t item{server_.socket().handle(), 0, ZMQ_POLLIN, 0};
-    bus::Poll(&item, 1, std::chrono::milliseconds(100));
-    if (item.revents & ZMQ_POLLIN) server_.Receive();
+    std::vector<zmq::pollitem_t> items = {{server_.socket().handle(), 0, ZMQ_POLLIN, 0}};
+    for (zmq::socket_t* s : tasks_.sockets()) items.push_back({s->handle(), 0, ZMQ_POLLIN, 0});
+    bus::Poll(items.data(), items.size(), std::chrono::milliseconds(100));
+    if (items[0].revents & ZMQ_POLLIN) server_.Receive();
+    FollowTaskEvents();
     const MonoTime now = clock_.Now();
-    if (now >= next_poll_) {
-      next_poll_ = now + poll_interval_;
-      PollRuns();
+    if (now >= next_collect_) {
+      next_collect_ = now + collect_interval_;
       CollectCheckpoints();
     }
   }

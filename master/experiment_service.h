@@ -11,6 +11,7 @@
 
 #include "bus/catalog/experiments.h"
 #include "bus/catalog/tasks.h"
+#include "bus/event_subscriber.h"
 #include "bus/rpc_client.h"
 #include "bus/rpc_server.h"
 #include "master/checkpoint_collector.h"
@@ -39,8 +40,9 @@ class ExperimentService : private experiment::ExperimentEffects {
  public:
   static constexpr const char* kEndpoint = kExperimentsEndpoint;
 
+  // `events`: the master's event bus, whose task.state events say when a run ended.
   ExperimentService(zmq::context_t& context, const Clock& clock, storage::DbConfig db,
-                    TrialLaunchOptions launch);
+                    TrialLaunchOptions launch, bus::EventBrokerEndpoints events);
   ~ExperimentService() override;
 
   Status Bind();
@@ -52,6 +54,9 @@ class ExperimentService : private experiment::ExperimentEffects {
 
  private:
   void Run();
+  // A task's state as the registry reports it (a task.state event or a listing).
+  void OnTaskState(const bus::TaskSummary& task);
+  void FollowTaskEvents();
   void HandleRequests();
   Status RestoreOne(const storage::ExperimentRecord& record);
   Result<bus::ExperimentCreateReply> Create(const bus::ExperimentCreateRequest& request);
@@ -117,8 +122,14 @@ class ExperimentService : private experiment::ExperimentEffects {
   std::vector<EndedRun> ended_;          // to account for once the current call is done
   CheckpointCollector collector_{registry_, db_};
   std::set<int64_t> to_collect_;  // experiments with a trial that ended since the last collection
-  Duration poll_interval_ = std::chrono::milliseconds(500);
-  MonoTime next_poll_{};
+  // Runs learn their tasks' states from task.state events; after a resync of the event stream (and
+  // at the first turn) the registry is asked once for all of them.
+  bus::EventSubscriber tasks_;
+  bool reconcile_ = true;
+  static constexpr Duration kReconcileEvery = std::chrono::seconds(30);
+  MonoTime next_reconcile_{};
+  Duration collect_interval_ = std::chrono::milliseconds(500);  // checkpoint GC outcomes
+  MonoTime next_collect_{};
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
