@@ -4,6 +4,7 @@
 
 #include <regex>
 
+#include "bus/catalog/tasks.h"
 #include "bus/rpc_client.h"
 #include "master/endpoints.h"
 #include "storage/telemetry_repo.h"

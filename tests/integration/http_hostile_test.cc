@@ -171,8 +171,10 @@ TEST_F(HttpHostileTest, TwoThousandParkedLongPollsHoldNoThreadAndAnswerWhenTheRu
   auto agent = StartAgent("agent-poll");
   const fs::path env = dir_ / "run.env";
   const int64_t id = Create(Config("const.yaml", [&](YAML::Node& config) {
-    config["entrypoint"] = "env > " + env.string() + ".tmp && mv " + env.string() + ".tmp " +
-                           env.string() + " && sleep 600";
+    // Like a trial that checkpoints before it exits, the run outlives the pause's SIGTERM (by
+    // the kill's grace), so its polls are answered "preempt", not "no such run".
+    config["entrypoint"] = "trap '' TERM; env > " + env.string() + ".tmp && mv " + env.string() +
+                           ".tmp " + env.string() + " && sleep 600";
   }));
   ASSERT_GT(id, 0);
   std::string token, allocation;

@@ -108,7 +108,7 @@ TEST_F(CurveTest, AClientWhoseKeysFitReportsNoHandshakeFailure) {
 }
 
 TEST_F(CurveTest, AllowListedClientExchangesMessages) {
-  auto echo = CallWith(ClientSecurity(client_keys_));
+  auto echo = CallWith(ClientSecurity(client_keys_), kLongTimeout);
   ASSERT_TRUE(echo.ok()) << echo.status().ToString();
   EXPECT_EQ(echo->nonce, "secret");
   EXPECT_EQ(zap_->admitted(), 1u);
@@ -141,7 +141,7 @@ class CurveRoleTest : public CurveTest {
 
 TEST_F(CurveRoleTest, AKeyIsAdmittedOnThePortOfItsRole) {
   Start({kRoleAgent}, kRoleAgent);
-  EXPECT_TRUE(CallWith(ClientSecurity(client_keys_)).ok());
+  EXPECT_TRUE(CallWith(ClientSecurity(client_keys_), kLongTimeout).ok());
 }
 
 TEST_F(CurveRoleTest, AKeyIsRefusedOnAPortOfAnotherRole) {
@@ -153,7 +153,7 @@ TEST_F(CurveRoleTest, AKeyIsRefusedOnAPortOfAnotherRole) {
 
 TEST_F(CurveRoleTest, AKeyWithoutRolesMayUseEveryPort) {
   Start({}, kRoleAutoscaler);
-  EXPECT_TRUE(CallWith(ClientSecurity(client_keys_)).ok());
+  EXPECT_TRUE(CallWith(ClientSecurity(client_keys_), kLongTimeout).ok());
 }
 
 TEST(AllowListTest, RolesFollowTheKeyAndUnknownOnesAreNamed) {
