@@ -75,7 +75,7 @@ Result<bus::ExperimentCreateRequest> ExperimentCreateRequestOf(const std::string
 }
 
 void RouteExperimentApi(Router& routes, Api& api, AnswerCache* cache) {
-  // Every handler: for logged-in users (user_http.h), `answer`'s JSON or its error.
+  // Every handler: for logged-in users (user_routes.h), `answer`'s JSON or its error.
   auto route = [&api](auto answer) {
     return ForUsers(api.users(), [answer](const auth::Principal& caller, const Request& req) {
       return Answer(answer(caller, req));

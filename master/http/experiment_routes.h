@@ -17,7 +17,7 @@ namespace det::master::http {
 //   DELETE /api/v1/experiments/{id}             -> {"state": "DELETING"}
 //   GET    /api/v1/trials/{id}                  -> {"trial": {...}}
 //
-// Every call needs a user's token (user_http.h). Errors: {"error": "..."} with 400, 401, 404, or
+// Every call needs a user's token (user_routes.h). Errors: {"error": "..."} with 400, 401, 404, or
 // 503 (the experiment service did not answer).
 class AnswerCache;
 // `cache` (may be null: every answer live) answers the experiment list without filters;
