@@ -121,11 +121,13 @@ std::pair<std::string, std::string> RunIdentity(const fs::path& env) {
 }
 
 // An experiment whose one trial run writes its environment to `env` and sleeps; its id, or 0.
+// Like a trial that checkpoints before it exits, the run outlives the pause's SIGTERM (by the
+// kill's grace), so its polls are answered "preempt", not "no such run".
 int64_t SleepingExperiment(det::bus::RpcClient& client, const std::string& token,
                            const fs::path& dir, const fs::path& env) {
   const std::string config =
-      "name: http-bench\nentrypoint: env > " + env.string() + ".tmp && mv " + env.string() +
-      ".tmp " + env.string() +
+      "name: http-bench\nentrypoint: trap '' TERM; env > " + env.string() + ".tmp && mv " +
+      env.string() + ".tmp " + env.string() +
       " && sleep 600\nsearcher: {name: single, metric: loss, max_length: {batches: 1}}\n"
       "resources: {slots_per_trial: 1}\ncheckpoint_storage: {type: shared_fs, host_path: " +
       (dir / "checkpoints").string() + "}\n";
@@ -223,7 +225,7 @@ int RunBench(const Shape& shape, const std::string& build) {
               crowd99);
   std::printf("  baseline: none open                          %8.0f %8.0f\n", alone50, alone99);
 
-  cluster.StartAgent("bench-poll", 1);
+  cluster.StartAgent("bench-poll", 2);  // the first run holds its slot for the kill's grace
   zmq::context_t context;
   det::bus::RpcClient client(context, cluster.endpoint("gateway"), {},
                              det::bus::RpcClientConfig{.timeout = 10s});
@@ -235,7 +237,6 @@ int RunBench(const Shape& shape, const std::string& build) {
   ProcessFigures before = FiguresOf(cluster.master_pid()), unused;
   const auto single = ParkAndPause(port, one_allocation, one_token, client, admin, one,
                                    /*n=*/1, cluster.master_pid(), &unused);
-  std::this_thread::sleep_for(3s);  // the first run gives its slot back
   const int64_t many = SleepingExperiment(client, admin, dir, dir / "many.env");
   const auto [allocation, token] = RunIdentity(dir / "many.env");
   ProcessFigures parked;

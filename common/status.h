@@ -110,6 +110,8 @@ class [[nodiscard]] Result {
     if (!det_status_.ok()) return det_status_; \
   } while (false)
 
+// NOLINTBEGIN(bugprone-macro-parentheses): `lhs` is a declaration and `tmp` a name; neither can
+// be parenthesized.
 #define DET_CONCAT_INNER(a, b) a##b
 #define DET_CONCAT(a, b) DET_CONCAT_INNER(a, b)
 // Declares `lhs` from a Result<T> expression, or returns its Status from the enclosing function.
@@ -119,3 +121,4 @@ class [[nodiscard]] Result {
   auto tmp = (expr);                              \
   if (!tmp.ok()) return tmp.status();             \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)

@@ -1,24 +1,49 @@
 #!/usr/bin/env bash
 # Checks formatting (.clang-format) of every C++ file and runs the curated .clang-tidy checks on
-# the product's sources (with the compile commands of build/lint-db: a tree configured, never
-# built, without unity batches so that each source has its own command). Exits non-zero on any
-# finding.
+# the product's sources. Exits non-zero on any finding.
 #   scripts/lint.sh        every check of .clang-tidy, the static analyzer's path-sensitive
-#                          clang-analyzer-core/cplusplus included (the analyzer doubles the time)
-#   scripts/lint.sh quick  the same without the analyzer: what scripts/test.sh, and so CI, runs
-#                          (sized to CI's time); run the full mode before a change is merged
+#                          clang-analyzer-core/cplusplus included (the analyzer doubles the time),
+#                          on each source with its own compile command (build/lint-db: a tree
+#                          configured, never built, without unity batches), which also shows a
+#                          source that does not include what it uses; run it before a change is
+#                          merged
+#   scripts/lint.sh quick  the same checks without the analyzer, on the unity batches of the build
+#                          tree (build/, configured here if it is not): what scripts/test.sh, and
+#                          so CI, runs. A batch parses the heavy headers once for up to 12 sources:
+#                          8 minutes of CPU here against about 40 (a source alone takes 14 s)
+# Both report in the product's headers too (the header filter is anchored at this folder: the
+# paths clang-tidy matches are absolute).
 # Tests are formatted but not tidied: the analyzer spends minutes per GoogleTest file (the macros
 # expand to a great deal of code) and tests are compiled with -Werror and run under ASan+UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CHECKS=()
-if [ "${1:-full}" = quick ]; then CHECKS=(--checks='-clang-analyzer-*'); fi
+PRODUCT="common|bus|storage|master|agent|autoscaler|cloud_aws|cloud_gcp|cli"
 mapfile -t files < <(git ls-files '*.cc' '*.h' 2>/dev/null || find . -name '*.cc' -o -name '*.h')
 clang-format --dry-run -Werror "${files[@]}"
-cmake -S . -B build/lint-db -G Ninja -DDET_UNITY_BUILD=OFF >/dev/null
-mapfile -t sources < <(printf '%s\n' "${files[@]}" | grep '\.cc$' | grep -v '^tests/')
+if [ "${1:-full}" = quick ]; then
+  [ -f build/build.ninja ] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  ninja -C build master/harness_py.cc master/openapi_json.cc >/dev/null  # generated, in a batch
+  DB=build
+  # The product targets' unity batches and the sources built outside them.
+  mapfile -t sources < <(python3 -c '
+import json, re, sys
+root, product = sys.argv[1], sys.argv[2]
+for entry in json.load(open("build/compile_commands.json")):
+    path = entry["file"]
+    if re.match(rf"{root}/build/({product})/.*/Unity/unity_\d+_cxx\.cxx$", path) or \
+       re.match(rf"{root}/({product})/.*\.cc$", path):
+        print(path)' "$PWD" "$PRODUCT")
+  # A batch #includes its sources: they are reported as headers, so the filter names them.
+  CHECKS=(--checks='-clang-analyzer-*,-bugprone-suspicious-include')
+else
+  cmake -S . -B build/lint-db -G Ninja -DDET_UNITY_BUILD=OFF >/dev/null
+  DB=build/lint-db
+  mapfile -t sources < <(printf '%s\n' "${files[@]}" | grep '\.cc$' | grep -v '^tests/')
+  CHECKS=()
+fi
+CHECKS+=(--header-filter="^$PWD/($PRODUCT)/")
 # clang-tidy exits non-zero on findings; the findings themselves decide below.
-{ printf '%s\n' "${sources[@]}" | xargs -P 2 -n 8 clang-tidy -p build/lint-db --quiet "${CHECKS[@]}" 2>/dev/null || true; } | \
+{ printf '%s\n' "${sources[@]}" | xargs -P 2 -n 4 clang-tidy -p "$DB" --quiet "${CHECKS[@]}" 2>/dev/null || true; } | \
   { grep -E "(warning|error):" || true; } > build/clang-tidy.log
 if [ -s build/clang-tidy.log ]; then cat build/clang-tidy.log; exit 1; fi
 echo "format and lint clean (${#files[@]} files)"
