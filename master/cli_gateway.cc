@@ -2,9 +2,18 @@
 
 namespace det::master {
 
+namespace {
+
+// The registry's events that may change the agents, the pools or the job queue.
+const std::vector<std::string> kRegistryEvents = {"agent.", "task.", "cluster.", "pool."};
+constexpr Duration kAnswerMaxAge = std::chrono::seconds(1);
+
+}  // namespace
+
 CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, Api& api,
-                       int64_t max_message_bytes)
+                       int64_t max_message_bytes, bus::EventBrokerEndpoints events)
     : api_(api),
+      answers_(context, std::move(events), kAnswerMaxAge),
       server_(context, "master", clock, bus::SocketLimits{.max_message_bytes = max_message_bytes}) {
   // A login hashes its password for a quarter second and the experiment service may take
   // seconds: methods run on threads of their own, so one caller's wait is not everyone's.
@@ -13,14 +22,20 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, Api& api,
       [this](const bus::RpcContext&, const bus::MasterInfoRequest&) -> Result<bus::MasterInfo> {
         return api_.info();
       });
-  Forward<bus::AgentListRequest>();
+  ServeCached<bus::AgentListRequest, bus::AgentList>(
+      "agents", [this](const Principal& caller, const bus::AgentListRequest& request) {
+        return api_.Call(caller, request);
+      });
   Forward<bus::AgentEnableRequest>();
   Forward<bus::SlotEnableRequest>();
   Forward<bus::CommandRunRequest>();
   Forward<bus::TaskListRequest>();
   Forward<bus::TaskGetRequest>();
   Forward<bus::TaskKillRequest>();
-  Forward<bus::JobListRequest>();
+  ServeCached<bus::JobListRequest, bus::JobList>(
+      "jobs", [this](const Principal& caller, const bus::JobListRequest& request) {
+        return api_.Call(caller, request);
+      });
   Forward<bus::JobUpdateRequest>();
   Forward<bus::ExperimentCreateRequest>();
   Forward<bus::ExperimentListRequest>();
@@ -36,8 +51,8 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, Api& api,
       [this](const Principal& caller, const bus::ExperimentCheckpointsRequest& request) {
         return api_.Checkpoints(caller, request);
       });
-  Serve<bus::ResourcePoolListRequest, bus::ResourcePoolList>(
-      [this](const Principal& caller, const bus::ResourcePoolListRequest&) {
+  ServeCached<bus::ResourcePoolListRequest, bus::ResourcePoolList>(
+      "pools", [this](const Principal& caller, const bus::ResourcePoolListRequest&) {
         return api_.ResourcePools(caller);
       });
   Serve<bus::TrialMetricsRequest, bus::TrialMetricsReply>(
@@ -121,6 +136,33 @@ void CliGateway::Forward() {
       [this](const Principal& caller, const Req& request) { return api_.Call(caller, request); });
 }
 
+template <class Req, class Rep>
+void CliGateway::ServeCached(std::string key,
+                             std::function<Result<Rep>(const Principal&, const Req&)> fetch) {
+  // The cached answer is the same for every caller: fetched as a reader with no rights.
+  const Principal reader{0, "answer-cache", false};
+  answers_.Add(key, kRegistryEvents, [fetch, reader]() -> Result<std::string> {
+    DET_ASSIGN_OR_RETURN(Rep reply, fetch(reader, Req{}));
+    return bus::Encode(reply);
+  });
+  server_.HandleRaw(
+      std::string(Req::kType),
+      [this, key, fetch = std::move(fetch)](const bus::RpcContext& ctx,
+                                            const bus::Bytes& params) -> Result<std::string> {
+        Req request{};
+        if (!params.data.empty()) {
+          DET_RETURN_IF_ERROR(bus::DecodeInto(params.data, &request, Req::kType));
+        }
+        DET_ASSIGN_OR_RETURN(Principal caller, api_.Authenticate(ctx.token));
+        if (request == Req{}) {
+          DET_ASSIGN_OR_RETURN(AnswerCache::Json answer, answers_.Get(key));
+          return *answer;
+        }
+        DET_ASSIGN_OR_RETURN(Rep reply, fetch(caller, request));
+        return bus::Encode(reply);
+      });
+}
+
 CliGateway::~CliGateway() { Stop(); }
 
 Result<std::string> CliGateway::Bind(const std::string& endpoint,
@@ -129,6 +171,7 @@ Result<std::string> CliGateway::Bind(const std::string& endpoint,
 }
 
 void CliGateway::Start() {
+  answers_.Start();
   stop_ = false;
   thread_ = std::thread([this] { Run(); });
 }
@@ -136,6 +179,7 @@ void CliGateway::Start() {
 void CliGateway::Stop() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
+  answers_.Stop();
 }
 
 void CliGateway::Run() {

@@ -5,7 +5,9 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "bus/event_broker.h"
 #include "bus/rpc_server.h"
+#include "master/answer_cache.h"
 #include "master/api.h"
 
 namespace det::master {
@@ -17,14 +19,19 @@ namespace det::master {
 // master.info and user.login need no token; every other method needs a live session or access
 // token (Unauthenticated otherwise), and admin methods an admin (PermissionDenied).
 //
+// The lists det asks for most (agents, resource pools, the whole job queue) are answered from
+// replies already encoded (AnswerCache), fetched again when the registry's events say they
+// changed or after a second: no round trip to an actor.
+//
 // Threading: an actor; Start() runs it on its own thread, and the methods on kHandlerThreads
 // threads of their own (the api is thread-safe).
 class CliGateway {
  public:
   static constexpr int kHandlerThreads = 8;
 
-  // `api` outlives the gateway.
-  CliGateway(zmq::context_t& context, const Clock& clock, Api& api, int64_t max_message_bytes);
+  // `api` outlives the gateway; `events`: the broker whose events make the cached lists stale.
+  CliGateway(zmq::context_t& context, const Clock& clock, Api& api, int64_t max_message_bytes,
+             bus::EventBrokerEndpoints events);
   ~CliGateway();
 
   Result<std::string> Bind(const std::string& endpoint, const bus::SocketSecurity& security);
@@ -45,8 +52,13 @@ class CliGateway {
   // Registers one of the api's forwarded methods.
   template <class Req>
   void Forward();
+  // Registers a method for logged-in callers whose request without parameters (Req{}) is
+  // answered from the cache's entry `key`, filled by `fetch`; any other request by `fetch` too.
+  template <class Req, class Rep>
+  void ServeCached(std::string key, std::function<Result<Rep>(const Principal&, const Req&)> fetch);
 
   Api& api_;
+  AnswerCache answers_;
   bus::RpcServer server_;
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -88,7 +88,8 @@ Result<MasterEndpoints> Master::Start() {
                        UnixNanos(clock_.WallNow()), config_.cluster_name};
   api_ = std::make_unique<Api>(context_, database_->db(), *users_, info, config_.resources,
                                bus_config.max_message_bytes);
-  gateway_ = std::make_unique<CliGateway>(context_, clock_, *api_, bus_config.max_message_bytes);
+  gateway_ = std::make_unique<CliGateway>(context_, clock_, *api_, bus_config.max_message_bytes,
+                                          kInprocEvents);
   api_->SetLogBuffer(logs_);
   api_->SetBusCounters([this] {
     return BusCounters{

@@ -5,8 +5,8 @@
 
 #include "bus/catalog/cluster_json.h"
 #include "common/config.h"
+#include "master/answer_cache.h"
 #include "master/experiment/experiment_config.h"
-#include "master/http/answer_cache.h"
 #include "master/http/json.h"
 #include "master/http/user_routes.h"
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "master/answer_cache.h"
 #include "master/api.h"
 #include "master/http/router.h"
 
@@ -30,7 +31,6 @@ namespace det::master::http {
 //   GET   /api/v1/tasks/{id}/logs?follow=true       application/x-ndjson, one line per log line,
 //                                                   until the task ended and every line was sent
 //                                                   (an access token for the scraper)
-class AnswerCache;
 // `cache` (may be null: every answer live) answers the polled lists; CacheClusterAnswers adds
 // their entries to it.
 void RouteClusterApi(Router& routes, Api& api, AnswerCache* cache);

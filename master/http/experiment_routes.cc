@@ -4,7 +4,7 @@
 
 #include "bus/catalog/experiments.h"
 #include "bus/catalog/experiments_json.h"
-#include "master/http/answer_cache.h"
+#include "master/answer_cache.h"
 #include "master/http/json.h"
 #include "master/http/user_routes.h"
 

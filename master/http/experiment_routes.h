@@ -1,5 +1,6 @@
 #pragma once
 
+#include "master/answer_cache.h"
 #include "master/api.h"
 #include "master/http/router.h"
 
@@ -19,7 +20,6 @@ namespace det::master::http {
 //
 // Every call needs a user's token (user_routes.h). Errors: {"error": "..."} with 400, 401, 404, or
 // 503 (the experiment service did not answer).
-class AnswerCache;
 // `cache` (may be null: every answer live) answers the experiment list without filters;
 // CacheExperimentAnswers adds its entry.
 void RouteExperimentApi(Router& routes, Api& api, AnswerCache* cache);

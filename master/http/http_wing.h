@@ -13,8 +13,8 @@
 #include <zmq.hpp>
 
 #include "master/allocation_token.h"
+#include "master/answer_cache.h"
 #include "master/api.h"
-#include "master/http/answer_cache.h"
 #include "master/http/core_routes.h"
 #include "master/http/router.h"
 #include "master/http/server.h"

@@ -1,7 +1,7 @@
 #include "master/http/user_routes.h"
 
 #include "bus/catalog/users_json.h"
-#include "master/http/answer_cache.h"
+#include "master/answer_cache.h"
 #include "master/http/json.h"
 
 namespace det::master::http {

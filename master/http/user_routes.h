@@ -3,6 +3,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "master/answer_cache.h"
 #include "master/auth/users.h"
 #include "master/http/router.h"
 
@@ -20,7 +21,6 @@ Result<auth::Principal> UserOf(auth::Users& users, const Request& req);
 // (a session from /api/v1/auth/login, or an access token) speaks for; 401 without a live token.
 std::function<void(const Request&, Response&)> ForUsers(auth::Users& users, UserHandler handler);
 
-class AnswerCache;
 // ForUsers for a list that clients poll: a request without query parameters is answered from
 // `cache`'s entry `key` (already encoded; no round trip to an actor), anything else (or without a
 // cache) by `live`.

@@ -1,7 +1,7 @@
 // The HTTP wing's answer cache: a polled list is fetched once and served from memory until an
 // event of its kind says it changed or it is older than its max age; a failed fetch keeps the last
 // answer.
-#include "master/http/answer_cache.h"
+#include "master/answer_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include "bus/event_publisher.h"
 #include "tests/testing/test_util.h"
 
-namespace det::master::http {
+namespace det::master {
 namespace {
 
 using namespace std::chrono_literals;
@@ -92,4 +92,4 @@ TEST_F(AnswerCacheTest, AFailedFetchKeepsTheLastAnswerAndWithoutOneIsTheError) {
 }
 
 }  // namespace
-}  // namespace det::master::http
+}  // namespace det::master

@@ -25,7 +25,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 
-namespace det::master::http {
+namespace det::master {
 
 class AnswerCache {
  public:
@@ -73,4 +73,4 @@ class AnswerCache {
   std::thread listener_;
 };
 
-}  // namespace det::master::http
+}  // namespace det::master

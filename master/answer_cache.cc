@@ -1,10 +1,10 @@
-#include "master/http/answer_cache.h"
+#include "master/answer_cache.h"
 
 #include <spdlog/spdlog.h>
 
 #include "bus/event_subscriber.h"
 
-namespace det::master::http {
+namespace det::master {
 
 AnswerCache::AnswerCache(zmq::context_t& context, bus::EventBrokerEndpoints events,
                          Duration max_age)
@@ -74,7 +74,7 @@ void AnswerCache::Listen() {
   bus::EventSubscriber subscriber(context_, "master-http-answers", events_, {},
                                   RealClock::Instance(), prefixes);
   if (Status started = subscriber.Start(); !started.ok()) {
-    spdlog::warn("http answers: cannot follow the event bus ({}): lists age by time alone",
+    spdlog::warn("answer cache: cannot follow the event bus ({}): lists age by time alone",
                  started.message());
     return;
   }
@@ -99,4 +99,4 @@ void AnswerCache::Listen() {
   }
 }
 
-}  // namespace det::master::http
+}  // namespace det::master
