@@ -1,5 +1,7 @@
 #include "agent/agent.h"
 
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
 #include <thread>
@@ -44,6 +46,11 @@ int Agent::Run(const std::atomic<bool>& stop) {
     }
     spdlog::info("container runtime: the Docker engine on {} (API {})", config_.docker.socket,
                  *api);
+  }
+  if (config_.container_runtime != "docker" && geteuid() != 0) {
+    spdlog::warn(
+        "not root: trial runs get no private /run/determined/info (a mount namespace needs "
+        "CAP_SYS_ADMIN), so Determined's library runs off-cluster in them; det_harness works");
   }
   WorkloadRunner::Options runner{config_.agent_id, config_.work_dir, slots_};
   runner.container_runtime = config_.container_runtime;

@@ -149,7 +149,8 @@ WorkloadRunner::~WorkloadRunner() {
 }
 
 std::vector<std::string> WorkloadRunner::Environment(const bus::WorkloadStart& start,
-                                                     bool inherit) const {
+                                                     bool inherit,
+                                                     const std::string& info_dir) const {
   // The agent's basics (not its credentials, nor the local provider's tags), then the task's
   // variables, then det's own, which the task cannot override.
   std::map<std::string, std::string> env;
@@ -175,6 +176,7 @@ std::vector<std::string> WorkloadRunner::Environment(const bus::WorkloadStart& s
   env["DET_AGENT_ID"] = options_.agent_id;
   env["DET_SLOT_IDS"] = Join(start.slot_ids, ",");
   env["DET_SESSION_TOKEN"] = start.session_token;
+  if (!info_dir.empty()) env["DET_INFO_DIR"] = info_dir;
   // A container sees only its own GPUs, numbered from 0 (the engine's device request).
   if (inherit) env["CUDA_VISIBLE_DEVICES"] = Join(gpus, ",");
   std::vector<std::string> entries;
@@ -192,7 +194,19 @@ Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& start, Wor
   if (start.entrypoint.size() == 1 && NeedsShell(start.entrypoint[0])) {
     argv = {"/bin/sh", "-c", start.entrypoint[0]};
   }
-  if (!w.in_container) return Spawn(argv, Environment(start, true), w.dir);
+  // A run that wants Determined's info files (DET_TASK_TYPE) gets a folder of its own for them,
+  // shown to it at /run/determined/info: by the shim's mount namespace, or a container's bind.
+  const bool wants_info = start.env.contains("DET_TASK_TYPE");
+  if (!w.in_container) {
+    std::string info_dir;
+    if (wants_info) {
+      info_dir = w.dir + "/" + kRunInfoFolder;
+      std::error_code made;
+      std::filesystem::create_directories(info_dir, made);
+      if (made) return Internal("cannot make " + info_dir + ": " + made.message());
+    }
+    return Spawn(argv, Environment(start, true, info_dir), w.dir);
+  }
   std::vector<bus::SlotInfo> slots;
   for (const bus::SlotInfo& slot : options_.slots) {
     if (std::find(start.slot_ids.begin(), start.slot_ids.end(), slot.id) != start.slot_ids.end()) {
@@ -208,9 +222,17 @@ Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& start, Wor
   std::error_code made;
   std::filesystem::create_directories(inside, made);
   if (made) return Internal("cannot make " + inside + ": " + made.message());
-  container.create =
-      ContainerCreateBody({&start, options_.agent_id, inside, argv, Environment(start, false),
-                           slots, options_.docker_network_mode});
+  bus::WorkloadStart with_info = start;
+  if (wants_info) {
+    const std::string info_dir = inside + "/" + kRunInfoFolder;
+    std::filesystem::create_directories(info_dir, made);
+    if (made) return Internal("cannot make " + info_dir + ": " + made.message());
+    with_info.container.binds.push_back(info_dir + ":" + kRunInfoMount);
+  }
+  container.create = ContainerCreateBody(
+      {&with_info, options_.agent_id, inside, argv,
+       Environment(start, false, wants_info ? kRunInfoMount : ""), slots,
+       options_.docker_network_mode});
   container.image = container.create.value("Image", "");
   const std::string spec_path = w.dir + "/" + kContainerSpecFile;
   const std::string spec = container.ToJson().dump();

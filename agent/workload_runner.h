@@ -108,7 +108,9 @@ class WorkloadRunner {
   Result<pid_t> SpawnWorkload(const bus::WorkloadStart& start, Workload& w) const;
   Result<pid_t> SpawnPump(const std::string& dir) const;
   // The DET_* variables and the task's own; the agent's environment too when `inherit`.
-  std::vector<std::string> Environment(const bus::WorkloadStart& start, bool inherit) const;
+  // `info_dir`: DET_INFO_DIR, where the run finds Determined's info files ("" for none).
+  std::vector<std::string> Environment(const bus::WorkloadStart& start, bool inherit,
+                                       const std::string& info_dir) const;
   bool InContainer(const bus::WorkloadStart& start) const;
   // Reports a container's phase when the pump moved it on.
   void ReportPhase(const std::string& allocation_id, Workload& w, Reports* out);

@@ -1,6 +1,9 @@
 #include "agent/workload_shim.h"
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -27,6 +30,33 @@ void WriteExitStatus(const std::string& dir, const std::string& text) {
   close(fd);
 }
 
+// `path` and its parents as folders (mode 0755), like mkdir -p.
+bool MakeFolders(const std::string& path) {
+  for (size_t slash = path.find('/', 1); slash != std::string::npos;
+       slash = path.find('/', slash + 1)) {
+    if (mkdir(path.substr(0, slash).c_str(), 0755) != 0 && errno != EEXIST) return false;
+  }
+  return mkdir(path.c_str(), 0755) == 0 || errno == EEXIST;
+}
+
+// This process (and so the workload) in a mount namespace of its own, with DIR's info folder at
+// kRunInfoMount; mounts made here never reach the host (MS_SLAVE). "" or why not.
+std::string MountRunInfo(const std::string& dir) {
+  const std::string info = dir + "/" + kRunInfoFolder;
+  struct stat st{};
+  if (stat(info.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return "";
+  auto failed = [](const std::string& what) { return what + ": " + std::strerror(errno); };
+  if (unshare(CLONE_NEWNS) != 0) return failed("cannot make a mount namespace");
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
+    return failed("cannot make / a slave mount");
+  }
+  if (!MakeFolders(kRunInfoMount)) return failed("cannot make " + std::string(kRunInfoMount));
+  if (mount(info.c_str(), kRunInfoMount, nullptr, MS_BIND, nullptr) != 0) {
+    return failed("cannot bind-mount the run's info folder");
+  }
+  return "";
+}
+
 }  // namespace
 
 int RunWorkloadShim(int argc, char** argv) {
@@ -40,6 +70,12 @@ int RunWorkloadShim(int argc, char** argv) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
     signal(sig, SIG_IGN);
     sigaddset(&stops, sig);
+  }
+  if (const std::string why = MountRunInfo(dir); !why.empty()) {
+    std::fprintf(stderr,
+                 "det: this run has no private %s (%s; the agent needs root for it): "
+                 "Determined's library will run in its off-cluster mode\n",
+                 kRunInfoMount, why.c_str());
   }
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);

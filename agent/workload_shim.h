@@ -12,6 +12,12 @@
 namespace det::agent {
 
 inline constexpr const char* kWorkloadShimArg = "__workload";
+// Determined's info files: a run's own folder (under its working folder) that it sees at
+// kRunInfoMount. When DIR/kRunInfoFolder exists, the shim starts the workload in a mount
+// namespace of its own with that folder bind-mounted at kRunInfoMount (needs CAP_SYS_ADMIN: the
+// agent runs as root); when it cannot, it says why on the workload's stderr and starts it anyway.
+inline constexpr const char* kRunInfoFolder = ".det/info";
+inline constexpr const char* kRunInfoMount = "/run/determined/info";
 inline constexpr const char* kExitStatusFile = "exit_status";
 
 // argv[0] is DIR, argv[1..] the workload's argv. Returns the process exit code.

@@ -135,7 +135,11 @@ void WriteConfigs(const fs::path& dir, const DeployOptions& deploy, const std::s
       << "\nsecurity:\n  initial_user_password: \"" << password << "\"\nbus:\n  host: 127.0.0.1\n"
       << "  gateway_port: " << kGatewayPort
       << "\n  security:\n    key_file: " << (dir / "keys" / "master.key").string()
-      << "\n    allowed_clients_file: " << (dir / "keys" / "allowed_clients").string() << "\n";
+      << "\n    allowed_clients_file: " << (dir / "keys" / "allowed_clients").string()
+      << "\ncheckpoint_storage:\n  type: shared_fs\n  host_path: " << (dir / "checkpoints").string()
+      << "\n";
+  std::error_code ignored;
+  fs::create_directories(dir / "checkpoints", ignored);
   if (deploy.max_agents > 0) WriteLocalProvider(dir, deploy);
   for (int i = 0; i < deploy.agents; ++i) {
     const std::string id = "local-agent-" + std::to_string(i);

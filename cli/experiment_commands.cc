@@ -54,12 +54,14 @@ Result<std::string> ReadFile(const std::string& path) {
   return text.str();
 }
 
-// Submits the experiment; its id goes to `*id`.
+// Submits the experiment; its id goes to `*id`. With `dry_run` the master only checks the config
+// (with the cluster's defaults merged in): 0 when it would be accepted, 2 when not.
 int Create(const CliOptions& options, const std::string& config_path, const std::string& model_dir,
-           int64_t* id) {
+           bool dry_run, int64_t* id) {
   auto config = ReadFile(config_path);
   if (!config.ok()) return Fail(config.status());
   bus::ExperimentCreateRequest request{*config, {}};
+  request.dry_run = dry_run;
   if (!model_dir.empty()) {
     auto packed =
         PackModelDefinition(model_dir, bus::ExperimentCreateRequest::kMaxModelDefinitionBytes);
@@ -69,10 +71,18 @@ int Create(const CliOptions& options, const std::string& config_path, const std:
   // Not idempotent: one attempt, with time for a large model definition.
   auto reply = Call<bus::ExperimentCreateRequest, bus::ExperimentCreateReply>(
       options, request, {.timeout = std::chrono::seconds(60), .attempts = 1});
-  if (!reply.ok()) return Fail(reply.status());
+  if (!reply.ok()) {
+    const int failed = Fail(reply.status());
+    return dry_run && reply.status().code() == StatusCode::kInvalidArgument ? 2 : failed;
+  }
   *id = reply->id;
   if (options.machine_readable()) {
-    PrintReply(options, ordered_json{{"id", reply->id}});
+    PrintReply(options, ordered_json{{"id", reply->id}, {"warnings", reply->warnings}});
+    return 0;
+  }
+  for (const std::string& warning : reply->warnings) std::cerr << "warning: " << warning << "\n";
+  if (dry_run) {
+    std::cout << config_path << ": valid; nothing was created\n";
   } else {
     std::cout << "Created experiment " << reply->id << "\n";
   }
@@ -255,10 +265,13 @@ void AddExperimentCommands(CLI::App& app, const CliOptions& options, int& rc) {
   auto follow_created = std::make_shared<bool>(false);
   create->add_flag("-f,--follow", *follow_created,
                    "then print the trials' output until the experiment ends (exit 0: COMPLETED)");
-  create->callback([&options, &rc, config, model_dir, follow_created] {
+  auto dry_run = std::make_shared<bool>(false);
+  create->add_flag("--dry-run", *dry_run,
+                   "only check the config against the master (exit 0 if valid, 2 if not)");
+  create->callback([&options, &rc, config, model_dir, follow_created, dry_run] {
     int64_t created = 0;
-    rc = Create(options, *config, *model_dir, &created);
-    if (rc == 0 && *follow_created) rc = ExperimentLogs(options, created, true);
+    rc = Create(options, *config, *model_dir, *dry_run, &created);
+    if (rc == 0 && *follow_created && !*dry_run) rc = ExperimentLogs(options, created, true);
   });
 
   auto filters = std::make_shared<bus::ExperimentListRequest>();

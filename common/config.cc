@@ -183,6 +183,20 @@ void ConfigReader::Fail(std::string_view key, std::string message) {
 
 void ConfigReader::AddError(std::string message) { shared_->errors.push_back(std::move(message)); }
 
+void ConfigReader::Warn(std::string_view key, std::string message) {
+  shared_->warnings.push_back(FieldPath(key) + ": " + message);
+}
+
+void ConfigReader::Ignore(std::initializer_list<std::string_view> keys, std::string_view why) {
+  for (std::string_view key : keys) {
+    known_.emplace_back(key);
+    if (!Has(key)) continue;
+    std::string message = "not implemented here; ignored";
+    if (!why.empty()) message += " (" + std::string(why) + ")";
+    Warn(key, std::move(message));
+  }
+}
+
 bool ConfigReader::Scalar(std::string_view key, std::string* text) {
   known_.emplace_back(key);
   if (!node_.IsMap()) return false;

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -81,12 +82,22 @@ class ConfigReader {
   // Records an error found by the caller's own validation, under this reader's path.
   void Fail(std::string_view key, std::string message);
 
+  // Fields another system (Determined) defines that this one does not implement: each one present
+  // is accepted, read no further, and recorded as a warning naming it ("notebook_timeout: ...
+  // ignored" plus `why`), so a file written for that system still loads.
+  void Ignore(std::initializer_list<std::string_view> keys, std::string_view why);
+  // Records a warning under this reader's path (a deprecated form that still works, ...).
+  void Warn(std::string_view key, std::string message);
+  // Every warning recorded by this reader and the readers sharing its lists, in order.
+  const std::vector<std::string>& warnings() const { return shared_->warnings; }
+
   // OK, or InvalidArgument listing every problem found by this reader and its children.
   Status Finish();
 
  private:
   struct Shared {
     std::vector<std::string> errors;
+    std::vector<std::string> warnings;
   };
   ConfigReader(YAML::Node node, std::string path, std::shared_ptr<Shared> shared);
   std::string FieldPath(std::string_view key) const;

@@ -79,7 +79,8 @@ class Context:
 
     def _call(self, method, path, body=None):
         data = None if body is None else json.dumps(body).encode()
-        headers = {"Authorization": "Bearer " + self.token, "Content-Type": "application/json"}
+        headers = {"Grpc-Metadata-x-allocation-token": "Bearer " + self.token,
+                   "Content-Type": "application/json"}
         deadline = time.monotonic() + _RETRY_FOR_SECONDS
         delay = 0.2
         while True:
@@ -110,24 +111,32 @@ class Context:
 
     # --- metrics ---------------------------------------------------------------------------
 
+    def _report_metrics(self, group, steps_completed, metrics):
+        # Determined's ReportTrialMetrics body, as its library sends it.
+        self._note_signal(self._call("POST", self._trial_path("metrics"), {
+            "group": group,
+            "metrics": {"trialId": self.trial_id, "trialRunId": self.run_id,
+                        "stepsCompleted": steps_completed, "reportTime": None,
+                        "metrics": {"avgMetrics": metrics, "batchMetrics": None}}}))
+
     def report_training_metrics(self, steps_completed, metrics):
         """Stores training metrics at `steps_completed` (a step sent again is stored once)."""
-        self._note_signal(self._call("POST", self._trial_path("metrics"), {
-            "group": "training", "steps_completed": steps_completed, "metrics": metrics}))
+        self._report_metrics("training", steps_completed, metrics)
 
     def report_validation_metrics(self, steps_completed, metrics):
         """Stores validation metrics; the searcher sees them (with the time metric added)."""
         metrics = dict(metrics)
         metrics.setdefault(self.time_metric, steps_completed)
-        self._note_signal(self._call("POST", self._trial_path("metrics"), {
-            "group": "validation", "steps_completed": steps_completed, "metrics": metrics}))
+        self._report_metrics("validation", steps_completed, metrics)
 
     def report_progress(self, fraction):
-        self._call("POST", self._trial_path("progress"), {"progress": float(fraction)})
+        self._call("POST", self._trial_path("progress"),
+                   {"progress": float(fraction), "is_raw": True})
 
     def report_early_exit(self, reason="ERRORED"):
         """ERRORED, INVALID_HP or USER_CANCELED: the trial cannot go on (then exit)."""
-        self._call("POST", self._trial_path("early_exit"), {"reason": reason})
+        wire = {"USER_CANCELED": "USER_REQUESTED_STOP"}.get(reason, reason)
+        self._call("POST", self._trial_path("early_exit"), {"reason": "EXITED_REASON_" + wire})
 
     # --- checkpoints (shared_fs) -----------------------------------------------------------
 
@@ -145,9 +154,11 @@ class Context:
         os.rename(partial, folder)  # readers never see a half-written checkpoint
         resources = {name: os.path.getsize(os.path.join(folder, name))
                      for name in os.listdir(folder)}
-        self._note_signal(self._call("POST", self._trial_path("checkpoints"), {
-            "uuid": checkpoint_uuid, "steps_completed": steps_completed,
-            "resources": resources, "metadata": dict(metadata or {})}))
+        metadata = dict(metadata or {})
+        metadata["steps_completed"] = steps_completed
+        self._note_signal(self._call("POST", "/api/v1/checkpoints", {
+            "uuid": checkpoint_uuid, "metadata": metadata, "resources": resources,
+            "allocationId": self.allocation_id, "state": "STATE_COMPLETED"}))
         self.latest_checkpoint = checkpoint_uuid
         return checkpoint_uuid
 
@@ -181,6 +192,8 @@ class Context:
         containers' own process group (torch.distributed's MASTER_ADDR and MASTER_PORT, say).
         If a container never arrives, the master fails the allocation after
         task_container_defaults.rendezvous_timeout and this raises CoreApiError."""
+        if os.environ.get("DET_RENDEZVOUS"):  # met already, before the entrypoint started
+            return json.loads(os.environ["DET_RENDEZVOUS"])
         port = _free_port(self.gloo_port_range) if self.container_rank == 0 else 0
         return self._call("POST", "/api/v1/allocations/%s/rendezvous" % self.allocation_id, {
             "rank": self.container_rank, "num_containers": self.num_containers,

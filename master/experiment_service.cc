@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "bus/catalog/workload.h"
+#include "common/yaml_json.h"
 #include "master/agent_registry.h"
 #include "master/trial_launch.h"
 #include "storage/experiments_repo.h"
@@ -25,14 +26,41 @@ std::optional<searcher::ExitReason> ExitReasonOf(const std::string& reason) {
   return std::nullopt;
 }
 
-Result<experiment::ExperimentConfig> ParseConfigText(const std::string& yaml) {
-  YAML::Node doc;
+Result<YAML::Node> LoadConfigText(const std::string& yaml) {
   try {
-    doc = YAML::Load(yaml);
+    return YAML::Load(yaml);
   } catch (const YAML::Exception& e) {
     return InvalidArgument("experiment config is not YAML: " + std::string(e.what()));
   }
+}
+
+Result<experiment::ExperimentConfig> ParseConfigText(const std::string& yaml) {
+  DET_ASSIGN_OR_RETURN(YAML::Node doc, LoadConfigText(yaml));
   return experiment::ParseExperimentConfig(doc);
+}
+
+// A new experiment's config with master.yaml's defaults merged in: the text stored (unchanged,
+// comments and all, when nothing was merged) and what it says.
+struct MergedConfig {
+  std::string yaml;
+  experiment::ExperimentConfig config;
+};
+
+Result<MergedConfig> MergeClusterDefaults(const std::string& yaml, const YAML::Node& storage) {
+  DET_ASSIGN_OR_RETURN(YAML::Node doc, LoadConfigText(yaml));
+  if (!doc.IsMap()) return InvalidArgument("the experiment config must be a YAML mapping");
+  DET_RETURN_IF_ERROR(CheckYamlDocument(doc));
+  const YAML::Node merged = experiment::WithClusterDefaults(doc, storage);
+  DET_ASSIGN_OR_RETURN(experiment::ExperimentConfig config,
+                       experiment::ParseExperimentConfig(merged));
+  if (!storage.IsMap() || (doc["checkpoint_storage"].IsDefined() &&
+                           YAML::Dump(doc["checkpoint_storage"]) ==
+                               YAML::Dump(merged["checkpoint_storage"]))) {
+    return MergedConfig{yaml, std::move(config)};
+  }
+  YAML::Emitter out;
+  out << merged;
+  return MergedConfig{std::string(out.c_str()) + "\n", std::move(config)};
 }
 
 // A trial as stored, with its searcher position from the experiment's saved state.
@@ -146,20 +174,23 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
                            " MiB compressed; the limit is 96 MiB: leave data sets out of the "
                            "model folder");
   }
-  DET_ASSIGN_OR_RETURN(experiment::ExperimentConfig config, ParseConfigText(request.config_yaml));
+  DET_ASSIGN_OR_RETURN(MergedConfig merged, MergeClusterDefaults(request.config_yaml,
+                                                                 launch_.default_checkpoint_storage));
+  experiment::ExperimentConfig& config = merged.config;
   const uint32_t seed = config.experiment_seed.value_or(std::random_device{}());
   DET_ASSIGN_OR_RETURN(auto search,
                        searcher::Searcher::Make(config.searcher, config.hyperparameters, seed));
+  if (request.dry_run) return bus::ExperimentCreateReply{0, config.warnings};
   int64_t id = 0;
   DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
     id = storage::CreateExperiment(
-        tx, {config.name, request.config_yaml, std::string(experiment::kActive),
+        tx, {config.name, merged.yaml, std::string(experiment::kActive),
              request.owner_id > 0 ? std::optional<int64_t>(request.owner_id) : std::nullopt,
              request.model_definition.data});
     return Status::Ok();
   }));
   Entry& entry = experiments_[id];
-  entry.config_yaml = request.config_yaml;
+  entry.config_yaml = merged.yaml;
   entry.start_ns = NowNs();
   entry.owner_id = request.owner_id;
   entry.owner = request.owner;
@@ -170,7 +201,10 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
   if (!started.ok()) spdlog::error("experiment {}: {}", id, started.message());
   spdlog::info("experiment {} created ({} trials to start with)", id,
                entry.experiment->trials().size());
-  return bus::ExperimentCreateReply{id};
+  for (const std::string& warning : entry.experiment->config().warnings) {
+    spdlog::warn("experiment {}: {}", id, warning);
+  }
+  return bus::ExperimentCreateReply{id, entry.experiment->config().warnings};
 }
 
 Status ExperimentService::Restore() {
@@ -463,11 +497,15 @@ Result<int64_t> ExperimentService::CreateTrial(int64_t experiment_id, const Tria
 }
 
 void ExperimentService::StartRun(const Trial& trial) {
-  const Experiment* experiment = Find(trial.experiment_id);
+  const Entry& entry = experiments_.at(trial.experiment_id);
   runs_[trial.TaskId()] = {trial.experiment_id, trial.id, "QUEUED", false};
-  bus::TaskSubmitRequest submit{trial.TaskId(), "TRIAL",
-                                "experiment-" + std::to_string(trial.experiment_id),
-                                TrialTaskSpec(experiment->config(), trial, launch_)};
+  TrialRunIdentity identity{"{}", entry.owner};
+  if (auto doc = LoadConfigText(entry.config_yaml); doc.ok()) {
+    identity.config_json = YamlToJson(*doc).dump();
+  }
+  bus::TaskSubmitRequest submit{
+      trial.TaskId(), "TRIAL", "experiment-" + std::to_string(trial.experiment_id),
+      TrialTaskSpec(entry.experiment->config(), trial, launch_, identity)};
   auto submitted = registry_.Call<bus::TaskSubmitRequest, bus::CommandRunReply>(submit);
   if (!submitted.ok()) {
     spdlog::error("trial {}: cannot submit its run: {}", trial.id, submitted.status().message());

@@ -21,6 +21,10 @@ int main(int argc, char** argv) {
   app.add_option("--endpoints-file", endpoints_file, "write the bound endpoints here (YAML)");
   app.add_flag("--plaintext", plaintext, "allow TCP without CURVE (bus.security.plaintext)");
   auto* migrate = app.add_subcommand("migrate", "apply database migrations, then exit");
+  auto* check = app.add_subcommand(
+      "check-config", "check master.yaml (-c FILE), print its warnings, exit 0 if valid, 2 if not");
+  migrate->fallthrough();
+  check->fallthrough();
   CLI11_PARSE(app, argc, argv);
 
   auto config = det::LoadConfig(config_path, &det::master::ParseMasterConfig);
@@ -28,9 +32,15 @@ int main(int argc, char** argv) {
     std::cerr << "error: " << config.status().message() << "\n";
     return 2;
   }
+  if (*check) {
+    for (const std::string& warning : config->warnings) std::cerr << "warning: " << warning << "\n";
+    std::cout << (config_path.empty() ? "the built-in defaults" : config_path) << ": valid\n";
+    return 0;
+  }
   if (!endpoints_file.empty()) config->endpoints_file = endpoints_file;
   if (plaintext) config->bus.security.plaintext = true;
   if (int rc = det::SetUpLogging(config->log, log_level, log_format); rc != 0) return rc;
+  for (const std::string& warning : config->warnings) spdlog::warn("master.yaml: {}", warning);
 
   if (*migrate) {
     auto database = det::master::MasterDatabase::Open(config->database);

@@ -5,11 +5,15 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "master/experiment/experiment_config.h"
+
 namespace det::master {
 namespace {
 
 void ReadSecurity(ConfigReader& reader, MasterSecurityConfig* security) {
   reader.Read("initial_user_password", &security->initial_user_password);
+  reader.Ignore({"default_task"}, "tasks run as the agent's user");
+  reader.Ignore({"ssh", "authz", "token"}, "");
   ConfigReader& tls = reader.Child("tls");
   tls.Read("cert", &security->tls_cert);
   tls.Read("key", &security->tls_key);
@@ -81,6 +85,38 @@ void ReadHttp(ConfigReader& reader, http::ServerLimits* limits) {
   reader.ReadInt("max_parked", &limits->max_parked, 1, 1'000'000);
 }
 
+// `checkpoint_storage:` checked as an experiment's would be; Determined's packaged default
+// (shared_fs under /tmp) when absent.
+void ReadDefaultCheckpointStorage(ConfigReader& reader, MasterConfig* config) {
+  config->checkpoint_storage = YAML::Load(
+      "{type: shared_fs, host_path: /tmp, storage_path: determined-checkpoint, "
+      "save_experiment_best: 0, save_trial_best: 1, save_trial_latest: 1}");
+  if (!reader.Has("checkpoint_storage")) return;
+  const YAML::Node given = reader.Raw("checkpoint_storage");
+  const std::string type = given.IsMap() ? given["type"].as<std::string>("") : "";
+  if (type == "s3" || type == "gcs" || type == "azure" || type == "directory") {
+    config->checkpoint_storage = YAML::Node();
+    reader.Warn("checkpoint_storage", "type " + type +
+                                          " is not implemented yet; each experiment must name "
+                                          "a shared_fs checkpoint_storage of its own");
+    return;
+  }
+  experiment::CheckpointStorage checked;
+  experiment::ReadCheckpointStorage(reader.Child("checkpoint_storage"), &checked);
+  config->checkpoint_storage = given;
+}
+
+// Determined's master.yaml fields this project does not implement: accepted with a warning.
+void IgnoreDeterminedOnlyFields(ConfigReader& reader) {
+  reader.Ignore({"tensorboard_timeout", "notebook_timeout"}, "no notebooks or TensorBoards here");
+  reader.Ignore({"enable_cors"}, "the WebUI is served by the master itself");
+  reader.Ignore({"telemetry", "observability"}, "/metrics is always on");
+  reader.Ignore({"launch_error", "ui_customization", "logging", "retention_policy", "cache",
+                 "webhooks", "feature_switches", "reserved_ports", "__internal", "scim", "saml",
+                 "oidc", "det_cloud", "integrations", "root", "additional_resource_managers"},
+                "");
+}
+
 }  // namespace
 
 Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc) {
@@ -102,7 +138,10 @@ Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc) {
   ReadSecurity(reader.Child("security"), &config.security);
   ReadHttp(reader.Child("http"), &config.http);
   ReadResourcesConfig(reader, &config.resources);
+  ReadDefaultCheckpointStorage(reader, &config);
+  IgnoreDeterminedOnlyFields(reader);
   DET_RETURN_IF_ERROR(reader.Finish());
+  config.warnings = reader.warnings();
   DET_RETURN_IF_ERROR(CheckTls(reader, &config));
   return config;
 }

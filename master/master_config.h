@@ -64,13 +64,21 @@ struct MasterConfig {
   std::string webui_dir;
   // `http:` the HTTP server's timeouts and caps (master/http/server.h; every field optional).
   http::ServerLimits http;
+  // `checkpoint_storage:` every experiment's default, merged into it as Determined merges it
+  // (experiment::WithClusterDefaults); Determined's own default when master.yaml has none. Null
+  // when master.yaml names a kind not implemented yet (then experiments must name their own).
+  YAML::Node checkpoint_storage;
+  // Fields accepted but not acted on (Determined's that this project lacks), each naming its
+  // field: logged at start and printed by `det-master check-config`.
+  std::vector<std::string> warnings;
 };
 
 // Where the WebUI's files are when master.yaml does not say: the build tree's webui/dist beside
 // det-master's folder, else an installation's share/det/webui; "" when neither has index.html.
 std::string DefaultWebUiDir();
 
-// Reads master.yaml's text. Unknown fields and bad values are errors naming the field.
+// Reads master.yaml's text. Unknown fields and bad values are errors naming the field; the
+// fields of Determined's master.yaml this project does not implement are warnings.
 Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc);
 
 }  // namespace det::master

@@ -26,6 +26,7 @@ void ReadScheduler(ConfigReader& reader, SchedulerConfig* config) {
   reader.Read("preemption", &config->preemption);
   reader.ReadInt("default_priority", &config->default_priority, scheduler::kMinPriority,
                  scheduler::kMaxPriority);
+  reader.Ignore({"allow_heterogeneous_fits"}, "");
 }
 
 // Determined writes preemption_timeout in seconds; a duration with a unit ("30m") is taken too.
@@ -62,17 +63,29 @@ void ReadPortRange(ConfigReader& reader, std::string_view key, PortRange* range)
   *range = {first, last};
 }
 
+// Determined's task_container_defaults fields this project does not apply to tasks (yet).
+void IgnoreContainerFields(ConfigReader& reader) {
+  reader.Ignore({"image", "shm_size_bytes", "network_mode", "dtrain_network_interface",
+                 "registry_auth", "force_pull_image", "environment_variables", "add_capabilities",
+                 "drop_capabilities", "devices", "bind_mounts", "work_dir", "startup_hook",
+                 "log_policies", "cpu_pod_spec", "gpu_pod_spec", "checkpoint_gc_pod_spec",
+                 "kubernetes", "slurm", "pbs"},
+                "give it in each experiment's environment");
+}
+
 // `task_container_defaults`: the master's (with `distributed`) or a pool's (without: the
 // distributed-training settings are the master's only, and named so when a pool sets them).
 void ReadContainerDefaults(ConfigReader& reader, Duration* preemption_timeout,
                            DistributedTrainingConfig* distributed) {
   ReadTimeout(reader, "preemption_timeout", preemption_timeout);
   if (!distributed) {
+    IgnoreContainerFields(reader);
     for (const char* key : {"gloo_port_range", "nccl_port_range", "rendezvous_timeout"}) {
       if (reader.Has(key)) reader.Fail(key, "is set in master.yaml's task_container_defaults only");
     }
     return;
   }
+  IgnoreContainerFields(reader);
   ReadPortRange(reader, "gloo_port_range", &distributed->gloo_port_range);
   ReadPortRange(reader, "nccl_port_range", &distributed->nccl_port_range);
   ReadTimeout(reader, "rendezvous_timeout", &distributed->rendezvous_timeout);
@@ -83,6 +96,15 @@ void ReadPool(ConfigReader& reader, const ResourcesConfig& defaults, ResourcePoo
   if (pool->pool_name.empty()) reader.Fail("pool_name", "is required");
   reader.Read("description", &pool->description);
   reader.ReadInt("max_aux_containers_per_agent", &pool->max_aux_containers_per_agent, 0, 100000);
+  if (reader.Has("agent_reattach_enabled")) {
+    bool reattach = true;
+    reader.Read("agent_reattach_enabled", &reattach);
+    if (!reattach) {
+      reader.Warn("agent_reattach_enabled",
+                  "false is ignored: a reconnecting agent always keeps its running tasks here "
+                  "(as in Determined since 0.21)");
+    }
+  }
   if (reader.Has("agent_reconnect_wait")) {
     Duration wait{};
     reader.Read("agent_reconnect_wait", &wait);
@@ -108,6 +130,9 @@ void ReadResourcesConfig(ConfigReader& reader, ResourcesConfig* config) {
   std::string type = "agent";
   constexpr const char* kManagerTypes[] = {"agent"};
   manager.ReadOneOf("type", &type, kManagerTypes);
+  manager.Ignore({"cluster_name", "name", "metadata", "no_default_resource_pools"}, "");
+  manager.Ignore({"require_authentication", "client_ca"},
+                 "agents always authenticate here, with CURVE keys (bus.security)");
   ReadScheduler(manager.Child("scheduler"), &config->resource_manager.scheduler);
   ReadContainerDefaults(reader.Child("task_container_defaults"), &config->preemption_timeout,
                         &config->distributed);

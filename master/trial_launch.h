@@ -13,6 +13,15 @@ struct TrialLaunchOptions {
   std::string gloo_port_range = "1024:65535";  // DET_GLOO_PORT_RANGE (task_container_defaults)
   std::string nccl_port_range = "1024:65535";  // DET_NCCL_PORT_RANGE
   std::string master_cert_pem;  // DET_MASTER_CERT: the certificate an HTTPS master_url needs
+  // master.yaml's checkpoint_storage, merged into each new experiment's config (null: none).
+  YAML::Node default_checkpoint_storage;
+  std::string cluster_id;  // DET_CLUSTER_ID (the database's)
+};
+
+// Who a run is, beyond its trial: what Determined's library finds in trial.json and DET_USER.
+struct TrialRunIdentity {
+  std::string config_json;  // DET_EXPERIMENT_CONFIG: the experiment's config (defaults merged)
+  std::string user;         // DET_USER: the experiment's owner ("determined" when unknown)
 };
 
 // What a trial's run asks the registry to run: its experiment's resources and environment, the
@@ -20,15 +29,19 @@ struct TrialLaunchOptions {
 // DET_LATEST_CHECKPOINT, DET_CHECKPOINT_DIR, DET_MASTER_URL, the searcher's metric and length,
 // the distributed-training port ranges),
 // and as entrypoint a small Python launcher (standard library only) that fetches the model
-// definition and the harness from the Core API, unpacks them into the run's working folder and
-// then executes the experiment's entrypoint there.
+// definition and the harness from the Core API, unpacks them into the run's working folder,
+// writes Determined's info files (cluster.json, trial.json, rendezvous.json after meeting the
+// allocation's other containers, resources.json) into DET_INFO_DIR, which the agent shows the run
+// at /run/determined/info, and then executes the experiment's entrypoint there. Checkpoint
+// storage of type shared_fs is given to the library as "directory" storage at the same folder.
 // Where a trial runs on an agent whose runtime is docker: environment.image and friends,
 // resources.shm_size, and the checkpoint storage mounted where trial code expects it.
 bus::ContainerSpec ContainerOf(const experiment::ExperimentConfig& config);
 
 bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
                                      const experiment::Trial& trial,
-                                     const TrialLaunchOptions& launch);
+                                     const TrialLaunchOptions& launch,
+                                     const TrialRunIdentity& run);
 
 // The checkpoint folder trial code writes under: host_path[/storage_path].
 std::string CheckpointRoot(const experiment::CheckpointStorage& storage);

@@ -22,6 +22,7 @@ struct ExperimentCreateRequest {
   // replaced).
   int64_t owner_id = 0;
   std::string owner;
+  bool dry_run = false;  // only check the config (with the cluster's defaults): create nothing
   bool operator==(const ExperimentCreateRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -29,15 +30,19 @@ struct ExperimentCreateRequest {
     v("model_definition", s.model_definition);
     v("owner_id", s.owner_id);
     v("owner", s.owner);
+    v("dry_run", s.dry_run);
   }
 };
 struct ExperimentCreateReply {
   static constexpr std::string_view kType = "experiment.create.reply";
-  int64_t id = 0;
+  int64_t id = 0;  // 0 for a dry run
+  // Fields accepted but not acted on, each naming its field ("workspace: not implemented ...").
+  std::vector<std::string> warnings;
   bool operator==(const ExperimentCreateReply&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("id", s.id, kRequired);
+    v("warnings", s.warnings);
   }
 };
 

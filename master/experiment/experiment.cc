@@ -240,10 +240,22 @@ Status Experiment::Validated(int64_t trial_id, int64_t steps, const nlohmann::js
     return Status::Ok();
   }
   DET_ASSIGN_OR_RETURN(auto operations, searcher_->ValidationCompleted(trial->request_id, metrics));
+  if (ReachedMaxTime(metrics)) operations.emplace_back(searcher::Stop{trial->request_id});
   trial->searcher_steps = steps;
   Status applied = Apply(std::move(operations), now_ns);
   effects_.ExperimentChanged(*this);
   return applied;
+}
+
+bool Experiment::ReachedMaxTime(const nlohmann::json& metrics) const {
+  const searcher::SearcherConfig& searcher = config_.searcher;
+  if (searcher.max_time == 0 || searcher.name == "adaptive_asha" ||
+      searcher.name == "async_halving") {
+    return false;  // ASHA stops its trials at its rungs, the top one at max_time
+  }
+  const auto time = metrics.find(searcher.time_metric);
+  return time != metrics.end() && time->is_number() &&
+         time->get<double>() >= static_cast<double>(searcher.max_time);
 }
 
 void Experiment::CheckpointSaved(int64_t trial_id, const std::string& uuid) {
@@ -279,12 +291,14 @@ void Experiment::RunEnded(int64_t trial_id, const RunEnd& end, int64_t now_ns) {
     effects_.TrialChanged(trial);
     return;
   }
-  // A run of an active experiment that exits 0 before its trial validated at the searcher's
-  // max_length (DET_MAX_LENGTH) ended too soon (its process was stopped by someone else, or the
+  // Without a searcher length a run that exits 0 is the trial's completion (Determined 0.38's
+  // single, random and grid). With one, a run of an active experiment that exits 0 before its
+  // trial validated at max_time ended too soon (its process was stopped by someone else, or the
   // script returned early): that is not the trial's completion. Like a crash it counts against
   // max_restarts and the trial resumes from its latest checkpoint: a metric series with a hole is
   // never called complete.
-  const bool reached_length = trial.steps_completed >= config_.searcher.max_time;
+  const bool reached_length =
+      config_.searcher.max_time == 0 || trial.steps_completed >= config_.searcher.max_time;
   if (end.failure_type.empty() && (reached_length || state_ != kActive)) {
     return CloseTrial(trial, kCompleted, now_ns);
   }

@@ -134,6 +134,9 @@ class Experiment {
 
  private:
   Status Apply(std::vector<searcher::Operation> operations, int64_t now_ns);
+  // Whether a validation's time_metric reached max_time under a searcher with no rungs of its
+  // own (single, random, grid): the trial has trained as long as it should.
+  bool ReachedMaxTime(const nlohmann::json& metrics) const;
   Status CreateTrial(const searcher::Create& create, int64_t now_ns);
   void StartRun(Trial& trial);
   void SetTrialState(Trial& trial, std::string_view state, int64_t now_ns);

@@ -12,6 +12,8 @@ namespace det::master::experiment {
 namespace {
 
 constexpr const char* kStorageTypes[] = {"shared_fs"};
+// Determined's other kinds, named in the error until they are implemented here.
+constexpr const char* kPlannedStorageTypes[] = {"s3", "gcs", "azure", "directory"};
 
 void ReadEntrypoint(ConfigReader& reader, std::vector<std::string>* entrypoint) {
   const nlohmann::json value = YamlToJson(reader.Raw("entrypoint"));
@@ -41,6 +43,8 @@ void ReadResources(ConfigReader& reader, TrialResources* resources) {
   }
   reader.Read("resource_pool", &resources->resource_pool);
   reader.Read("is_single_node", &resources->is_single_node);
+  reader.Ignore({"native_parallel", "devices", "agent_label"}, "");
+  if (reader.Has("slots")) reader.Fail("slots", "is a command's field; experiments use slots_per_trial");
   std::string shm_size;
   reader.Read("shm_size", &shm_size);
   if (!shm_size.empty()) {
@@ -53,19 +57,52 @@ void ReadResources(ConfigReader& reader, TrialResources* resources) {
   }
 }
 
-void ReadStorage(ConfigReader& reader, CheckpointStorage* storage) {
+}  // namespace
+
+void ReadCheckpointStorage(ConfigReader& reader, CheckpointStorage* storage) {
+  const std::string type = reader.Raw("type").as<std::string>("");
+  for (const char* planned : kPlannedStorageTypes) {
+    if (type != planned) continue;
+    reader.AllowOtherKeys();
+    return reader.Fail("type", "\"" + type +
+                                   "\" checkpoint storage is not implemented yet; use type "
+                                   "shared_fs with a host_path every agent mounts");
+  }
   reader.ReadOneOf("type", &storage->type, kStorageTypes);
   reader.Read("host_path", &storage->host_path);
   if (storage->host_path.empty() || storage->host_path.front() != '/') {
     reader.Fail("host_path", "is required: an absolute folder every agent sees at the same place");
   }
   reader.Read("storage_path", &storage->storage_path);
+  reader.Ignore({"propagation", "container_path", "checkpoint_path", "tensorboard_path"},
+                "trial code finds checkpoints at host_path, on every runtime");
   if (storage->storage_path.find("..") != std::string::npos) {
     reader.Fail("storage_path", "must stay under host_path (no \"..\")");
   }
   reader.ReadInt("save_experiment_best", &storage->save_experiment_best, 0, 1000000);
   reader.ReadInt("save_trial_best", &storage->save_trial_best, 0, 1000000);
   reader.ReadInt("save_trial_latest", &storage->save_trial_latest, 0, 1000000);
+}
+
+namespace {
+
+// Determined 0.38's experiment fields this project does not implement: accepted, each with a
+// warning naming it, so a Determined config runs.
+void IgnoreDeterminedOnlyFields(ConfigReader& reader) {
+  reader.Ignore({"workspace", "project"}, "experiments are not grouped in workspaces here");
+  reader.Ignore({"bind_mounts"}, "trials see the agent's file system on the process runtime");
+  reader.Ignore({"min_checkpoint_period", "records_per_epoch", "scheduling_unit",
+                 "perform_initial_validation", "optimizations"},
+                "deprecated in Determined 0.38; trial code decides");
+  reader.Ignore({"profiling", "log_policies", "retention_policy", "preemption_timeout",
+                 "integrations", "security", "tensorboard_storage", "slurm", "pbs", "data_layer",
+                 "debug", "checkpoint_policy"},
+                "");
+  // Free-form: trial code reads it from the experiment config it is given.
+  reader.Raw("data");
+  if (reader.Has("internal") && !reader.Raw("internal").IsNull()) {
+    reader.Fail("internal", "must be null");
+  }
 }
 
 void ReadPeriod(ConfigReader& reader, ExperimentConfig* config) {
@@ -195,6 +232,7 @@ namespace {
 void ReadEnvironment(ConfigReader& reader, std::map<std::string, std::string>* variables,
                      ContainerEnvironment* container) {
   ReadContainerEnvironment(reader, container);
+  reader.Ignore({"ports", "proxy_ports", "add_capabilities", "drop_capabilities", "pod_spec"}, "");
   const nlohmann::json list = YamlToJson(reader.Raw("environment_variables"));
   if (list.is_null()) return;
   if (!list.is_array()) {
@@ -239,10 +277,12 @@ Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc) {
   reader.ReadInt("max_restarts", &config.max_restarts, 0, 1000000);
   ReadPeriod(reader, &config);
   if (reader.Has("checkpoint_storage")) {
-    ReadStorage(reader.Child("checkpoint_storage"), &config.checkpoint_storage);
+    ReadCheckpointStorage(reader.Child("checkpoint_storage"), &config.checkpoint_storage);
   } else {
-    reader.Fail("checkpoint_storage", "is required (type shared_fs with host_path)");
+    reader.Fail("checkpoint_storage",
+                "is required (type shared_fs with host_path), here or in master.yaml");
   }
+  IgnoreDeterminedOnlyFields(reader);
   ReadEnvironment(reader.Child("environment"), &config.environment_variables, &config.container);
   ConfigReader& reproducibility = reader.Child("reproducibility");
   if (reproducibility.Has("experiment_seed")) {
@@ -251,7 +291,28 @@ Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc) {
     if (seed >= 0) config.experiment_seed = static_cast<uint32_t>(seed);
   }
   DET_RETURN_IF_ERROR(reader.Finish());
+  config.warnings = reader.warnings();
   return config;
+}
+
+YAML::Node WithClusterDefaults(const YAML::Node& doc, const YAML::Node& checkpoint_storage) {
+  if (!doc.IsMap() || !checkpoint_storage.IsMap()) return doc;
+  YAML::Node merged = YAML::Clone(doc);
+  const YAML::Node own = doc["checkpoint_storage"];
+  if (!own.IsDefined() || own.IsNull()) {
+    merged["checkpoint_storage"] = YAML::Clone(checkpoint_storage);
+    return merged;
+  }
+  const bool same_type = !own["type"].IsDefined() || !checkpoint_storage["type"].IsDefined() ||
+                         own["type"].as<std::string>("") ==
+                             checkpoint_storage["type"].as<std::string>("");
+  if (!own.IsMap() || !same_type) return merged;  // another kind of storage: the experiment's own
+  YAML::Node storage = merged["checkpoint_storage"];
+  for (const auto& field : checkpoint_storage) {
+    const std::string key = field.first.as<std::string>("");
+    if (!storage[key].IsDefined()) storage[key] = YAML::Clone(field.second);
+  }
+  return merged;
 }
 
 }  // namespace det::master::experiment

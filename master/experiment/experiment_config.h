@@ -62,7 +62,13 @@ struct ExperimentConfig {
   std::map<std::string, std::string> environment_variables;  // environment.environment_variables
   ContainerEnvironment container;                            // environment.image, ...
   std::optional<uint32_t> experiment_seed;                   // reproducibility.experiment_seed
+  // Fields accepted but not acted on (Determined's that this project lacks, deprecated forms),
+  // each naming its field: shown to whoever submits the experiment.
+  std::vector<std::string> warnings;
 };
+
+// Reads `checkpoint_storage:` (an experiment's or master.yaml's), recording errors on `reader`.
+void ReadCheckpointStorage(ConfigReader& reader, CheckpointStorage* storage);
 
 // Reads `environment`'s image, force_pull_image and registry_auth from `reader` (an experiment's
 // or a command's `environment`), recording errors on it. Other keys are the caller's.
@@ -84,5 +90,10 @@ std::string RedactedConfig(const std::string& config_yaml);
 // place CheckYamlDocument (common/yaml_json.h) refuses: text that is not UTF-8, an alias inside
 // its own anchor, aliases that expand past its limits.
 Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc);
+
+// `doc` with the cluster's defaults merged in as Determined merges them: master.yaml's
+// `checkpoint_storage` where the experiment has none, or its fields the experiment's lacks when
+// both are of one type. `doc` itself is left as it is; anything not a mapping is returned as is.
+YAML::Node WithClusterDefaults(const YAML::Node& doc, const YAML::Node& checkpoint_storage);
 
 }  // namespace det::master::experiment

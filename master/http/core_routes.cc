@@ -1,6 +1,7 @@
 #include "master/http/core_routes.h"
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "bus/catalog/experiments.h"
@@ -51,6 +52,8 @@ json RendezvousInfo(const std::vector<RendezvousArrival>& all, int rank,
 
 }  // namespace
 
+// Determined's ReportTrialMetrics body: {"group", "metrics": {"trialId", "trialRunId",
+// "stepsCompleted", "reportTime", "metrics": {"avgMetrics": {...}, "batchMetrics": ...}}}.
 Result<bus::TrialReport> MetricsReportOf(const std::string& text) {
   DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
   bus::TrialReport report;
@@ -59,31 +62,62 @@ Result<bus::TrialReport> MetricsReportOf(const std::string& text) {
   if (report.kind != "training" && report.kind != "validation") {
     return InvalidArgument("group: expected \"training\" or \"validation\", not " + report.kind);
   }
-  DET_ASSIGN_OR_RETURN(report.steps, Field<int64_t>(body, "steps_completed", "a whole number"));
   if (!body.contains("metrics") || !body["metrics"].is_object()) {
-    return InvalidArgument("metrics: expected a JSON object of metric names to values");
+    return InvalidArgument(
+        "metrics: expected {\"stepsCompleted\", \"metrics\": {\"avgMetrics\": {...}}}");
   }
-  report.metrics_json = body["metrics"].dump();
+  const json& trial_metrics = body["metrics"];
+  auto steps = Field<int64_t>(trial_metrics, "stepsCompleted", "a whole number");
+  if (!steps.ok()) return InvalidArgument("metrics." + steps.status().message());
+  report.steps = *steps;
+  const json* inner = trial_metrics.contains("metrics") ? &trial_metrics["metrics"] : nullptr;
+  if (!inner || !inner->is_object() || !inner->contains("avgMetrics") ||
+      !(*inner)["avgMetrics"].is_object()) {
+    return InvalidArgument(
+        "metrics.metrics.avgMetrics: expected a JSON object of metric names to values");
+  }
+  report.metrics_json = (*inner)["avgMetrics"].dump();
   return report;
 }
 
+// Determined's ReportCheckpoint body (v1Checkpoint): {"uuid", "metadata": {"steps_completed"},
+// "resources": {path: size}, "allocationId", "taskId", "state", "reportTime", "storageId"}.
 Result<storage::CheckpointRecord> CheckpointOf(const std::string& text) {
   DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
   storage::CheckpointRecord checkpoint;
   DET_ASSIGN_OR_RETURN(checkpoint.uuid, Field<std::string>(body, "uuid", "a UUID"));
+  const json metadata = body.value("metadata", json::object());
+  if (!metadata.is_object()) return InvalidArgument("metadata: expected a JSON object");
   DET_ASSIGN_OR_RETURN(checkpoint.steps_completed,
-                       Field<int64_t>(body, "steps_completed", "a whole number"));
+                       Field<int64_t>(metadata, "steps_completed", "a whole number"));
   checkpoint.state = "COMPLETED";
   checkpoint.resources_json = body.value("resources", json::object()).dump();
-  checkpoint.metadata_json = body.value("metadata", json::object()).dump();
+  checkpoint.metadata_json = metadata.dump();
   return checkpoint;
 }
 
+// Determined's ReportTrialExitedEarly body: {"reason": "EXITED_REASON_ERRORED" |
+// "EXITED_REASON_INVALID_HP" | "EXITED_REASON_INIT_INVALID_HP" |
+// "EXITED_REASON_USER_REQUESTED_STOP"}.
 Result<bus::TrialReport> EarlyExitReportOf(const std::string& text) {
   DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
   bus::TrialReport report{"", "exit"};
-  DET_ASSIGN_OR_RETURN(report.reason,
-                       Field<std::string>(body, "reason", "ERRORED, INVALID_HP or USER_CANCELED"));
+  DET_ASSIGN_OR_RETURN(std::string reason,
+                       Field<std::string>(body, "reason",
+                                          "EXITED_REASON_ERRORED, EXITED_REASON_INVALID_HP or "
+                                          "EXITED_REASON_USER_REQUESTED_STOP"));
+  static const std::map<std::string, std::string, std::less<>> kReasons = {
+      {"EXITED_REASON_ERRORED", "ERRORED"},
+      {"EXITED_REASON_INVALID_HP", "INVALID_HP"},
+      {"EXITED_REASON_INIT_INVALID_HP", "INVALID_HP"},
+      {"EXITED_REASON_USER_REQUESTED_STOP", "USER_CANCELED"}};
+  const auto known = kReasons.find(reason);
+  if (known == kReasons.end()) {
+    return InvalidArgument("reason: expected EXITED_REASON_ERRORED, EXITED_REASON_INVALID_HP, "
+                           "EXITED_REASON_INIT_INVALID_HP or EXITED_REASON_USER_REQUESTED_STOP, "
+                           "not " + reason);
+  }
+  report.reason = known->second;
   return report;
 }
 
@@ -142,7 +176,7 @@ void TrialRoutes::Route(Router& router) {
 }
 
 Result<TrialRun> TrialRoutes::Caller(const Request& req, int64_t trial_id) {
-  DET_ASSIGN_OR_RETURN(std::string token, BearerToken(req, "DET_SESSION_TOKEN"));
+  DET_ASSIGN_OR_RETURN(std::string token, AllocationToken(req));
   return reports_.Authenticate(token, trial_id);
 }
 
@@ -157,10 +191,21 @@ void TrialRoutes::RouteReports(Router& router) {
                 }());
               },
               {.body_limit = kReportBodyLimit});
-  router.Post("/api/v1/trials/{trial_id}/checkpoints",
+  // Determined's StartTrial: the run says it began (its checkpoint storage as it sees it).
+  router.Post("/api/v1/runs/start", [=, this](const Request& req, Response& res) {
+    Reply(res, [&]() -> Result<json> {
+      DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(req.body));
+      DET_ASSIGN_OR_RETURN(int64_t trial_id, Field<int64_t>(body, "runId", "the trial's id"));
+      DET_ASSIGN_OR_RETURN(TrialRun run, Caller(req, trial_id));
+      (void)run;
+      return json::object();
+    }());
+  });
+  // The run is the token's: Determined's body names its allocation and task, not its trial.
+  router.Post("/api/v1/checkpoints",
               [=, this](const Request& req, Response& res) {
                 Reply(res, [&]() -> Result<json> {
-                  DET_ASSIGN_OR_RETURN(TrialRun run, Caller(req, trial_of(req)));
+                  DET_ASSIGN_OR_RETURN(TrialRun run, Caller(req, 0));
                   DET_ASSIGN_OR_RETURN(storage::CheckpointRecord checkpoint,
                                        CheckpointOf(req.body));
                   return AsJson(reports_.ReportCheckpoint(run, std::move(checkpoint)));
@@ -222,6 +267,17 @@ void TrialRoutes::RouteAllocations(Router& router) {
                                    complete(JsonResponse(AsJson(signal)));
                                  });
                    });
+
+  // After should_preempt() said yes: the run will checkpoint and exit (a pause, not its end;
+  // the experiment already knows why it asked).
+  router.Post("/api/v1/allocations/{allocation_id}/signals/ack_preemption",
+              [=](const Request& req, Response& res) {
+                Reply(res, [&]() -> Result<json> {
+                  DET_ASSIGN_OR_RETURN(TrialRun run, allocation_caller(req));
+                  (void)run;
+                  return json::object();
+                }());
+              });
 
   router.Post("/api/v1/allocations/{allocation_id}/ready",
               [=, this](const Request& req, Response& res) {

@@ -71,6 +71,10 @@ Result<bus::ExperimentCreateRequest> ExperimentCreateRequestOf(const std::string
                          Field<std::string>(body, "model_definition", "base64 of a tar.gz"));
     DET_ASSIGN_OR_RETURN(create.model_definition.data, DecodeBase64(encoded, "model_definition"));
   }
+  // Determined's CreateExperimentRequest.validateOnly: check, create nothing.
+  if (body.contains("validateOnly")) {
+    DET_ASSIGN_OR_RETURN(create.dry_run, Field<bool>(body, "validateOnly", "true or false"));
+  }
   return create;
 }
 
@@ -93,7 +97,7 @@ void RouteExperimentApi(Router& routes, Api& api, AnswerCache* cache) {
                 DET_ASSIGN_OR_RETURN(bus::ExperimentCreateRequest create,
                                      ExperimentCreateRequestOf(req.body));
                 DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, create));
-                return ordered_json{{"id", reply.id}};
+                return ordered_json{{"id", reply.id}, {"warnings", reply.warnings}};
               }),
               {.body_limit = kCreateBodyLimit});
   routes.Get(

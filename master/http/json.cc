@@ -66,6 +66,16 @@ Result<std::string> BearerToken(const Request& req, const std::string& what) {
   return header.substr(7);
 }
 
+Result<std::string> AllocationToken(const Request& req) {
+  const std::string header = req.Header("Grpc-Metadata-x-allocation-token");
+  if (header.empty()) return BearerToken(req, "DET_SESSION_TOKEN");
+  if (!header.starts_with("Bearer ") || header.size() == 7) {
+    return Status(StatusCode::kUnauthenticated,
+                  "Grpc-Metadata-x-allocation-token: expected \"Bearer <DET_SESSION_TOKEN>\"");
+  }
+  return header.substr(7);
+}
+
 Result<nlohmann::json> ParseBody(const Request& req) { return ParseJsonObject(req.body); }
 
 Result<nlohmann::json> ParseJsonObject(const std::string& body) {

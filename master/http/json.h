@@ -25,6 +25,9 @@ Response JsonResponse(const Status& error);
 
 // The token of `Authorization: Bearer <token>`, or Unauthenticated saying that `what` is expected.
 Result<std::string> BearerToken(const Request& req, const std::string& what);
+// A trial run's allocation token as Determined's library sends it
+// (`Grpc-Metadata-x-allocation-token: Bearer <DET_SESSION_TOKEN>`), or as `Authorization: Bearer`.
+Result<std::string> AllocationToken(const Request& req);
 
 // The request body as a JSON object, or InvalidArgument.
 Result<nlohmann::json> ParseBody(const Request& req);

@@ -20,6 +20,11 @@ void ReadMaxLength(ConfigReader& reader, SearcherConfig* config) {
   auto parsed = ParseLength(length);
   if (!parsed.ok()) return reader.Fail("max_length", parsed.status().message());
   std::tie(config->time_metric, config->max_time) = *parsed;
+  reader.Warn("max_length",
+              "is deprecated (Determined 0.38); write time_metric: " + config->time_metric +
+                  " and max_time: " + std::to_string(config->max_time) +
+                  " (trials must then report " + config->time_metric +
+                  " with their validation metrics)");
 }
 
 void ReadBrackets(ConfigReader& reader, SearcherConfig* config) {
@@ -75,7 +80,16 @@ SearcherConfig ReadSearcherConfig(ConfigReader& reader) {
   reader.ReadInt("num_rungs", &config.num_rungs, 1, 64);
   reader.ReadInt("max_rungs", &config.max_rungs, 1, 64);
   ReadBrackets(reader, &config);
-  Require(reader, has_length, "max_time", config.name + " (with time_metric; or max_length)");
+  // Determined 0.38: single, random and grid need no length (a trial runs until its code ends);
+  // the ASHA searchers place their rungs on time_metric up to max_time.
+  const bool asha = config.name == "async_halving" || config.name == "adaptive_asha";
+  if (asha) Require(reader, has_length, "max_time", config.name + " (with time_metric)");
+  if (!asha && config.max_time > 0 && config.time_metric.empty()) {
+    reader.Fail("time_metric", "is required with max_time: the validation metric that counts it");
+  }
+  reader.Ignore({"source_trial_id", "source_checkpoint_uuid"},
+                "warm starts from another trial's checkpoint");
+  reader.Ignore({"stop_once"}, "deprecated in Determined 0.38");
   if (config.name == "random" || config.name == "async_halving" || config.name == "adaptive_asha") {
     Require(reader, has_trials, "max_trials", config.name);
   }

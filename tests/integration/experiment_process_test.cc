@@ -295,7 +295,8 @@ TEST_F(ExperimentProcessTest, KilledTrialProcessCountsARestartAndResumes) {
       testing::RestClient(std::stoi(rest_port_))
           .Send("POST", "/api/v1/trials/" + std::to_string(trial_id) + "/metrics",
                 RunToken(trial_id, 1),
-                R"({"group": "training", "steps_completed": 205, "metrics": {"loss": 1.0}})");
+                R"({"group": "training", "metrics": {"stepsCompleted": 205,
+                                                     "metrics": {"avgMetrics": {"loss": 1.0}}}})");
   EXPECT_EQ(stale.status, 403) << stale.text;
   EXPECT_NE(stale.text.find("run 1 of trial " + std::to_string(trial_id) + ", which has ended"),
             std::string::npos)

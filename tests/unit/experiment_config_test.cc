@@ -102,7 +102,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "searcher.max_trials: is required for searcher random"},
         BadCase{"searcher: {name: grid, max_time: 10, time_metric: batches}",
                 "searcher.metric: is required"},
-        BadCase{"searcher: {name: single, metric: loss}", "searcher.max_time: is required"},
+        BadCase{"searcher: {name: adaptive_asha, metric: loss, max_trials: 4}",
+                "searcher.max_time: is required for searcher adaptive_asha"},
+        BadCase{"searcher: {name: single, metric: loss, max_time: 5}",
+                "searcher.time_metric: is required with max_time"},
+        BadCase{"resources: {slots: 2}", "resources.slots: is a command's field"},
+        BadCase{"internal: {x: 1}", "internal: must be null"},
         BadCase{"searcher: {name: async_halving, metric: loss, max_trials: 4, max_time: 9, "
                 "time_metric: batches}",
                 "searcher.num_rungs: is required for searcher async_halving"},
@@ -233,6 +238,95 @@ TEST(ExperimentConfigTest, ACategoricalWithoutValsOrAConstWithoutValIsAnErrorNot
   EXPECT_NE(constant.status().message().find("hyperparameters.c.val: is required for type const"),
             std::string::npos)
       << constant.status().message();
+}
+
+
+// Determined 0.38's experiment files (its Core API tutorials' among them) load: single, random and
+// grid need no length, the fields of Determined's this project does not implement are warnings
+// naming each one, deprecated forms work with a warning, and keys Determined does not know stay
+// errors.
+TEST(DeterminedConfigTest, Determined038FieldsAreAcceptedWithAWarningNamingEach) {
+  auto config = ParseExperimentConfig(YAML::Load(R"(
+name: core-api-stage-3
+entrypoint: python3 3_hpsearch.py
+workspace: research
+project: asha
+checkpoint_storage: {type: shared_fs, host_path: /c, propagation: rprivate}
+hyperparameters: {increment_by: {type: int, minval: 1, maxval: 8}}
+searcher: {name: single, metric: x, source_trial_id: 3}
+resources: {slots_per_trial: 1, native_parallel: false}
+environment: {proxy_ports: [{proxy_port: 8888}]}
+optimizations: {aggregation_frequency: 1}
+data: {url: https://example.com/data.csv}
+max_restarts: 0
+)"));
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->searcher.max_time, 0);
+  std::string all;
+  for (const std::string& w : config->warnings) all += w + "\n";
+  for (const char* field :
+       {"workspace: not implemented here; ignored", "project:", "checkpoint_storage.propagation:",
+        "searcher.source_trial_id:", "resources.native_parallel:", "environment.proxy_ports:",
+        "optimizations:"}) {
+    EXPECT_NE(all.find(field), std::string::npos) << field << " in\n" << all;
+  }
+  EXPECT_EQ(all.find("data"), std::string::npos) << "data is free-form and given to trial code";
+  auto unknown = ParseExperimentConfig(YAML::Load(
+      "entrypoint: x\ncheckpoint_storage: {host_path: /c}\nsearcher: {name: single, metric: x}\n"
+      "speling: 1\n"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("speling: unknown field"), std::string::npos);
+}
+
+TEST(DeterminedConfigTest, MaxLengthStillWorksWithADeprecationWarning) {
+  auto config = ParseExperimentConfig(YAML::Load(
+      "entrypoint: x\ncheckpoint_storage: {host_path: /c}\n"
+      "searcher: {name: single, metric: x, max_length: {batches: 100}}\n"));
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->searcher.max_time, 100);
+  EXPECT_EQ(config->searcher.time_metric, "batches");
+  ASSERT_EQ(config->warnings.size(), 1u);
+  EXPECT_NE(config->warnings[0].find("searcher.max_length: is deprecated"), std::string::npos)
+      << config->warnings[0];
+}
+
+TEST(DeterminedConfigTest, OtherCheckpointStorageKindsAreNamedAsNotYetImplemented) {
+  auto config = ParseExperimentConfig(YAML::Load(
+      "entrypoint: x\nsearcher: {name: single, metric: x}\n"
+      "checkpoint_storage: {type: s3, bucket: b, save_trial_best: 1}\n"));
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find(
+                "checkpoint_storage.type: \"s3\" checkpoint storage is not implemented yet"),
+            std::string::npos)
+      << config.status().message();
+}
+
+// master.yaml's checkpoint_storage is each experiment's default, merged field by field when both
+// are of one type, and not at all when the experiment names another type.
+TEST(DeterminedConfigTest, ClusterCheckpointStorageIsMergedAsDeterminedMergesIt) {
+  const YAML::Node cluster =
+      YAML::Load("{type: shared_fs, host_path: /srv/ckpt, storage_path: det, save_trial_best: 3}");
+  const YAML::Node none = YAML::Load("entrypoint: x\nsearcher: {name: single, metric: x}\n");
+  auto merged = ParseExperimentConfig(WithClusterDefaults(none, cluster));
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  EXPECT_EQ(merged->checkpoint_storage.host_path, "/srv/ckpt");
+  EXPECT_EQ(merged->checkpoint_storage.storage_path, "det");
+  EXPECT_EQ(merged->checkpoint_storage.save_trial_best, 3);
+  EXPECT_FALSE(none["checkpoint_storage"].IsDefined()) << "the caller's document is left alone";
+
+  const YAML::Node partial = YAML::Load(
+      "entrypoint: x\nsearcher: {name: single, metric: x}\n"
+      "checkpoint_storage: {storage_path: mine, save_trial_best: 1}\n");
+  auto filled = ParseExperimentConfig(WithClusterDefaults(partial, cluster));
+  ASSERT_TRUE(filled.ok()) << filled.status().ToString();
+  EXPECT_EQ(filled->checkpoint_storage.host_path, "/srv/ckpt");
+  EXPECT_EQ(filled->checkpoint_storage.storage_path, "mine");
+  EXPECT_EQ(filled->checkpoint_storage.save_trial_best, 1);
+
+  auto refused = ParseExperimentConfig(WithClusterDefaults(none, YAML::Node()));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("checkpoint_storage: is required"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -52,10 +52,43 @@ TEST(RequestBodyTest, IntegersTheFieldCannotHoldAreErrorsNotOverflows) {
   EXPECT_FALSE(TokenCreateRequestOf(R"({"lifespan_s": 9223372036854775808})").ok());
   EXPECT_EQ(TokenCreateRequestOf(R"({"lifespan_s": -1})")->lifespan_s, -1);
   EXPECT_EQ(CommandRunRequestOf(R"({"entrypoint": "x", "slots": 2.0})")->slots, 2);
-  EXPECT_EQ(MetricsReportOf(R"({"group": "training", "steps_completed": 9223372036854775807,
-                                "metrics": {}})")
+  EXPECT_EQ(MetricsReportOf(R"({"group": "training", "metrics": {
+                                  "stepsCompleted": 9223372036854775807,
+                                  "metrics": {"avgMetrics": {}}}})")
                 ->steps,
             std::numeric_limits<int64_t>::max());
+}
+
+// Determined's library sends its metrics, checkpoints and early exits in these shapes (seen on
+// the wire from determined 0.38.1's Core API); each wrong shape is an error naming the field.
+TEST(RequestBodyTest, DeterminedsReportBodiesAreReadAndWrongShapesNamed) {
+  auto metrics = MetricsReportOf(R"({"group": "validation", "metrics": {"metrics": {
+      "avgMetrics": {"x": 10, "batches": 10}, "batchMetrics": null}, "trialId": 1,
+      "trialRunId": 1, "reportTime": null, "stepsCompleted": 10}})");
+  ASSERT_TRUE(metrics.ok()) << metrics.status().ToString();
+  EXPECT_EQ(metrics->kind, "validation");
+  EXPECT_EQ(metrics->steps, 10);
+  EXPECT_EQ(nlohmann::json::parse(metrics->metrics_json), (nlohmann::json{{"x", 10}, {"batches", 10}}));
+  auto flat = MetricsReportOf(R"({"group": "training", "steps_completed": 5, "metrics": {"x": 1}})");
+  ASSERT_FALSE(flat.ok());
+  EXPECT_NE(flat.status().message().find("metrics.stepsCompleted"), std::string::npos)
+      << flat.status().message();
+
+  auto checkpoint = CheckpointOf(R"({"metadata": {"steps_completed": 10},
+      "resources": {"metadata.json": "27", "state": "7"}, "state": "STATE_COMPLETED",
+      "training": {}, "uuid": "d710ea47-5aef-4c13-a2b1-b7551bab0cb9", "allocationId": "1.1.1",
+      "reportTime": "2026-11-26T00:50:49.032080+00:00", "storageId": null, "taskId": "1.1"})");
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().ToString();
+  EXPECT_EQ(checkpoint->steps_completed, 10);
+  EXPECT_EQ(checkpoint->uuid, "d710ea47-5aef-4c13-a2b1-b7551bab0cb9");
+  auto no_steps = CheckpointOf(R"({"uuid": "u", "metadata": {}})");
+  ASSERT_FALSE(no_steps.ok());
+  EXPECT_NE(no_steps.status().message().find("steps_completed"), std::string::npos);
+
+  EXPECT_EQ(EarlyExitReportOf(R"({"reason": "EXITED_REASON_INVALID_HP"})")->reason, "INVALID_HP");
+  EXPECT_EQ(EarlyExitReportOf(R"({"reason": "EXITED_REASON_USER_REQUESTED_STOP"})")->reason,
+            "USER_CANCELED");
+  EXPECT_FALSE(EarlyExitReportOf(R"({"reason": "INVALID_HP"})").ok());
 }
 
 // Found by review: "port" or "slots" that were not numbers threw type_error out of the rendezvous
