@@ -91,7 +91,18 @@ Result<storage::CheckpointRecord> CheckpointOf(const std::string& text) {
   DET_ASSIGN_OR_RETURN(checkpoint.steps_completed,
                        Field<int64_t>(metadata, "steps_completed", "a whole number"));
   checkpoint.state = "COMPLETED";
-  checkpoint.resources_json = body.value("resources", json::object()).dump();
+  json resources = body.value("resources", json::object());
+  if (!resources.is_object()) return InvalidArgument("resources: expected {path: size in bytes}");
+  for (auto& [path, size] : resources.items()) {
+    // Determined's library sends each size as its decimal text (an int64 in its protobuf JSON).
+    if (!size.is_string()) continue;
+    const std::string text = size.get<std::string>();
+    if (!text.empty() && text.size() < 19 &&
+        text.find_first_not_of("0123456789") == std::string::npos) {
+      size = std::stoll(text);
+    }
+  }
+  checkpoint.resources_json = resources.dump();
   checkpoint.metadata_json = metadata.dump();
   return checkpoint;
 }

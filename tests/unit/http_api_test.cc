@@ -81,6 +81,8 @@ TEST(RequestBodyTest, DeterminedsReportBodiesAreReadAndWrongShapesNamed) {
   ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().ToString();
   EXPECT_EQ(checkpoint->steps_completed, 10);
   EXPECT_EQ(checkpoint->uuid, "d710ea47-5aef-4c13-a2b1-b7551bab0cb9");
+  EXPECT_EQ(nlohmann::json::parse(checkpoint->resources_json),
+            (nlohmann::json{{"metadata.json", 27}, {"state", 7}}));
   auto no_steps = CheckpointOf(R"({"uuid": "u", "metadata": {}})");
   ASSERT_FALSE(no_steps.ok());
   EXPECT_NE(no_steps.status().message().find("steps_completed"), std::string::npos);

@@ -1,0 +1,283 @@
+// Coming from Determined: Determined 0.38.1's own Python library and its five Core API tutorials,
+// unmodified, on a cluster of real processes (det-master with master.yaml's checkpoint_storage as
+// the cluster default, det-agent on the process runtime, PostgreSQL, the det CLI and REST).
+//
+// The library and the tutorials are read in place from ../shared/conformance/determined-0.38.1
+// (DET_CONFORMANCE_DIR overrides); without them, or without the Python packages the library
+// imports (../shared/conformance/README.md lists them), the tests skip saying what is missing.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "tests/testing/experiment_fixture.h"
+#include "tests/testing/rest_client.h"
+
+namespace det {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+// DET_CONFORMANCE_DIR, else shared/conformance/determined-0.38.1 beside the checkout (or beside
+// one of its parents).
+fs::path ConformanceDir() {
+  if (const char* dir = std::getenv("DET_CONFORMANCE_DIR")) return dir;
+  const fs::path relative = fs::path("shared") / "conformance" / "determined-0.38.1";
+  for (fs::path dir = fs::absolute(DET_SOURCE_DIR_DEFAULT); dir.has_relative_path();
+       dir = dir.parent_path()) {
+    if (fs::exists(dir.parent_path() / relative)) return dir.parent_path() / relative;
+  }
+  return fs::path(DET_SOURCE_DIR_DEFAULT) / ".." / relative;
+}
+
+// What the test needs beyond the build, or "" when everything is there.
+std::string Missing() {
+  const fs::path library = ConformanceDir() / "harness" / "determined";
+  if (!fs::exists(library)) {
+    return "Determined's library is not at " + library.string() +
+           " (../shared/conformance beside the checkout, or DET_CONFORMANCE_DIR)";
+  }
+  const std::string probe =
+      "PYTHONPATH=" + (ConformanceDir() / "harness").string() +
+      " /usr/bin/python3 -c 'import determined, zmq, requests' >/dev/null 2>&1";
+  if (std::system(probe.c_str()) != 0) {
+    return "/usr/bin/python3 cannot import determined with its packages (python3-requests, "
+           "python3-zmq, ...: ../shared/conformance/README.md; scripts/install-deps.sh installs "
+           "them)";
+  }
+  if (geteuid() != 0) return "root (runs get /run/determined/info from a mount namespace)";
+  return "";
+}
+
+class DeterminedLibraryTest : public testing::ExperimentFixture {
+ protected:
+  std::string ExtraConfig() const override {
+    return "checkpoint_storage:\n  type: shared_fs\n  host_path: " +
+           (dir_ / "checkpoints").string() + "\n  storage_path: determined-checkpoint\n";
+  }
+  void SetUp() override {
+    if (std::string missing = Missing(); !missing.empty()) GTEST_SKIP() << "needs " << missing;
+    ExperimentFixture::SetUp();
+    fs::create_directories(dir_ / "checkpoints");
+    fs::copy(ConformanceDir() / "examples" / "tutorials" / "core_api", dir_ / "core_api",
+             fs::copy_options::recursive);
+    // Agents (and so their runs) import the library and find Debian's python3 first.
+    saved_path_ = std::getenv("PATH");
+    const char* pythonpath = std::getenv("PYTHONPATH");
+    saved_pythonpath_ = pythonpath ? pythonpath : "";
+    setenv("PATH", ("/usr/bin:" + saved_path_).c_str(), 1);
+    setenv("PYTHONPATH",
+           ((ConformanceDir() / "harness").string() + ":" + SourceDir() +
+            "/tests/data/ml_framework_stub")
+               .c_str(),
+           1);
+  }
+  void TearDown() override {
+    if (!saved_path_.empty()) {
+      setenv("PATH", saved_path_.c_str(), 1);
+      setenv("PYTHONPATH", saved_pythonpath_.c_str(), 1);
+    }
+    agents_.clear();
+    if (!dir_.empty()) ExperimentFixture::TearDown();
+  }
+  void StartAgents(int count, int slots) {
+    for (int i = 0; i < count; ++i) {
+      agents_.push_back(StartAgent("agent-" + std::to_string(i), slots));
+    }
+  }
+  // Submits tutorial `stage` (its YAML and its folder, as they are).
+  int64_t Submit(const std::string& stage) {
+    return Create((dir_ / "core_api" / (stage + ".yaml")).string(), (dir_ / "core_api").string());
+  }
+  int64_t Create(const std::string& config, const std::string& folder) {
+    const std::string out = Det("--json experiment create " + config + " " + folder);
+    auto reply = nlohmann::json::parse(out, nullptr, false);
+    EXPECT_TRUE(reply.is_object()) << out;
+    return reply.is_object() ? reply.value("id", int64_t{0}) : 0;
+  }
+  std::string Logs(int64_t id) { return Det("experiment logs " + std::to_string(id)); }
+  // The trial's metrics of `group` through REST, as the WebUI reads them.
+  nlohmann::json Metrics(int64_t trial_id, const std::string& group) {
+    testing::RestClient rest(std::stoi(rest_port_));
+    const std::string token = rest.Login("admin", testing::kAdminPassword);
+    auto reply = rest.Send("GET",
+                           "/api/v1/trials/" + std::to_string(trial_id) + "/metrics?kind=" + group,
+                           token);
+    EXPECT_EQ(reply.status, 200) << reply.text;
+    return nlohmann::json::parse(reply.text, nullptr, false);
+  }
+  std::vector<int64_t> Steps(int64_t trial_id, const std::string& group) {
+    std::vector<int64_t> steps;
+    const nlohmann::json metrics = Metrics(trial_id, group);
+    for (const auto& point : metrics.value("metrics", nlohmann::json::array())) {
+      steps.push_back(point.value("step", int64_t{-1}));
+    }
+    return steps;
+  }
+  static std::vector<int64_t> Every(int64_t period, int64_t last) {
+    std::vector<int64_t> steps;
+    for (int64_t s = period; s <= last; s += period) steps.push_back(s);
+    return steps;
+  }
+
+  std::vector<std::unique_ptr<testing::Process>> agents_;
+  std::string saved_path_;
+  std::string saved_pythonpath_;
+};
+
+TEST_F(DeterminedLibraryTest, Stage0RunsItsScript) {
+  StartAgents(1, 8);
+  const int64_t id = Submit("0_start");
+  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
+}
+
+TEST_F(DeterminedLibraryTest, Stage1ReportsEveryMetricThroughTheLibrary) {
+  StartAgents(1, 8);
+  const int64_t id = Submit("1_metrics");
+  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
+  const nlohmann::json trial = Describe(id)["trials"][0];
+  const int64_t trial_id = trial.value("id", int64_t{0});
+  EXPECT_EQ(Steps(trial_id, "training"), Every(10, 100));
+  EXPECT_EQ(Steps(trial_id, "validation"), std::vector<int64_t>{100});
+  EXPECT_EQ(trial["best_validation"].value("x", 0), 100) << trial.dump();
+  EXPECT_EQ(Logs(id).find("off-cluster"), std::string::npos);
+}
+
+// Stage 2 paused mid-run and activated: the second run restores the first's latest checkpoint
+// through the library's restore_path (its info files name it) and ends at the same x.
+TEST_F(DeterminedLibraryTest, Stage2PausedAndActivatedResumesFromItsCheckpoint) {
+  StartAgents(1, 8);
+  const int64_t id = Submit("2_checkpoints");
+  ASSERT_TRUE(WaitForTrial(id, [](auto& t) { return t.value("steps_completed", 0) >= 30; }))
+      << Logs(id);
+  Det("experiment pause " + std::to_string(id));
+  ASSERT_TRUE(WaitForTrial(id, [](auto& t) { return t.value("task_state", "") != "RUNNING"; }));
+  const nlohmann::json paused = Describe(id)["trials"][0];
+  ASSERT_LT(paused.value("steps_completed", 0), 100) << "paused too late to resume";
+  Det("experiment activate " + std::to_string(id));
+  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
+  const nlohmann::json trial = Describe(id)["trials"][0];
+  EXPECT_EQ(trial.value("run_id", 0), 2) << trial.dump();
+  EXPECT_EQ(trial["best_validation"].value("x", 0), 100) << "x restored: " << trial.dump();
+  const nlohmann::json checkpoints =
+      nlohmann::json::parse(Det("--json experiment list-checkpoints " + std::to_string(id)));
+  ASSERT_TRUE(checkpoints.is_array() && !checkpoints.empty());
+  EXPECT_TRUE(fs::exists(dir_ / "checkpoints" / "determined-checkpoint" /
+                         checkpoints.back().value("uuid", "")))
+      << checkpoints.dump();
+}
+
+// Stage 3: adaptive ASHA on time_metric batches up to max_time 100; trials the search lets go
+// learn it through the preemption signal.
+TEST_F(DeterminedLibraryTest, Stage3AdaptiveAshaSearchCompletes) {
+  StartAgents(1, 8);
+  const int64_t id = Submit("3_hpsearch");
+  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
+  const nlohmann::json trials = Describe(id)["trials"];
+  ASSERT_EQ(trials.size(), 10u) << trials.dump();
+  int reached_the_top = 0;
+  for (const auto& trial : trials) {
+    EXPECT_EQ(trial.value("state", ""), "COMPLETED") << trial.dump();
+    if (trial.value("steps_completed", 0) >= 100) ++reached_the_top;
+  }
+  EXPECT_GE(reached_the_top, 1);
+  EXPECT_LT(reached_the_top, 10) << "ASHA stopped none early";
+}
+
+// Stage 4, its own launcher and 8 workers on one agent of 8 slots.
+TEST_F(DeterminedLibraryTest, Stage4DistributedOnOneAgent) {
+  StartAgents(1, 8);
+  const int64_t id = Submit("4_distributed");
+  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
+  const nlohmann::json trial = Describe(id)["trials"][0];
+  // Every worker adds its increment_by each batch: 8 of them over 100 batches.
+  const int64_t increment = trial["hparams"].value("increment_by", int64_t{0});
+  EXPECT_EQ(trial["best_validation"].value("x", int64_t{0}), 800 * increment) << trial.dump();
+  EXPECT_NE(Logs(id).find("[rank=7]"), std::string::npos);
+}
+
+// Stage 4 over two agents of 4 slots: two containers meet at the rendezvous before the library
+// starts, and learn each other's addresses from rendezvous.json.
+TEST_F(DeterminedLibraryTest, Stage4DistributedOverTwoAgents) {
+  StartAgents(2, 4);
+  const int64_t id = Submit("4_distributed");
+  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
+  const nlohmann::json trial = Describe(id)["trials"][0];
+  const int64_t increment = trial["hparams"].value("increment_by", int64_t{0});
+  EXPECT_EQ(trial["best_validation"].value("x", int64_t{0}), 800 * increment) << trial.dump();
+}
+
+// kill -9 of the master mid-run: the library retries its calls until a new master answers, and
+// every metric it reported is stored once.
+TEST_F(DeterminedLibraryTest, MasterKilledMidRunLosesNoMetric) {
+  StartAgents(1, 8);
+  const int64_t id = Submit("1_metrics");
+  ASSERT_TRUE(WaitForTrial(id, [](auto& t) { return t.value("steps_completed", 0) >= 30; }))
+      << Logs(id);
+  RestartMaster();
+  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
+  const int64_t trial_id = Describe(id)["trials"][0].value("id", int64_t{0});
+  EXPECT_EQ(Steps(trial_id, "training"), Every(10, 100));
+  EXPECT_EQ(Steps(trial_id, "validation"), std::vector<int64_t>{100});
+}
+
+// The contract itself: the files the library reads, private to each run.
+TEST_F(DeterminedLibraryTest, EachRunSeesItsOwnInfoFiles) {
+  StartAgents(1, 8);
+  fs::create_directories(dir_ / "probe");
+  std::ofstream(dir_ / "probe" / "probe.py") << R"PY(
+import json, os, time
+import determined as det
+info = det.get_cluster_info()
+assert info is not None, "no cluster info"
+print("PROBE", json.dumps({"trial": info.trial.trial_id, "task_type": info.task_type,
+      "slots": len(info.slot_ids), "addrs": info.container_addrs,
+      "storage": info.trial._config["checkpoint_storage"]["type"],
+      "files": sorted(os.listdir("/run/determined/info"))}), flush=True)
+time.sleep(3)
+)PY";
+  std::ofstream(dir_ / "probe" / "probe.yaml")
+      << "name: probe\nentrypoint: python3 probe.py\n"
+         "searcher: {name: random, metric: x, max_trials: 2}\nmax_restarts: 0\n";
+  const int64_t id = Create((dir_ / "probe" / "probe.yaml").string(), (dir_ / "probe").string());
+  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
+  const std::string logs = Logs(id);
+  std::set<int64_t> trials_seen;
+  for (size_t at = logs.find("PROBE "); at != std::string::npos;
+       at = logs.find("PROBE ", at + 1)) {
+    const auto seen = nlohmann::json::parse(logs.substr(at + 6, logs.find('\n', at) - at - 6));
+    EXPECT_EQ(seen.value("task_type", ""), "TRIAL");
+    EXPECT_EQ(seen.value("slots", 0), 1);
+    EXPECT_EQ(seen.value("storage", ""), "directory");
+    EXPECT_EQ(seen["files"], nlohmann::json({"cluster.json", "rendezvous.json", "resources.json",
+                                              "trial.json"}));
+    trials_seen.insert(seen.value("trial", int64_t{0}));
+  }
+  EXPECT_EQ(trials_seen.size(), 2u) << "each of the two concurrent runs saw its own trial: "
+                                    << logs;
+  EXPECT_FALSE(fs::exists("/run/determined/info/cluster.json"))
+      << "the runs' files never reach the host's /run";
+}
+
+// A Determined config is checked without creating anything: warnings name what is ignored.
+TEST_F(DeterminedLibraryTest, DryRunChecksATutorialConfigWithTheClusterDefaults) {
+  const std::string ok = Det("experiment create --dry-run " +
+                             (dir_ / "core_api" / "3_hpsearch.yaml").string());
+  EXPECT_NE(ok.find("valid; nothing was created"), std::string::npos) << ok;
+  std::ofstream(dir_ / "bad.yaml") << "entrypoint: x\nsearcher: {name: single, metric: x}\n"
+                                      "workspace: w\nproject: p\nspeling: 1\n";
+  const std::string bad = Shell(DetCommand("DET_USER=admin DET_PASS='" +
+                                               std::string(testing::kAdminPassword) + "'",
+                                           "experiment create --dry-run " +
+                                               (dir_ / "bad.yaml").string()) +
+                                "; echo rc=$?");
+  EXPECT_NE(bad.find("speling: unknown field"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("rc=2"), std::string::npos) << bad;
+  EXPECT_NE(Det("--json experiment list").find("[]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace det
