@@ -12,7 +12,7 @@ namespace det::gcp {
 namespace {
 
 constexpr const char* kCloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform";
-constexpr size_t kMaxNamePrefix = 30;  // the rest of the 63 characters is the random suffix
+constexpr size_t kMaxNamePrefix = 55;  // + the 8-character random suffix: 63, GCE's limit
 constexpr const char* kGpuTypes =
     "nvidia-tesla-t4, nvidia-tesla-p4, nvidia-tesla-p100, "
     "nvidia-tesla-v100, nvidia-tesla-k80";
@@ -229,7 +229,7 @@ void Validate(ConfigReader& reader, const GcpProviderConfig& config) {
   if (!IsNamePrefix(config.name_prefix)) {
     reader.Fail("name_prefix", "\"" + config.name_prefix +
                                    "\" cannot start an instance name: a lowercase letter, then "
-                                   "lowercase letters, digits and '-', at most 30 characters");
+                                   "lowercase letters, digits and '-', at most 55 characters");
   }
   if (config.spot && config.preemptible) {
     reader.Fail("spot", "and instance_type.preemptible are two kinds of preemptible VM: pick one");

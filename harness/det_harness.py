@@ -192,8 +192,6 @@ class Context:
         containers' own process group (torch.distributed's MASTER_ADDR and MASTER_PORT, say).
         If a container never arrives, the master fails the allocation after
         task_container_defaults.rendezvous_timeout and this raises CoreApiError."""
-        if os.environ.get("DET_RENDEZVOUS"):  # met already, before the entrypoint started
-            return json.loads(os.environ["DET_RENDEZVOUS"])
         port = _free_port(self.gloo_port_range) if self.container_rank == 0 else 0
         return self._call("POST", "/api/v1/allocations/%s/rendezvous" % self.allocation_id, {
             "rank": self.container_rank, "num_containers": self.num_containers,

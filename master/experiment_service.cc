@@ -46,11 +46,12 @@ struct MergedConfig {
   experiment::ExperimentConfig config;
 };
 
-Result<MergedConfig> MergeClusterDefaults(const std::string& yaml, const YAML::Node& storage) {
+Result<MergedConfig> MergeClusterDefaults(const std::string& yaml, const YAML::Node& storage,
+                                          bool fill_fields) {
   DET_ASSIGN_OR_RETURN(YAML::Node doc, LoadConfigText(yaml));
   if (!doc.IsMap()) return InvalidArgument("the experiment config must be a YAML mapping");
   DET_RETURN_IF_ERROR(CheckYamlDocument(doc));
-  const YAML::Node merged = experiment::WithClusterDefaults(doc, storage);
+  const YAML::Node merged = experiment::WithClusterDefaults(doc, storage, fill_fields);
   DET_ASSIGN_OR_RETURN(experiment::ExperimentConfig config,
                        experiment::ParseExperimentConfig(merged));
   if (!storage.IsMap() || (doc["checkpoint_storage"].IsDefined() &&
@@ -174,8 +175,10 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
                            " MiB compressed; the limit is 96 MiB: leave data sets out of the "
                            "model folder");
   }
-  DET_ASSIGN_OR_RETURN(MergedConfig merged, MergeClusterDefaults(request.config_yaml,
-                                                                 launch_.default_checkpoint_storage));
+  DET_ASSIGN_OR_RETURN(
+      MergedConfig merged,
+      MergeClusterDefaults(request.config_yaml, launch_.default_checkpoint_storage,
+                           launch_.fill_checkpoint_storage_fields));
   experiment::ExperimentConfig& config = merged.config;
   const uint32_t seed = config.experiment_seed.value_or(std::random_device{}());
   DET_ASSIGN_OR_RETURN(auto search,

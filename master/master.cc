@@ -138,7 +138,8 @@ Result<MasterEndpoints> Master::Start() {
       context_, clock_, database_->db().config(),
       TrialLaunchOptions{endpoints.rest, distributed.gloo_port_range.ToString(),
                          distributed.nccl_port_range.ToString(), MasterCertificate(),
-                         config_.checkpoint_storage, database_->cluster_id()},
+                         config_.checkpoint_storage, config_.checkpoint_storage_given,
+                         database_->cluster_id()},
       kInprocEvents);
   DET_RETURN_IF_ERROR(experiments_->Bind());
   DET_RETURN_IF_ERROR(experiments_->Restore());

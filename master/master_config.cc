@@ -101,6 +101,7 @@ void ReadDefaultCheckpointStorage(ConfigReader& reader, MasterConfig* config) {
                                           "a shared_fs checkpoint_storage of its own");
     return;
   }
+  config->checkpoint_storage_given = true;
   experiment::CheckpointStorage checked;
   experiment::ReadCheckpointStorage(reader.Child("checkpoint_storage"), &checked);
   config->checkpoint_storage = given;

@@ -68,6 +68,7 @@ struct MasterConfig {
   // (experiment::WithClusterDefaults); Determined's own default when master.yaml has none. Null
   // when master.yaml names a kind not implemented yet (then experiments must name their own).
   YAML::Node checkpoint_storage;
+  bool checkpoint_storage_given = false;  // master.yaml set it (not the built-in default)
   // Fields accepted but not acted on (Determined's that this project lacks), each naming its
   // field: logged at start and printed by `det-master check-config`.
   std::vector<std::string> warnings;

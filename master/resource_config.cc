@@ -70,7 +70,7 @@ void IgnoreContainerFields(ConfigReader& reader) {
                  "drop_capabilities", "devices", "bind_mounts", "work_dir", "startup_hook",
                  "log_policies", "cpu_pod_spec", "gpu_pod_spec", "checkpoint_gc_pod_spec",
                  "kubernetes", "slurm", "pbs"},
-                "give it in each experiment's environment");
+                "each experiment's environment and resources say it");
 }
 
 // `task_container_defaults`: the master's (with `distributed`) or a pool's (without: the

@@ -61,9 +61,8 @@ def meet(slots):
             probe.connect((host, 9))  # UDP: nothing is sent, the route is chosen
             address = probe.getsockname()[0]
         met = json.loads(fetch("/api/v1/allocations/%s/rendezvous" % os.environ["DET_ALLOCATION_ID"],
-                               {"rank": rank, "num_containers": count, "address": address,
+                               {"rank": rank, "num_containers": count, "address": address, "phase": "launch",
                                 "port": free_port_pair() if rank == 0 else 0, "slots": len(slots)}))
-        os.environ["DET_RENDEZVOUS"] = json.dumps(met)  # det_harness's rendezvous() answers from it
         addresses, slot_counts, port = met["addresses"], met["slots"], met["chief_port"]
     if port:
         os.environ["INTER_TRAIN_PROCESS_COMM_PORT_1"] = str(port)

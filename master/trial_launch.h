@@ -15,6 +15,9 @@ struct TrialLaunchOptions {
   std::string master_cert_pem;  // DET_MASTER_CERT: the certificate an HTTPS master_url needs
   // master.yaml's checkpoint_storage, merged into each new experiment's config (null: none).
   YAML::Node default_checkpoint_storage;
+  // Whether its fields fill in an experiment's storage of the same type (master.yaml set it), or
+  // it only stands in for a missing one (the built-in default).
+  bool fill_checkpoint_storage_fields = false;
   std::string cluster_id;  // DET_CLUSTER_ID (the database's)
 };
 

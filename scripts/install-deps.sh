@@ -14,6 +14,12 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   postgresql openssl wrk nginx-light awscli
   chromium fonts-liberation
+  # Determined 0.38.1's Python library imports these (its trial code runs on this project
+  # unmodified: tests/integration/determined_library_test.cc).
+  python3-requests python3-psutil python3-filelock python3-termcolor python3-tabulate
+  python3-ruamel.yaml python3-dateutil python3-tz python3-pathspec python3-certifi
+  python3-packaging python3-numpy python3-zmq python3-argcomplete python3-openssl
+  python3-appdirs python3-tqdm
 )
 
 # gcloud (the fake Compute Engine's check) is Google's package, not in Debian's archive: installed

@@ -295,7 +295,8 @@ Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc) {
   return config;
 }
 
-YAML::Node WithClusterDefaults(const YAML::Node& doc, const YAML::Node& checkpoint_storage) {
+YAML::Node WithClusterDefaults(const YAML::Node& doc, const YAML::Node& checkpoint_storage,
+                               bool fill_fields) {
   if (!doc.IsMap() || !checkpoint_storage.IsMap()) return doc;
   YAML::Node merged = YAML::Clone(doc);
   const YAML::Node own = doc["checkpoint_storage"];
@@ -303,6 +304,7 @@ YAML::Node WithClusterDefaults(const YAML::Node& doc, const YAML::Node& checkpoi
     merged["checkpoint_storage"] = YAML::Clone(checkpoint_storage);
     return merged;
   }
+  if (!fill_fields) return merged;
   const bool same_type = !own["type"].IsDefined() || !checkpoint_storage["type"].IsDefined() ||
                          own["type"].as<std::string>("") ==
                              checkpoint_storage["type"].as<std::string>("");

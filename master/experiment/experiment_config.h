@@ -92,8 +92,10 @@ std::string RedactedConfig(const std::string& config_yaml);
 Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc);
 
 // `doc` with the cluster's defaults merged in as Determined merges them: master.yaml's
-// `checkpoint_storage` where the experiment has none, or its fields the experiment's lacks when
-// both are of one type. `doc` itself is left as it is; anything not a mapping is returned as is.
-YAML::Node WithClusterDefaults(const YAML::Node& doc, const YAML::Node& checkpoint_storage);
+// `checkpoint_storage` where the experiment has none, and (with `fill_fields`: master.yaml set it
+// itself, rather than leaving the built-in default) its fields the experiment's lacks when both
+// are of one type. `doc` itself is left as it is; anything not a mapping is returned as is.
+YAML::Node WithClusterDefaults(const YAML::Node& doc, const YAML::Node& checkpoint_storage,
+                               bool fill_fields = true);
 
 }  // namespace det::master::experiment

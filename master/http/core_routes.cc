@@ -154,6 +154,12 @@ Result<RendezvousRequest> RendezvousRequestOf(const std::string& text) {
     DET_ASSIGN_OR_RETURN(request.arrival.slots,
                          Field<int>(body, "slots", "the container's slot count"));
   }
+  if (body.contains("phase")) {
+    DET_ASSIGN_OR_RETURN(request.phase, Field<std::string>(body, "phase", "\"launch\" or \"\""));
+    if (!request.phase.empty() && request.phase != "launch") {
+      return InvalidArgument("phase: expected \"launch\" or \"\", not " + request.phase);
+    }
+  }
   return request;
 }
 
@@ -162,8 +168,9 @@ TrialRoutes::TrialRoutes(zmq::context_t& context, storage::DbConfig db, Allocati
     : reports_(context, std::move(db), std::move(tokens)),
       distributed_(distributed),
       rendezvous_(distributed_.rendezvous_timeout,
-                  [this](const std::string& allocation_id, const std::string& why) {
-                    reports_.KillAllocation(allocation_id, why);
+                  [this](const std::string& meeting, const std::string& why) {
+                    // A meeting's key is its allocation's id, "#phase" after it for the launcher's.
+                    reports_.KillAllocation(meeting.substr(0, meeting.find('#')), why);
                   }),
       board_(context) {}
 
@@ -305,8 +312,11 @@ void TrialRoutes::RouteAllocations(Router& router) {
                       auto request = RendezvousRequestOf(req.body);
                       if (!request.ok()) return complete(JsonResponse(request.status()));
                       const int rank = request->arrival.rank;
+                      // The rendezvous fails (and kills) the allocation by this key's prefix.
                       rendezvous_.Arrive(
-                          caller->allocation_id, request->num_containers,
+                          caller->allocation_id +
+                              (request->phase.empty() ? "" : "#" + request->phase),
+                          request->num_containers,
                           std::move(request->arrival), std::chrono::steady_clock::now(),
                           [complete, rank, this](Result<std::vector<RendezvousArrival>> all) {
                             if (!all.ok()) return complete(JsonResponse(all.status()));

@@ -16,22 +16,29 @@
 
 namespace det::master::http {
 
-// The Core API: the REST endpoints trial code calls (harness/det_harness.py), over HTTP on
-// master.yaml's `port`.
+// The Core API: the REST endpoints trial code calls, at Determined's paths with its JSON shapes
+// (what Determined 0.38.1's Python library sends, and harness/det_harness.py, its small
+// standard-library counterpart), over HTTP on master.yaml's `port`.
 //
-// Every call carries `Authorization: Bearer <allocation token>` (DET_SESSION_TOKEN); a trial's
-// calls must name that allocation's trial. What a call reports is committed to PostgreSQL before
-// the answer (a metric sent again is stored once), then told to the experiment service, whose
-// answer says whether the run should stop.
+// Every call carries the run's allocation token (DET_SESSION_TOKEN) as Determined's library sends
+// it, `Grpc-Metadata-x-allocation-token: Bearer <token>`, or as `Authorization: Bearer <token>`;
+// a trial's calls must name that allocation's trial. What a call reports is committed to
+// PostgreSQL before the answer (a metric sent again is stored once), then told to the experiment
+// service, whose answer says whether the run should stop.
 //
-//   POST /api/v1/trials/{id}/metrics      {"group": "training"|"validation", "steps_completed": N,
-//                                          "metrics": {...}}
-//   POST /api/v1/trials/{id}/checkpoints  {"uuid", "steps_completed", "resources", "metadata"}
-//   POST /api/v1/trials/{id}/early_exit   {"reason": "ERRORED"|"INVALID_HP"|"USER_CANCELED"}
-//   POST /api/v1/trials/{id}/progress     {"progress": 0..1}
+//   POST /api/v1/runs/start               {"runId": trial id, "checkpointStorage"}: {}
+//   POST /api/v1/trials/{id}/metrics      {"group": "training"|"validation", "metrics":
+//                                          {"stepsCompleted": N, "trialRunId", "reportTime",
+//                                           "metrics": {"avgMetrics": {...}}}}
+//   POST /api/v1/checkpoints              {"uuid", "metadata": {"steps_completed": N, ...},
+//                                          "resources": {path: size}, "allocationId", ...}
+//   POST /api/v1/trials/{id}/early_exit   {"reason": "EXITED_REASON_ERRORED" | ..._INVALID_HP |
+//                                          ..._INIT_INVALID_HP | ..._USER_REQUESTED_STOP}
+//   POST /api/v1/trials/{id}/progress     {"progress": 0..1, "is_raw": true}
 //   GET  /api/v1/trials/{id}/context      the model definition (tar.gz)
 //   GET  /api/v1/allocations/{id}/signals/preemption?timeout_seconds=N   long poll:
 //                                         {"preempt": bool, "reason": "..."}
+//   POST /api/v1/allocations/{id}/signals/ack_preemption   (empty): {}
 //   POST /api/v1/allocations/{id}/ready
 //   POST /api/v1/allocations/{id}/rendezvous  {"rank": DET_CONTAINER_RANK, "num_containers":
 //                                         DET_NUM_CONTAINERS, "address", "port" (the chief's),
@@ -57,16 +64,20 @@ namespace det::master::http {
 // POST .../metrics: kind "training" or "validation" (the `group`), steps, metrics_json (an
 // object).
 Result<bus::TrialReport> MetricsReportOf(const std::string& body);
-// POST .../checkpoints: uuid, steps_completed, resources and metadata as JSON text; state
-// COMPLETED.
+// POST /api/v1/checkpoints: uuid, metadata.steps_completed, resources (sizes sent as decimal
+// text become numbers) and metadata as JSON text; state COMPLETED.
 Result<storage::CheckpointRecord> CheckpointOf(const std::string& body);
-// POST .../early_exit (kind "exit", the reason as given) and .../progress (kind "progress").
+// POST .../early_exit (kind "exit", reason ERRORED, INVALID_HP or USER_CANCELED) and
+// .../progress (kind "progress").
 Result<bus::TrialReport> EarlyExitReportOf(const std::string& body);
 Result<bus::TrialReport> ProgressReportOf(const std::string& body);
 // POST /api/v1/allocations/{id}/rendezvous.
 struct RendezvousRequest {
   RendezvousArrival arrival;
   int num_containers = 0;
+  // Which meeting of the allocation: "" for trial code's (det_harness's rendezvous()), "launch"
+  // for the launcher's, which fills rendezvous.json before the entrypoint starts.
+  std::string phase;
 };
 Result<RendezvousRequest> RendezvousRequestOf(const std::string& body);
 

@@ -323,6 +323,9 @@ TEST(DeterminedConfigTest, ClusterCheckpointStorageIsMergedAsDeterminedMergesIt)
   EXPECT_EQ(filled->checkpoint_storage.storage_path, "mine");
   EXPECT_EQ(filled->checkpoint_storage.save_trial_best, 1);
 
+  auto own_only = ParseExperimentConfig(WithClusterDefaults(partial, cluster, false));
+  ASSERT_FALSE(own_only.ok()) << "the built-in default fills in no field";
+
   auto refused = ParseExperimentConfig(WithClusterDefaults(none, YAML::Node()));
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("checkpoint_storage: is required"),
