@@ -212,10 +212,13 @@ void TrialRoutes::RouteReports(Router& router) {
   // Determined's StartTrial: the run says it began (its checkpoint storage as it sees it).
   router.Post("/api/v1/runs/start", [=, this](const Request& req, Response& res) {
     Reply(res, [&]() -> Result<json> {
+      DET_ASSIGN_OR_RETURN(TrialRun run, Caller(req, 0));  // who asks first, then what
       DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(req.body));
       DET_ASSIGN_OR_RETURN(int64_t trial_id, Field<int64_t>(body, "runId", "the trial's id"));
-      DET_ASSIGN_OR_RETURN(TrialRun run, Caller(req, trial_id));
-      (void)run;
+      if (trial_id != run.trial_id) {
+        return PermissionDenied("this token is for trial " + std::to_string(run.trial_id) +
+                                ", not trial " + std::to_string(trial_id));
+      }
       return json::object();
     }());
   });

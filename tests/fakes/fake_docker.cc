@@ -459,9 +459,14 @@ void FakeDocker::Create(Req req, Res res) {
     // The engine would make a missing source folder, as root: a container running as someone
     // else could not write to it. The fake refuses one, so that a caller relying on that fails.
     std::error_code ignored;
-    if (source != target || !fs::is_directory(source, ignored)) {
+    if (!fs::is_directory(source, ignored)) {
+      return Error(res, 400, "fake engine: binds must mount a host folder: " + text);
+    }
+    // Another path inside: the container's process gets a mount namespace of its own with the
+    // folder bind-mounted there (WithMounts), which needs root.
+    if (source != target && geteuid() != 0) {
       return Error(res, 400,
-                   "fake engine: binds must mount a host folder at its own path: " + text);
+                   "fake engine: binds to another path need root (a mount namespace): " + text);
     }
   }
   const std::string image = NormalImage(body.value("Image", ""));
@@ -502,6 +507,31 @@ std::shared_ptr<FakeDocker::Container> FakeDocker::Find(const std::string& ref) 
   }
   return prefix_matches == 1 ? prefixed : nullptr;
 }
+
+namespace {
+
+// `argv` run in a mount namespace of its own (util-linux's unshare) with each bind whose target
+// differs from its source mounted there, as the engine's container would see them; `argv` as it
+// is when there are none.
+std::vector<std::string> WithMounts(const json& create, std::vector<std::string> argv) {
+  std::string script;
+  const json binds = create.value("HostConfig", json::object()).value("Binds", json::array());
+  for (const json& bind : binds) {
+    const std::string text = bind.get<std::string>();
+    const size_t colon = text.find(':');
+    const std::string source = text.substr(0, colon);
+    const std::string target = text.substr(colon + 1, text.find(':', colon + 1) - colon - 1);
+    if (source == target) continue;
+    script += "mkdir -p '" + target + "' && mount --bind '" + source + "' '" + target + "' && ";
+  }
+  if (script.empty()) return argv;
+  std::vector<std::string> wrapped = {"unshare", "--mount", "--propagation", "slave", "--",
+                                      "/bin/sh", "-c", script + "exec \"$@\"", "fake-engine"};
+  wrapped.insert(wrapped.end(), argv.begin(), argv.end());
+  return wrapped;
+}
+
+}  // namespace
 
 void FakeDocker::Start(const std::string& ref, Res res) {
   std::unique_lock lock(mu_);
@@ -559,7 +589,7 @@ std::string FakeDocker::Launch(const std::shared_ptr<Container>& c) {
     posix_spawnattr_setflags(
         &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     std::vector<char*> args, envp;
-    std::vector<std::string> argv_copy = argv;
+    std::vector<std::string> argv_copy = WithMounts(c->create, argv);
     for (std::string& a : argv_copy) args.push_back(a.data());
     args.push_back(nullptr);
     for (std::string& e : env) envp.push_back(e.data());

@@ -23,8 +23,9 @@
 //   string runs through /bin/sh -c), exactly its Env (plus the fake's PATH when it sets none),
 //   WorkingDir, stdin /dev/null, a process group of their own; when the main process exits, the
 //   rest of its group is killed, as a PID namespace's end does. Binds ("src:dst[:opts]") must
-//   mount an existing host folder at its own path (400 otherwise: the fake cannot remap paths,
-//   and the folder the engine would make for a missing source would be root's). stdout and
+//   mount an existing host folder (400 otherwise: the folder the engine would make for a missing
+//   source would be root's); one at another path is mounted there in a mount namespace of the
+//   process's own (util-linux's unshare; as root only, 400 otherwise). stdout and
 //   stderr are kept per line with a distinct time each.
 //   create (Content-Type, name, image, name conflicts, Count with DeviceIDs), start (a failure,
 //   such as a missing WorkingDir, is 400 and leaves the container as the engine does: not
