@@ -6,9 +6,12 @@
 //   parked   M preemption long polls of one trial run parked at once: the master's threads and
 //            resident memory beside the same master before them; the time from `experiment
 //            pause` to each poll answered (p50, p99) beside one poll's alone
+//   runs     R trial runs of one experiment each waiting in its own preemption long poll (as
+//            Determined's library waits, 60 s at a time): the same figures, R allocations in the
+//            board's one batched question per tick
 //
-//   http_bench           N = 5,000, M = 2,000
-//   http_bench --short   N = 500, M = 200 (CI)
+//   http_bench           N = 5,000, M = 2,000, R = 1,000
+//   http_bench --short   N = 500, M = 200, R = 20 (CI)
 //
 // Needs the build's det-master and det-agent (DET_BUILD_DIR). Exit status 1 only on a functional
 // failure (no master, a run that does not start, a poll that is not answered).
@@ -36,6 +39,7 @@ namespace fs = std::filesystem;
 struct Shape {
   int idle;
   int parked;
+  int runs;
 };
 
 int Connect(int port) {
@@ -105,31 +109,45 @@ ProcessFigures FiguresOf(pid_t pid) {
   return figures;
 }
 
-// The trial run's allocation and token, written by its entrypoint; empty if it did not start.
-std::pair<std::string, std::string> RunIdentity(const fs::path& env) {
-  for (int i = 0; i < 600; ++i) {
-    std::string token, allocation;
-    std::ifstream in(env);
-    for (std::string line; std::getline(in, line);) {
-      if (line.starts_with("DET_SESSION_TOKEN=")) token = line.substr(18);
-      if (line.starts_with("DET_ALLOCATION_ID=")) allocation = line.substr(18);
+// A trial run's allocation and its token.
+struct RunIdentity {
+  std::string allocation;
+  std::string token;
+};
+
+// The allocation and token of each of `n` trial runs, written by their entrypoints as
+// `<prefix>-<trial id>` files; fewer if they did not all start within five minutes.
+std::vector<RunIdentity> RunIdentities(const fs::path& dir, const std::string& prefix, int n) {
+  std::vector<RunIdentity> runs;
+  for (int i = 0; i < 3000 && static_cast<int>(runs.size()) < n; ++i) {
+    runs.clear();
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (!entry.path().filename().string().starts_with(prefix + "-")) continue;
+      RunIdentity run;
+      std::ifstream in(entry.path());
+      for (std::string line; std::getline(in, line);) {
+        if (line.starts_with("DET_SESSION_TOKEN=")) run.token = line.substr(18);
+        if (line.starts_with("DET_ALLOCATION_ID=")) run.allocation = line.substr(18);
+      }
+      if (!run.token.empty() && !run.allocation.empty()) runs.push_back(run);
     }
-    if (!token.empty() && !allocation.empty()) return {allocation, token};
-    std::this_thread::sleep_for(100ms);
+    if (static_cast<int>(runs.size()) < n) std::this_thread::sleep_for(100ms);
   }
-  return {};
+  return runs;
 }
 
-// An experiment whose one trial run writes its environment to `env` and sleeps; its id, or 0.
-// Like a trial that checkpoints before it exits, the run outlives the pause's SIGTERM (by the
-// kill's grace), so its polls are answered "preempt", not "no such run".
+// An experiment of `trials` trials whose runs each write their environment to
+// `dir/<prefix>-<trial id>` and sleep; its id, or 0. Like a trial that checkpoints before it
+// exits, a run outlives the pause's SIGTERM (by the kill's grace), so its polls are answered
+// "preempt", not "no such run".
 int64_t SleepingExperiment(det::bus::RpcClient& client, const std::string& token,
-                           const fs::path& dir, const fs::path& env) {
+                           const fs::path& dir, const std::string& prefix, int trials) {
+  const std::string env = (dir / prefix).string() + "-$DET_TRIAL_ID";
   const std::string config =
-      "name: http-bench\nentrypoint: trap '' TERM; env > " + env.string() + ".tmp && mv " +
-      env.string() + ".tmp " + env.string() +
-      " && sleep 600\nsearcher: {name: single, metric: loss, max_length: {batches: 1}}\n"
-      "resources: {slots_per_trial: 1}\ncheckpoint_storage: {type: shared_fs, host_path: " +
+      "name: http-bench\nentrypoint: trap '' TERM; env > " + env + ".tmp && mv " + env + ".tmp " +
+      env + " && sleep 600\nsearcher: {name: random, metric: loss, max_trials: " +
+      std::to_string(trials) + ", max_concurrent_trials: " + std::to_string(trials) +
+      "}\nresources: {slots_per_trial: 1}\ncheckpoint_storage: {type: shared_fs, host_path: " +
       (dir / "checkpoints").string() + "}\n";
   // A model definition of one file (trial runs unpack one before their entrypoint).
   fs::create_directories(dir / "model");
@@ -146,21 +164,22 @@ int64_t SleepingExperiment(det::bus::RpcClient& client, const std::string& token
   return created.ok() ? created->id : 0;
 }
 
-// Parks `n` preemption polls of the run, pauses the experiment, and returns each poll's
-// wake-up time in microseconds from the pause (empty on a failure). `figures` is taken while they
-// are parked.
-std::vector<double> ParkAndPause(int port, const std::string& allocation, const std::string& token,
+// Parks `n` preemption polls, the i-th of run i % runs.size() (with the allocation token as
+// Determined's library sends it), pauses the experiment, and returns each poll's wake-up time in
+// microseconds from the pause (empty on a failure). `figures` is taken while they are parked.
+std::vector<double> ParkAndPause(int port, const std::vector<RunIdentity>& runs,
                                  det::bus::RpcClient& client, const std::string& admin,
                                  int64_t experiment, int n, pid_t master, ProcessFigures* figures) {
-  const std::string poll = "GET /api/v1/allocations/" + allocation +
-                           "/signals/preemption?timeout_seconds=120 HTTP/1.1\r\nHost: x\r\n"
-                           "Authorization: Bearer " +
-                           token + "\r\n\r\n";
+  if (runs.empty()) return {};
   std::vector<int> polls;
   for (int i = 0; i < n; ++i) {
+    const RunIdentity& run = runs[static_cast<size_t>(i) % runs.size()];
     const int fd = Connect(port);
     if (fd < 0) return {};
-    Send(fd, poll);
+    Send(fd, "GET /api/v1/allocations/" + run.allocation +
+                 "/signals/preemption?timeout_seconds=60 HTTP/1.1\r\nHost: x\r\n"
+                 "Grpc-Metadata-x-allocation-token: Bearer " +
+                 run.token + "\r\n\r\n");
     polls.push_back(fd);
   }
   std::this_thread::sleep_for(2s);  // all read and parked
@@ -225,25 +244,31 @@ int RunBench(const Shape& shape, const std::string& build) {
               crowd99);
   std::printf("  baseline: none open                          %8.0f %8.0f\n", alone50, alone99);
 
-  cluster.StartAgent("bench-poll", 2);  // the first run holds its slot for the kill's grace
+  // Each run holds its slot for the kill's grace after its pause: a slot for every run.
+  cluster.StartAgent("bench-poll", 2 + shape.runs);
   zmq::context_t context;
   det::bus::RpcClient client(context, cluster.endpoint("gateway"), {},
                              det::bus::RpcClientConfig{.timeout = 10s});
   const std::string& admin = cluster.admin_token();
   const fs::path dir = fs::temp_directory_path() / ("det-http-bench-" + det::bus::RandomId());
   fs::create_directories(dir);
-  const int64_t one = SleepingExperiment(client, admin, dir, dir / "one.env");
-  const auto [one_allocation, one_token] = RunIdentity(dir / "one.env");
+  const int64_t one = SleepingExperiment(client, admin, dir, "one", 1);
   ProcessFigures before = FiguresOf(cluster.master_pid()), unused;
-  const auto single = ParkAndPause(port, one_allocation, one_token, client, admin, one,
+  const auto single = ParkAndPause(port, RunIdentities(dir, "one", 1), client, admin, one,
                                    /*n=*/1, cluster.master_pid(), &unused);
-  const int64_t many = SleepingExperiment(client, admin, dir, dir / "many.env");
-  const auto [allocation, token] = RunIdentity(dir / "many.env");
+  const int64_t many = SleepingExperiment(client, admin, dir, "many", 1);
   ProcessFigures parked;
-  const auto wakeups = ParkAndPause(port, allocation, token, client, admin, many, shape.parked,
-                                    cluster.master_pid(), &parked);
+  const auto wakeups = ParkAndPause(port, RunIdentities(dir, "many", 1), client, admin, many,
+                                    shape.parked, cluster.master_pid(), &parked);
+  const int64_t each = SleepingExperiment(client, admin, dir, "each", shape.runs);
+  const std::vector<RunIdentity> runs = RunIdentities(dir, "each", shape.runs);
+  ProcessFigures waiting_runs;
+  const ProcessFigures before_runs = FiguresOf(cluster.master_pid());
+  const auto run_wakeups = ParkAndPause(port, runs, client, admin, each, shape.runs,
+                                        cluster.master_pid(), &waiting_runs);
   fs::remove_all(dir);
-  if (one == 0 || many == 0 || single.empty() || wakeups.empty()) {
+  if (one == 0 || many == 0 || each == 0 || single.empty() || wakeups.empty() ||
+      run_wakeups.empty()) {
     std::fprintf(stderr, "the trial runs did not start or their polls were not all answered\n");
     return 1;
   }
@@ -258,6 +283,17 @@ int RunBench(const Shape& shape, const std::string& build) {
               wake50 / 1000, wake99 / 1000);
   std::printf("  baseline: one poll alone                     %8.1f %8.1f\n", single[0] / 1000,
               single[0] / 1000);
+  const auto [runs50, runs99] = P50P99(run_wakeups);
+  std::printf("%d trial runs each in its own long poll           threads   RSS MB\n", shape.runs);
+  std::printf("  det-master with them waiting                 %8d %8.1f\n", waiting_runs.threads,
+              waiting_runs.rss_mb);
+  std::printf("  baseline: the same master with the runs, no poll %4d %8.1f\n",
+              before_runs.threads, before_runs.rss_mb);
+  std::printf("from experiment pause to each run's poll answered p50 ms   p99 ms\n");
+  std::printf("  %5d runs                                   %8.1f %8.1f\n", shape.runs,
+              runs50 / 1000, runs99 / 1000);
+  std::printf("  baseline: one poll alone                     %8.1f %8.1f\n", single[0] / 1000,
+              single[0] / 1000);
   return 0;
 }
 
@@ -265,6 +301,6 @@ int RunBench(const Shape& shape, const std::string& build) {
 
 int main(int argc, char** argv) {
   const bool short_mode = argc > 1 && std::strcmp(argv[1], "--short") == 0;
-  const Shape shape = short_mode ? Shape{500, 200} : Shape{5000, 2000};
+  const Shape shape = short_mode ? Shape{500, 200, 20} : Shape{5000, 2000, 1000};
   return RunBench(shape, det::bench::BuildDir(argv[0]));
 }

@@ -158,7 +158,12 @@ void ExperimentService::HandleRequests() {
       [this](const RpcContext&, const bus::TrialSignalsRequest& r) -> Result<bus::TrialSignals> {
         FinishEndedRuns();
         bus::TrialSignals reply;
+        const MonoTime now = clock_.Now();
         for (const std::string& id : r.allocation_ids) {
+          // Asked about because its long poll is parked: the run listens for the signal.
+          if (auto run = runs_.find(id.substr(0, id.rfind('.'))); run != runs_.end()) {
+            run->second.listening_until = now + std::chrono::seconds(1);
+          }
           Result<bus::TrialSignal> signal = Signal(id);
           reply.signals.push_back({id, signal.ok(), signal.ok() ? *signal : bus::TrialSignal{}});
         }
@@ -264,6 +269,11 @@ Status ExperimentService::RestoreOne(const storage::ExperimentRecord& record) {
   entry.experiment->Restore(record.state, std::move(trials));
   for (const auto& [id, trial] : entry.experiment->trials()) {
     if (trial.running && !over) runs_[trial.TaskId()] = {record.id, id, "", false};
+    // Paused while its run was still finishing (a deferred kill the previous master held): the
+    // run is stopped now, whether or not it is still there.
+    if (trial.state == experiment::kPaused && trial.run_id > 0) {
+      stop_after_restore_.push_back(trial.TaskId());
+    }
   }
   if (fresh && !over) (void)entry.experiment->Start(NowNs());
   for (const storage::MetricPoint& point : validations) {
@@ -519,10 +529,42 @@ void ExperimentService::StartRun(const Trial& trial) {
 }
 
 void ExperimentService::StopRun(const Trial& trial) {
-  auto killed = registry_.Call<bus::TaskKillRequest, bus::TaskKillReply>(
-      bus::TaskKillRequest{trial.TaskId()});
+  // A run that listens for the preemption signal has already been told (its poll is answered at
+  // the board's next tick): it checkpoints and exits by itself, as Determined's library does,
+  // and gets SIGTERM only if it has not after preemption_timeout. A kill is a kill; a run that
+  // does not listen gets SIGTERM now (det_harness catches it and stops at its next step).
+  const Experiment* experiment = Find(trial.experiment_id);
+  const bool killing = trial.exited_early || (trial.state == experiment::kActive &&
+                                              trial.stopped_for_pause) ||
+                       (experiment && experiment->state() == experiment::kStoppingKilled);
+  auto run = runs_.find(trial.TaskId());
+  const MonoTime now = clock_.Now();
+  if (!killing && run != runs_.end() && now < run->second.listening_until) {
+    if (!run->second.kill_at) run->second.kill_at = now + launch_.preemption_timeout;
+    return;
+  }
+  KillRun(trial.TaskId(), trial.id);
+}
+
+void ExperimentService::KillRun(const std::string& task_id, int64_t trial_id) {
+  if (auto run = runs_.find(task_id); run != runs_.end()) run->second.kill_at.reset();
+  auto killed =
+      registry_.Call<bus::TaskKillRequest, bus::TaskKillReply>(bus::TaskKillRequest{task_id});
   if (!killed.ok()) {
-    spdlog::warn("trial {}: cannot stop its run: {}", trial.id, killed.status().message());
+    spdlog::warn("trial {}: cannot stop its run: {}", trial_id, killed.status().message());
+  }
+}
+
+void ExperimentService::KillOverdueRuns() {
+  const MonoTime now = clock_.Now();
+  std::vector<std::pair<std::string, int64_t>> overdue;
+  for (const auto& [task_id, run] : runs_) {
+    if (run.kill_at && now >= *run.kill_at) overdue.emplace_back(task_id, run.trial_id);
+  }
+  for (const auto& [task_id, trial_id] : overdue) {
+    spdlog::info("trial {}: its run did not exit within preemption_timeout of being told to stop;"
+                 " sending SIGTERM", trial_id);
+    KillRun(task_id, trial_id);
   }
 }
 
@@ -579,12 +621,16 @@ void ExperimentService::Run() {
   if (Status started = tasks_.Start(); !started.ok()) {
     spdlog::error("experiments: cannot follow task events: {}", started.message());
   }
+  for (const std::string& task_id : std::exchange(stop_after_restore_, {})) {
+    (void)registry_.Call<bus::TaskKillRequest, bus::TaskKillReply>(bus::TaskKillRequest{task_id});
+  }
   while (!stop_) {
     std::vector<zmq::pollitem_t> items = {{server_.socket().handle(), 0, ZMQ_POLLIN, 0}};
     for (zmq::socket_t* s : tasks_.sockets()) items.push_back({s->handle(), 0, ZMQ_POLLIN, 0});
     bus::Poll(items.data(), items.size(), std::chrono::milliseconds(100));
     if (items[0].revents & ZMQ_POLLIN) server_.Receive();
     FollowTaskEvents();
+    KillOverdueRuns();
     const MonoTime now = clock_.Now();
     if (now >= next_collect_) {
       next_collect_ = now + collect_interval_;

@@ -105,7 +105,15 @@ class ExperimentService : private experiment::ExperimentEffects {
     int64_t trial_id = 0;
     std::string task_state;
     bool preempting = false;
+    // Until when the run counts as listening for the preemption signal (its long poll was in the
+    // board's last batches); and when it is sent SIGTERM if it has not exited by itself.
+    MonoTime listening_until{};
+    std::optional<MonoTime> kill_at;
   };
+  // SIGTERM to the run's task (SIGKILL after the kill's grace).
+  void KillRun(const std::string& task_id, int64_t trial_id);
+  // The deferred kills whose time has come.
+  void KillOverdueRuns();
   struct EndedRun {
     int64_t experiment_id = 0;
     int64_t trial_id = 0;
@@ -119,6 +127,7 @@ class ExperimentService : private experiment::ExperimentEffects {
   bus::RpcClient registry_;
   std::map<int64_t, Entry> experiments_;
   std::map<std::string, LiveRun> runs_;  // by task id
+  std::vector<std::string> stop_after_restore_;  // paused trials' runs (task ids), at Run()
   std::vector<EndedRun> ended_;          // to account for once the current call is done
   CheckpointCollector collector_{registry_, db_};
   std::set<int64_t> to_collect_;  // experiments with a trial that ended since the last collection

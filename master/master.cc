@@ -139,7 +139,7 @@ Result<MasterEndpoints> Master::Start() {
       TrialLaunchOptions{endpoints.rest, distributed.gloo_port_range.ToString(),
                          distributed.nccl_port_range.ToString(), MasterCertificate(),
                          config_.checkpoint_storage, config_.checkpoint_storage_given,
-                         database_->cluster_id()},
+                         database_->cluster_id(), config_.resources.preemption_timeout},
       kInprocEvents);
   DET_RETURN_IF_ERROR(experiments_->Bind());
   DET_RETURN_IF_ERROR(experiments_->Restore());

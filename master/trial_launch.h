@@ -19,6 +19,11 @@ struct TrialLaunchOptions {
   // it only stands in for a missing one (the built-in default).
   bool fill_checkpoint_storage_fields = false;
   std::string cluster_id;  // DET_CLUSTER_ID (the database's)
+  // How long a run that listens for the preemption signal (a long poll parked, as Determined's
+  // library keeps one) has to exit by itself after a pause, cancel or searcher stop before it is
+  // sent SIGTERM (task_container_defaults.preemption_timeout). A run not listening gets SIGTERM
+  // at once.
+  Duration preemption_timeout = std::chrono::hours(1);
 };
 
 // Who a run is, beyond its trial: what Determined's library finds in trial.json and DET_USER.

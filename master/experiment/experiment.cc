@@ -146,7 +146,13 @@ Result<std::string> Experiment::Act(const std::string& action, int64_t now_ns) {
     for (auto& [id, trial] : trials_) {
       if (trial.state != kPaused) continue;
       SetTrialState(trial, kActive, now_ns);
-      if (!trial.running) StartRun(trial);  // a run still stopping starts again when it ends
+      if (!trial.running) {
+        StartRun(trial);
+      } else {
+        // Still finishing its pause (it may have been given time to checkpoint): stopped now; the
+        // trial starts again when it has ended.
+        effects_.StopRun(trial);
+      }
     }
     return state_;
   }

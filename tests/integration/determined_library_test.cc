@@ -190,6 +190,17 @@ TEST_F(DeterminedLibraryTest, Stage2PausedAndActivatedResumesFromItsCheckpoint) 
   }
   EXPECT_GE(batches, 100u);
   EXPECT_LT(batches, 115u) << "run 2 did not resume from run 1's checkpoint: " << logs;
+  // Run 1 listened for the preemption signal (the library's long poll): told to stop, it
+  // acknowledged, returned and exited 0 by itself, without a SIGTERM.
+  const std::string run1 = "trial-" + std::to_string(trial.value("id", 0)) + "-1";
+  const nlohmann::json tasks = nlohmann::json::parse(Det("--json task list"), nullptr, false);
+  bool found = false;
+  for (const auto& task : tasks) {
+    if (task.value("id", "") != run1) continue;
+    found = true;
+    EXPECT_EQ(task.value("exit_code", -1), 0) << task.dump();
+  }
+  EXPECT_TRUE(found) << run1 << " in " << tasks.dump();
   const nlohmann::json checkpoints =
       nlohmann::json::parse(Det("--json experiment list-checkpoints " + std::to_string(id)));
   ASSERT_TRUE(checkpoints.is_array() && !checkpoints.empty());
