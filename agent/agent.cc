@@ -1,8 +1,7 @@
 #include "agent/agent.h"
 
-#include <unistd.h>
-
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <thread>
 

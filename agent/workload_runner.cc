@@ -148,8 +148,7 @@ WorkloadRunner::~WorkloadRunner() {
   CloseFd(inotify_);
 }
 
-std::vector<std::string> WorkloadRunner::Environment(const bus::WorkloadStart& start,
-                                                     bool inherit,
+std::vector<std::string> WorkloadRunner::Environment(const bus::WorkloadStart& start, bool inherit,
                                                      const std::string& info_dir) const {
   // The agent's basics (not its credentials, nor the local provider's tags), then the task's
   // variables, then det's own, which the task cannot override.
@@ -229,10 +228,10 @@ Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& start, Wor
     if (made) return Internal("cannot make " + info_dir + ": " + made.message());
     with_info.container.binds.push_back(info_dir + ":" + kRunInfoMount);
   }
-  container.create = ContainerCreateBody(
-      {&with_info, options_.agent_id, inside, argv,
-       Environment(start, false, wants_info ? kRunInfoMount : ""), slots,
-       options_.docker_network_mode});
+  container.create =
+      ContainerCreateBody({&with_info, options_.agent_id, inside, argv,
+                           Environment(start, false, wants_info ? kRunInfoMount : ""), slots,
+                           options_.docker_network_mode});
   container.image = container.create.value("Image", "");
   const std::string spec_path = w.dir + "/" + kContainerSpecFile;
   const std::string spec = container.ToJson().dump();

@@ -2,10 +2,10 @@
 
 #include <fcntl.h>
 #include <sched.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,7 +43,7 @@ bool MakeFolders(const std::string& path) {
 // kRunInfoMount; mounts made here never reach the host (MS_SLAVE). "" or why not.
 std::string MountRunInfo(const std::string& dir) {
   const std::string info = dir + "/" + kRunInfoFolder;
-  struct stat st{};
+  struct stat st {};
   if (stat(info.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return "";
   auto failed = [](const std::string& what) { return what + ": " + std::strerror(errno); };
   if (unshare(CLONE_NEWNS) != 0) return failed("cannot make a mount namespace");

@@ -247,8 +247,10 @@ int RunBench(const Shape& shape, const std::string& build) {
   // Each run holds its slot for the kill's grace after its pause: a slot for every run.
   cluster.StartAgent("bench-poll", 2 + shape.runs);
   zmq::context_t context;
-  det::bus::RpcClient client(context, cluster.endpoint("gateway"), {},
-                             det::bus::RpcClientConfig{.timeout = 10s});
+  det::bus::RpcClient client(
+      context, cluster.endpoint("gateway"), {},
+      det::bus::RpcClientConfig{
+          .timeout = 120s, .attempts = 1});  // creating 1,000 trials takes a while; not idempotent
   const std::string& admin = cluster.admin_token();
   const fs::path dir = fs::temp_directory_path() / ("det-http-bench-" + det::bus::RandomId());
   fs::create_directories(dir);
@@ -287,8 +289,8 @@ int RunBench(const Shape& shape, const std::string& build) {
   std::printf("%d trial runs each in its own long poll           threads   RSS MB\n", shape.runs);
   std::printf("  det-master with them waiting                 %8d %8.1f\n", waiting_runs.threads,
               waiting_runs.rss_mb);
-  std::printf("  baseline: the same master with the runs, no poll %4d %8.1f\n",
-              before_runs.threads, before_runs.rss_mb);
+  std::printf("  baseline: the same master with the runs, no poll %4d %8.1f\n", before_runs.threads,
+              before_runs.rss_mb);
   std::printf("from experiment pause to each run's poll answered p50 ms   p99 ms\n");
   std::printf("  %5d runs                                   %8.1f %8.1f\n", shape.runs,
               runs50 / 1000, runs99 / 1000);

@@ -54,9 +54,9 @@ Result<MergedConfig> MergeClusterDefaults(const std::string& yaml, const YAML::N
   const YAML::Node merged = experiment::WithClusterDefaults(doc, storage, fill_fields);
   DET_ASSIGN_OR_RETURN(experiment::ExperimentConfig config,
                        experiment::ParseExperimentConfig(merged));
-  if (!storage.IsMap() || (doc["checkpoint_storage"].IsDefined() &&
-                           YAML::Dump(doc["checkpoint_storage"]) ==
-                               YAML::Dump(merged["checkpoint_storage"]))) {
+  if (!storage.IsMap() ||
+      (doc["checkpoint_storage"].IsDefined() &&
+       YAML::Dump(doc["checkpoint_storage"]) == YAML::Dump(merged["checkpoint_storage"]))) {
     return MergedConfig{yaml, std::move(config)};
   }
   YAML::Emitter out;
@@ -180,10 +180,9 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
                            " MiB compressed; the limit is 96 MiB: leave data sets out of the "
                            "model folder");
   }
-  DET_ASSIGN_OR_RETURN(
-      MergedConfig merged,
-      MergeClusterDefaults(request.config_yaml, launch_.default_checkpoint_storage,
-                           launch_.fill_checkpoint_storage_fields));
+  DET_ASSIGN_OR_RETURN(MergedConfig merged,
+                       MergeClusterDefaults(request.config_yaml, launch_.default_checkpoint_storage,
+                                            launch_.fill_checkpoint_storage_fields));
   experiment::ExperimentConfig& config = merged.config;
   const uint32_t seed = config.experiment_seed.value_or(std::random_device{}());
   DET_ASSIGN_OR_RETURN(auto search,
@@ -345,9 +344,7 @@ Result<bus::TrialSignal> ExperimentService::Report(const bus::TrialReport& repor
                              "\" is not one of ERRORED, INVALID_HP, USER_CANCELED");
     }
     experiment->ExitedEarly(trial_id, *reason, NowNs());
-  } else if (report.kind != "training" && report.kind != "progress" && report.kind != "ready") {
-    return InvalidArgument("unknown report kind " + report.kind);
-  }
+  }  // training metrics, a custom group's, progress and ready: stored or nothing to decide
   FinishEndedRuns();
   return Signal(report.allocation_id);
 }
@@ -534,8 +531,8 @@ void ExperimentService::StopRun(const Trial& trial) {
   // and gets SIGTERM only if it has not after preemption_timeout. A kill is a kill; a run that
   // does not listen gets SIGTERM now (det_harness catches it and stops at its next step).
   const Experiment* experiment = Find(trial.experiment_id);
-  const bool killing = trial.exited_early || (trial.state == experiment::kActive &&
-                                              trial.stopped_for_pause) ||
+  const bool killing = trial.exited_early ||
+                       (trial.state == experiment::kActive && trial.stopped_for_pause) ||
                        (experiment && experiment->state() == experiment::kStoppingKilled);
   auto run = runs_.find(trial.TaskId());
   const MonoTime now = clock_.Now();
@@ -562,8 +559,10 @@ void ExperimentService::KillOverdueRuns() {
     if (run.kill_at && now >= *run.kill_at) overdue.emplace_back(task_id, run.trial_id);
   }
   for (const auto& [task_id, trial_id] : overdue) {
-    spdlog::info("trial {}: its run did not exit within preemption_timeout of being told to stop;"
-                 " sending SIGTERM", trial_id);
+    spdlog::info(
+        "trial {}: its run did not exit within preemption_timeout of being told to stop;"
+        " sending SIGTERM",
+        trial_id);
     KillRun(task_id, trial_id);
   }
 }

@@ -126,9 +126,9 @@ class ExperimentService : private experiment::ExperimentEffects {
   bus::RpcServer server_;
   bus::RpcClient registry_;
   std::map<int64_t, Entry> experiments_;
-  std::map<std::string, LiveRun> runs_;  // by task id
+  std::map<std::string, LiveRun> runs_;          // by task id
   std::vector<std::string> stop_after_restore_;  // paused trials' runs (task ids), at Run()
-  std::vector<EndedRun> ended_;          // to account for once the current call is done
+  std::vector<EndedRun> ended_;                  // to account for once the current call is done
   CheckpointCollector collector_{registry_, db_};
   std::set<int64_t> to_collect_;  // experiments with a trial that ended since the last collection
   // Runs learn their tasks' states from task.state events; after a resync of the event stream (and

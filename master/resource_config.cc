@@ -65,11 +65,26 @@ void ReadPortRange(ConfigReader& reader, std::string_view key, PortRange* range)
 
 // Determined's task_container_defaults fields this project does not apply to tasks (yet).
 void IgnoreContainerFields(ConfigReader& reader) {
-  reader.Ignore({"image", "shm_size_bytes", "network_mode", "dtrain_network_interface",
-                 "registry_auth", "force_pull_image", "environment_variables", "add_capabilities",
-                 "drop_capabilities", "devices", "bind_mounts", "work_dir", "startup_hook",
-                 "log_policies", "cpu_pod_spec", "gpu_pod_spec", "checkpoint_gc_pod_spec",
-                 "kubernetes", "slurm", "pbs"},
+  reader.Ignore({"image",
+                 "shm_size_bytes",
+                 "network_mode",
+                 "dtrain_network_interface",
+                 "registry_auth",
+                 "force_pull_image",
+                 "environment_variables",
+                 "add_capabilities",
+                 "drop_capabilities",
+                 "devices",
+                 "bind_mounts",
+                 "work_dir",
+                 "startup_hook",
+                 "log_policies",
+                 "cpu_pod_spec",
+                 "gpu_pod_spec",
+                 "checkpoint_gc_pod_spec",
+                 "kubernetes",
+                 "slurm",
+                 "pbs"},
                 "each experiment's environment and resources say it");
 }
 

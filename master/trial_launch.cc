@@ -140,7 +140,8 @@ bus::ContainerSpec ContainerOf(const experiment::ExperimentConfig& config) {
 
 bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
                                      const experiment::Trial& trial,
-                                     const TrialLaunchOptions& launch, const TrialRunIdentity& run) {
+                                     const TrialLaunchOptions& launch,
+                                     const TrialRunIdentity& run) {
   bus::CommandRunRequest spec;
   spec.entrypoint = {"python3", "-c", kLauncher};
   spec.slots = config.resources.slots_per_trial;

@@ -48,8 +48,7 @@ bus::ContainerSpec ContainerOf(const experiment::ExperimentConfig& config);
 
 bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
                                      const experiment::Trial& trial,
-                                     const TrialLaunchOptions& launch,
-                                     const TrialRunIdentity& run);
+                                     const TrialLaunchOptions& launch, const TrialRunIdentity& run);
 
 // The checkpoint folder trial code writes under: host_path[/storage_path].
 std::string CheckpointRoot(const experiment::CheckpointStorage& storage);

@@ -44,7 +44,8 @@ void ReadResources(ConfigReader& reader, TrialResources* resources) {
   reader.Read("resource_pool", &resources->resource_pool);
   reader.Read("is_single_node", &resources->is_single_node);
   reader.Ignore({"native_parallel", "devices", "agent_label"}, "");
-  if (reader.Has("slots")) reader.Fail("slots", "is a command's field; experiments use slots_per_trial");
+  if (reader.Has("slots"))
+    reader.Fail("slots", "is a command's field; experiments use slots_per_trial");
   std::string shm_size;
   reader.Read("shm_size", &shm_size);
   if (!shm_size.empty()) {
@@ -305,9 +306,9 @@ YAML::Node WithClusterDefaults(const YAML::Node& doc, const YAML::Node& checkpoi
     return merged;
   }
   if (!fill_fields) return merged;
-  const bool same_type = !own["type"].IsDefined() || !checkpoint_storage["type"].IsDefined() ||
-                         own["type"].as<std::string>("") ==
-                             checkpoint_storage["type"].as<std::string>("");
+  const bool same_type =
+      !own["type"].IsDefined() || !checkpoint_storage["type"].IsDefined() ||
+      own["type"].as<std::string>("") == checkpoint_storage["type"].as<std::string>("");
   if (!own.IsMap() || !same_type) return merged;  // another kind of storage: the experiment's own
   YAML::Node storage = merged["checkpoint_storage"];
   for (const auto& field : checkpoint_storage) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "bus/catalog/experiments.h"
 #include "master/http/json.h"
@@ -16,6 +17,9 @@ namespace det::master::http {
 namespace {
 
 using nlohmann::json;
+
+// What the experiment service reads as a report of its own, never a metric group's name.
+const std::set<std::string, std::less<>> kReportKinds = {"checkpoint", "exit", "progress", "ready"};
 
 // Metric and checkpoint reports: a batch of many metrics is larger than most requests.
 constexpr size_t kReportBodyLimit = 64 << 20;
@@ -57,10 +61,20 @@ json RendezvousInfo(const std::vector<RendezvousArrival>& all, int rank,
 Result<bus::TrialReport> MetricsReportOf(const std::string& text) {
   DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
   bus::TrialReport report;
-  DET_ASSIGN_OR_RETURN(report.kind,
-                       Field<std::string>(body, "group", "\"training\" or \"validation\""));
-  if (report.kind != "training" && report.kind != "validation") {
-    return InvalidArgument("group: expected \"training\" or \"validation\", not " + report.kind);
+  DET_ASSIGN_OR_RETURN(
+      report.kind,
+      Field<std::string>(body, "group", "\"training\", \"validation\" or a group of your own"));
+  // Determined's custom groups (core_context.train.report_metrics(group, ...)): stored under
+  // their name; only validations reach the searcher.
+  const bool plain_name =
+      !report.kind.empty() && report.kind.size() <= 64 &&
+      report.kind.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+  if (!plain_name || kReportKinds.contains(report.kind)) {
+    return InvalidArgument(
+        "group: expected \"training\", \"validation\" or a name of 1 to 64 "
+        "lowercase letters, digits and '_' (not checkpoint, exit, progress or "
+        "ready), not \"" +
+        report.kind + "\"");
   }
   if (!body.contains("metrics") || !body["metrics"].is_object()) {
     return InvalidArgument(
@@ -124,9 +138,11 @@ Result<bus::TrialReport> EarlyExitReportOf(const std::string& text) {
       {"EXITED_REASON_USER_REQUESTED_STOP", "USER_CANCELED"}};
   const auto known = kReasons.find(reason);
   if (known == kReasons.end()) {
-    return InvalidArgument("reason: expected EXITED_REASON_ERRORED, EXITED_REASON_INVALID_HP, "
-                           "EXITED_REASON_INIT_INVALID_HP or EXITED_REASON_USER_REQUESTED_STOP, "
-                           "not " + reason);
+    return InvalidArgument(
+        "reason: expected EXITED_REASON_ERRORED, EXITED_REASON_INVALID_HP, "
+        "EXITED_REASON_INIT_INVALID_HP or EXITED_REASON_USER_REQUESTED_STOP, "
+        "not " +
+        reason);
   }
   report.reason = known->second;
   return report;
@@ -308,24 +324,23 @@ void TrialRoutes::RouteAllocations(Router& router) {
                 }());
               });
 
-  router.ParkedPost("/api/v1/allocations/{allocation_id}/rendezvous",
-                    [=, this](const Request& req, Completion complete) {
-                      auto caller = allocation_caller(req);
-                      if (!caller.ok()) return complete(JsonResponse(caller.status()));
-                      auto request = RendezvousRequestOf(req.body);
-                      if (!request.ok()) return complete(JsonResponse(request.status()));
-                      const int rank = request->arrival.rank;
-                      // The rendezvous fails (and kills) the allocation by this key's prefix.
-                      rendezvous_.Arrive(
-                          caller->allocation_id +
-                              (request->phase.empty() ? "" : "#" + request->phase),
-                          request->num_containers,
-                          std::move(request->arrival), std::chrono::steady_clock::now(),
-                          [complete, rank, this](Result<std::vector<RendezvousArrival>> all) {
-                            if (!all.ok()) return complete(JsonResponse(all.status()));
-                            complete(JsonResponse(RendezvousInfo(*all, rank, distributed_)));
-                          });
-                    });
+  router.ParkedPost(
+      "/api/v1/allocations/{allocation_id}/rendezvous",
+      [=, this](const Request& req, Completion complete) {
+        auto caller = allocation_caller(req);
+        if (!caller.ok()) return complete(JsonResponse(caller.status()));
+        auto request = RendezvousRequestOf(req.body);
+        if (!request.ok()) return complete(JsonResponse(request.status()));
+        const int rank = request->arrival.rank;
+        // The rendezvous fails (and kills) the allocation by this key's prefix.
+        rendezvous_.Arrive(
+            caller->allocation_id + (request->phase.empty() ? "" : "#" + request->phase),
+            request->num_containers, std::move(request->arrival), std::chrono::steady_clock::now(),
+            [complete, rank, this](Result<std::vector<RendezvousArrival>> all) {
+              if (!all.ok()) return complete(JsonResponse(all.status()));
+              complete(JsonResponse(RendezvousInfo(*all, rank, distributed_)));
+            });
+      });
 }
 
 }  // namespace det::master::http

@@ -47,9 +47,12 @@ class HttpWing {
 
  private:
   Router router_;
+  // Declared before the routes so that it outlives them: parked requests (the board's long
+  // polls, the rendezvous) hold their connections, which give their place back to the server's
+  // state when the routes drop them.
+  HttpServer server_;
   TrialRoutes trial_;
   std::unique_ptr<AnswerCache> answers_;  // null without an event bus
-  HttpServer server_;
   std::atomic<bool> stop_{false};
   std::thread housekeeping_;
 };

@@ -525,8 +525,9 @@ std::vector<std::string> WithMounts(const json& create, std::vector<std::string>
     script += "mkdir -p '" + target + "' && mount --bind '" + source + "' '" + target + "' && ";
   }
   if (script.empty()) return argv;
-  std::vector<std::string> wrapped = {"unshare", "--mount", "--propagation", "slave", "--",
-                                      "/bin/sh", "-c", script + "exec \"$@\"", "fake-engine"};
+  std::vector<std::string> wrapped = {
+      "unshare", "--mount", "--propagation",        "slave",      "--",
+      "/bin/sh", "-c",      script + "exec \"$@\"", "fake-engine"};
   wrapped.insert(wrapped.end(), argv.begin(), argv.end());
   return wrapped;
 }

@@ -103,9 +103,8 @@ class DeterminedLibraryTest : public testing::ExperimentFixture {
   nlohmann::json Metrics(int64_t trial_id, const std::string& group) {
     testing::RestClient rest(std::stoi(rest_port_));
     const std::string token = rest.Login("admin", testing::kAdminPassword);
-    auto reply = rest.Send("GET",
-                           "/api/v1/trials/" + std::to_string(trial_id) + "/metrics?kind=" + group,
-                           token);
+    auto reply = rest.Send(
+        "GET", "/api/v1/trials/" + std::to_string(trial_id) + "/metrics?kind=" + group, token);
     EXPECT_EQ(reply.status, 200) << reply.text;
     return nlohmann::json::parse(reply.text, nullptr, false);
   }
@@ -131,8 +130,8 @@ class DeterminedLibraryTest : public testing::ExperimentFixture {
   }
   // The value of `metric` in the trial's last validation.
   int64_t LastValidation(int64_t trial_id, const std::string& metric) {
-    const nlohmann::json points = Metrics(trial_id, "validation").value("metrics",
-                                                                        nlohmann::json::array());
+    const nlohmann::json points =
+        Metrics(trial_id, "validation").value("metrics", nlohmann::json::array());
     return points.empty() ? -1 : points.back()["metrics"].value(metric, int64_t{-1});
   }
   static std::vector<int64_t> Every(int64_t period, int64_t last) {
@@ -275,6 +274,8 @@ print("PROBE", json.dumps({"trial": info.trial.trial_id, "task_type": info.task_
       "slots": len(info.slot_ids), "addrs": info.container_addrs,
       "storage": info.trial._config["checkpoint_storage"]["type"],
       "files": sorted(os.listdir("/run/determined/info"))}), flush=True)
+with det.core.init() as core_context:
+    core_context.train.report_metrics("inference", 7, {"latency_ms": 3.5})
 time.sleep(3)
 )PY";
   std::ofstream(dir_ / "probe" / "probe.yaml")
@@ -284,34 +285,35 @@ time.sleep(3)
   ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
   const std::string logs = Logs(id);
   std::set<int64_t> trials_seen;
-  for (size_t at = logs.find("PROBE "); at != std::string::npos;
-       at = logs.find("PROBE ", at + 1)) {
+  for (size_t at = logs.find("PROBE "); at != std::string::npos; at = logs.find("PROBE ", at + 1)) {
     const auto seen = nlohmann::json::parse(logs.substr(at + 6, logs.find('\n', at) - at - 6));
     EXPECT_EQ(seen.value("task_type", ""), "TRIAL");
     EXPECT_EQ(seen.value("slots", 0), 1);
     EXPECT_EQ(seen.value("storage", ""), "directory");
-    EXPECT_EQ(seen["files"], nlohmann::json({"cluster.json", "rendezvous.json", "resources.json",
-                                              "trial.json"}));
+    EXPECT_EQ(seen["files"],
+              nlohmann::json({"cluster.json", "rendezvous.json", "resources.json", "trial.json"}));
     trials_seen.insert(seen.value("trial", int64_t{0}));
   }
-  EXPECT_EQ(trials_seen.size(), 2u) << "each of the two concurrent runs saw its own trial: "
-                                    << logs;
+  EXPECT_EQ(trials_seen.size(), 2u)
+      << "each of the two concurrent runs saw its own trial: " << logs;
+  for (int64_t trial_id : trials_seen) {
+    EXPECT_EQ(Steps(trial_id, "inference"), std::vector<int64_t>{7}) << "a custom metric group";
+  }
   EXPECT_FALSE(fs::exists("/run/determined/info/cluster.json"))
       << "the runs' files never reach the host's /run";
 }
 
 // A Determined config is checked without creating anything: warnings name what is ignored.
 TEST_F(DeterminedLibraryTest, DryRunChecksATutorialConfigWithTheClusterDefaults) {
-  const std::string ok = Det("experiment create --dry-run " +
-                             (dir_ / "core_api" / "3_hpsearch.yaml").string());
+  const std::string ok =
+      Det("experiment create --dry-run " + (dir_ / "core_api" / "3_hpsearch.yaml").string());
   EXPECT_NE(ok.find("valid; nothing was created"), std::string::npos) << ok;
   std::ofstream(dir_ / "bad.yaml") << "entrypoint: x\nsearcher: {name: single, metric: x}\n"
                                       "workspace: w\nproject: p\nspeling: 1\n";
-  const std::string bad = Shell(DetCommand("DET_USER=admin DET_PASS='" +
-                                               std::string(testing::kAdminPassword) + "'",
-                                           "experiment create --dry-run " +
-                                               (dir_ / "bad.yaml").string()) +
-                                "; echo rc=$?");
+  const std::string bad =
+      Shell(DetCommand("DET_USER=admin DET_PASS='" + std::string(testing::kAdminPassword) + "'",
+                       "experiment create --dry-run " + (dir_ / "bad.yaml").string()) +
+            "; echo rc=$?");
   EXPECT_NE(bad.find("speling: unknown field"), std::string::npos) << bad;
   EXPECT_NE(bad.find("rc=2"), std::string::npos) << bad;
   EXPECT_NE(Det("--json experiment list").find("[]"), std::string::npos);

@@ -271,7 +271,8 @@ TEST(IndexRangesTest, RefusesWhatIsNotAnIndexListNamingTheItem) {
 // this project does not implement is a warning naming each field, and a key Determined does not
 // know stays an error.
 TEST(MasterConfigTest, DeterminedsDeploymentMasterYamlsLoadWithWarnings) {
-  const std::string dir = std::string(DET_SOURCE_DIR_DEFAULT) + "/tests/data/determined_master_yaml/";
+  const std::string dir =
+      std::string(DET_SOURCE_DIR_DEFAULT) + "/tests/data/determined_master_yaml/";
   const std::map<std::string, std::vector<std::string>> expected = {
       {"aws-simple-rds.yaml",
        {"checkpoint_storage: type s3 is not implemented yet", "enable_cors:", "notebook_timeout:",

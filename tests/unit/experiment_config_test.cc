@@ -240,7 +240,6 @@ TEST(ExperimentConfigTest, ACategoricalWithoutValsOrAConstWithoutValIsAnErrorNot
       << constant.status().message();
 }
 
-
 // Determined 0.38's experiment files (its Core API tutorials' among them) load: single, random and
 // grid need no length, the fields of Determined's this project does not implement are warnings
 // naming each one, deprecated forms work with a warning, and keys Determined does not know stay
@@ -265,9 +264,9 @@ max_restarts: 0
   std::string all;
   for (const std::string& w : config->warnings) all += w + "\n";
   for (const char* field :
-       {"workspace: not implemented here; ignored", "project:", "checkpoint_storage.propagation:",
-        "searcher.source_trial_id:", "resources.native_parallel:", "environment.proxy_ports:",
-        "optimizations:"}) {
+       {"workspace: not implemented here; ignored",
+        "project:", "checkpoint_storage.propagation:", "searcher.source_trial_id:",
+        "resources.native_parallel:", "environment.proxy_ports:", "optimizations:"}) {
     EXPECT_NE(all.find(field), std::string::npos) << field << " in\n" << all;
   }
   EXPECT_EQ(all.find("data"), std::string::npos) << "data is free-form and given to trial code";
@@ -279,9 +278,9 @@ max_restarts: 0
 }
 
 TEST(DeterminedConfigTest, MaxLengthStillWorksWithADeprecationWarning) {
-  auto config = ParseExperimentConfig(YAML::Load(
-      "entrypoint: x\ncheckpoint_storage: {host_path: /c}\n"
-      "searcher: {name: single, metric: x, max_length: {batches: 100}}\n"));
+  auto config = ParseExperimentConfig(
+      YAML::Load("entrypoint: x\ncheckpoint_storage: {host_path: /c}\n"
+                 "searcher: {name: single, metric: x, max_length: {batches: 100}}\n"));
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->searcher.max_time, 100);
   EXPECT_EQ(config->searcher.time_metric, "batches");
@@ -291,9 +290,9 @@ TEST(DeterminedConfigTest, MaxLengthStillWorksWithADeprecationWarning) {
 }
 
 TEST(DeterminedConfigTest, OtherCheckpointStorageKindsAreNamedAsNotYetImplemented) {
-  auto config = ParseExperimentConfig(YAML::Load(
-      "entrypoint: x\nsearcher: {name: single, metric: x}\n"
-      "checkpoint_storage: {type: s3, bucket: b, save_trial_best: 1}\n"));
+  auto config = ParseExperimentConfig(
+      YAML::Load("entrypoint: x\nsearcher: {name: single, metric: x}\n"
+                 "checkpoint_storage: {type: s3, bucket: b, save_trial_best: 1}\n"));
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.status().message().find(
                 "checkpoint_storage.type: \"s3\" checkpoint storage is not implemented yet"),
@@ -328,8 +327,7 @@ TEST(DeterminedConfigTest, ClusterCheckpointStorageIsMergedAsDeterminedMergesIt)
 
   auto refused = ParseExperimentConfig(WithClusterDefaults(none, YAML::Node()));
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("checkpoint_storage: is required"),
-            std::string::npos);
+  EXPECT_NE(refused.status().message().find("checkpoint_storage: is required"), std::string::npos);
 }
 
 }  // namespace

@@ -68,8 +68,21 @@ TEST(RequestBodyTest, DeterminedsReportBodiesAreReadAndWrongShapesNamed) {
   ASSERT_TRUE(metrics.ok()) << metrics.status().ToString();
   EXPECT_EQ(metrics->kind, "validation");
   EXPECT_EQ(metrics->steps, 10);
-  EXPECT_EQ(nlohmann::json::parse(metrics->metrics_json), (nlohmann::json{{"x", 10}, {"batches", 10}}));
-  auto flat = MetricsReportOf(R"({"group": "training", "steps_completed": 5, "metrics": {"x": 1}})");
+  EXPECT_EQ(nlohmann::json::parse(metrics->metrics_json),
+            (nlohmann::json{{"x", 10}, {"batches", 10}}));
+  auto custom = MetricsReportOf(
+      R"({"group": "inference_2", "metrics": {"stepsCompleted": 3, "metrics": {"avgMetrics": {}}}})");
+  ASSERT_TRUE(custom.ok()) << custom.status().ToString();
+  EXPECT_EQ(custom->kind, "inference_2");
+  for (const char* group : {"exit", "checkpoint", "Bad-Name", ""}) {
+    EXPECT_FALSE(
+        MetricsReportOf(std::string(R"({"group": ")") + group +
+                        R"(", "metrics": {"stepsCompleted": 3, "metrics": {"avgMetrics": {}}}})")
+            .ok())
+        << group;
+  }
+  auto flat =
+      MetricsReportOf(R"({"group": "training", "steps_completed": 5, "metrics": {"x": 1}})");
   ASSERT_FALSE(flat.ok());
   EXPECT_NE(flat.status().message().find("metrics.stepsCompleted"), std::string::npos)
       << flat.status().message();
