@@ -6,12 +6,14 @@
 //   parked   M preemption long polls of one trial run parked at once: the master's threads and
 //            resident memory beside the same master before them; the time from `experiment
 //            pause` to each poll answered (p50, p99) beside one poll's alone
-//   runs     R trial runs of one experiment each waiting in its own preemption long poll (as
-//            Determined's library waits, 60 s at a time): the same figures, R allocations in the
-//            board's one batched question per tick
+//   runs     R trial runs (random searches of 100 trials) each waiting in its own preemption long
+//            poll (as Determined's library waits, 60 s at a time): the same figures, R
+//            allocations in the board's one batched question per tick; the wake-up is timed from
+//            the first of the experiments' pauses
 //
 //   http_bench           N = 5,000, M = 2,000, R = 1,000
 //   http_bench --short   N = 500, M = 200, R = 20 (CI)
+//   ... --runs R         another R
 //
 // Needs the build's det-master and det-agent (DET_BUILD_DIR). Exit status 1 only on a functional
 // failure (no master, a run that does not start, a poll that is not answered).
@@ -169,7 +171,8 @@ int64_t SleepingExperiment(det::bus::RpcClient& client, const std::string& token
 // microseconds from the pause (empty on a failure). `figures` is taken while they are parked.
 std::vector<double> ParkAndPause(int port, const std::vector<RunIdentity>& runs,
                                  det::bus::RpcClient& client, const std::string& admin,
-                                 int64_t experiment, int n, pid_t master, ProcessFigures* figures) {
+                                 const std::vector<int64_t>& experiments, int n, pid_t master,
+                                 ProcessFigures* figures) {
   if (runs.empty()) return {};
   std::vector<int> polls;
   for (int i = 0; i < n; ++i) {
@@ -185,8 +188,10 @@ std::vector<double> ParkAndPause(int port, const std::vector<RunIdentity>& runs,
   std::this_thread::sleep_for(2s);  // all read and parked
   *figures = FiguresOf(master);
   const auto paused_at = SteadyClock::now();
-  (void)client.Call<det::bus::ExperimentActionRequest, det::bus::ExperimentActionReply>(
-      {experiment, "pause"}, admin);
+  for (int64_t experiment : experiments) {
+    (void)client.Call<det::bus::ExperimentActionRequest, det::bus::ExperimentActionReply>(
+        {experiment, "pause"}, admin);
+  }
   std::vector<double> micros;
   std::vector<pollfd> waiting;
   for (int fd : polls) waiting.push_back({fd, POLLIN, 0});
@@ -256,21 +261,26 @@ int RunBench(const Shape& shape, const std::string& build) {
   fs::create_directories(dir);
   const int64_t one = SleepingExperiment(client, admin, dir, "one", 1);
   ProcessFigures before = FiguresOf(cluster.master_pid()), unused;
-  const auto single = ParkAndPause(port, RunIdentities(dir, "one", 1), client, admin, one,
+  const auto single = ParkAndPause(port, RunIdentities(dir, "one", 1), client, admin, {one},
                                    /*n=*/1, cluster.master_pid(), &unused);
   const int64_t many = SleepingExperiment(client, admin, dir, "many", 1);
   ProcessFigures parked;
-  const auto wakeups = ParkAndPause(port, RunIdentities(dir, "many", 1), client, admin, many,
+  const auto wakeups = ParkAndPause(port, RunIdentities(dir, "many", 1), client, admin, {many},
                                     shape.parked, cluster.master_pid(), &parked);
-  const int64_t each = SleepingExperiment(client, admin, dir, "each", shape.runs);
+  // Experiments of at most 100 trials each (a search's trials are made as it is created).
+  std::vector<int64_t> searches;
+  for (int made = 0; made < shape.runs; made += 100) {
+    searches.push_back(
+        SleepingExperiment(client, admin, dir, "each", std::min(100, shape.runs - made)));
+  }
+  const bool each = std::find(searches.begin(), searches.end(), 0) == searches.end();
   const std::vector<RunIdentity> runs = RunIdentities(dir, "each", shape.runs);
   ProcessFigures waiting_runs;
   const ProcessFigures before_runs = FiguresOf(cluster.master_pid());
-  const auto run_wakeups = ParkAndPause(port, runs, client, admin, each, shape.runs,
+  const auto run_wakeups = ParkAndPause(port, runs, client, admin, searches, shape.runs,
                                         cluster.master_pid(), &waiting_runs);
   fs::remove_all(dir);
-  if (one == 0 || many == 0 || each == 0 || single.empty() || wakeups.empty() ||
-      run_wakeups.empty()) {
+  if (one == 0 || many == 0 || !each || single.empty() || wakeups.empty() || run_wakeups.empty()) {
     std::fprintf(stderr, "the trial runs did not start or their polls were not all answered\n");
     return 1;
   }
@@ -291,7 +301,8 @@ int RunBench(const Shape& shape, const std::string& build) {
               waiting_runs.rss_mb);
   std::printf("  baseline: the same master with the runs, no poll %4d %8.1f\n", before_runs.threads,
               before_runs.rss_mb);
-  std::printf("from experiment pause to each run's poll answered p50 ms   p99 ms\n");
+  std::printf("from pausing their %zu experiments to each run's poll answered p50 ms p99 ms\n",
+              searches.size());
   std::printf("  %5d runs                                   %8.1f %8.1f\n", shape.runs,
               runs50 / 1000, runs99 / 1000);
   std::printf("  baseline: one poll alone                     %8.1f %8.1f\n", single[0] / 1000,
@@ -303,6 +314,10 @@ int RunBench(const Shape& shape, const std::string& build) {
 
 int main(int argc, char** argv) {
   const bool short_mode = argc > 1 && std::strcmp(argv[1], "--short") == 0;
-  const Shape shape = short_mode ? Shape{500, 200, 20} : Shape{5000, 2000, 1000};
+  Shape shape = short_mode ? Shape{500, 200, 20} : Shape{5000, 2000, 1000};
+  // `--runs R` (after the mode): another count of waiting runs.
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--runs") == 0) shape.runs = std::max(1, std::atoi(argv[i + 1]));
+  }
   return RunBench(shape, det::bench::BuildDir(argv[0]));
 }
