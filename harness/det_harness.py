@@ -70,7 +70,7 @@ class Context:
         self.validation_period = int(env.get("DET_MIN_VALIDATION_PERIOD", "0")) or None
         self.container_rank = int(env.get("DET_CONTAINER_RANK", "0"))
         self.num_containers = int(env.get("DET_NUM_CONTAINERS", "1"))
-        self.slot_ids = [s for s in env.get("DET_SLOT_IDS", "").split(",") if s]
+        self.slot_ids = _slot_ids(env.get("DET_SLOT_IDS", ""))
         self.gloo_port_range = env.get("DET_GLOO_PORT_RANGE", "1024:65535")
         self._terminated = False
         self._stop_reason = ""
@@ -210,6 +210,13 @@ class Context:
 
     def _on_sigterm(self, signum, frame):
         self._terminated = True
+
+
+def _slot_ids(text):
+    """DET_SLOT_IDS as a trial run has it (a JSON list, as Determined's), or comma-separated."""
+    if text.startswith("["):
+        return [str(s) for s in json.loads(text)]
+    return [s for s in text.split(",") if s]
 
 
 def _free_port(port_range):

@@ -6,6 +6,7 @@
 #include "common/environment.h"
 #include "master/autoscaler_records.h"
 #include "master/endpoints.h"
+#include "master/trial_reports.h"
 #include "storage/cloud_repo.h"
 #include "storage/experiments_repo.h"
 #include "storage/tasks_repo.h"
@@ -167,9 +168,7 @@ Result<bus::CheckpointList> Api::Checkpoints(const auth::Principal&,
 
 Result<bus::TrialMetricsReply> Api::TrialMetrics(const auth::Principal&,
                                                  const bus::TrialMetricsRequest& request) {
-  if (request.kind != "training" && request.kind != "validation") {
-    return InvalidArgument("kind: \"" + request.kind + "\" is not training or validation");
-  }
+  DET_RETURN_IF_ERROR(CheckMetricGroup(request.kind, "kind"));
   if (request.limit < 1 || request.limit > 10000) {
     return InvalidArgument("limit: " + std::to_string(request.limit) + " is outside 1..10000");
   }

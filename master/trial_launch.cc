@@ -109,6 +109,9 @@ def write_info(info):
               "Determined's library (det.core.init) will run in its off-cluster mode" % mounted, file=sys.stderr)
 if os.environ.get("DET_INFO_DIR"):
     write_info(os.environ["DET_INFO_DIR"])
+# Determined's forms: the slots as a JSON list, and this container's resources.
+os.environ["DET_SLOT_IDS"] = json.dumps([s for s in os.environ.get("DET_SLOT_IDS", "").split(",") if s])
+os.environ["DET_RESOURCES_ID"] = "%s.%s" % (os.environ.get("DET_ALLOCATION_ID", ""), os.environ.get("DET_CONTAINER_RANK", "0"))
 argv = json.loads(os.environ["DET_ENTRYPOINT"])
 if len(argv) == 1:
     # A plain command runs as itself, so that it (not a shell) gets SIGTERM; anything with shell

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <regex>
+#include <set>
 
 #include "bus/catalog/tasks.h"
 #include "bus/rpc_client.h"
@@ -89,6 +90,37 @@ Result<std::string> TrialReports::ModelDefinition(const TrialRun& run) {
     return NotFound("the experiment has no model definition");
   }
   return std::move(**archive);
+}
+
+Status CheckMetricGroup(const std::string& group, const std::string& field) {
+  static const std::set<std::string, std::less<>> kReportKinds = {"checkpoint", "exit", "progress",
+                                                                  "ready"};
+  const bool plain_name =
+      !group.empty() && group.size() <= 64 &&
+      group.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+  if (plain_name && !kReportKinds.contains(group)) return Status::Ok();
+  return InvalidArgument(
+      field +
+      ": expected \"training\", \"validation\" or a group of your own (1 to "
+      "64 of a-z, 0-9 and '_'; not checkpoint, exit, progress or ready), not \"" +
+      group + "\"");
+}
+
+Result<std::pair<storage::CheckpointRecord, int64_t>> TrialReports::Checkpoint(
+    const TrialRun& run, const std::string& uuid) {
+  Result<std::pair<storage::CheckpointRecord, int64_t>> found =
+      NotFound("checkpoint " + uuid + " not found in this trial's experiment");
+  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
+    auto own = storage::GetTrial(tx, run.trial_id);
+    auto checkpoint = storage::FindCheckpoint(tx, uuid);
+    if (!own.ok() || !checkpoint) return Status::Ok();
+    auto owner = storage::GetTrial(tx, checkpoint->trial_id);
+    if (owner.ok() && owner->experiment_id == own->experiment_id) {
+      found = std::pair{*checkpoint, owner->experiment_id};
+    }
+    return Status::Ok();
+  }));
+  return found;
 }
 
 void TrialReports::KillAllocation(const std::string& allocation_id, const std::string& why) {

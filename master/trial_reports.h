@@ -18,6 +18,12 @@
 namespace det::master {
 
 // Who is calling: an allocation of run `run_id` of trial `trial_id` ("trial-<id>-<run>.<n>").
+// A metric group trial code may report and readers may ask for: "training", "validation" (the
+// searcher sees these), or a group of its own (Determined's custom groups): 1 to 64 of a-z, 0-9
+// and '_', not a report kind of the experiment service (checkpoint, exit, progress, ready).
+// InvalidArgument saying so, naming `field`.
+Status CheckMetricGroup(const std::string& group, const std::string& field);
+
 struct TrialRun {
   std::string allocation_id;
   int64_t trial_id = 0;
@@ -44,6 +50,10 @@ class TrialReports {
   Result<bus::TrialSignal> Tell(const TrialRun& run, bus::TrialReport report);
   // The experiment's model definition (tar.gz); NotFound when there is none.
   Result<std::string> ModelDefinition(const TrialRun& run);
+  // Checkpoint `uuid` of the run's experiment, with its trial's experiment id; NotFound for one
+  // of another experiment (a run reads its own experiment's checkpoints only).
+  Result<std::pair<storage::CheckpointRecord, int64_t>> Checkpoint(const TrialRun& run,
+                                                                   const std::string& uuid);
   // Ends the allocation's task (its run failed: the trial counts a restart and runs again); logs
   // why, and when the registry did not take it.
   void KillAllocation(const std::string& allocation_id, const std::string& why);

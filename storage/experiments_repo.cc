@@ -201,6 +201,14 @@ std::vector<CheckpointRecord> ListCheckpoints(pqxx::work& tx, int64_t trial_id) 
   return checkpoints;
 }
 
+std::optional<CheckpointRecord> FindCheckpoint(pqxx::work& tx, const std::string& uuid) {
+  // Compared as text: a malformed uuid finds nothing rather than failing the cast.
+  auto result =
+      tx.exec_params(std::string(kCheckpointSelect) + " WHERE uuid::text = $1 LIMIT 1", uuid);
+  if (result.empty()) return std::nullopt;
+  return ReadCheckpoint(result[0]);
+}
+
 std::optional<CheckpointRecord> LatestCheckpoint(pqxx::work& tx, int64_t trial_id) {
   auto result = tx.exec_params(std::string(kCheckpointSelect) +
                                    " WHERE trial_id = $1 AND state = 'COMPLETED'"

@@ -92,6 +92,8 @@ struct CheckpointRecord {
 Status SaveCheckpoint(pqxx::work& tx, const CheckpointRecord& checkpoint);
 Status SetCheckpointState(pqxx::work& tx, const std::string& uuid, const std::string& state);
 std::vector<CheckpointRecord> ListCheckpoints(pqxx::work& tx, int64_t trial_id);  // by steps
+// The checkpoint `uuid` (none for an unknown or malformed uuid).
+std::optional<CheckpointRecord> FindCheckpoint(pqxx::work& tx, const std::string& uuid);
 // The COMPLETED checkpoint with the most steps: where a restarted trial resumes.
 std::optional<CheckpointRecord> LatestCheckpoint(pqxx::work& tx, int64_t trial_id);
 

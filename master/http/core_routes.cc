@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "bus/catalog/experiments.h"
+#include "common/clock.h"
 #include "master/http/json.h"
 
 namespace det::generated {
@@ -17,9 +17,6 @@ namespace det::master::http {
 namespace {
 
 using nlohmann::json;
-
-// What the experiment service reads as a report of its own, never a metric group's name.
-const std::set<std::string, std::less<>> kReportKinds = {"checkpoint", "exit", "progress", "ready"};
 
 // Metric and checkpoint reports: a batch of many metrics is larger than most requests.
 constexpr size_t kReportBodyLimit = 64 << 20;
@@ -66,16 +63,7 @@ Result<bus::TrialReport> MetricsReportOf(const std::string& text) {
       Field<std::string>(body, "group", "\"training\", \"validation\" or a group of your own"));
   // Determined's custom groups (core_context.train.report_metrics(group, ...)): stored under
   // their name; only validations reach the searcher.
-  const bool plain_name =
-      !report.kind.empty() && report.kind.size() <= 64 &&
-      report.kind.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
-  if (!plain_name || kReportKinds.contains(report.kind)) {
-    return InvalidArgument(
-        "group: expected \"training\", \"validation\" or a name of 1 to 64 "
-        "lowercase letters, digits and '_' (not checkpoint, exit, progress or "
-        "ready), not \"" +
-        report.kind + "\"");
-  }
+  DET_RETURN_IF_ERROR(CheckMetricGroup(report.kind, "group"));
   if (!body.contains("metrics") || !body["metrics"].is_object()) {
     return InvalidArgument(
         "metrics: expected {\"stepsCompleted\", \"metrics\": {\"avgMetrics\": {...}}}");
@@ -236,6 +224,28 @@ void TrialRoutes::RouteReports(Router& router) {
                                 ", not trial " + std::to_string(trial_id));
       }
       return json::object();
+    }());
+  });
+  // Determined's GetCheckpoint, as core_context.checkpoint.get_metadata() reads it: one of the
+  // run's experiment's checkpoints, sizes as decimal text (protobuf's int64 in JSON).
+  router.Get("/api/v1/checkpoints/{checkpoint_uuid}", [=, this](const Request& req, Response& res) {
+    Reply(res, [&]() -> Result<json> {
+      DET_ASSIGN_OR_RETURN(TrialRun run, Caller(req, 0));
+      DET_ASSIGN_OR_RETURN(auto found, reports_.Checkpoint(run, req.Match(1)));
+      const auto& [checkpoint, experiment_id] = found;
+      json resources = json::parse(checkpoint.resources_json, nullptr, false);
+      if (!resources.is_object()) resources = json::object();
+      for (auto& [path, size] : resources.items()) {
+        if (size.is_number_integer()) size = std::to_string(size.get<int64_t>());
+      }
+      return json{
+          {"checkpoint",
+           {{"uuid", checkpoint.uuid},
+            {"metadata", json::parse(checkpoint.metadata_json, nullptr, false)},
+            {"resources", resources},
+            {"state", "STATE_" + checkpoint.state},
+            {"training", {{"trialId", checkpoint.trial_id}, {"experimentId", experiment_id}}},
+            {"reportTime", Rfc3339Utc(checkpoint.reported_ns, 6)}}}};
     }());
   });
   // The run is the token's: Determined's body names its allocation and task, not its trial.

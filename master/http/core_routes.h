@@ -32,6 +32,9 @@ namespace det::master::http {
 //                                           "metrics": {"avgMetrics": {...}}}}
 //   POST /api/v1/checkpoints              {"uuid", "metadata": {"steps_completed": N, ...},
 //                                          "resources": {path: size}, "allocationId", ...}
+//   GET  /api/v1/checkpoints/{uuid}       {"checkpoint": {"uuid", "metadata", "resources",
+//                                          "state", "training", "reportTime"}} (the run's
+//                                          experiment's checkpoints only)
 //   POST /api/v1/trials/{id}/early_exit   {"reason": "EXITED_REASON_ERRORED" | ..._INVALID_HP |
 //                                          ..._INIT_INVALID_HP | ..._USER_REQUESTED_STOP}
 //   POST /api/v1/trials/{id}/progress     {"progress": 0..1, "is_raw": true}

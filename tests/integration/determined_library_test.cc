@@ -273,9 +273,14 @@ assert info is not None, "no cluster info"
 print("PROBE", json.dumps({"trial": info.trial.trial_id, "task_type": info.task_type,
       "slots": len(info.slot_ids), "addrs": info.container_addrs,
       "storage": info.trial._config["checkpoint_storage"]["type"],
+      "slot_env": json.loads(os.environ["DET_SLOT_IDS"]), "resources_id": os.environ["DET_RESOURCES_ID"],
+      "user": os.environ["DET_USER"],
       "files": sorted(os.listdir("/run/determined/info"))}), flush=True)
 with det.core.init() as core_context:
     core_context.train.report_metrics("inference", 7, {"latency_ms": 3.5})
+    with core_context.checkpoint.store_path({"steps_completed": 7, "note": "probe"}) as (path, uuid):
+        (path / "weights").write_text("w")
+    print("METADATA", json.dumps(core_context.checkpoint.get_metadata(uuid)), flush=True)
 time.sleep(3)
 )PY";
   std::ofstream(dir_ / "probe" / "probe.yaml")
@@ -290,6 +295,9 @@ time.sleep(3)
     EXPECT_EQ(seen.value("task_type", ""), "TRIAL");
     EXPECT_EQ(seen.value("slots", 0), 1);
     EXPECT_EQ(seen.value("storage", ""), "directory");
+    EXPECT_EQ(seen["slot_env"].size(), 1u) << "DET_SLOT_IDS is a JSON list";
+    EXPECT_TRUE(seen.value("resources_id", "").starts_with("trial-")) << seen.dump();
+    EXPECT_EQ(seen.value("user", ""), "admin");
     EXPECT_EQ(seen["files"],
               nlohmann::json({"cluster.json", "rendezvous.json", "resources.json", "trial.json"}));
     trials_seen.insert(seen.value("trial", int64_t{0}));
@@ -299,6 +307,12 @@ time.sleep(3)
   for (int64_t trial_id : trials_seen) {
     EXPECT_EQ(Steps(trial_id, "inference"), std::vector<int64_t>{7}) << "a custom metric group";
   }
+  // Each run read its checkpoint's metadata back through Determined's GetCheckpoint.
+  const size_t metadata = logs.find("METADATA {");
+  ASSERT_NE(metadata, std::string::npos) << logs;
+  const std::string line = logs.substr(metadata, logs.find('\n', metadata) - metadata);
+  EXPECT_NE(line.find(R"("note": "probe")"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"("steps_completed": 7)"), std::string::npos) << line;
   EXPECT_FALSE(fs::exists("/run/determined/info/cluster.json"))
       << "the runs' files never reach the host's /run";
 }

@@ -324,7 +324,9 @@ TEST_F(DockerClientTest, FakeEngineReadsChunkedBodiesAfter100Continue) {
   EXPECT_EQ(plain.rfind("HTTP/1.1 400 ", 0), 0u) << "create takes JSON only: " << plain;
 }
 
-TEST_F(DockerClientTest, FakeEngineMountsOnlyExistingFoldersAtTheirOwnPath) {
+// Binds of existing folders only; at another path only as root (the fake mounts it in a mount
+// namespace of the process's own), as the engine would need no root but the fake does.
+TEST_F(DockerClientTest, FakeEngineMountsOnlyExistingFoldersAndElsewhereOnlyAsRoot) {
   const std::string here = fs::temp_directory_path().string();
   auto create = [&](const std::string& name, const std::string& bind) {
     return client_
@@ -336,8 +338,12 @@ TEST_F(DockerClientTest, FakeEngineMountsOnlyExistingFoldersAtTheirOwnPath) {
   EXPECT_TRUE(create("det-bind", here + ":" + here + ":ro").ok());
   EXPECT_EQ(fake_->Containers()[0]["HostConfig"]["Binds"][0], here + ":" + here + ":ro");
   const Status remapped = create("det-remap", here + ":/data");
-  EXPECT_EQ(remapped.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(remapped.message().find("its own path"), std::string::npos) << remapped.message();
+  if (geteuid() == 0) {
+    EXPECT_TRUE(remapped.ok()) << remapped.message();
+  } else {
+    EXPECT_EQ(remapped.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(remapped.message().find("need root"), std::string::npos) << remapped.message();
+  }
   const std::string missing = "/nonexistent/det-fake-bind";
   EXPECT_EQ(create("det-missing", missing + ":" + missing).code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(fs::exists(missing));
