@@ -291,11 +291,10 @@ TEST_F(ExperimentProcessTest, KilledTrialProcessCountsARestartAndResumes) {
   EXPECT_EQ(MetricSteps(trial_id, "training"), Every(5, 200));
   EXPECT_EQ(MetricSteps(trial_id, "validation"), Every(20, 200));
   // Run 1's token lapsed when run 2 started: a report from it is refused and nothing is stored.
-  const auto stale =
-      testing::RestClient(std::stoi(rest_port_))
-          .Send("POST", "/api/v1/trials/" + std::to_string(trial_id) + "/metrics",
-                RunToken(trial_id, 1),
-                R"({"group": "training", "metrics": {"stepsCompleted": 205,
+  const auto stale = testing::RestClient(std::stoi(rest_port_))
+                         .Send("POST", "/api/v1/trials/" + std::to_string(trial_id) + "/metrics",
+                               RunToken(trial_id, 1),
+                               R"({"group": "training", "metrics": {"stepsCompleted": 205,
                                                      "metrics": {"avgMetrics": {"loss": 1.0}}}})");
   EXPECT_EQ(stale.status, 403) << stale.text;
   EXPECT_NE(stale.text.find("run 1 of trial " + std::to_string(trial_id) + ", which has ended"),
