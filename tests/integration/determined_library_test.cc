@@ -14,6 +14,7 @@
 
 #include "tests/testing/experiment_fixture.h"
 #include "tests/testing/rest_client.h"
+#include "tests/testing/test_util.h"
 
 namespace det {
 namespace {
@@ -24,13 +25,9 @@ namespace fs = std::filesystem;
 // DET_CONFORMANCE_DIR, else shared/conformance/determined-0.38.1 beside the checkout (or beside
 // one of its parents).
 fs::path ConformanceDir() {
-  if (const char* dir = std::getenv("DET_CONFORMANCE_DIR")) return dir;
-  const fs::path relative = fs::path("shared") / "conformance" / "determined-0.38.1";
-  for (fs::path dir = fs::absolute(DET_SOURCE_DIR_DEFAULT); dir.has_relative_path();
-       dir = dir.parent_path()) {
-    if (fs::exists(dir.parent_path() / relative)) return dir.parent_path() / relative;
-  }
-  return fs::path(DET_SOURCE_DIR_DEFAULT) / ".." / relative;
+  return testing::BesideCheckout(DET_SOURCE_DIR_DEFAULT,
+                                 fs::path("shared") / "conformance" / "determined-0.38.1",
+                                 "DET_CONFORMANCE_DIR");
 }
 
 // What the test needs beyond the build, or "" when everything is there.
@@ -127,6 +124,13 @@ class DeterminedLibraryTest : public testing::ExperimentFixture {
       std::this_thread::sleep_for(100ms);
     }
     return false;
+  }
+  // Stage 4 ended COMPLETED, and its last x is 8 workers' increment_by summed over 100 batches.
+  void ExpectStage4Completed(int64_t id) {
+    ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
+    const nlohmann::json trial = Describe(id)["trials"][0];
+    const int64_t increment = trial["hparams"].value("increment_by", int64_t{0});
+    EXPECT_EQ(LastValidation(trial.value("id", int64_t{0}), "x"), 800 * increment);
   }
   // The value of `metric` in the trial's last validation.
   int64_t LastValidation(int64_t trial_id, const std::string& metric) {
@@ -229,11 +233,7 @@ TEST_F(DeterminedLibraryTest, Stage3AdaptiveAshaSearchCompletes) {
 TEST_F(DeterminedLibraryTest, Stage4DistributedOnOneAgent) {
   StartAgents(1, 8);
   const int64_t id = Submit("4_distributed");
-  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
-  const nlohmann::json trial = Describe(id)["trials"][0];
-  // Every worker adds its increment_by each batch: 8 of them over 100 batches.
-  const int64_t increment = trial["hparams"].value("increment_by", int64_t{0});
-  EXPECT_EQ(LastValidation(trial.value("id", int64_t{0}), "x"), 800 * increment);
+  ExpectStage4Completed(id);
   EXPECT_NE(Logs(id).find("[rank=7]"), std::string::npos);
 }
 
@@ -241,11 +241,7 @@ TEST_F(DeterminedLibraryTest, Stage4DistributedOnOneAgent) {
 // starts, and learn each other's addresses from rendezvous.json.
 TEST_F(DeterminedLibraryTest, Stage4DistributedOverTwoAgents) {
   StartAgents(2, 4);
-  const int64_t id = Submit("4_distributed");
-  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
-  const nlohmann::json trial = Describe(id)["trials"][0];
-  const int64_t increment = trial["hparams"].value("increment_by", int64_t{0});
-  EXPECT_EQ(LastValidation(trial.value("id", int64_t{0}), "x"), 800 * increment);
+  ExpectStage4Completed(Submit("4_distributed"));
 }
 
 // kill -9 of the master mid-run: the library retries its calls until a new master answers, and

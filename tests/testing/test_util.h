@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <thread>
@@ -28,6 +30,20 @@ inline bool Eventually(const std::function<bool()>& done, std::chrono::milliseco
 }
 
 // A unique inproc endpoint for one test.
+// `relative` (e.g. shared/testdata/...) beside the checkout `source_dir` or beside one of its
+// parents, or the variable `override_env` when set; the first candidate when none exists (for a
+// skip message naming it).
+inline std::filesystem::path BesideCheckout(const std::filesystem::path& source_dir,
+                                            const std::filesystem::path& relative,
+                                            const char* override_env) {
+  namespace fs = std::filesystem;
+  if (const char* dir = std::getenv(override_env)) return dir;
+  for (fs::path dir = fs::absolute(source_dir); dir.has_relative_path(); dir = dir.parent_path()) {
+    if (fs::exists(dir.parent_path() / relative)) return dir.parent_path() / relative;
+  }
+  return source_dir / ".." / relative;
+}
+
 inline std::string InprocEndpoint(const std::string& name) {
   static int counter = 0;
   return "inproc://test-" + name + "-" + std::to_string(++counter);

@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include "tests/testing/test_util.h"
+
 namespace det::aws {
 namespace {
 
@@ -19,13 +21,9 @@ namespace fs = std::filesystem;
 // DET_SIGV4_SUITE_DIR, else shared/testdata/aws-sig-v4-test-suite beside the checkout (or beside
 // one of its parents).
 fs::path SuiteDir() {
-  if (const char* dir = std::getenv("DET_SIGV4_SUITE_DIR")) return dir;
-  const fs::path relative = fs::path("shared") / "testdata" / "aws-sig-v4-test-suite";
-  for (fs::path dir = fs::absolute(DET_SOURCE_DIR_DEFAULT); dir.has_relative_path();
-       dir = dir.parent_path()) {
-    if (fs::exists(dir.parent_path() / relative)) return dir.parent_path() / relative;
-  }
-  return fs::path(DET_SOURCE_DIR_DEFAULT) / ".." / relative;
+  return testing::BesideCheckout(DET_SOURCE_DIR_DEFAULT,
+                                 fs::path("shared") / "testdata" / "aws-sig-v4-test-suite",
+                                 "DET_SIGV4_SUITE_DIR");
 }
 
 std::string ReadText(const fs::path& path) {
