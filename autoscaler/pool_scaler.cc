@@ -259,7 +259,10 @@ void PoolScaler::Decide(const ClusterView& view) {
 void PoolScaler::TerminateAll(const ScaleDecision& decision, bus::ScalingDecisionEvent* event) {
   if (decision.terminate.empty()) return;
   std::vector<std::string> ids;
-  for (const TerminateOrder& order : decision.terminate) ids.push_back(order.id);
+  for (const TerminateOrder& order : decision.terminate) {
+    spdlog::info("pool {}: terminating {}: {}", pool_, order.id, order.reason);
+    ids.push_back(order.id);
+  }
   if (Status done = provider_->Terminate(ids); !done.ok()) {
     spdlog::error("pool {}: cannot terminate {} instance(s): {}", pool_, ids.size(),
                   done.message());
@@ -267,7 +270,6 @@ void PoolScaler::TerminateAll(const ScaleDecision& decision, bus::ScalingDecisio
     return;
   }
   for (const TerminateOrder& order : decision.terminate) {
-    spdlog::info("pool {}: terminating {}: {}", pool_, order.id, order.reason);
     terminating_.insert(order.id);
     event->terminated.push_back({order.id, order.reason});
     if (order.never_connected) gate_.NeverConnected(clock_.Now());

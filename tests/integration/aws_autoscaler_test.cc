@@ -88,8 +88,8 @@ class AwsAutoscalerTest : public testing::AutoscalerFixture {
         },
         30s))
         << Instances().dump() << Log("autoscaler.log");
-    EXPECT_NE(Log("autoscaler.log").find("idle for more than max_idle_agent_period"),
-              std::string::npos);
+    EXPECT_TRUE(WaitForLog("autoscaler.log", "idle for more than max_idle_agent_period"))
+        << Log("autoscaler.log");
   }
 
   fs::path fake_dir_;

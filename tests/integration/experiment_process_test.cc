@@ -244,7 +244,14 @@ TEST_F(ExperimentProcessTest, TrialKillStopsTheRunAndTheTrialEndsCanceled) {
   auto validation = rest.Send("GET", metrics_path + "?kind=validation&after_step=0", token);
   ASSERT_FALSE(validation.body["metrics"].empty()) << validation.text;
   EXPECT_EQ(validation.body["metrics"][0]["step"], 20);
-  EXPECT_EQ(rest.Send("GET", metrics_path + "?kind=bogus", token).status, 400);
+  // A group of the user's own that was never written is empty; a name no group may have is refused.
+  auto custom = rest.Send("GET", metrics_path + "?kind=never_written", token);
+  EXPECT_EQ(custom.status, 200) << custom.text;
+  EXPECT_TRUE(custom.body["metrics"].empty()) << custom.text;
+  auto refused = rest.Send("GET", metrics_path + "?kind=Not-A-Group", token);
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_NE(refused.text.find("Not-A-Group"), std::string::npos) << refused.text;
+  EXPECT_EQ(rest.Send("GET", metrics_path + "?kind=checkpoint", token).status, 400);
   EXPECT_EQ(rest.Send("GET", "/api/v1/trials/999999/metrics", token).status, 404);
   EXPECT_EQ(rest.Send("POST", "/api/v1/trials/" + std::to_string(trial_id) + "/kill", token).status,
             400);
