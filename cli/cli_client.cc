@@ -2,12 +2,15 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include "bus/catalog/cluster_json.h"
 #include "bus/catalog/master.h"
+#include "cli/master_url.h"
 #include "cli/output.h"
 #include "cli/rpc_call.h"
+#include "common/environment.h"
 
 namespace det::cli {
 
@@ -18,6 +21,18 @@ std::string GatewayEndpoint(const std::string& master) {
   return "tcp://" + address;
 }
 
+Result<std::string> GatewayEndpoint(const CliOptions& options) {
+  if (!IsMasterUrl(options.master)) return GatewayEndpoint(options.master);
+  static std::map<std::string, Result<std::string>> resolved;  // det is one thread
+  auto known = resolved.find(options.master);
+  if (known == resolved.end()) {
+    const Environment env = Environment::Process();
+    const MasterTls tls{env.GetOr("DET_MASTER_CERT_FILE", ""), env.GetOr("DET_MASTER_CERT", "")};
+    known = resolved.emplace(options.master, GatewayOfMasterUrl(options.master, tls)).first;
+  }
+  return known->second;
+}
+
 zmq::context_t& ClientContext() {
   static zmq::context_t* context = new zmq::context_t();  // never deleted (see the header)
   return *context;
@@ -26,7 +41,7 @@ zmq::context_t& ClientContext() {
 Status WithKeyAdvice(Status status, const bus::RpcClient& client, const CliOptions& options) {
   const std::optional<bus::HandshakeFailure> failure = client.handshake_failure();
   if (status.ok() || !failure) return status;
-  const std::string master = "the master at " + GatewayEndpoint(options.master);
+  const std::string master = "the master at " + GatewayEndpoint(options).value_or(options.master);
   const std::string& key_file = options.security.key_file;
   const std::string& master_key = options.security.server_public_key_file;
   switch (*failure) {

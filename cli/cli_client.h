@@ -10,10 +10,11 @@ namespace det::cli {
 
 // Where and how `det` reaches the master's CLI gateway.
 struct CliOptions {
-  std::string master = "127.0.0.1:8090";  // -m/--master or DET_MASTER: host:port or tcp://...
-  bus::SecurityConfig security;           // --key-file, --master-key-file, --plaintext
-  bool json = false;                      // --json: print replies as JSON
-  bool csv = false;                       // --csv: as comma-separated values
+  // -m/--master or DET_MASTER: the gateway's host:port or tcp://..., or the REST URL http(s)://...
+  std::string master = "127.0.0.1:8090";
+  bus::SecurityConfig security;  // --key-file, --master-key-file, --plaintext
+  bool json = false;             // --json: print replies as JSON
+  bool csv = false;              // --csv: as comma-separated values
   // Replies for scripts (output.h) rather than tables for people.
   bool machine_readable() const { return json || csv; }
   std::string user;      // -u/--user or DET_USER: whose session to use
@@ -28,6 +29,10 @@ zmq::context_t& ClientContext();
 
 // Turns "host:port", "host" or "tcp://host:port" into a ZeroMQ endpoint (default port 8090).
 std::string GatewayEndpoint(const std::string& master);
+// The gateway endpoint of options.master, which may also be the master's REST URL
+// (master_url.h: asked once per det process, with DET_MASTER_CERT_FILE or DET_MASTER_CERT for an
+// https one).
+Result<std::string> GatewayEndpoint(const CliOptions& options);
 
 // When `client`'s last call failed its security handshake, `status` with what to do about it in
 // det's terms (the variables and files to set); else `status` unchanged.

@@ -29,7 +29,9 @@ constexpr std::string_view kValueOptions[] = {"-m", "--master", "--key-file", "-
 
 void AddGlobalOptions(CLI::App& app, CliOptions& options) {
   app.set_version_flag("--version", std::string("det ") + kVersion);
-  app.add_option("-m,--master", options.master, "master gateway host:port (env DET_MASTER)");
+  app.add_option(
+      "-m,--master", options.master,
+      "the master: its gateway's host:port, or its REST URL http(s)://host:port (env DET_MASTER)");
   app.add_option("--key-file", options.security.key_file, "your CURVE key pair (env DET_KEY_FILE)");
   app.add_option("--master-key-file", options.security.server_public_key_file,
                  "the master's public key file (env DET_MASTER_KEY_FILE)");

@@ -49,8 +49,6 @@ Status Save(const std::string& path, const nlohmann::json& doc) {
   return Status::Ok();
 }
 
-std::string Master(const CliOptions& options) { return GatewayEndpoint(options.master); }
-
 }  // namespace
 
 std::string TokenCache::DefaultPath() {
@@ -101,19 +99,21 @@ Result<std::string> LoginAndCache(const CliOptions& options, const std::string& 
                                   const std::string& password) {
   auto security = bus::ResolveClientSecurity(options.security);
   if (!security.ok()) return security.status();
+  DET_ASSIGN_OR_RETURN(const std::string master, GatewayEndpoint(options));
   zmq::context_t& context = ClientContext();
   // PBKDF2 makes a login take a moment: one attempt, a generous wait.
-  bus::RpcClient client(context, Master(options), *security,
+  bus::RpcClient client(context, master, *security,
                         {.timeout = std::chrono::seconds(15), .attempts = 1});
   auto reply = client.Call<bus::UserLoginRequest, bus::UserLoginReply>({user, password});
   if (!reply.ok()) return WithKeyAdvice(reply.status(), client, options);
-  DET_RETURN_IF_ERROR(TokenCache().Store(Master(options), reply->user.username, reply->token));
+  DET_RETURN_IF_ERROR(TokenCache().Store(master, reply->user.username, reply->token));
   return reply->token;
 }
 
 Result<std::string> ResolveToken(const CliOptions& options) {
   if (!options.token.empty()) return options.token;
-  if (auto cached = TokenCache().Token(Master(options), options.user)) return *cached;
+  DET_ASSIGN_OR_RETURN(const std::string master, GatewayEndpoint(options));
+  if (auto cached = TokenCache().Token(master, options.user)) return *cached;
   if (!options.user.empty() && !options.password.empty()) {
     return LoginAndCache(options, options.user, options.password);
   }

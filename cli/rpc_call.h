@@ -37,8 +37,9 @@ Result<Rep> Call(const CliOptions& options, const Req& request, bus::RpcClientCo
   auto security = bus::ResolveClientSecurity(options.security);
   if (!security.ok()) return security.status();
   DET_ASSIGN_OR_RETURN(std::string token, ResolveToken(options));
+  DET_ASSIGN_OR_RETURN(std::string gateway, GatewayEndpoint(options));
   zmq::context_t& context = ClientContext();
-  bus::RpcClient client(context, GatewayEndpoint(options.master), *security, config);
+  bus::RpcClient client(context, gateway, *security, config);
   Result<Rep> reply = client.Call<Req, Rep>(request, token);
   if (!reply.ok() && client.handshake_failure()) {
     return WithKeyAdvice(reply.status(), client, options);

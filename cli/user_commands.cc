@@ -80,7 +80,9 @@ int Logout(const CliOptions& options) {
   if (!token.ok()) return Fail(token.status());
   if (token->empty()) return Fail(InvalidArgument("not logged in"));
   auto reply = Call<bus::UserLogoutRequest, bus::UserReply>(options, {});
-  const std::string master = GatewayEndpoint(options.master);
+  auto gateway = GatewayEndpoint(options);
+  if (!gateway.ok()) return Fail(gateway.status());
+  const std::string& master = *gateway;
   TokenCache cache;
   const std::string user = options.user.empty() ? cache.CurrentUser(master) : options.user;
   // The local session goes even when the master no longer knew it.

@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "common/url.h"
 
 namespace det {
 
@@ -39,17 +40,6 @@ struct HttpResponse {
   std::map<std::string, std::string> headers;  // lower-case names; last value wins
   std::string body;
 };
-
-// The parts of an absolute http(s) URL.
-struct UrlParts {
-  std::string scheme;  // "http" | "https"
-  std::string host;    // without port
-  int port = 0;        // explicit or the scheme's default
-  std::string path;    // "/" when absent
-  // The Host header's value: host, plus ":port" when it is not the scheme's default.
-  std::string HostHeader() const;
-};
-Result<UrlParts> ParseUrl(const std::string& url);
 
 // RFC 3986 percent-encoding of everything but unreserved characters (and "/" when `keep_slash`),
 // with upper-case hex.

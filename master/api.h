@@ -135,6 +135,8 @@ class Api {
 
   // Answered here.
   const bus::MasterInfo& info() const { return info_; }
+  // Once the gateway is bound, before any server starts (info() is read without a lock).
+  void SetGatewayPort(int port) { info_.gateway_port = port; }
   Result<bus::TaskLogsReply> TaskLogs(const auth::Principal& caller,
                                       const bus::TaskLogsRequest& request);
   // An experiment's checkpoints (read from PostgreSQL); NotFound for an unknown experiment.

@@ -344,6 +344,8 @@ Result<bus::TrialSignal> ExperimentService::Report(const bus::TrialReport& repor
                              "\" is not one of ERRORED, INVALID_HP, USER_CANCELED");
     }
     experiment->ExitedEarly(trial_id, *reason, NowNs());
+  } else if (report.kind == "runner_state") {
+    experiment->RunnerStateReported(trial_id, report.reason);
   }  // training metrics, a custom group's, progress and ready: stored or nothing to decide
   FinishEndedRuns();
   return Signal(report.allocation_id);
@@ -414,6 +416,10 @@ bus::TrialSummary ExperimentService::TrialSummaryOf(const Trial& trial) const {
   }
   summary.steps_completed = trial.steps_completed;
   if (!trial.best_validation.is_null()) summary.best_validation_json = trial.best_validation.dump();
+  if (!trial.latest_validation.is_null()) {
+    summary.latest_validation_json = trial.latest_validation.dump();
+  }
+  summary.runner_state = trial.runner_state;
   summary.latest_checkpoint = trial.latest_checkpoint;
   summary.start_at = trial.start_ns;
   summary.end_at = trial.end_ns;

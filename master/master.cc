@@ -82,8 +82,7 @@ Result<MasterEndpoints> Master::Start() {
   DET_RETURN_IF_ERROR(broker_->BindLocal(kInprocEvents).status());
   broker_->Start();
 
-  // The gateway first: its address is DET_MASTER for workloads. Until the registry runs, the
-  // gateway's forwarded calls time out.
+  // The gateway first. Until the registry runs, the gateway's forwarded calls time out.
   bus::MasterInfo info{kVersion, database_->cluster_id(), bus::RandomId(),
                        UnixNanos(clock_.WallNow()), config_.cluster_name};
   api_ = std::make_unique<Api>(context_, database_->db(), *users_, info, config_.resources,
@@ -98,29 +97,12 @@ Result<MasterEndpoints> Master::Start() {
   });
   DET_ASSIGN_OR_RETURN(endpoints.gateway, gateway_->Bind(tcp(bus_config.gateway_port),
                                                          security.WithRole(bus::kRoleCli)));
+  api_->SetGatewayPort(std::stoi(endpoints.gateway.substr(endpoints.gateway.rfind(':') + 1)));
   gateway_->Start();
 
-  store_ = std::make_unique<Store>(database_->db().config());
-  for (const ResourcePoolConfig& pool : config_.resources.resource_pools) {
-    store_->Enqueue([pool](pqxx::work& tx) {
-      storage::UpsertResourcePool(tx, {pool.pool_name, pool.description, "{}"});
-    });
-  }
-  recorder_ = std::make_unique<InstanceRecorder>(context_, clock_, *store_, kInprocEvents);
-  recorder_->Start();
+  // The REST port before the registry: its URL is DET_MASTER for workloads (the Core API's base;
+  // det inside a task finds the gateway from it). The wing serves once everything below runs.
   const AllocationTokens tokens(database_->token_secret());
-  registry_ = std::make_unique<AgentRegistry>(context_, clock_, bus_config, *store_,
-                                              WorkloadMasterAddress(endpoints.gateway),
-                                              config_.resources, tokens);
-  DET_ASSIGN_OR_RETURN(endpoints.agent,
-                       registry_->Bind(tcp(bus_config.agent_port),
-                                       security.WithRole(bus::kRoleAgent), kInprocEvents.publish));
-  DET_ASSIGN_OR_RETURN(std::vector<Task> unfinished, LoadOpenTasks(database_->db()));
-  registry_->Restore(std::move(unfinished));
-  registry_->PublishProviders(
-      PoolProviders(config_.resources, database_->cluster_id(), endpoints.agent));
-  registry_->Start();
-
   const DistributedTrainingConfig& distributed = config_.resources.distributed;
   http_ = std::make_unique<http::HttpWing>(
       context_, database_->db().config(), tokens,
@@ -134,6 +116,26 @@ Result<MasterEndpoints> Master::Start() {
   DET_ASSIGN_OR_RETURN(int rest_port, http_->Bind(bus_config.host, config_.port));
   endpoints.rest = (config_.security.tls() ? "https://" : "http://") + Reachable(bus_config.host) +
                    ":" + std::to_string(rest_port);
+
+  store_ = std::make_unique<Store>(database_->db().config());
+  for (const ResourcePoolConfig& pool : config_.resources.resource_pools) {
+    store_->Enqueue([pool](pqxx::work& tx) {
+      storage::UpsertResourcePool(tx, {pool.pool_name, pool.description, "{}"});
+    });
+  }
+  recorder_ = std::make_unique<InstanceRecorder>(context_, clock_, *store_, kInprocEvents);
+  recorder_->Start();
+  registry_ = std::make_unique<AgentRegistry>(context_, clock_, bus_config, *store_, endpoints.rest,
+                                              config_.resources, tokens);
+  DET_ASSIGN_OR_RETURN(endpoints.agent,
+                       registry_->Bind(tcp(bus_config.agent_port),
+                                       security.WithRole(bus::kRoleAgent), kInprocEvents.publish));
+  DET_ASSIGN_OR_RETURN(std::vector<Task> unfinished, LoadOpenTasks(database_->db()));
+  registry_->Restore(std::move(unfinished));
+  registry_->PublishProviders(
+      PoolProviders(config_.resources, database_->cluster_id(), endpoints.agent));
+  registry_->Start();
+
   experiments_ = std::make_unique<ExperimentService>(
       context_, clock_, database_->db().config(),
       TrialLaunchOptions{endpoints.rest, distributed.gloo_port_range.ToString(),

@@ -25,8 +25,10 @@ Result<TrialRun> RunOf(const std::string& allocation_id) {
 // PermissionDenied when the trial has moved on to a later run than the caller's. A later run in
 // the caller's token than the one stored is let through: the master stores a run before it
 // starts it, unless the database was away then.
-Status RefuseEndedRunIn(pqxx::work& tx, const TrialRun& run) {
+// Fills in the run's experiment.
+Status RefuseEndedRunIn(pqxx::work& tx, TrialRun& run) {
   DET_ASSIGN_OR_RETURN(storage::TrialRecord trial, storage::GetTrial(tx, run.trial_id));
+  run.experiment_id = trial.experiment_id;
   if (run.run_id < trial.run_id) {
     return PermissionDenied("this token is for run " + std::to_string(run.run_id) + " of trial " +
                             std::to_string(run.trial_id) +
@@ -121,6 +123,29 @@ Result<std::pair<storage::CheckpointRecord, int64_t>> TrialReports::Checkpoint(
     return Status::Ok();
   }));
   return found;
+}
+
+Status TrialReports::PatchCheckpoint(const TrialRun& run, const std::string& uuid,
+                                     const std::string& resources_json) {
+  DET_ASSIGN_OR_RETURN(auto found, Checkpoint(run, uuid));
+  storage::CheckpointRecord& checkpoint = found.first;
+  checkpoint.resources_json = resources_json;
+  checkpoint.state = resources_json == "{}" ? "DELETED" : "PARTIALLY_DELETED";
+  return db_.Run([&](pqxx::work& tx) { return storage::SaveCheckpoint(tx, checkpoint); });
+}
+
+Status TrialReports::SetRunMetadata(const TrialRun& run, const std::string& metadata_json) {
+  return db_.Run(
+      [&](pqxx::work& tx) { return storage::SetTrialMetadata(tx, run.trial_id, metadata_json); });
+}
+
+Result<std::string> TrialReports::RunMetadata(int64_t trial_id) {
+  Result<std::string> metadata = std::string();
+  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
+    metadata = storage::GetTrialMetadata(tx, trial_id);
+    return Status::Ok();
+  }));
+  return metadata;
 }
 
 void TrialReports::KillAllocation(const std::string& allocation_id, const std::string& why) {

@@ -28,6 +28,7 @@ struct TrialRun {
   std::string allocation_id;
   int64_t trial_id = 0;
   int32_t run_id = 0;
+  int64_t experiment_id = 0;  // filled by Authenticate
 };
 
 // Threading: thread-safe (a pool of database connections; each call asks the actors over inproc
@@ -54,6 +55,14 @@ class TrialReports {
   // of another experiment (a run reads its own experiment's checkpoints only).
   Result<std::pair<storage::CheckpointRecord, int64_t>> Checkpoint(const TrialRun& run,
                                                                    const std::string& uuid);
+  // Replaces the checkpoint's resources with what is left of it (Determined's PatchCheckpoints,
+  // after trial code deleted files): none left makes it DELETED, some PARTIALLY_DELETED. NotFound
+  // for a checkpoint outside the run's experiment.
+  Status PatchCheckpoint(const TrialRun& run, const std::string& uuid,
+                         const std::string& resources_json);
+  // Determined's run metadata of the run's own trial (replaced whole), and any trial's.
+  Status SetRunMetadata(const TrialRun& run, const std::string& metadata_json);
+  Result<std::string> RunMetadata(int64_t trial_id);
   // Ends the allocation's task (its run failed: the trial counts a restart and runs again); logs
   // why, and when the registry did not take it.
   void KillAllocation(const std::string& allocation_id, const std::string& why);

@@ -127,6 +127,18 @@ Result<TrialRecord> GetTrial(pqxx::work& tx, int64_t id) {
   return ReadTrial(result[0]);
 }
 
+Status SetTrialMetadata(pqxx::work& tx, int64_t id, const std::string& metadata_json) {
+  return ExpectUpdated(
+      tx.exec_params("UPDATE trials SET metadata = $2::jsonb WHERE id = $1", id, metadata_json),
+      TrialName(id));
+}
+
+Result<std::string> GetTrialMetadata(pqxx::work& tx, int64_t id) {
+  auto result = tx.exec_params("SELECT metadata::text FROM trials WHERE id = $1", id);
+  if (result.empty()) return NotFound(TrialName(id) + " not found");
+  return result[0][0].as<std::string>();
+}
+
 std::vector<TrialRecord> ListTrials(pqxx::work& tx, int64_t experiment_id) {
   std::vector<TrialRecord> trials;
   for (const auto& row : tx.exec_params(

@@ -73,6 +73,10 @@ Status SetTrialState(pqxx::work& tx, int64_t id, const std::string& state,
 // State, restarts and run as the master tracks them (end_ns set marks the trial over).
 Status UpdateTrial(pqxx::work& tx, int64_t id, const std::string& state, int32_t restarts,
                    int32_t run_id, std::optional<int64_t> end_ns);
+// Determined's run metadata: a JSON object (text) per trial, replaced whole. NotFound for an
+// unknown trial.
+Status SetTrialMetadata(pqxx::work& tx, int64_t id, const std::string& metadata_json);
+Result<std::string> GetTrialMetadata(pqxx::work& tx, int64_t id);
 Result<int32_t> RecordTrialRestart(pqxx::work& tx, int64_t id);  // returns the new count
 Result<int32_t> StartTrialRun(pqxx::work& tx, int64_t id);       // returns the new run id
 

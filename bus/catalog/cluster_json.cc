@@ -89,11 +89,9 @@ nlohmann::ordered_json ToJson(const MasterLogLine& line) {
 }
 
 nlohmann::ordered_json ToJson(const MasterInfo& info) {
-  return {{"version", info.version},
-          {"cluster_name", info.cluster_name},
-          {"cluster_id", info.cluster_id},
-          {"master_id", info.master_id},
-          {"started_at", info.started_at}};
+  return {{"version", info.version},       {"cluster_name", info.cluster_name},
+          {"cluster_id", info.cluster_id}, {"master_id", info.master_id},
+          {"started_at", info.started_at}, {"gateway_port", info.gateway_port}};
 }
 
 nlohmann::ordered_json ToJson(const ResourcePoolSummary& pool) {

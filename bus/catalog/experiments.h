@@ -58,7 +58,9 @@ struct TrialSummary {
   std::string task_id;               // the current (or last) run's task
   int64_t steps_completed = 0;       // the latest validation's time_metric
   std::string best_validation_json;  // the best validation's metrics; empty if none yet
-  std::string latest_checkpoint;     // uuid; empty if none
+  std::string latest_validation_json;  // the latest one's (at steps_completed); empty if none
+  std::string runner_state;            // what the run last said it was doing
+  std::string latest_checkpoint;       // uuid; empty if none
   int64_t start_at = 0;
   int64_t end_at = 0;
   bool operator==(const TrialSummary&) const = default;
@@ -75,6 +77,8 @@ struct TrialSummary {
     v("task_id", s.task_id);
     v("steps_completed", s.steps_completed);
     v("best_validation_json", s.best_validation_json);
+    v("latest_validation_json", s.latest_validation_json);
+    v("runner_state", s.runner_state);
     v("latest_checkpoint", s.latest_checkpoint);
     v("start_at", s.start_at);
     v("end_at", s.end_at);
@@ -296,7 +300,8 @@ struct TrialGetReply {
 // Core API -> experiment service (inproc): what one allocation of a trial reported, after the
 // Core API has stored it. `kind`: validation (metrics_json carries the searcher's metric and
 // time_metric), checkpoint (checkpoint uuid, steps), exit (reason: ERRORED | INVALID_HP |
-// USER_CANCELED), ready, progress. The reply says whether the trial should stop now.
+// USER_CANCELED), ready, progress, runner_state (reason: what the run says it is doing). The
+// reply says whether the trial should stop now.
 struct TrialReport {
   static constexpr std::string_view kType = "trial.report";
   std::string allocation_id;

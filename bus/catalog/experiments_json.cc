@@ -26,6 +26,20 @@ ordered_json ToJson(const ExperimentSummary& e) {
           {"progress", e.progress}};
 }
 
+namespace {
+
+// Determined's v1MetricsWorkload: {"totalBatches", "metrics": {"avgMetrics"}}; null for none.
+// `steps` 0: the validation's step is not known (the best one's).
+ordered_json ValidationJson(int64_t steps, const std::string& metrics_json) {
+  if (metrics_json.empty()) return nullptr;
+  ordered_json validation{
+      {"metrics", {{"avgMetrics", ordered_json::parse(metrics_json, nullptr, false)}}}};
+  if (steps > 0) validation["totalBatches"] = steps;
+  return validation;
+}
+
+}  // namespace
+
 ordered_json ToJson(const TrialSummary& t) {
   auto parsed = [](const std::string& text) {
     return text.empty() ? ordered_json() : ordered_json::parse(text, nullptr, false);
@@ -43,7 +57,14 @@ ordered_json ToJson(const TrialSummary& t) {
           {"best_validation", parsed(t.best_validation_json)},
           {"latest_checkpoint", t.latest_checkpoint},
           {"start_at", t.start_at},
-          {"end_at", t.end_at}};
+          {"end_at", t.end_at},
+          {"runner_state", t.runner_state},
+          // Determined's v1Trial fields that its library reads (core_context.train's
+          // _get_last_validation: latestValidation.totalBatches).
+          {"experimentId", t.experiment_id},
+          {"latestValidation", ValidationJson(t.steps_completed, t.latest_validation_json)},
+          {"bestValidation", ValidationJson(0, t.best_validation_json)},
+          {"runnerState", t.runner_state}};
 }
 
 ordered_json ToJson(const ExperimentGetReply& reply) {

@@ -65,6 +65,9 @@ struct MasterInfo {
   std::string master_id;   // new at every start
   int64_t started_at = 0;  // Unix nanoseconds
   std::string cluster_name;
+  // The gateway's TCP port: how `det -m http(s)://host:port` (DET_MASTER inside a task) finds the
+  // gateway from the REST URL (GET /api/v1/master).
+  int32_t gateway_port = 0;
   bool operator==(const MasterInfo&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -73,6 +76,7 @@ struct MasterInfo {
     v("master_id", s.master_id);
     v("started_at", s.started_at);
     v("cluster_name", s.cluster_name);
+    v("gateway_port", s.gateway_port);
   }
 };
 

@@ -231,6 +231,7 @@ Status Experiment::Validated(int64_t trial_id, int64_t steps, const nlohmann::js
     return InvalidArgument("metrics: a validation must carry the searcher's metric \"" + metric +
                            "\" as a number");
   }
+  if (steps >= trial->steps_completed) trial->latest_validation = metrics;
   trial->steps_completed = std::max(trial->steps_completed, steps);
   {
     const double value = metrics[metric].get<double>();
@@ -269,6 +270,10 @@ void Experiment::CheckpointSaved(int64_t trial_id, const std::string& uuid) {
     trial->latest_checkpoint = uuid;
     effects_.TrialChanged(*trial);
   }
+}
+
+void Experiment::RunnerStateReported(int64_t trial_id, std::string state) {
+  if (Trial* trial = Find(trial_id)) trial->runner_state = std::move(state);
 }
 
 void Experiment::ExitedEarly(int64_t trial_id, searcher::ExitReason reason, int64_t now_ns) {

@@ -50,9 +50,11 @@ struct Trial {
   bool searcher_stopped = false;   // the searcher has what it needs: the run should end
   bool stopped_for_pause = false;  // the run was asked to stop because the experiment paused
   std::optional<searcher::ExitReason> exited_early;
-  int64_t steps_completed = 0;     // time_metric of the latest validation
-  int64_t searcher_steps = 0;      // time_metric of the latest validation the searcher has seen
-  nlohmann::json best_validation;  // null until one
+  int64_t steps_completed = 0;       // time_metric of the latest validation
+  int64_t searcher_steps = 0;        // time_metric of the latest validation the searcher has seen
+  nlohmann::json best_validation;    // null until one
+  nlohmann::json latest_validation;  // the one at steps_completed; null until one
+  std::string runner_state;  // what the run last said it was doing (Determined's set_status)
   std::string latest_checkpoint;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
@@ -121,6 +123,8 @@ class Experiment {
   // trial's run should stop.
   Status Validated(int64_t trial_id, int64_t steps, const nlohmann::json& metrics, int64_t now_ns);
   void CheckpointSaved(int64_t trial_id, const std::string& uuid);
+  // What the trial's run says it is doing ("training", "validating"): shown, never acted on.
+  void RunnerStateReported(int64_t trial_id, std::string state);
   // Trial code said it cannot go on (errored, invalid hyperparameters, canceled).
   void ExitedEarly(int64_t trial_id, searcher::ExitReason reason, int64_t now_ns);
   // The trial's current run ended.

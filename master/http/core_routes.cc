@@ -95,15 +95,8 @@ Result<storage::CheckpointRecord> CheckpointOf(const std::string& text) {
   checkpoint.state = "COMPLETED";
   json resources = body.value("resources", json::object());
   if (!resources.is_object()) return InvalidArgument("resources: expected {path: size in bytes}");
-  for (auto& [path, size] : resources.items()) {
-    // Determined's library sends each size as its decimal text (an int64 in its protobuf JSON).
-    if (!size.is_string()) continue;
-    const std::string text = size.get<std::string>();
-    if (!text.empty() && text.size() < 19 &&
-        text.find_first_not_of("0123456789") == std::string::npos) {
-      size = std::stoll(text);
-    }
-  }
+  // Determined's library sends each size as its decimal text (an int64 in its protobuf JSON).
+  for (auto& [path, size] : resources.items()) DecimalTextToNumber(size);
   checkpoint.resources_json = resources.dump();
   checkpoint.metadata_json = metadata.dump();
   return checkpoint;
@@ -168,8 +161,9 @@ Result<RendezvousRequest> RendezvousRequestOf(const std::string& text) {
 }
 
 TrialRoutes::TrialRoutes(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens,
-                         DistributedTrainingConfig distributed)
-    : reports_(context, std::move(db), std::move(tokens)),
+                         DistributedTrainingConfig distributed, Api& api)
+    : api_(api),
+      reports_(context, std::move(db), std::move(tokens)),
       distributed_(distributed),
       rendezvous_(distributed_.rendezvous_timeout,
                   [this](const std::string& meeting, const std::string& why) {
@@ -189,6 +183,7 @@ void TrialRoutes::Tick() {
 void TrialRoutes::Route(Router& router) {
   RouteReports(router);
   RouteAllocations(router);
+  RouteRunBookkeeping(router);
   router.Get("/api/v1/openapi.json", [](const Request&, Response& res) {
     res.SetContent(generated::kOpenApiJson, "application/json");
   });

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <zmq.hpp>
 
@@ -83,11 +84,18 @@ struct RendezvousRequest {
   std::string phase;
 };
 Result<RendezvousRequest> RendezvousRequestOf(const std::string& body);
+// Determined's PatchCheckpointsRequest: what is left of each checkpoint ("{}": nothing).
+struct CheckpointPatch {
+  std::string uuid;
+  std::string resources_json;  // {path: size}
+};
+Result<std::vector<CheckpointPatch>> CheckpointPatchesOf(const std::string& body);
 
 class TrialRoutes {
  public:
+  // `api` outlives the routes (users, and the reads runs share with them).
   TrialRoutes(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens,
-              DistributedTrainingConfig distributed);
+              DistributedTrainingConfig distributed, Api& api);
   ~TrialRoutes();
 
   // Adds the Core API's routes, the harness module and openapi.json to `router`.
@@ -100,9 +108,20 @@ class TrialRoutes {
  private:
   void RouteReports(Router& router);
   void RouteAllocations(Router& router);
+  void RouteRunBookkeeping(Router& router);  // run_routes.cc
+  void RouteRunMetadata(Router& router);
+  // Who asks a route that both trial code and users call: a run (Determined's
+  // Grpc-Metadata-x-allocation-token header), reading as a user without rights of its own, or a
+  // logged-in user (Authorization: Bearer).
+  struct Asker {
+    auth::Principal principal;
+    std::optional<TrialRun> run;
+  };
+  Result<Asker> AskerOf(const Request& req);
   // The run the request's `Authorization: Bearer <allocation token>` speaks for (trial_id 0: any).
   Result<TrialRun> Caller(const Request& req, int64_t trial_id);
 
+  Api& api_;
   TrialReports reports_;
   DistributedTrainingConfig distributed_;
   Rendezvous rendezvous_;

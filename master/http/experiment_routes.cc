@@ -156,10 +156,6 @@ void RouteExperimentApi(Router& routes, Api& api, AnswerCache* cache) {
                                      a->Call(caller, bus::TrialKillRequest{id_of(req)}));
                 return ordered_json{{"trial", bus::ToJson(reply.trial)}};
               }));
-  routes.Get("/api/v1/trials/{trial_id}", route([a, id_of](Caller caller, Req req) -> Answer {
-               DET_ASSIGN_OR_RETURN(auto reply, a->Call(caller, bus::TrialGetRequest{id_of(req)}));
-               return ordered_json{{"trial", bus::ToJson(reply.trial)}};
-             }));
 }
 
 }  // namespace det::master::http

@@ -26,7 +26,7 @@ void RouteEverything(Router& router, Api& api, TrialRoutes& trial, AnswerCache* 
 HttpWing::HttpWing(zmq::context_t& context, storage::DbConfig db, AllocationTokens tokens,
                    Options options)
     : server_(router_, std::move(options.server)),
-      trial_(context, std::move(db), std::move(tokens), options.distributed) {
+      trial_(context, std::move(db), std::move(tokens), options.distributed, *options.api) {
   if (!options.events.subscribe.empty()) {
     answers_ = std::make_unique<AnswerCache>(context, options.events, options.answer_max_age);
     CacheClusterAnswers(*answers_, *options.api);

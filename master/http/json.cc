@@ -76,6 +76,17 @@ Result<std::string> AllocationToken(const Request& req) {
   return header.substr(7);
 }
 
+bool DecimalTextToNumber(nlohmann::json& value) {
+  if (value.is_string()) {
+    const std::string text = value.get<std::string>();
+    if (!text.empty() && text.size() < 19 &&
+        text.find_first_not_of("0123456789") == std::string::npos) {
+      value = std::stoll(text);
+    }
+  }
+  return value.is_number_integer();
+}
+
 Result<nlohmann::json> ParseBody(const Request& req) { return ParseJsonObject(req.body); }
 
 Result<nlohmann::json> ParseJsonObject(const std::string& body) {

@@ -29,6 +29,10 @@ Result<std::string> BearerToken(const Request& req, const std::string& what);
 // (`Grpc-Metadata-x-allocation-token: Bearer <DET_SESSION_TOKEN>`), or as `Authorization: Bearer`.
 Result<std::string> AllocationToken(const Request& req);
 
+// protobuf's JSON writes int64 as decimal text (Determined's checkpoint sizes): such a string
+// becomes its number. Whether `value` is now an integer.
+bool DecimalTextToNumber(nlohmann::json& value);
+
 // The request body as a JSON object, or InvalidArgument.
 Result<nlohmann::json> ParseBody(const Request& req);
 // `body` as a JSON object, or InvalidArgument: ParseBody without the request (the body decoders

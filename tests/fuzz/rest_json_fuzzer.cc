@@ -45,6 +45,7 @@ void DecodeCoreBodies(const std::string& body) {
   (void)det::master::http::EarlyExitReportOf(body);
   (void)det::master::http::ProgressReportOf(body);
   (void)det::master::http::RendezvousRequestOf(body);
+  (void)det::master::http::CheckpointPatchesOf(body);
 }
 
 }  // namespace

@@ -313,6 +313,83 @@ time.sleep(3)
       << "the runs' files never reach the host's /run";
 }
 
+// The rest of what the library calls on a trial's behalf, each checked by the library itself:
+// the runner's state, run metadata, its trial and the experiment's best validation, the
+// deprecated searcher operations of a config with max_length, a checkpoint deleted (PATCH), and
+// det inside the run from DET_MASTER (the REST URL).
+TEST_F(DeterminedLibraryTest, TheLibrarysOtherCallsAnswerAsDeterminedDid) {
+  StartAgents(1, 8);
+  fs::create_directories(dir_ / "calls");
+  std::ofstream(dir_ / "calls" / "calls.py") << R"PY(
+import os, subprocess, time
+import determined as det
+with det.core.init() as core:
+    train = core.train
+    train.set_status("warming up")
+    assert train.get_metadata() == {}, train.get_metadata()
+    train.set_metadata({"stage": "one", "n": 1})
+    assert train.get_metadata() == {"stage": "one", "n": 1}, train.get_metadata()
+    assert train.get_experiment_best_validation() is None
+    assert train._get_last_validation() is None
+    for op in core.searcher.operations():
+        for step in range(1, op.length + 1):
+            train.report_training_metrics(step, {"loss": 1.0 / step})
+            op.report_progress(step)
+        train.report_validation_metrics(op.length, {"loss": 0.25})
+        op.report_completed(0.25)
+    # The library ships metrics from a thread of its own: wait for them to land.
+    for _ in range(100):
+        if train.get_experiment_best_validation() is not None:
+            break
+        time.sleep(0.1)
+    assert train.get_experiment_best_validation() == 0.25, train.get_experiment_best_validation()
+    assert train._get_last_validation() == 3, train._get_last_validation()
+    with core.checkpoint.store_path({"steps_completed": 3}) as (path, uuid):
+        (path / "weights").write_text("w")
+    core.checkpoint.delete(uuid)
+    print("DELETED", uuid, flush=True)
+    train.set_status("done")
+    info = subprocess.run([os.environ["CLI_PATH"], "--plaintext", "master", "info"],
+                          capture_output=True, text=True)
+    print("DET_MASTER", os.environ["DET_MASTER"], info.returncode, info.stdout, info.stderr, flush=True)
+print("LIBRARY CALLS OK", flush=True)
+)PY";
+  std::ofstream(dir_ / "calls" / "calls.yaml")
+      << "name: calls\nentrypoint: python3 calls.py\n"
+         "searcher: {name: single, metric: loss, max_length: {batches: 3}}\nmax_restarts: 0\n"
+         "environment:\n  environment_variables: [CLI_PATH="
+      << testing::BuildDir() << "/cli/det]\n";
+  const int64_t id = Create((dir_ / "calls" / "calls.yaml").string(), (dir_ / "calls").string());
+  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
+  const std::string logs = Logs(id);
+  EXPECT_NE(logs.find("LIBRARY CALLS OK"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("DET_MASTER http://"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("cluster id:"), std::string::npos) << "det inside the run: " << logs;
+
+  const nlohmann::json trial = Describe(id)["trials"][0];
+  const int64_t trial_id = trial.value("id", int64_t{0});
+  testing::RestClient rest(std::stoi(rest_port_));
+  const std::string token = rest.Login("admin", testing::kAdminPassword);
+  auto got = rest.Send("GET", "/api/v1/trials/" + std::to_string(trial_id), token);
+  EXPECT_EQ(got.body["trial"].value("runnerState", ""), "done") << got.text;
+  EXPECT_EQ(got.body["trial"]["latestValidation"].value("totalBatches", 0), 3) << got.text;
+  auto metadata = rest.Send("GET", "/api/v1/runs/" + std::to_string(trial_id) + "/metadata", token);
+  EXPECT_EQ(metadata.body["metadata"], nlohmann::json({{"stage", "one"}, {"n", 1}}))
+      << metadata.text;
+  auto best = rest.Send(
+      "GET",
+      "/api/v1/experiments/" + std::to_string(id) + "/searcher/best_searcher_validation_metric",
+      token);
+  EXPECT_EQ(best.body.value("metric", 0.0), 0.25) << best.text;
+  // The deleted checkpoint is listed as such, and its files are gone.
+  const size_t deleted = logs.find("DELETED ");
+  ASSERT_NE(deleted, std::string::npos) << logs;
+  const std::string uuid = logs.substr(deleted + 8, 36);
+  const std::string listed = Det("experiment list-checkpoints " + std::to_string(id));
+  EXPECT_NE(listed.find("DELETED"), std::string::npos) << listed;
+  EXPECT_FALSE(fs::exists(dir_ / "checkpoints" / "determined-checkpoint" / uuid));
+}
+
 // A Determined config is checked without creating anything: warnings name what is ignored.
 TEST_F(DeterminedLibraryTest, DryRunChecksATutorialConfigWithTheClusterDefaults) {
   const std::string ok =

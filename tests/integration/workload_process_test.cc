@@ -78,6 +78,30 @@ TEST_F(WorkloadProcessTest, WorkloadsInheritTheAgentsBasicsButNotItsSecrets) {
   EXPECT_NE(forged.find("DET_SESSION_TOKEN is set by det"), std::string::npos) << forged;
 }
 
+// Inside a task DET_MASTER is the master's REST URL, as Determined's library and SDK expect it, and
+// det works from there: given a URL it asks GET /api/v1/master for the gateway. So does -m.
+TEST_F(WorkloadProcessTest, DetMasterIsTheRestUrlAndDetFindsTheGatewayFromIt) {
+  auto agent = StartAgent("agent-url");
+  WaitForAgents(1);
+  const std::string id = Run("echo \"master=$DET_MASTER\"; " + testing::BuildDir() +
+                             "/cli/det --plaintext master info");
+  ASSERT_FALSE(id.empty());
+  EXPECT_EQ(Wait(id).value("exit_code", -1), 0) << Det("task logs " + id);
+  const std::string logs = Det("task logs " + id);
+  EXPECT_NE(logs.find("master=http://"), std::string::npos) << logs;
+  EXPECT_NE(logs.find(":" + rest_port_), std::string::npos) << logs;
+  EXPECT_NE(logs.find("cluster id:"), std::string::npos) << logs;
+
+  const std::string det = testing::BuildDir() + "/cli/det --plaintext -m ";
+  const std::string by_url =
+      testing::Shell(det + "http://127.0.0.1:" + rest_port_ + "/ master info 2>&1");
+  EXPECT_NE(by_url.find("cluster id:"), std::string::npos) << by_url;
+  // A URL with no master behind it is named, not waited on.
+  const std::string nobody = testing::Shell(det + "http://127.0.0.1:1 master info 2>&1");
+  EXPECT_NE(nobody.find("cannot reach the master at http://127.0.0.1:1"), std::string::npos)
+      << nobody;
+}
+
 // Through the `cmd` commands (`task` ones answer the same for every kind of task).
 TEST_F(WorkloadProcessTest, KillStopsARunningCommand) {
   auto agent = StartAgent("agent-k");

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/completion.h"
+#include "cli/master_url.h"
 #include "cli/output.h"
 
 namespace det::cli {
@@ -36,6 +37,21 @@ TEST(CompletionTest, EveryCommandPathCompletesItsSubcommandsAndOptions) {
   EXPECT_NE(script.find(R"(" agent disable") words="--help -h --drain ")"), std::string::npos);
   EXPECT_NE(script.find(R"(" agent"|" agent disable"|" agent list") path=)"), std::string::npos);
   EXPECT_NE(script.find("complete -F _det det"), std::string::npos);
+}
+
+// det -m http(s)://... reads the gateway's port from GET /api/v1/master's body.
+TEST(MasterUrlTest, TheGatewayPortComesFromTheMastersInfo) {
+  EXPECT_TRUE(IsMasterUrl("http://10.0.0.5:8080"));
+  EXPECT_TRUE(IsMasterUrl("https://master.example.com"));
+  EXPECT_FALSE(IsMasterUrl("10.0.0.5:8090"));
+  EXPECT_FALSE(IsMasterUrl("tcp://10.0.0.5:8090"));
+  EXPECT_EQ(GatewayPortOfMasterInfo(R"({"version": "1", "gateway_port": 8090})").value_or(0), 8090);
+  for (const char* body : {R"({"version": "1"})", R"({"gateway_port": "8090"})",
+                           R"({"gateway_port": 70000})", "<html>", R"([8090])"}) {
+    auto port = GatewayPortOfMasterInfo(body);
+    ASSERT_FALSE(port.ok()) << body;
+    EXPECT_NE(port.status().message().find("no gateway port"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -106,6 +106,25 @@ TEST(RequestBodyTest, DeterminedsReportBodiesAreReadAndWrongShapesNamed) {
   EXPECT_FALSE(EarlyExitReportOf(R"({"reason": "INVALID_HP"})").ok());
 }
 
+// What core_context.checkpoint.delete sends: the resources left, as decimal text; none left is {}.
+TEST(RequestBodyTest, CheckpointPatchesAreReadAsTheLibrarySendsThem) {
+  auto patches = CheckpointPatchesOf(R"({"checkpoints": [
+      {"uuid": "a", "resources": {"resources": {}}},
+      {"uuid": "b", "resources": {"resources": {"weights": "12", "opt/state": 3}}},
+      {"uuid": "c", "resources": {"resources": null}}]})");
+  ASSERT_TRUE(patches.ok()) << patches.status().ToString();
+  ASSERT_EQ(patches->size(), 3u);
+  EXPECT_EQ((*patches)[0].resources_json, "{}");
+  EXPECT_EQ(nlohmann::json::parse((*patches)[1].resources_json),
+            (nlohmann::json{{"weights", 12}, {"opt/state", 3}}));
+  EXPECT_EQ((*patches)[2].resources_json, "{}");
+  for (const char* bad :
+       {R"({})", R"({"checkpoints": [1]})", R"({"checkpoints": [{"resources": {}}]})",
+        R"({"checkpoints": [{"uuid": "a", "resources": {"resources": {"w": "12 bytes"}}}]})"}) {
+    EXPECT_FALSE(CheckpointPatchesOf(bad).ok()) << bad;
+  }
+}
+
 // Found by review: "port" or "slots" that were not numbers threw type_error out of the rendezvous
 // route (and 1e300 overflowed).
 TEST(RequestBodyTest, ARendezvousPortOrSlotsThatIsNotAnIntIsAnError) {

@@ -1,0 +1,120 @@
+#include "cli/master_url.h"
+
+#include <curl/curl.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/shared_library.h"
+#include "common/url.h"
+
+namespace det::cli {
+namespace {
+
+constexpr const char* kCurlLibrary = "libcurl.so.4";
+
+// The libcurl calls det makes, by their C names without the `curl_easy_` prefix.
+struct LibCurl {
+  CURL* (*init)();
+  CURLcode (*setopt)(CURL*, CURLoption, ...);
+  CURLcode (*perform)(CURL*);
+  CURLcode (*getinfo)(CURL*, CURLINFO, ...);
+  void (*cleanup)(CURL*);
+  const char* (*strerror)(CURLcode);
+};
+
+Result<LibCurl> OpenCurl() {
+  DET_ASSIGN_OR_RETURN(void* library,
+                       OpenSharedLibrary(kCurlLibrary, "a master given by URL", "libcurl4"));
+  LibCurl lib{};
+  const bool found = FindSymbol(library, "curl_easy_init", &lib.init) &&
+                     FindSymbol(library, "curl_easy_setopt", &lib.setopt) &&
+                     FindSymbol(library, "curl_easy_perform", &lib.perform) &&
+                     FindSymbol(library, "curl_easy_getinfo", &lib.getinfo) &&
+                     FindSymbol(library, "curl_easy_cleanup", &lib.cleanup) &&
+                     FindSymbol(library, "curl_easy_strerror", &lib.strerror);
+  if (!found) return MissingSymbol(kCurlLibrary);
+  return lib;  // the library stays open for the rest of the process
+}
+
+size_t Append(char* data, size_t size, size_t count, void* out) {
+  auto* body = static_cast<std::string*>(out);
+  if (body->size() > (1 << 20)) return 0;  // no master's info is this large
+  body->append(data, size * count);
+  return size * count;
+}
+
+void ApplyTls(const LibCurl& curl, CURL* handle, const MasterTls& tls) {
+  if (tls.cert_file == "noverify") {
+    curl.setopt(handle, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl.setopt(handle, CURLOPT_SSL_VERIFYHOST, 0L);
+  } else if (!tls.cert_file.empty()) {
+    curl.setopt(handle, CURLOPT_CAINFO, tls.cert_file.c_str());
+  } else if (!tls.cert_pem.empty()) {
+    curl_blob blob{const_cast<char*>(tls.cert_pem.data()), tls.cert_pem.size(), CURL_BLOB_NOCOPY};
+    curl.setopt(handle, CURLOPT_CAINFO_BLOB, &blob);
+  }
+}
+
+// GET <url>/api/v1/master: its status and body.
+Result<std::pair<long, std::string>> GetMasterInfo(const std::string& url, const MasterTls& tls) {
+  static const Result<LibCurl> lib = OpenCurl();
+  if (!lib.ok()) return lib.status();
+  CURL* handle = lib->init();
+  if (handle == nullptr) return Internal("libcurl could not be initialised");
+  std::string base = url;
+  while (base.ends_with('/')) base.pop_back();
+  const std::string info_url = base + "/api/v1/master";
+  std::string body;
+  lib->setopt(handle, CURLOPT_URL, info_url.c_str());
+  lib->setopt(handle, CURLOPT_NOSIGNAL, 1L);
+  lib->setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+  lib->setopt(handle, CURLOPT_TIMEOUT_MS, 15000L);
+  lib->setopt(handle, CURLOPT_WRITEFUNCTION, &Append);
+  lib->setopt(handle, CURLOPT_WRITEDATA, &body);
+  ApplyTls(*lib, handle, tls);
+  const CURLcode code = lib->perform(handle);
+  long status = 0;
+  lib->getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+  lib->cleanup(handle);
+  if (code != CURLE_OK) {
+    return Unavailable("cannot reach the master at " + url + ": " + lib->strerror(code) +
+                       (url.starts_with("https") ? " (for a certificate of its own, set "
+                                                   "DET_MASTER_CERT_FILE to it, or to noverify)"
+                                                 : ""));
+  }
+  return std::pair{status, std::move(body)};
+}
+
+}  // namespace
+
+bool IsMasterUrl(const std::string& master) {
+  return master.starts_with("http://") || master.starts_with("https://");
+}
+
+Result<int> GatewayPortOfMasterInfo(const std::string& body) {
+  const nlohmann::json info = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  const auto port = info.is_object() ? info.find("gateway_port") : info.end();
+  if (port == info.end() || !port->is_number_integer() || port->get<int64_t>() <= 0 ||
+      port->get<int64_t>() > 65535) {
+    return FailedPrecondition("its /api/v1/master names no gateway port (is it a det-master?)");
+  }
+  return static_cast<int>(port->get<int64_t>());
+}
+
+Result<std::string> GatewayOfMasterUrl(const std::string& url, const MasterTls& tls) {
+  DET_ASSIGN_OR_RETURN(UrlParts parts, ParseUrl(url));
+  DET_ASSIGN_OR_RETURN(auto answer, GetMasterInfo(url, tls));
+  const auto& [status, body] = answer;
+  if (status != 200) {
+    return FailedPrecondition("the master at " + url + " answered HTTP " + std::to_string(status) +
+                              " to GET /api/v1/master");
+  }
+  auto port = GatewayPortOfMasterInfo(body);
+  if (!port.ok())
+    return FailedPrecondition("the master at " + url + ": " + port.status().message());
+  const std::string host =
+      parts.host.find(':') != std::string::npos ? "[" + parts.host + "]" : parts.host;
+  return "tcp://" + host + ":" + std::to_string(*port);
+}
+
+}  // namespace det::cli

@@ -1,0 +1,31 @@
+#pragma once
+
+// DET_MASTER (or -m) as Determined's users and the Core API write it: the master's REST URL,
+// "http(s)://host:port". Inside a task DET_MASTER is that URL. det talks to the master's gateway,
+// so it asks the master where that is (GET <url>/api/v1/master, which needs no login) and reaches
+// the gateway on the URL's host. libcurl is opened only then (dlopen), so every other det start
+// loads no HTTP or TLS library.
+
+#include <string>
+
+#include "common/status.h"
+
+namespace det::cli {
+
+// How to trust an https master: Determined's variables.
+struct MasterTls {
+  std::string cert_file;  // DET_MASTER_CERT_FILE: a PEM file, or "noverify"
+  std::string cert_pem;   // DET_MASTER_CERT: the certificate itself (what trial runs are given)
+};
+
+bool IsMasterUrl(const std::string& master);
+
+// "tcp://host:port" of the gateway behind the master at `url`; Unavailable naming the URL when the
+// master does not answer, InvalidArgument for a URL that is not one, FailedPrecondition when the
+// answer has no gateway (not a det master) or libcurl cannot be opened.
+Result<std::string> GatewayOfMasterUrl(const std::string& url, const MasterTls& tls);
+
+// The gateway port in GET /api/v1/master's JSON body (exposed for tests).
+Result<int> GatewayPortOfMasterInfo(const std::string& body);
+
+}  // namespace det::cli
