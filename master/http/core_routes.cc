@@ -51,6 +51,17 @@ json RendezvousInfo(const std::vector<RendezvousArrival>& all, int rank,
           {"nccl_port_range", config.nccl_port_range.ToString()}};
 }
 
+// A report without stepsCompleted (the library's profiler: groups cpu, gpu, memory, disk,
+// network) is a time series: its step is its reportTime in Unix milliseconds, or now's.
+int64_t ReportTimeMillis(const json& trial_metrics) {
+  std::string text = trial_metrics.value("reportTime", "");
+  if (text.ends_with("+00:00")) text = text.substr(0, text.size() - 6) + "Z";  // Python's UTC
+  if (std::optional<int64_t> ns = ParseRfc3339Utc(text)) return *ns / 1000000;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 // Determined's ReportTrialMetrics body: {"group", "metrics": {"trialId", "trialRunId",
@@ -69,9 +80,18 @@ Result<bus::TrialReport> MetricsReportOf(const std::string& text) {
         "metrics: expected {\"stepsCompleted\", \"metrics\": {\"avgMetrics\": {...}}}");
   }
   const json& trial_metrics = body["metrics"];
-  auto steps = Field<int64_t>(trial_metrics, "stepsCompleted", "a whole number");
-  if (!steps.ok()) return InvalidArgument("metrics." + steps.status().message());
-  report.steps = *steps;
+  const bool by_time =
+      !trial_metrics.contains("stepsCompleted") || trial_metrics["stepsCompleted"].is_null();
+  if (by_time && (report.kind == "training" || report.kind == "validation")) {
+    return InvalidArgument("metrics.stepsCompleted: is required for " + report.kind + " metrics");
+  }
+  if (by_time) {
+    report.steps = ReportTimeMillis(trial_metrics);
+  } else {
+    auto steps = Field<int64_t>(trial_metrics, "stepsCompleted", "a whole number");
+    if (!steps.ok()) return InvalidArgument("metrics." + steps.status().message());
+    report.steps = *steps;
+  }
   const json* inner = trial_metrics.contains("metrics") ? &trial_metrics["metrics"] : nullptr;
   if (!inner || !inner->is_object() || !inner->contains("avgMetrics") ||
       !(*inner)["avgMetrics"].is_object()) {

@@ -326,6 +326,7 @@ import determined as det
 with det.core.init() as core:
     train = core.train
     train.set_status("warming up")
+    core.profiler.on(sampling_interval=1, samples_per_report=1)
     assert train.get_metadata() == {}, train.get_metadata()
     train.set_metadata({"stage": "one", "n": 1})
     assert train.get_metadata() == {"stage": "one", "n": 1}, train.get_metadata()
@@ -349,6 +350,7 @@ with det.core.init() as core:
     core.checkpoint.delete(uuid)
     print("DELETED", uuid, flush=True)
     train.set_status("done")
+    core.profiler.off()
     info = subprocess.run([os.environ["CLI_PATH"], "--plaintext", "master", "info"],
                           capture_output=True, text=True)
     print("DET_MASTER", os.environ["DET_MASTER"], info.returncode, info.stdout, info.stderr, flush=True)
@@ -388,6 +390,10 @@ print("LIBRARY CALLS OK", flush=True)
   const std::string listed = Det("experiment list-checkpoints " + std::to_string(id));
   EXPECT_NE(listed.find("DELETED"), std::string::npos) << listed;
   EXPECT_FALSE(fs::exists(dir_ / "checkpoints" / "determined-checkpoint" / uuid));
+  // The profiler's system metrics, a series by report time per group.
+  const nlohmann::json cpu = Metrics(trial_id, "cpu").value("metrics", nlohmann::json::array());
+  ASSERT_FALSE(cpu.empty()) << logs;
+  EXPECT_GT(cpu[0].value("step", int64_t{0}), int64_t{1'700'000'000'000}) << cpu.dump();
 }
 
 // A Determined config is checked without creating anything: warnings name what is ignored.

@@ -106,6 +106,20 @@ TEST(RequestBodyTest, DeterminedsReportBodiesAreReadAndWrongShapesNamed) {
   EXPECT_FALSE(EarlyExitReportOf(R"({"reason": "INVALID_HP"})").ok());
 }
 
+// The library's profiler reports groups of system metrics without a step: stored by report time.
+TEST(RequestBodyTest, AProfilerReportWithoutStepsIsStoredByItsReportTime) {
+  auto report = MetricsReportOf(R"({"group": "cpu", "metrics": {"trialId": 1, "trialRunId": 1,
+      "reportTime": "2026-11-26T04:43:05.630903+00:00",
+      "metrics": {"avgMetrics": {"agent-0": {"cpu_util_simple": 12.5}}}}})");
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->kind, "cpu");
+  EXPECT_EQ(report->steps, *ParseRfc3339Utc("2026-11-26T04:43:05.630903Z") / 1000000);
+  auto training = MetricsReportOf(
+      R"({"group": "training", "metrics": {"metrics": {"avgMetrics": {"loss": 1}}}})");
+  ASSERT_FALSE(training.ok());
+  EXPECT_NE(training.status().message().find("stepsCompleted: is required"), std::string::npos);
+}
+
 // What core_context.checkpoint.delete sends: the resources left, as decimal text; none left is {}.
 TEST(RequestBodyTest, CheckpointPatchesAreReadAsTheLibrarySendsThem) {
   auto patches = CheckpointPatchesOf(R"({"checkpoints": [
