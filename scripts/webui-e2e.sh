@@ -18,6 +18,18 @@ deploy() { "$DET" deploy local --cluster-dir "$RUN/cluster" "$@"; }
 cleanup() { deploy down >/dev/null 2>&1 || true; rm -rf "$RUN"; }
 trap cleanup EXIT
 
+# Determined's own library, when it is beside the checkout (and its Python packages and root are
+# here): one of its Core API tutorials, unmodified, shows its metrics in the WebUI too.
+CONFORMANCE="${DET_CONFORMANCE_DIR:-$ROOT/../shared/conformance/determined-0.38.1}"
+if [ "$(id -u)" = 0 ] && [ -d "$CONFORMANCE/harness/determined" ] &&
+   PYTHONPATH="$CONFORMANCE/harness" /usr/bin/python3 -c 'import determined, requests, zmq' 2>/dev/null; then
+  # The agents the autoscaler starts, and so their runs, find the library and Debian's python3.
+  export PATH="/usr/bin:$PATH"
+  export PYTHONPATH="$CONFORMANCE/harness:$ROOT/tests/data/ml_framework_stub${PYTHONPATH:+:$PYTHONPATH}"
+  export DET_TUTORIAL_DIR="$CONFORMANCE/examples/tutorials/core_api"
+else
+  echo "skipping the Determined tutorial step: it needs root, $CONFORMANCE and the Python packages its README lists"
+fi
 deploy up --agents 0 --max-agents 1 --artificial-slots 1 > "$RUN/deploy.log"
 export DET_MASTER=127.0.0.1:8090 DET_KEY_FILE="$RUN/cluster/keys/cli.key" \
   DET_MASTER_KEY_FILE="$RUN/cluster/keys/master.pub" DET_USER=admin \

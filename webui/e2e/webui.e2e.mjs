@@ -6,7 +6,8 @@
 //
 // Environment: DET_WEBUI_URL, DET_ADMIN_PASSWORD, DET_CLI (the det binary, its DET_* settings
 // exported), DET_EXPERIMENT_CONFIG, DET_MODEL_DIR, DET_SCREENSHOTS, CHROMIUM (default
-// /usr/bin/chromium).
+// /usr/bin/chromium); DET_TUTORIAL_DIR (Determined's Core API tutorials, when the library is
+// there: one of them runs unmodified and its page is checked).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -169,6 +170,20 @@ try {
     await page.locator(".summary .badge", { hasText: "COMPLETED" }).waitFor();
     await shot("10-experiment-completed-768");
   });
+  if (process.env.DET_TUTORIAL_DIR) {
+    await step("a Determined Core API tutorial, unmodified, completes with its metrics shown", async () => {
+      const dir = process.env.DET_TUTORIAL_DIR;
+      const tutorial = JSON.parse(det("--json", "experiment", "create", join(dir, "1_metrics.yaml"), dir)).id;
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.goto(`${url}#/experiments/${tutorial}`);
+      await page.locator(".summary .badge", { hasText: "COMPLETED" }).waitFor({ timeout: 150_000 });
+      await page.waitForFunction(
+        () => Number(document.querySelector("[data-testid=learning-curve]")?.dataset.points) > 0,
+      );
+      await page.getByTestId("best-metric").filter({ hasText: "trial" }).waitFor();
+      await shot("11-determined-tutorial");
+    });
+  }
   await step("log out returns to the login page", async () => {
     await page.getByRole("button", { name: "Log out" }).click();
     await page.getByRole("button", { name: "Log in" }).waitFor();
