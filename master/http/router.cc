@@ -24,7 +24,8 @@ bool IsPlaceholder(const std::string& segment) {
 }
 
 bool IsNumericPlaceholder(const std::string& segment) {
-  return segment == "{trial_id}" || segment == "{experiment_id}" || segment == "{token_id}";
+  return segment == "{trial_id}" || segment == "{experiment_id}" || segment == "{token_id}" ||
+         segment == "{run_id}";
 }
 
 // Whether `value` (one segment of a request's path, still encoded) fits the template segment.

@@ -340,6 +340,7 @@ TEST_F(UserRestTest, EveryOperationMarkedForAdminsRefusesOthersAndNoOtherDoes) {
       {"{agent_id}", "no-such-agent"},
       {"{slot_id}", "0"},
       {"{trial_id}", "1"},
+      {"{run_id}", "1"},
       {"{task_id}", "no-such-task"},
       {"{job_id}", "no-such-job"},
       {"{allocation_id}", "no-such-allocation"}};
