@@ -87,8 +87,10 @@ void PoolScaler::Refresh() {
       if (launched_here_.contains(known.id)) launched_here_.insert(it->second);
       continue;  // became an instance: neither kept nor vanished
     }
-    // A cloud's list may lag behind its launches: a launch of ours stays for a grace period.
-    if (launched_here_.contains(known.id) && now - known.launched_at < kListGrace) {
+    // A cloud's list may lag behind its launches: a launch of ours stays for a grace period
+    // (not one we have since ended: its absence is its end).
+    if (launched_here_.contains(known.id) && !terminating_.contains(known.id) &&
+        now - known.launched_at < kListGrace) {
       fresh.push_back(known);
       ids.insert(known.id);
       continue;
@@ -276,9 +278,14 @@ void PoolScaler::TerminateAll(const ScaleDecision& decision, bus::ScalingDecisio
     disconnected_since_.erase(order.id);
     lost_at_.erase(order.id);
   }
-  std::erase_if(instances_, [&](const Instance& i) {
-    return std::find(ids.begin(), ids.end(), i.id) != ids.end();
-  });
+  // Stopping until the provider's list no longer shows them, then reported terminated: reported
+  // once each way, never terminated and then stopping again while the cloud (or the process)
+  // winds down.
+  for (Instance& instance : instances_) {
+    if (std::find(ids.begin(), ids.end(), instance.id) != ids.end()) {
+      instance.state = InstanceState::kStopping;
+    }
+  }
 }
 
 void PoolScaler::LaunchSome(const ScaleDecision& decision, bus::ScalingDecisionEvent* event) {

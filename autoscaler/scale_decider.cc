@@ -108,6 +108,17 @@ void TrimAboveMax(const ProviderConfig& config, std::vector<Classified> all, int
   }
 }
 
+// Connected agents of the pool that no listed instance accounts for: instances of spot requests
+// that the cloud's lists do not show as such yet (EC2 tags them only once the request is visible
+// as fulfilled).
+int UnlistedAgents(const DeciderInput& input) {
+  std::set<std::string> listed;
+  for (const Instance& instance : input.instances) listed.insert(instance.id);
+  int unlisted = 0;
+  for (const auto& [id, agent] : input.agents) unlisted += agent.connected && !listed.contains(id);
+  return unlisted;
+}
+
 }  // namespace
 
 int DesiredInstances(const ProviderConfig& config, const PoolDemand& demand) {
@@ -168,10 +179,15 @@ ScaleDecision DecideScale(const ProviderConfig& config, const DeciderInput& inpu
   // Zero-slot tasks run on any agent: a pool scaled to nothing needs one for them.
   if (desired == 0 && input.demand.pending_aux_tasks > 0 && live - out.size() == 0) desired = 1;
   // Spot requests the demand no longer needs are cancelled, newest first, keeping min_instances.
+  // Each unlisted agent may be one of them fulfilled (the oldest the likeliest): so many count as
+  // arrived, not starting, and are never cancelled.
   std::sort(spot_requests.begin(), spot_requests.end(),
             [](const Classified& a, const Classified& b) {
               return a.instance->launched_at > b.instance->launched_at;
             });
+  const int arrived = std::min(UnlistedAgents(input), static_cast<int>(spot_requests.size()));
+  starting -= arrived;
+  spot_requests.resize(spot_requests.size() - arrived);
   for (const Classified& c : spot_requests) {
     if (starting <= desired || live - out.size() <= config.min_instances) break;
     out.Add(*c.instance, "spot request no longer needed");

@@ -86,8 +86,9 @@ Status AwsProvider::ListSpotRequests(const std::string& resource_pool,
   if (!requests.ok()) return Unavailable(requests.error().ToString());
   std::set<std::string> listed;
   for (const Instance& instance : *instances) listed.insert(instance.id);
-  std::vector<const SpotRequest*> fulfilled;  // active, their instance not tagged yet
-  std::vector<const SpotRequest*> abandoned;  // cancelled, their instance perhaps still running
+  // Active, or cancelled after they were fulfilled: their instances, not tagged yet (perhaps
+  // running work already), are the pool's.
+  std::vector<const SpotRequest*> fulfilled;
   std::vector<const SpotRequest*> short_of_capacity;  // open, to be given up for on-demand
   std::set<std::string> referenced;
   for (const SpotRequest& request : requests.value()) {
@@ -107,11 +108,11 @@ Status AwsProvider::ListSpotRequests(const std::string& resource_pool,
         dead_spot_instances_.contains(request.instance_id)) {
       continue;
     }
-    (request.state == "active" ? fulfilled : abandoned).push_back(&request);
+    fulfilled.push_back(&request);
   }
   std::erase_if(dead_spot_instances_,
                 [&](const std::string& id) { return !referenced.contains(id); });
-  DET_RETURN_IF_ERROR(AdoptSpotInstances(resource_pool, fulfilled, abandoned, instances));
+  DET_RETURN_IF_ERROR(AdoptSpotInstances(resource_pool, fulfilled, instances));
   GiveUpSpotRequests(short_of_capacity);
   const WallTime now = clock_.WallNow();
   std::erase_if(unseen_spot_, [&](const auto& entry) {
@@ -151,14 +152,11 @@ std::vector<autoscaler::LaunchOutcome> AwsProvider::TakeLaunchOutcomes() {
 
 Status AwsProvider::AdoptSpotInstances(const std::string& resource_pool,
                                        const std::vector<const SpotRequest*>& fulfilled,
-                                       const std::vector<const SpotRequest*>& abandoned,
                                        std::vector<Instance>* instances) {
-  if (fulfilled.empty() && abandoned.empty()) return Status::Ok();
+  if (fulfilled.empty()) return Status::Ok();
   // By id, not by tag (they have none yet): which of these instances still live.
   std::vector<std::string> ids;
-  for (const auto* group : {&fulfilled, &abandoned}) {
-    for (const SpotRequest* request : *group) ids.push_back(request->instance_id);
-  }
+  for (const SpotRequest* request : fulfilled) ids.push_back(request->instance_id);
   Ec2Result<std::vector<Ec2Instance>> found = client_->DescribeInstances(
       {{"instance-id", ids},
        {"instance-state-name", {"pending", "running", "stopping", "stopped"}}});
@@ -171,6 +169,12 @@ Status AwsProvider::AdoptSpotInstances(const std::string& resource_pool,
   for (const SpotRequest* request : fulfilled) {
     auto it = alive.find(request->instance_id);
     if (it == alive.end()) continue;
+    if (request->state != "active") {
+      spdlog::info(
+          "spot request {} was {} after it was fulfilled: its instance {} stays the pool's (ended "
+          "when idle, or if its agent never comes)",
+          request->id, request->state, request->instance_id);
+    }
     Ec2Result<bool> tagged =
         client_->CreateTags({request->instance_id}, InstanceTags(resource_pool));
     if (!tagged.ok()) {
@@ -181,15 +185,6 @@ Status AwsProvider::AdoptSpotInstances(const std::string& resource_pool,
     instances->push_back({instance.id, resource_pool, StateOf(instance.state),
                           Offering{instance.instance_type, instance.zone, true},
                           instance.launch_time, request->id});
-  }
-  std::vector<std::string> orphans;
-  for (const SpotRequest* request : abandoned) {
-    if (alive.contains(request->instance_id)) orphans.push_back(request->instance_id);
-  }
-  if (!orphans.empty()) {
-    spdlog::warn("terminating {} spot instance(s) whose requests were cancelled: {}",
-                 orphans.size(), orphans.front());
-    DET_RETURN_IF_ERROR(TerminateInstances(orphans));
   }
   return Status::Ok();
 }
@@ -286,18 +281,11 @@ Status AwsProvider::CancelSpotRequests(const std::vector<std::string>& ids) {
       }
     }
   }
-  // A request fulfilled since the last List has an instance that cancelling leaves running (if
-  // this misses it, List finds it through its cancelled request and terminates it).
-  Ec2Result<std::vector<SpotRequest>> described = client_->DescribeSpotInstanceRequests({}, ids);
-  if (!described.ok()) {
-    if (described.error().kind == Ec2ErrorKind::kNotFound) return Status::Ok();
-    return Unavailable(described.error().ToString());
-  }
-  std::vector<std::string> instances;
-  for (const SpotRequest& request : described.value()) {
-    if (!request.instance_id.empty()) instances.push_back(request.instance_id);
-  }
-  return TerminateInstances(instances);
+  // A request fulfilled since the last List (EC2's lists lag) has an instance that cancelling
+  // leaves running, perhaps with work on it already: never terminated here. List adopts it
+  // through its cancelled request, and the pool's rules apply to it like any other instance
+  // (terminated when idle, or when its agent never comes).
+  return Status::Ok();
 }
 
 Status AwsProvider::Terminate(const std::vector<std::string>& ids) {

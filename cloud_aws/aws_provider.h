@@ -54,11 +54,10 @@ class AwsProvider final : public autoscaler::Provider {
   std::vector<Ec2Filter> PoolFilters(const std::string& resource_pool) const;
   Status ListSpotRequests(const std::string& resource_pool,
                           std::vector<autoscaler::Instance>* instances);
-  // Tags and reports the live instances of `fulfilled` requests; terminates the live instances of
-  // `abandoned` (cancelled) ones.
+  // Tags and reports the live instances of `fulfilled` requests (active ones, and those cancelled
+  // after they were fulfilled: cancelling never ends an instance that may run work).
   Status AdoptSpotInstances(const std::string& resource_pool,
                             const std::vector<const SpotRequest*>& fulfilled,
-                            const std::vector<const SpotRequest*>& abandoned,
                             std::vector<autoscaler::Instance>* instances);
   // With spot_fallback: on_demand, open requests EC2 cannot fulfil for lack of capacity are
   // cancelled and become failed launch outcomes, so the pool launches on-demand meanwhile.

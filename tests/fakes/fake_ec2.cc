@@ -591,14 +591,16 @@ std::string FakeEc2::RequestSpotInstances(const Params& params, int* status) {
 std::string FakeEc2::DescribeSpotInstanceRequests(const Params& params, int* status) {
   const auto filters = Filters(params);
   const std::vector<std::string> ids = ListParam(params, "SpotInstanceRequestId");
+  const auto now = Clock::now();
   for (const std::string& id : ids) {
-    if (!spot_requests_.contains(id)) {
+    // Eventual consistency: by id too, a new request does not exist yet for a while.
+    if (!spot_requests_.contains(id) ||
+        now - spot_requests_[id]->created < spot_visibility_delay_) {
       *status = 400;
       return ErrorDocument("InvalidSpotInstanceRequestID.NotFound",
                            "The spot instance request ID '" + id + "' does not exist");
     }
   }
-  const auto now = Clock::now();
   std::string items;
   for (const auto& [id, request] : spot_requests_) {
     if (!ids.empty() && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
@@ -618,10 +620,11 @@ std::string FakeEc2::DescribeSpotInstanceRequests(const Params& params, int* sta
 
 std::string FakeEc2::CancelSpotInstanceRequests(const Params& params, int* status) {
   const std::vector<std::string> ids = ListParam(params, "SpotInstanceRequestId");
+  const auto now = Clock::now();
   std::string items;
   for (const std::string& id : ids) {
     auto it = spot_requests_.find(id);
-    if (it == spot_requests_.end()) {
+    if (it == spot_requests_.end() || now - it->second->created < spot_visibility_delay_) {
       *status = 400;
       return ErrorDocument("InvalidSpotInstanceRequestID.NotFound",
                            "The spot instance request ID '" + id + "' does not exist");

@@ -103,7 +103,16 @@ TEST_F(AutoscalerProcessTest, ScalesUpForAnExperimentAndBackDownToNothing) {
             "1 pending slots need 1 instance(s); 0 starting");
   EXPECT_EQ(decisions[1]["launched"].size(), 1u);
   EXPECT_EQ(decisions[0]["terminated"][0].value("id", ""), decisions[1]["launched"][0]);
-  auto instances = nlohmann::json::parse(Det("--json autoscaler instances --all"), nullptr, false);
+  // Stopping until the provider's list no longer shows it (within a list interval, 5 s).
+  nlohmann::json instances;
+  EXPECT_TRUE(testing::Eventually(
+      [&] {
+        instances = nlohmann::json::parse(Det("--json autoscaler instances --all"), nullptr, false);
+        return instances.is_array() && instances.size() == 1 &&
+               instances[0].value("state", "") == "terminated";
+      },
+      15s))
+      << instances.dump();
   ASSERT_TRUE(instances.is_array() && instances.size() == 1) << instances.dump();
   EXPECT_EQ(instances[0].value("state", ""), "terminated");
   EXPECT_EQ(instances[0].value("provider", ""), "local");

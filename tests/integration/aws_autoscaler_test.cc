@@ -189,6 +189,32 @@ TEST_F(AwsSpotAutoscalerTest, AnInterruptedSpotInstanceIsReplacedAndTheTrialComp
   ExpectScaledBackToNothing();
 }
 
+// EC2's documented eventual consistency: a new spot request is missing from
+// DescribeSpotInstanceRequests (and NotFound by id) for seconds after RequestSpotInstances returned
+// it, while its instance may already run work. The command runs to its end on that instance: no
+// request is cancelled under it, no instance terminated, no second request made.
+TEST_F(AwsSpotAutoscalerTest, ARequestEc2DoesNotListYetNeverCostsTheWorkItsInstanceRuns) {
+  fake_->Admin("spot", {{"fulfil", true}, {"delay_ms", 0}, {"visibility_delay_ms", 15000}});
+  StartAutoscaler();
+  const std::string out = Det("--json cmd run 'sleep 8; echo finished'");
+  const auto reply = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_TRUE(reply.is_object()) << out;
+  const std::string task = reply.value("task_id", "");
+  EXPECT_TRUE(testing::Eventually(
+      [&] { return Det("task logs " + task).find("finished") != std::string::npos; }, 60s))
+      << Log("autoscaler.log") << Log("master.log");
+  const auto summary = nlohmann::json::parse(Det("--json task wait " + task), nullptr, false);
+  EXPECT_EQ(summary.value("exit_code", -1), 0) << summary.dump() << Log("autoscaler.log");
+  EXPECT_EQ(summary.value("failure_type", "?"), "") << summary.dump();
+  EXPECT_EQ(Calls("RequestSpotInstances"), 1) << Log("autoscaler.log");
+  EXPECT_EQ(Log("autoscaler.log").find("no longer needed"), std::string::npos)
+      << Log("autoscaler.log");
+  int terminated = 0;
+  for (const auto& instance : Instances()) terminated += instance["state"] != "running";
+  EXPECT_EQ(terminated, 0) << "nothing ended while the command ran: " << Instances().dump();
+  ExpectScaledBackToNothing();
+}
+
 TEST_F(AwsAutoscalerTest, AMissingIamPermissionIsReportedByName) {
   fake_->Admin("fault", {{"action", "RunInstances"},
                          {"code", "UnauthorizedOperation"},

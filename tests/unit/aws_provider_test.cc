@@ -178,7 +178,9 @@ TEST_F(AwsProviderTest, SpotRequestsAwsDoesNotShowYetAreStillReported) {
   EXPECT_EQ(provider->List("gpu")->size(), 1u);
 }
 
-TEST_F(AwsProviderTest, CancellingARequestFulfilledSinceTheLastListTerminatesItsInstance) {
+// EC2's lists lag: a request the pool no longer needs may have been fulfilled already, and its
+// instance may run work. Cancelling leaves the instance to the pool, which lists it as its own.
+TEST_F(AwsProviderTest, CancellingARequestFulfilledSinceTheLastListLeavesItsInstanceToThePool) {
   StartFake();
   fake_->SetSpotBehaviour(true, {}, {});
   AwsProviderConfig config = Config();
@@ -189,8 +191,12 @@ TEST_F(AwsProviderTest, CancellingARequestFulfilledSinceTheLastListTerminatesIts
   ASSERT_TRUE(provider->Terminate({launched.launched[0].id}).ok());  // fulfilled meanwhile
   const nlohmann::json state = fake_->State();
   ASSERT_EQ(state["instances"].size(), 1u);
-  EXPECT_EQ(state["instances"][0]["state"], "terminated");
-  EXPECT_TRUE(provider->List("gpu")->empty());
+  EXPECT_EQ(state["instances"][0]["state"], "running");
+  auto listed = provider->List("gpu");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].id, state["instances"][0]["id"]);
+  EXPECT_EQ((*listed)[0].replaces, launched.launched[0].id);
 }
 
 TEST_F(AwsProviderTest, ATerminatedSpotInstanceIsNotReportedAgain) {
@@ -207,9 +213,11 @@ TEST_F(AwsProviderTest, ATerminatedSpotInstanceIsNotReportedAgain) {
   EXPECT_TRUE(provider->List("gpu")->empty());
 }
 
-// A request cancelled after it was fulfilled (by hand, or a cancel whose follow-up failed) leaves
-// its instance running: List terminates it.
-TEST_F(AwsProviderTest, AnInstanceItsCancelledRequestLeftRunningIsTerminated) {
+// A request cancelled after it was fulfilled (by hand, or by the autoscaler while EC2's list
+// lagged) leaves its instance running, perhaps with work on it: List adopts it as the pool's (the
+// pool's rules end it when idle or when its agent never comes), never terminates it behind the
+// pool.
+TEST_F(AwsProviderTest, AnInstanceItsCancelledRequestLeftRunningIsAdoptedNotTerminated) {
   StartFake();
   fake_->SetSpotBehaviour(false, {}, {});
   AwsProviderConfig config = Config();
@@ -225,7 +233,15 @@ TEST_F(AwsProviderTest, AnInstanceItsCancelledRequestLeftRunningIsTerminated) {
                   std::make_shared<CredentialsChain>(env, nullptr, clock_), clock_);
   ASSERT_TRUE(other.CancelSpotInstanceRequests({request}).ok());
   ASSERT_EQ(fake_->State()["instances"][0]["state"], "running");
-  EXPECT_TRUE(provider->List("gpu")->empty());
+  auto listed = provider->List("gpu");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_TRUE((*listed)[0].id.starts_with("i-"));
+  EXPECT_EQ((*listed)[0].replaces, request);
+  EXPECT_EQ(fake_->State()["instances"][0]["state"], "running");
+  // Tagged now: listed as the pool's by its tags, and terminated only when the pool says so.
+  ASSERT_EQ(provider->List("gpu")->size(), 1u);
+  ASSERT_TRUE(provider->Terminate({(*listed)[0].id}).ok());
   EXPECT_EQ(fake_->State()["instances"][0]["state"], "terminated");
 }
 

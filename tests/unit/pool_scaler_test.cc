@@ -319,6 +319,11 @@ TEST_F(PoolScalerTest, IdleInstancesStopAfterTheIdlePeriod) {
   clock_.Advance(minutes(1) + seconds(1));
   scaler->Tick(view_);
   EXPECT_EQ(provider_->terminated, std::vector<std::string>{"i-1"});
+  // Stopping while the provider still lists it, terminated once it no longer does; never
+  // terminated first and stopping after.
+  EXPECT_TRUE(reporter_.gone_ids.empty());
+  clock_.Advance(seconds(6));
+  scaler->Tick(view_);
   EXPECT_EQ(reporter_.gone_ids, std::vector<std::string>{"i-1"});
 }
 

@@ -208,6 +208,31 @@ TEST(ScaleDeciderTest, DemandOffTheBusCannotBreakIt) {
   EXPECT_TRUE(decision.terminate.empty());
 }
 
+// EC2's lists lag: a spot request's instance may run work before any list shows it as the pool's.
+// Its connected agent stands for one request (the oldest), which is then neither starting nor
+// cancelled as no longer needed.
+TEST(ScaleDeciderTest, AnUnlistedAgentStandsForASpotRequestThatIsThenNeverCancelled) {
+  Case c{"",
+         {{.id = "sir-old", .age = seconds(40), .state = InstanceState::kSpotRequested},
+          {.id = "sir-new", .age = seconds(10), .state = InstanceState::kSpotRequested}}};
+  EXPECT_EQ(Ids(DecideScale(Config(c), Input(c)).terminate),
+            (std::vector<std::string>{"sir-new", "sir-old"}))
+      << "without the agent, no request is needed";
+  DeciderInput input = Input(c);
+  input.agents["i-unlisted"] = {true, false, {}, {}};  // busy, its instance not listed yet
+  ScaleDecision decision = DecideScale(Config(c), input);
+  EXPECT_EQ(Ids(decision.terminate), std::vector<std::string>{"sir-new"});
+  EXPECT_EQ(decision.starting, 0);
+  // Work for one more instance: the newer request is that, and nothing is launched twice.
+  c.demand.pending_slots = 4;
+  input = Input(c);
+  input.agents["i-unlisted"] = {true, false, {}, {}};
+  decision = DecideScale(Config(c), input);
+  EXPECT_TRUE(decision.terminate.empty());
+  EXPECT_EQ(decision.launch, 0);
+  EXPECT_EQ(decision.starting, 1);
+}
+
 TEST(ScaleDeciderTest, AnUnfulfilledSpotRequestIsCancelledButIsNoFailedStart) {
   Case c{"", {{.id = "r", .age = minutes(11), .state = InstanceState::kSpotRequested}}};
   const ScaleDecision decision = DecideScale(Config(c), Input(c));
