@@ -69,6 +69,7 @@ void PoolScaler::Refresh() {
   auto listed = provider_->List(pool_);
   if (!listed.ok()) {
     spdlog::warn("pool {}: cannot list instances: {}", pool_, listed.status().message());
+    Refused("cannot list instances: " + listed.status().message());
     return;
   }
   std::vector<Instance> fresh = std::move(listed).value();
@@ -256,6 +257,16 @@ void PoolScaler::Decide(const ClusterView& view) {
   const bool new_refusal = !event.error.empty() && event.error != last_refusal_;
   last_refusal_ = event.error;
   if (acted || new_refusal) reporter_.Decided(event);
+}
+
+void PoolScaler::Refused(const std::string& why) {
+  if (why == last_refusal_) return;  // once per change, not once per retry
+  last_refusal_ = why;
+  bus::ScalingDecisionEvent event;
+  event.resource_pool = pool_;
+  event.decided_at = UnixNanos(clock_.WallNow());
+  event.error = why;
+  reporter_.Decided(event);
 }
 
 void PoolScaler::TerminateAll(const ScaleDecision& decision, bus::ScalingDecisionEvent* event) {

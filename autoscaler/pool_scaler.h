@@ -69,6 +69,9 @@ class PoolScaler {
   bool NewUnlistedAgent(const ClusterView& view);
   DeciderInput Input(const ClusterView& view) const;
   void Decide(const ClusterView& view);
+  // A decision that did nothing but say why (the provider cannot list): reported when it differs
+  // from the last one, so `det autoscaler decisions` shows it once per change.
+  void Refused(const std::string& why);
   void TerminateAll(const ScaleDecision& decision, bus::ScalingDecisionEvent* event);
   void LaunchSome(const ScaleDecision& decision, bus::ScalingDecisionEvent* event);
   void ReportInstances(const ClusterView& view);

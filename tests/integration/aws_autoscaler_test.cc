@@ -215,6 +215,24 @@ TEST_F(AwsSpotAutoscalerTest, ARequestEc2DoesNotListYetNeverCostsTheWorkItsInsta
   ExpectScaledBackToNothing();
 }
 
+// A wrong secret key: EC2 refuses every DescribeInstances. The pool can do nothing, and says so
+// where the README sends operators, once, naming the call.
+TEST_F(AwsAutoscalerTest, AProviderThatCannotListIsTheLatestDecisionNamingTheCall) {
+  fake_->Admin(
+      "fault",
+      {{"action", "DescribeInstances"}, {"code", "AuthFailure"}, {"status", 401}, {"times", 1000}});
+  StartAutoscaler();
+  EXPECT_TRUE(testing::Eventually(
+      [&] { return Det("autoscaler decisions").find("AuthFailure") != std::string::npos; }, 20s))
+      << Det("autoscaler decisions") << Log("autoscaler.log");
+  const std::string decisions = Det("autoscaler decisions");
+  EXPECT_NE(decisions.find("ec2:DescribeInstances"), std::string::npos) << decisions;
+  std::this_thread::sleep_for(6s);  // another list, refused the same way
+  const auto all = nlohmann::json::parse(Det("--json autoscaler decisions"), nullptr, false);
+  ASSERT_TRUE(all.is_array()) << all;
+  EXPECT_EQ(all.size(), 1u) << "once per change, not per retry: " << all.dump();
+}
+
 TEST_F(AwsAutoscalerTest, AMissingIamPermissionIsReportedByName) {
   fake_->Admin("fault", {{"action", "RunInstances"},
                          {"code", "UnauthorizedOperation"},
