@@ -107,7 +107,13 @@ GceOperation ReadGceOperation(const nlohmann::json& item, const std::string& met
   operation.status = Str(item, "status");
   auto error = item.find("error");
   if (error == item.end() || !error->is_object()) return operation;
-  GceError failed{method, "", "", Long(item, "httpErrorStatusCode"), GceErrorKind::kInvalid};
+  // The failure is the call the operation carried out (instances.insert), not the poll that
+  // read it: the permission to name and the README's form are the insert's.
+  const bool of_instance = Str(item, "targetLink").find("/instances/") != std::string::npos;
+  const std::string failed_call = of_instance && !operation.operation_type.empty()
+                                      ? "instances." + operation.operation_type
+                                      : method;
+  GceError failed{failed_call, "", "", Long(item, "httpErrorStatusCode"), GceErrorKind::kInvalid};
   for (const nlohmann::json& each : error->value("errors", nlohmann::json::array())) {
     if (!each.is_object()) continue;
     if (failed.code.empty()) failed.code = Str(each, "code");

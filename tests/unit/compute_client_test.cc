@@ -140,6 +140,11 @@ TEST_F(ComputeClientTest, AnOperationThatEndsWithAnErrorIsClassified) {
   EXPECT_EQ(done.value().error->code, "ZONE_RESOURCE_POOL_EXHAUSTED");
   EXPECT_EQ(done.value().error->kind, GceErrorKind::kCapacity);
   EXPECT_EQ(done.value().error->http_status, 503);
+  EXPECT_EQ(done.value().error->ToString().rfind("compute.instances.insert failed: "
+                                                 "ZONE_RESOURCE_POOL_EXHAUSTED: The zone",
+                                                 0),
+            0u)
+      << done.value().error->ToString();
   EXPECT_TRUE(fake_->State()["instances"].empty());
 }
 
