@@ -111,13 +111,15 @@ class TrialRoutes {
   void RouteRunBookkeeping(Router& router);  // run_routes.cc
   void RouteRunMetadata(Router& router);
   // Who asks a route that both trial code and users call: a run (Determined's
-  // Grpc-Metadata-x-allocation-token header), reading as a user without rights of its own, or a
-  // logged-in user (Authorization: Bearer).
+  // Grpc-Metadata-x-allocation-token header), reading as a user without rights of its own and
+  // only its own trial or experiment `id` (PermissionDenied otherwise), or a logged-in user
+  // (Authorization: Bearer).
+  enum class OwnScope { kTrial, kExperiment };
   struct Asker {
     auth::Principal principal;
     std::optional<TrialRun> run;
   };
-  Result<Asker> AskerOf(const Request& req);
+  Result<Asker> AskerOf(const Request& req, OwnScope scope, int64_t id);
   // The run the request's `Authorization: Bearer <allocation token>` speaks for (trial_id 0: any).
   Result<TrialRun> Caller(const Request& req, int64_t trial_id);
 

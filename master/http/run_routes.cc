@@ -72,12 +72,18 @@ Result<std::vector<CheckpointPatch>> CheckpointPatchesOf(const std::string& text
   return patches;
 }
 
-Result<TrialRoutes::Asker> TrialRoutes::AskerOf(const Request& req) {
+Result<TrialRoutes::Asker> TrialRoutes::AskerOf(const Request& req, OwnScope scope, int64_t id) {
   if (req.Header("Grpc-Metadata-x-allocation-token").empty()) {
     DET_ASSIGN_OR_RETURN(auth::Principal user, UserOf(api_.users(), req));
     return Asker{user, std::nullopt};
   }
   DET_ASSIGN_OR_RETURN(TrialRun run, Caller(req, 0));
+  const bool trial = scope == OwnScope::kTrial;
+  const int64_t own = trial ? run.trial_id : run.experiment_id;
+  if (own != id) {
+    return PermissionDenied(std::string("a trial's run reads only its own ") +
+                            (trial ? "trial, " : "experiment, ") + std::to_string(own));
+  }
   // A run reads as nobody in particular: what any logged-in user may read.
   return Asker{auth::Principal{0, "trial " + std::to_string(run.trial_id), false}, run};
 }
@@ -86,12 +92,8 @@ void TrialRoutes::RouteRunBookkeeping(Router& router) {
   auto id_of = [](const Request& req) { return std::stoll(req.Match(1)); };
   router.Get("/api/v1/trials/{trial_id}", [=, this](const Request& req, Response& res) {
     Reply(res, [&]() -> Result<ordered_json> {
-      DET_ASSIGN_OR_RETURN(Asker asker, AskerOf(req));
       const int64_t trial_id = id_of(req);
-      if (asker.run && asker.run->trial_id != trial_id) {
-        return PermissionDenied("a trial's run reads only its own trial, " +
-                                std::to_string(asker.run->trial_id));
-      }
+      DET_ASSIGN_OR_RETURN(Asker asker, AskerOf(req, OwnScope::kTrial, trial_id));
       DET_ASSIGN_OR_RETURN(auto reply, api_.Call(asker.principal, bus::TrialGetRequest{trial_id}));
       return ordered_json{{"trial", bus::ToJson(reply.trial)}};
     }());
@@ -99,12 +101,9 @@ void TrialRoutes::RouteRunBookkeeping(Router& router) {
   router.Get("/api/v1/experiments/{experiment_id}/searcher/best_searcher_validation_metric",
              [=, this](const Request& req, Response& res) {
                Reply(res, [&]() -> Result<json> {
-                 DET_ASSIGN_OR_RETURN(Asker asker, AskerOf(req));
                  const int64_t experiment_id = id_of(req);
-                 if (asker.run && asker.run->experiment_id != experiment_id) {
-                   return PermissionDenied("a trial's run reads only its own experiment, " +
-                                           std::to_string(asker.run->experiment_id));
-                 }
+                 DET_ASSIGN_OR_RETURN(Asker asker,
+                                      AskerOf(req, OwnScope::kExperiment, experiment_id));
                  DET_ASSIGN_OR_RETURN(
                      auto experiment,
                      api_.Call(asker.principal, bus::ExperimentGetRequest{experiment_id}));
@@ -154,12 +153,8 @@ void TrialRoutes::RouteRunMetadata(Router& router) {
   });
   router.Get("/api/v1/runs/{run_id}/metadata", [=, this](const Request& req, Response& res) {
     Reply(res, [&]() -> Result<json> {
-      DET_ASSIGN_OR_RETURN(Asker asker, AskerOf(req));
       const int64_t trial_id = id_of(req);
-      if (asker.run && asker.run->trial_id != trial_id) {
-        return PermissionDenied("a trial's run reads only its own metadata, run " +
-                                std::to_string(asker.run->trial_id));
-      }
+      DET_RETURN_IF_ERROR(AskerOf(req, OwnScope::kTrial, trial_id).status());
       DET_ASSIGN_OR_RETURN(std::string metadata, reports_.RunMetadata(trial_id));
       return json{{"metadata", json::parse(metadata, nullptr, false)}};
     }());
