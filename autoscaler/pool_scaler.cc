@@ -79,6 +79,7 @@ void PoolScaler::Refresh() {
   std::map<std::string, std::string> fulfilled;  // spot request id → its instance's id
   for (const Instance& instance : fresh) {
     ids.insert(instance.id);
+    seen_.insert(instance.id);
     if (!instance.replaces.empty()) fulfilled[instance.replaces] = instance.id;
   }
   const WallTime now = clock_.WallNow();
@@ -88,10 +89,11 @@ void PoolScaler::Refresh() {
       if (launched_here_.contains(known.id)) launched_here_.insert(it->second);
       continue;  // became an instance: neither kept nor vanished
     }
-    // A cloud's list may lag behind its launches: a launch of ours stays for a grace period
-    // (not one we have since ended: its absence is its end).
+    // A cloud's list may lag behind its launches: a launch of ours the list has not shown yet
+    // stays for a grace period. Once listed, or ended by us, its absence is its end (an
+    // interrupted spot instance frees its place at once).
     if (launched_here_.contains(known.id) && !terminating_.contains(known.id) &&
-        now - known.launched_at < kListGrace) {
+        !seen_.contains(known.id) && now - known.launched_at < kListGrace) {
       fresh.push_back(known);
       ids.insert(known.id);
       continue;
@@ -112,6 +114,7 @@ void PoolScaler::Refresh() {
   std::erase_if(connected_, [&](const std::string& id) { return !ids.contains(id); });
   std::erase_if(terminating_, [&](const std::string& id) { return !ids.contains(id); });
   std::erase_if(launched_here_, [&](const std::string& id) { return !ids.contains(id); });
+  std::erase_if(seen_, [&](const std::string& id) { return !ids.contains(id); });
   if (!listed_) {
     spdlog::info("pool {}: {} instance(s) found at start", pool_, instances_.size());
     started_at_ = now;
@@ -207,11 +210,16 @@ bool PoolScaler::NewUnlistedAgent(const ClusterView& view) {
 DeciderInput PoolScaler::Input(const ClusterView& view) const {
   DeciderInput input;
   input.now = clock_.WallNow();
+  std::set<std::string> ending;  // their agents are neither capacity nor unlisted arrivals
   for (const Instance& instance : instances_) {
-    if (Live(instance)) input.instances.push_back(instance);
+    if (Live(instance)) {
+      input.instances.push_back(instance);
+    } else {
+      ending.insert(instance.id);
+    }
   }
   for (const auto& [id, agent] : view.agents()) {
-    if (agent.resource_pool != pool_) continue;
+    if (agent.resource_pool != pool_ || ending.contains(id)) continue;
     AgentView& out = input.agents[id];
     out.connected = agent.state == "connected";
     auto idle = view.idle_since().find(id);

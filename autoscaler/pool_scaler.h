@@ -34,8 +34,10 @@ class ScalingReporter {
 //
 // Nothing is decided before the provider's list has been read once, so a restarted autoscaler
 // counts the instances a previous one launched and launches no duplicates. Launched instances
-// join the list at once (and stay for a minute even if the provider does not list them yet);
-// terminated ones leave it at once. An instance launched here that vanishes before its agent
+// join the list at once (and stay for a minute while the provider does not list them yet); an
+// instance the list showed and no longer shows, or one terminated here, leaves it at once, and
+// one the provider reports stopping (a spot interruption notice) no longer counts toward
+// max_instances. An instance launched here that vanishes before its agent
 // connected counts against the circuit breaker like an orphan. Instances a previous autoscaler
 // launched whose agents are absent are taken as disconnected since this one started.
 //
@@ -90,6 +92,7 @@ class PoolScaler {
   std::map<std::string, WallTime> disconnected_since_;  // agent connected once, now gone
   std::set<std::string> terminating_;      // terminated by this scaler, until no longer listed
   std::set<std::string> launched_here_;    // launched by this scaler, until no longer listed
+  std::set<std::string> seen_;             // shown by the provider's list, until no longer
   std::set<std::string> unlisted_agents_;  // connected agents no list had shown when they came
   WallTime started_at_{};                  // the first successful list
   std::map<std::string, bus::InstanceInfo> reported_;

@@ -32,6 +32,14 @@ std::string NewClientToken() {
 
 bool IsSpotRequestId(const std::string& id) { return id.starts_with("sir-"); }
 
+// EC2 will take the request's instance back (the two-minute interruption notice): the instance's
+// place is free from now on, its replacement may start while it winds down.
+bool MarkedForInterruption(const SpotRequest& request) {
+  return request.status_code == "marked-for-termination" ||
+         request.status_code == "marked-for-stop" ||
+         request.status_code == "marked-for-hibernation";
+}
+
 // Status codes of open spot requests that EC2 cannot fulfil for now for lack of capacity at the
 // price (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-request-status.html).
 bool ShortOfCapacity(const SpotRequest& request) {
@@ -84,8 +92,8 @@ Status AwsProvider::ListSpotRequests(const std::string& resource_pool,
   Ec2Result<std::vector<SpotRequest>> requests =
       client_->DescribeSpotInstanceRequests(PoolFilters(resource_pool));
   if (!requests.ok()) return Unavailable(requests.error().ToString());
-  std::set<std::string> listed;
-  for (const Instance& instance : *instances) listed.insert(instance.id);
+  std::map<std::string, Instance*> listed;
+  for (Instance& instance : *instances) listed[instance.id] = &instance;
   // Active, or cancelled after they were fulfilled: their instances, not tagged yet (perhaps
   // running work already), are the pool's.
   std::vector<const SpotRequest*> fulfilled;
@@ -104,14 +112,21 @@ Status AwsProvider::ListSpotRequests(const std::string& resource_pool,
                             request.create_time});
       continue;
     }
-    if (request.instance_id.empty() || listed.contains(request.instance_id) ||
-        dead_spot_instances_.contains(request.instance_id)) {
+    if (auto instance = listed.find(request.instance_id); instance != listed.end()) {
+      if (MarkedForInterruption(request) && instance->second->state != InstanceState::kStopped) {
+        instance->second->state = InstanceState::kStopping;
+      }
+      continue;
+    }
+    if (request.instance_id.empty() || dead_spot_instances_.contains(request.instance_id)) {
       continue;
     }
     fulfilled.push_back(&request);
   }
   std::erase_if(dead_spot_instances_,
                 [&](const std::string& id) { return !referenced.contains(id); });
+  std::erase_if(invisible_since_,
+                [&](const auto& entry) { return !referenced.contains(entry.first); });
   DET_RETURN_IF_ERROR(AdoptSpotInstances(resource_pool, fulfilled, instances));
   GiveUpSpotRequests(short_of_capacity);
   const WallTime now = clock_.WallNow();
@@ -157,14 +172,35 @@ Status AwsProvider::AdoptSpotInstances(const std::string& resource_pool,
   // By id, not by tag (they have none yet): which of these instances still live.
   std::vector<std::string> ids;
   for (const SpotRequest* request : fulfilled) ids.push_back(request->instance_id);
-  Ec2Result<std::vector<Ec2Instance>> found = client_->DescribeInstances(
-      {{"instance-id", ids},
-       {"instance-state-name", {"pending", "running", "stopping", "stopped"}}});
+  Ec2Result<std::vector<Ec2Instance>> found = client_->DescribeInstances({{"instance-id", ids}});
   if (!found.ok()) return Unavailable(found.error().ToString());
   std::map<std::string, const Ec2Instance*> alive;
-  for (const Ec2Instance& instance : found.value()) alive[instance.id] = &instance;
-  for (const std::string& id : ids) {
-    if (!alive.contains(id)) dead_spot_instances_.insert(id);
+  std::set<std::string> seen;
+  for (const Ec2Instance& instance : found.value()) {
+    seen.insert(instance.id);
+    if (StateOf(instance.state) == InstanceState::kTerminated) continue;
+    alive[instance.id] = &instance;
+  }
+  const WallTime now = clock_.WallNow();
+  for (const SpotRequest* request : fulfilled) {
+    const std::string& id = request->instance_id;
+    if (seen.contains(id)) {
+      invisible_since_.erase(id);
+      if (!alive.contains(id)) dead_spot_instances_.insert(id);
+      continue;
+    }
+    // EC2 fulfilled the request but does not list its instance yet (eventual consistency): the
+    // request stands for it, as capacity on the way, for a while. An instance that never shows
+    // (terminated and dropped from EC2's list long ago) is dead.
+    const WallTime since = invisible_since_.try_emplace(id, now).first->second;
+    if (now - since >= kSpotVisibilityGrace) {
+      invisible_since_.erase(id);
+      dead_spot_instances_.insert(id);
+    } else if (request->state == "active") {
+      instances->push_back({request->id, resource_pool, InstanceState::kSpotRequested,
+                            Offering{request->instance_type, request->zone, true},
+                            request->create_time});
+    }
   }
   for (const SpotRequest* request : fulfilled) {
     auto it = alive.find(request->instance_id);
@@ -182,7 +218,9 @@ Status AwsProvider::AdoptSpotInstances(const std::string& resource_pool,
                    tagged.error().ToString());
     }
     const Ec2Instance& instance = *it->second;
-    instances->push_back({instance.id, resource_pool, StateOf(instance.state),
+    const InstanceState state =
+        MarkedForInterruption(*request) ? InstanceState::kStopping : StateOf(instance.state);
+    instances->push_back({instance.id, resource_pool, state,
                           Offering{instance.instance_type, instance.zone, true},
                           instance.launch_time, request->id});
   }

@@ -5,11 +5,13 @@
 // `determined-resource-pool: <pool>`; spot requests carry the same tags, and a fulfilled request's
 // instance is tagged by List() (spot launch specifications cannot tag instances themselves).
 //
-// A request cancelled after it was fulfilled leaves its instance running: List() terminates such
-// instances. Spot requests are eventually consistent: one that DescribeSpotInstanceRequests does
-// not show yet is still reported (as requested) for kSpotVisibilityGrace after it was made. An
-// interrupted spot instance is terminated by EC2 and drops out of List(): the pool sees lost
-// capacity and launches again if the work still needs it. With spot_fallback: on_demand, an open
+// A request cancelled after it was fulfilled leaves its instance running: List() adopts it (it
+// may run work) and the pool ends it by its rules. Spot requests are eventually consistent: one
+// that DescribeSpotInstanceRequests does not show yet is still reported (as requested) for
+// kSpotVisibilityGrace after it was made, and so is a fulfilled one whose instance
+// DescribeInstances does not show yet. An instance whose request is marked for interruption
+// (EC2's two-minute notice) is reported stopping, so its place is free for a replacement at once;
+// EC2 then terminates it and it drops out of List(). With spot_fallback: on_demand, an open
 // request EC2 reports short of capacity (capacity-not-available, capacity-oversubscribed,
 // price-too-low) is cancelled and reported as a failed launch, so the pool falls back at once
 // instead of waiting for it.
@@ -71,6 +73,7 @@ class AwsProvider final : public autoscaler::Provider {
   const Clock& clock_;
   std::map<std::string, UnseenSpotRequest> unseen_spot_;  // by spot request id
   std::set<std::string> dead_spot_instances_;  // of requests still listed: not looked up again
+  std::map<std::string, WallTime> invisible_since_;  // fulfilled requests' unlisted instances
   std::vector<autoscaler::LaunchOutcome> outcomes_;
 };
 

@@ -169,6 +169,12 @@ struct FakeEc2::Instance {
   bool spot = false;
   std::string spot_request_id;
   Clock::time_point launched;
+  // EC2's list lags: DescribeInstances leaves the instance out (and answers NotFound by id)
+  // before this.
+  Clock::time_point visible_at;
+  // A spot interruption notice: EC2 reclaims the instance at this time (IMDS
+  // spot/instance-action says so meanwhile); epoch: none.
+  Clock::time_point reclaim_at{};
   Tags tags;
   Params launch_params;  // what it was launched with, for tests
   BootedScript boot;     // the booted user data
@@ -398,6 +404,7 @@ FakeEc2::Instance& FakeEc2::NewInstance(const Params& params, const std::string&
   instance->user_data = user_data.ok() ? *user_data : "";
   instance->spot = spot;
   instance->launched = Clock::now();
+  instance->visible_at = instance->launched + instance_visibility_delay_;
   instance->launch_params = params;
   Instance& ref = *instance;
   instances_[ref.id] = std::move(instance);
@@ -428,6 +435,10 @@ void FakeEc2::Advance() {
       instance->state = "running";
     }
     if (instance->state == "shutting-down") instance->state = "terminated";
+    if (instance->reclaim_at != Clock::time_point{} && now >= instance->reclaim_at &&
+        (instance->state == "pending" || instance->state == "running")) {
+      Reclaim(*instance);
+    }
   }
   for (auto& [id, request] : spot_requests_) {
     if (request->state != "open") continue;
@@ -477,8 +488,9 @@ std::string FakeEc2::RunInstances(const Params& params, int* status) {
 std::string FakeEc2::DescribeInstances(const Params& params, int* status) {
   const auto filters = Filters(params);
   const std::vector<std::string> ids = ListParam(params, "InstanceId");
+  const auto now = Clock::now();
   for (const std::string& id : ids) {
-    if (!instances_.contains(id)) {
+    if (!instances_.contains(id) || now < instances_[id]->visible_at) {
       *status = 400;
       return ErrorDocument("InvalidInstanceID.NotFound",
                            "The instance ID '" + id + "' does not exist");
@@ -487,6 +499,7 @@ std::string FakeEc2::DescribeInstances(const Params& params, int* status) {
   std::vector<const Instance*> matching;
   for (const auto& [id, instance] : instances_) {
     if (!ids.empty() && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
+    if (now < instance->visible_at) continue;  // launched, not listed yet
     if (!Matches(filters, instance->tags,
                  {{"instance-state-name", instance->state},
                   {"instance-id", id},
@@ -668,7 +681,17 @@ void FakeEc2::HandleImds(const httplib::Request& request, httplib::Response& res
     }
   }
   const std::string role_path = "/latest/meta-data/iam/security-credentials/";
-  if (path == "/latest/meta-data/instance-id") {
+  Advance();  // a notice that ran out ends the instance before it is asked about
+  if (!instance_id.empty() && path == "/latest/meta-data/spot/instance-action") {
+    const Instance& instance = *instances_.at(instance_id);
+    if (instance.reclaim_at == Clock::time_point{}) {
+      response.status = 404;
+    } else {
+      response.set_content(
+          nlohmann::json{{"action", "terminate"}, {"time", IsoTime(instance.reclaim_at)}}.dump(),
+          "application/json");
+    }
+  } else if (path == "/latest/meta-data/instance-id") {
     response.set_content(id, "text/plain");
   } else if (path == "/latest/dynamic/instance-identity/document") {
     response.set_content(
@@ -709,7 +732,10 @@ void FakeEc2::HandleAdmin(const httplib::Request& request, httplib::Response& re
     InjectFault(body.value("action", ""), body.value("code", "InternalError"),
                 body.value("status", 500), body.value("times", 1));
   } else if (request.path == "/_fake/interrupt" && body.is_object()) {
-    reply["ok"] = InterruptSpot(body.value("instance_id", ""));
+    reply["ok"] = InterruptSpot(body.value("instance_id", ""),
+                                std::chrono::milliseconds(body.value("notice_ms", 0)));
+  } else if (request.path == "/_fake/lag" && body.is_object()) {
+    SetInstanceVisibilityDelay(std::chrono::milliseconds(body.value("describe_instances_ms", 0)));
   } else if (request.path == "/_fake/spot" && body.is_object()) {
     SetSpotBehaviour(body.value("fulfil", true),
                      std::chrono::milliseconds(body.value("delay_ms", 0)),
@@ -744,18 +770,40 @@ void FakeEc2::SetSpotBehaviour(bool fulfil, std::chrono::milliseconds delay,
   spot_visibility_delay_ = visibility_delay;
 }
 
-bool FakeEc2::InterruptSpot(const std::string& instance_id) {
+bool FakeEc2::InterruptSpot(const std::string& instance_id, std::chrono::milliseconds notice) {
   std::lock_guard lock(mu_);
   auto it = instances_.find(instance_id);
   if (it == instances_.end() || !it->second->spot) return false;
-  it->second->state = "terminated";
-  it->second->boot.Kill();
-  if (auto request = spot_requests_.find(it->second->spot_request_id);
+  Instance& instance = *it->second;
+  if (notice <= std::chrono::milliseconds::zero()) {
+    Reclaim(instance);
+    instance.state = "terminated";
+    return true;
+  }
+  // EC2's two-minute warning: the request is marked, IMDS announces the action and time.
+  instance.reclaim_at = Clock::now() + notice;
+  if (auto request = spot_requests_.find(instance.spot_request_id);
+      request != spot_requests_.end()) {
+    request->second->status_code = "marked-for-termination";
+    request->second->status_message = "Your Spot Instance is marked for termination.";
+  }
+  return true;
+}
+
+void FakeEc2::Reclaim(Instance& instance) {
+  instance.state = "shutting-down";
+  instance.boot.Kill();
+  if (auto request = spot_requests_.find(instance.spot_request_id);
       request != spot_requests_.end()) {
     request->second->state = "closed";
     request->second->status_code = "instance-terminated-no-capacity";
+    request->second->status_message = "Your Spot Instance was terminated: no capacity.";
   }
-  return true;
+}
+
+void FakeEc2::SetInstanceVisibilityDelay(std::chrono::milliseconds delay) {
+  std::lock_guard lock(mu_);
+  instance_visibility_delay_ = delay;
 }
 
 nlohmann::json FakeEc2::State() {

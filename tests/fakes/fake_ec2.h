@@ -11,8 +11,9 @@
 // folder: the agent the bootstrap starts is a real det-agent.
 //
 // Admin endpoints (JSON, no signature): POST /_fake/fault {"action","code","status","times"},
-// POST /_fake/interrupt {"instance_id"}, POST /_fake/spot {"fulfil": bool, "delay_ms",
-// "visibility_delay_ms"}, GET /_fake/state, GET /_fake/calls.
+// POST /_fake/interrupt {"instance_id", "notice_ms"}, POST /_fake/spot {"fulfil": bool,
+// "delay_ms", "visibility_delay_ms"}, POST /_fake/lag {"describe_instances_ms"}, GET
+// /_fake/state, GET /_fake/calls.
 
 #include <filesystem>
 #include <map>
@@ -75,8 +76,14 @@ class FakeEc2 {
   // Spot requests are fulfilled (after `delay`) or stay open with capacity-not-available.
   void SetSpotBehaviour(bool fulfil, std::chrono::milliseconds delay,
                         std::chrono::milliseconds visibility_delay);
-  // EC2 takes the spot instance back: terminated, its request closed.
-  bool InterruptSpot(const std::string& instance_id);
+  // EC2 takes the spot instance back: terminated, its request closed. With a `notice` (EC2
+  // gives two minutes) the request is first marked-for-termination and the instance's IMDS
+  // answers spot/instance-action with the time; the instance ends when the notice runs out.
+  bool InterruptSpot(const std::string& instance_id,
+                     std::chrono::milliseconds notice = std::chrono::milliseconds::zero());
+  // Instances launched from now on stay out of DescribeInstances for `delay` (EC2's eventual
+  // consistency: by id they are InvalidInstanceID.NotFound meanwhile).
+  void SetInstanceVisibilityDelay(std::chrono::milliseconds delay);
   // Instances and spot requests as JSON (ids, states, tags, parameters launched with).
   nlohmann::json State();
   // Every API call so far: {"action", "params"}.
@@ -115,6 +122,8 @@ class FakeEc2 {
   std::string CancelSpotInstanceRequests(const Params& params, int* status);
 
   Instance& NewInstance(const Params& params, const std::string& prefix, bool spot);
+  // EC2 takes a spot instance back: shutting down, its agent gone, its request closed.
+  void Reclaim(Instance& instance);
   void Boot(Instance& instance);
   void Reap();
 
@@ -131,6 +140,7 @@ class FakeEc2 {
   bool spot_fulfil_ = true;
   std::chrono::milliseconds spot_delay_{0};
   std::chrono::milliseconds spot_visibility_delay_{0};
+  std::chrono::milliseconds instance_visibility_delay_{0};
   std::set<std::string> imds_tokens_;
   int next_id_ = 1;
   // 4 random hex digits in every instance and reservation id: two fakes (tests running side by

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "tests/fakes/fake_ec2.h"
 #include "tests/testing/test_util.h"
@@ -133,6 +134,48 @@ TEST_F(AwsProviderTest, SpotRequestsAreCapacityOnTheWayAndFulfilledInstancesGetT
   // EC2 takes it back: the instance drops out, which the pool sees as lost capacity.
   ASSERT_TRUE(fake_->InterruptSpot((*again)[0].id));
   EXPECT_TRUE(provider->List("gpu")->empty());
+}
+
+// EC2's two-minute warning: the request is marked-for-termination while the instance still runs.
+// List() reports it stopping (its place free for a replacement), then, once EC2 has reclaimed it,
+// not at all.
+TEST_F(AwsProviderTest, AnInstanceMarkedForInterruptionIsReportedStoppingThenGone) {
+  StartFake();
+  AwsProviderConfig config = Config();
+  config.spot = true;
+  auto provider = Provider(config);
+  ASSERT_FALSE(provider->Launch({"gpu", 1, provider->Offerings().at(0)}).error);
+  auto fulfilled = provider->List("gpu");
+  ASSERT_EQ(fulfilled->size(), 1u);
+  ASSERT_NE((*fulfilled)[0].state, InstanceState::kStopping);
+  ASSERT_TRUE(fake_->InterruptSpot((*fulfilled)[0].id, std::chrono::milliseconds(300)));
+  auto marked = provider->List("gpu");
+  ASSERT_EQ(marked->size(), 1u);
+  EXPECT_EQ((*marked)[0].state, InstanceState::kStopping);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  fake_->State();  // EC2's clock moves on
+  EXPECT_TRUE(provider->List("gpu")->empty());
+}
+
+// A request fulfilled before DescribeInstances shows its instance: the request stands for the
+// instance (capacity on the way) until the instance is listed, then the instance is adopted.
+TEST_F(AwsProviderTest, AFulfilledRequestsInstanceEc2DoesNotListYetIsStillOnTheWay) {
+  StartFake();
+  fake_->SetInstanceVisibilityDelay(std::chrono::milliseconds(500));
+  AwsProviderConfig config = Config();
+  config.spot = true;
+  auto provider = Provider(config);
+  ASSERT_FALSE(provider->Launch({"gpu", 1, provider->Offerings().at(0)}).error);
+  auto early = provider->List("gpu");
+  ASSERT_TRUE(early.ok()) << early.status().ToString();
+  ASSERT_EQ(early->size(), 1u);
+  EXPECT_EQ((*early)[0].state, InstanceState::kSpotRequested);
+  EXPECT_TRUE((*early)[0].id.starts_with("sir-"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  auto later = provider->List("gpu");
+  ASSERT_EQ(later->size(), 1u);
+  EXPECT_TRUE((*later)[0].id.starts_with("i-")) << "adopted once listed, not given up";
+  EXPECT_EQ((*later)[0].replaces, (*early)[0].id);
 }
 
 TEST_F(AwsProviderTest, WithFallbackARequestShortOfCapacityIsGivenUpAsAFailedLaunch) {

@@ -417,6 +417,52 @@ TEST_F(PoolScalerTest, AnAgentThatConnectsBeforeItsInstanceIsListedIsNotCancelle
   EXPECT_EQ(scaler->instances()[0].id, "i-fast");
 }
 
+// Issue 27: with max_instances 1, a spot instance EC2 took back 20 s after its launch was kept
+// for the rest of the minute-long allowance for lagging lists, and the replacement waited.
+// Only an instance no list has shown yet gets that allowance.
+TEST_F(PoolScalerTest, AListedInstanceThatVanishesFreesItsPlaceAtOnce) {
+  config_.max_instances = 1;
+  auto scaler = MakeScaler();
+  Pending(4);
+  scaler->Tick(view_);
+  ASSERT_EQ(provider_->launch_calls.size(), 1u);
+  clock_.Advance(seconds(5));
+  scaler->Tick(view_);  // listed
+  AgentConnected(provider_->cloud->at(0).id);
+  clock_.Advance(seconds(15));
+  provider_->cloud->clear();  // taken back, the work pending again
+  view_.Apply(Event(bus::AgentStateEvent{"i-1", "lost", "default", 4, true}));
+  scaler->DemandChanged();
+  for (int i = 0; i < 10 && provider_->launch_calls.size() < 2; ++i) {
+    clock_.Advance(seconds(1));
+    scaler->Tick(view_);
+  }
+  ASSERT_EQ(provider_->launch_calls.size(), 2u) << "replaced within the list interval";
+}
+
+// EC2's two-minute notice: the instance still runs (its work checkpoints) but its place is free,
+// so the replacement is launched meanwhile, within max_instances 1; the stopping instance is
+// left to the cloud.
+TEST_F(PoolScalerTest, AnInstanceTheCloudReportsStoppingNoLongerCountsTowardMaxInstances) {
+  config_.max_instances = 1;
+  auto scaler = MakeScaler();
+  Pending(4);
+  scaler->Tick(view_);
+  clock_.Advance(seconds(5));
+  scaler->Tick(view_);
+  AgentConnected("i-1");
+  clock_.Advance(seconds(5));
+  provider_->cloud->at(0).state = InstanceState::kStopping;  // marked for interruption
+  scaler->DemandChanged();
+  for (int i = 0; i < 10 && provider_->launch_calls.size() < 2; ++i) {
+    clock_.Advance(seconds(1));
+    scaler->Tick(view_);
+  }
+  ASSERT_EQ(provider_->launch_calls.size(), 2u);
+  EXPECT_TRUE(provider_->terminated.empty()) << "EC2 ends it, not the autoscaler";
+  EXPECT_EQ(provider_->cloud->size(), 2u);
+}
+
 TEST_F(PoolScalerTest, AFailingListDoesNotSpinTheLoop) {
   struct FailingList final : FakeProvider {
     using FakeProvider::FakeProvider;
