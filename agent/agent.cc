@@ -70,6 +70,17 @@ int Agent::Run(const std::atomic<bool>& stop) {
                config_.master_host, config_.master_port, slots_.size());
   sampler_ = std::make_unique<UtilizationSampler>(slots_, config_.utilization_interval, &RunCommand,
                                                   clock_);
+  if (!config_.interruption_notice.empty()) {
+    Result<InterruptionProbe> probe =
+        CloudInterruptionProbe(config_.interruption_notice, Environment::Process(), clock_);
+    if (!probe.ok()) {
+      spdlog::critical("{}", probe.status().message());
+      return 2;
+    }
+    interruption_watch_ =
+        std::make_unique<InterruptionWatch>(std::move(*probe), config_.interruption_poll_interval);
+    spdlog::info("watching {}'s metadata for the end of this machine", config_.interruption_notice);
+  }
   WorkloadRunner::Reports recovered;
   runner_->Recover(&recovered);
   Send(recovered);
@@ -127,6 +138,15 @@ void Agent::PollOnce() {
   runner_->Tick(poll_items_, &reports);
   Send(reports);
   if (auto sample = sampler_->Take()) (void)channel_->SendBestEffort(*sample);
+  ForwardInterruption();
+}
+
+void Agent::ForwardInterruption() {
+  if (!interruption_watch_ || interruption_) return;
+  interruption_ = interruption_watch_->notice();
+  if (!interruption_) return;
+  spdlog::warn("{}: telling the master", interruption_->reason);
+  channel_->SendReliable(bus::AgentInterruption{interruption_->reason, interruption_->deadline});
 }
 
 void Agent::Send(WorkloadRunner::Reports& reports) {
@@ -149,6 +169,10 @@ void Agent::OnEvent(bus::AgentChannelClient::Event& event) {
         for (const auto& batch : shipper_.Unconfirmed()) channel_->SendReliable(batch);
       }
       channel_->SendReliable(Registration());
+      if (interruption_) {
+        channel_->SendReliable(
+            bus::AgentInterruption{interruption_->reason, interruption_->deadline});
+      }
       return;
     case Kind::kDisconnected:
       spdlog::warn("lost the master; reconnecting");

@@ -7,6 +7,7 @@
 #include <zmq.hpp>
 
 #include "agent/agent_config.h"
+#include "agent/interruption_watch.h"
 #include "agent/log_shipper.h"
 #include "agent/utilization.h"
 #include "agent/workload_runner.h"
@@ -40,6 +41,8 @@ class Agent {
   // acknowledgement) so it forgets this agent now instead of after the reconnect window.
   void SayGoodbye();
   void PollOnce();
+  // Passes a notice of the machine's end to the master once it comes (and after every welcome).
+  void ForwardInterruption();
   void RunConnectionLostHook() const;
 
   AgentConfig config_;
@@ -50,7 +53,9 @@ class Agent {
   std::unique_ptr<WorkloadRunner> runner_;
   std::unique_ptr<bus::AgentChannelClient> channel_;
   std::unique_ptr<UtilizationSampler> sampler_;
-  std::string shutdown_reason_;  // set when the master tells the agent to stop
+  std::unique_ptr<InterruptionWatch> interruption_watch_;
+  std::optional<InterruptionNotice> interruption_;  // forwarded to the master
+  std::string shutdown_reason_;                     // set when the master tells the agent to stop
   std::vector<zmq::pollitem_t> poll_items_;
   // Ended workloads whose end the master has not confirmed recording, by allocation.
   std::map<std::string, bus::WorkloadState> unrecorded_ends_;

@@ -19,7 +19,8 @@ const std::vector<std::string> kAgentEnvFields = {"master_host",
                                                   "agent_reconnect_attempts",
                                                   "agent_reconnect_backoff",
                                                   "utilization_interval",
-                                                  "container_runtime"};
+                                                  "container_runtime",
+                                                  "interruption_poll_interval"};
 
 std::string NormalizedDir(const std::string& dir) {
   std::string normal = std::filesystem::absolute(dir).lexically_normal().string();
@@ -33,6 +34,7 @@ std::string DefaultWorkDir(const std::string& agent_id) { return "/tmp/det-agent
 
 constexpr const char* kSlotTypes[] = {"auto", "cuda", "cpu", "none"};
 constexpr const char* kContainerRuntimes[] = {"process", "docker"};
+constexpr const char* kInterruptionNotices[] = {"", "aws", "gcp"};
 
 // visible_gpus: a list, or Determined's comma-separated string ("0,1" or "GPU-...,GPU-...").
 void ReadVisibleGpus(const YAML::Node& doc, ConfigReader& reader, std::vector<std::string>* out) {
@@ -77,6 +79,8 @@ Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc) {
   reader.Read("master_silence_limit", &config.channel.silence_limit);
   reader.Child("hooks").Read("on_connection_lost", &config.on_connection_lost);
   reader.ReadOneOf("container_runtime", &config.container_runtime, kContainerRuntimes);
+  reader.ReadOneOf("interruption_notice", &config.interruption_notice, kInterruptionNotices);
+  reader.Read("interruption_poll_interval", &config.interruption_poll_interval);
   ConfigReader& docker = reader.Child("docker");
   docker.Read("socket", &config.docker.socket);
   docker.Read("network_mode", &config.docker.network_mode);

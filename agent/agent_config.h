@@ -31,6 +31,10 @@ struct AgentConfig {
   // "process" (default): workloads run as processes. "docker": a workload whose experiment or
   // command names an image (environment.image) runs in a container of the Docker engine.
   std::string container_runtime = "process";
+  // The cloud whose metadata service announces this machine's end ahead of time: "aws" (spot
+  // interruption notices) or "gcp" (preemption); "": none. det-autoscaler's instances set it.
+  std::string interruption_notice;
+  Duration interruption_poll_interval = std::chrono::seconds(5);  // AWS's advice
   struct Docker {
     std::string socket = "/var/run/docker.sock";  // the engine's API
     std::string network_mode = "host";            // containers' network: host, bridge, a name

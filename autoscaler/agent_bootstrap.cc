@@ -68,7 +68,7 @@ Result<AgentBootstrap> MakeAgentBootstrap(const AgentStartConfig& start,
 }
 
 std::string AgentBootScript(const AgentStartConfig& start, const AgentBootstrap& bootstrap,
-                            std::string_view agent_id_lines) {
+                            std::string_view agent_id_lines, std::string_view interruption_notice) {
   std::string script =
       "#!/bin/bash\n"
       "# Starts det-agent on this instance; written by det-autoscaler.\n"
@@ -88,9 +88,13 @@ std::string AgentBootScript(const AgentStartConfig& start, const AgentBootstrap&
     script += "bash -c " + ShellQuote(start.agent_install_command) +
               " || { echo 'agent_install_command failed: det-agent not started'; exit 1; }\n";
   }
-  const std::string yaml = "master_host: " + YamlQuote(bootstrap.master_host) +
-                           "\nmaster_port: " + std::to_string(bootstrap.master_port) +
-                           "\nresource_pool: " + YamlQuote(bootstrap.resource_pool) + "\n";
+  const std::string yaml =
+      "master_host: " + YamlQuote(bootstrap.master_host) +
+      "\nmaster_port: " + std::to_string(bootstrap.master_port) +
+      "\nresource_pool: " + YamlQuote(bootstrap.resource_pool) + "\n" +
+      (interruption_notice.empty()
+           ? std::string()
+           : "interruption_notice: " + std::string(interruption_notice) + "\n");
   script += WriteFileLine("\"$dir/agent.yaml\"", yaml, "644");
   if (!bootstrap.agent_key.empty()) {
     script += WriteFileLine("\"$dir/agent.key\"", bootstrap.agent_key, "600");

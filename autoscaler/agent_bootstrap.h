@@ -33,11 +33,13 @@ Result<AgentBootstrap> MakeAgentBootstrap(const AgentStartConfig& start,
                                           const bus::PoolProviderEvent& pool);
 
 // The script. `agent_id_lines` are bash lines that set `agent_id` (they may use `$dir`, the
-// agent's folder). Everything user-provided travels base64-encoded, so no quoting can break it.
+// agent's folder) and export where the cloud's metadata service is; `interruption_notice` ("aws",
+// "gcp") has the agent watch it for the machine's end. Everything user-provided travels
+// base64-encoded, so no quoting can break it.
 // DET_AGENT_DIR (default /etc/determined) is read from the environment: a test harness that
 // boots the script on this host sets it.
 std::string AgentBootScript(const AgentStartConfig& start, const AgentBootstrap& bootstrap,
-                            std::string_view agent_id_lines);
+                            std::string_view agent_id_lines, std::string_view interruption_notice);
 
 // Reads the key files `start` names into `bootstrap` (errors name the field).
 Status LoadAgentKeys(const AgentStartConfig& start, AgentBootstrap* bootstrap);

@@ -27,6 +27,7 @@ int PrintAgent(const CliOptions& options, const bus::AgentSummary& a) {
     std::cout << "agent " << a.id << ": enabled " << EnabledText(a) << ", " << a.used_slots << "/"
               << a.slots.size() << " slots in use";
     if (!a.disabled_slots.empty()) std::cout << ", " << a.disabled_slots.size() << " disabled";
+    if (!a.interruption.empty()) std::cout << "; its machine is going: " << a.interruption;
     std::cout << "\n";
   }
   return 0;
@@ -52,9 +53,10 @@ int AgentList(const CliOptions& options) {
       for (const auto& u : a.utilization) total += u.utilization_percent;
       util = std::to_string(total / static_cast<int64_t>(a.utilization.size()));
     }
-    std::printf("%-24s %-10s %-16s %5zu %4d %-8s %5s  %lld ms ago\n", a.id.c_str(), a.state.c_str(),
-                a.resource_pool.c_str(), a.slots.size(), a.used_slots, EnabledText(a).c_str(),
-                util.c_str(), static_cast<long long>(a.last_heard_ms_ago));
+    std::printf("%-24s %-10s %-16s %5zu %4d %-8s %5s  %lld ms ago%s\n", a.id.c_str(),
+                a.state.c_str(), a.resource_pool.c_str(), a.slots.size(), a.used_slots,
+                EnabledText(a).c_str(), util.c_str(), static_cast<long long>(a.last_heard_ms_ago),
+                a.interruption.empty() ? "" : ("  (" + a.interruption + ")").c_str());
   }
   return 0;
 }

@@ -33,6 +33,7 @@ int CommandRun(const CliOptions& options, const CommandRunOptions& run) {
   request.weight = run.weight;
   request.preemptible = run.preemptible;
   request.single_node = !run.multi_node;
+  request.max_restarts = run.max_restarts;
   for (const std::string& kv : run.env) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -184,6 +185,10 @@ void AddCommandRun(CLI::App& cmd, const CliOptions& options, int& rc) {
                 "may be stopped for more urgent work (SIGTERM, SIGKILL after the pool's "
                 "preemption_timeout) and run again later");
   sub->add_flag("--multi-node", run->multi_node, "may span several agents (is_single_node: false)");
+  sub->add_option("--max-restarts", run->max_restarts,
+                  "times it is queued again when its agent is lost (a spot instance taken back, a "
+                  "host that died) instead of ending AgentFailed (default 0)")
+      ->check(CLI::Range(0, bus::CommandRunRequest::kMaxRestartsLimit));
   sub->add_option("-e,--env", run->env, "KEY=VALUE for the command's environment");
   sub->add_option("--image", run->image,
                   "the container image it runs in on agents whose runtime is docker");

@@ -19,6 +19,7 @@ struct CommandRunOptions {
   double weight = 1.0;
   bool preemptible = false;
   bool multi_node = false;  // may span agents (resources.is_single_node: false)
+  int max_restarts = 0;     // queued again this often when its agent is lost
   // Where it runs on an agent whose runtime is docker (environment.image, ...).
   std::string image;
   bool force_pull_image = false;

@@ -8,8 +8,9 @@ std::string AgentUserData(const AwsProviderConfig& config, const AgentBootstrap&
       "token=$(curl -sSf --retry 5 --retry-connrefused -X PUT \"$imds/latest/api/token\" "
       "-H 'X-aws-ec2-metadata-token-ttl-seconds: 300' -H 'Content-Length: 0')\n"
       "agent_id=$(curl -sSf --retry 5 -H \"X-aws-ec2-metadata-token: $token\" "
-      "\"$imds/latest/meta-data/instance-id\")\n";
-  return autoscaler::AgentBootScript(config.agent_start, bootstrap, kInstanceIdFromImds);
+      "\"$imds/latest/meta-data/instance-id\")\n"
+      "export AWS_EC2_METADATA_SERVICE_ENDPOINT=\"$imds\"\n";
+  return autoscaler::AgentBootScript(config.agent_start, bootstrap, kInstanceIdFromImds, "aws");
 }
 
 }  // namespace det::aws

@@ -46,8 +46,9 @@ std::string AgentStartupScript(const GcpProviderConfig& config, const AgentBoots
   static constexpr std::string_view kNameFromMetadata =
       "metadata=\"${DET_GCE_METADATA_HOST:-metadata.google.internal}\"\n"
       "agent_id=$(curl -sSf --retry 5 --retry-connrefused -H 'Metadata-Flavor: Google' "
-      "\"http://$metadata/computeMetadata/v1/instance/name\")\n";
-  return autoscaler::AgentBootScript(config.agent_start, bootstrap, kNameFromMetadata);
+      "\"http://$metadata/computeMetadata/v1/instance/name\")\n"
+      "export GCE_METADATA_HOST=\"$metadata\"\n";
+  return autoscaler::AgentBootScript(config.agent_start, bootstrap, kNameFromMetadata, "gcp");
 }
 
 GcpProvider::GcpProvider(GcpProviderConfig config, AgentBootstrap bootstrap,

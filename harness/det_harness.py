@@ -74,6 +74,7 @@ class Context:
         self.gloo_port_range = env.get("DET_GLOO_PORT_RANGE", "1024:65535")
         self._terminated = False
         self._stop_reason = ""
+        self._asked_at = 0.0  # monotonic time of should_preempt's last question to the master
 
     # --- transport -------------------------------------------------------------------------
 
@@ -173,9 +174,16 @@ class Context:
 
     def should_preempt(self, wait_seconds=0):
         """Whether this run should checkpoint and exit now (the experiment paused or was
-        canceled, the scheduler preempted it, the searcher has what it needs, or SIGTERM)."""
+        canceled, the scheduler preempted it, its machine is being taken away, the searcher has
+        what it needs, or SIGTERM). Cheap enough to call every batch: without `wait_seconds` it
+        asks the master at most once a second (SIGTERM and signals that came with reports are
+        seen at once)."""
         if self._terminated or self._stop_reason:
             return True
+        now = time.monotonic()
+        if not wait_seconds and now - self._asked_at < 1.0:
+            return False
+        self._asked_at = now
         answer = self._call(
             "GET", "/api/v1/allocations/%s/signals/preemption?timeout_seconds=%d"
             % (self.allocation_id, int(wait_seconds)))

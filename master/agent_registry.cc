@@ -25,8 +25,8 @@ std::string SlotsJson(const std::vector<bus::SlotInfo>& slots) {
 }
 
 TaskSpec SpecOf(const bus::CommandRunRequest& r) {
-  return {r.entrypoint, r.slots,       r.resource_pool, r.env,       r.priority,
-          r.weight,     r.preemptible, r.single_node,   r.max_slots, r.container};
+  return {r.entrypoint,  r.slots,       r.resource_pool, r.env,       r.priority,    r.weight,
+          r.preemptible, r.single_node, r.max_slots,     r.container, r.max_restarts};
 }
 
 }  // namespace
@@ -120,6 +120,11 @@ void AgentRegistry::HandleQueries() {
         return bus::RegistryStats{s.passes, s.total_ns, s.last_ns,
                                   static_cast<int64_t>(channel_.received()),
                                   static_cast<int64_t>(channel_.drops().total())};
+      });
+  queries_.Handle<bus::TaskEnvSetRequest, bus::TaskEnvSetReply>(
+      [this](const RpcContext&, const bus::TaskEnvSetRequest& r) -> Result<bus::TaskEnvSetReply> {
+        DET_RETURN_IF_ERROR(tasks_.SetEnv(r.task_id, r.name, r.value));
+        return bus::TaskEnvSetReply{};
       });
   queries_.Handle<bus::TaskKillRequest, bus::TaskKillReply>(
       [this](const RpcContext&, const bus::TaskKillRequest& r) -> Result<bus::TaskKillReply> {
@@ -272,6 +277,10 @@ void AgentRegistry::OnAgentMessage(const std::string& agent_id, const bus::Envel
     auto leaving = message.Decode<bus::AgentLeaving>();
     if (!leaving.ok()) return complain(leaving.status());
     OnLeaving(agent_id, *leaving);
+  } else if (message.is(bus::AgentInterruption::kType)) {
+    auto notice = message.Decode<bus::AgentInterruption>();
+    if (!notice.ok()) return complain(notice.status());
+    OnInterruption(agent_id, *notice);
   } else if (message.is(bus::AgentRegister::kType)) {
     auto info = message.Decode<bus::AgentRegister>();
     if (!info.ok()) return complain(info.status());
@@ -292,6 +301,26 @@ void AgentRegistry::OnLeaving(const std::string& agent_id, const bus::AgentLeavi
   spdlog::info("agent {} left: {}", agent_id, leaving.reason);
   channel_.Close(agent_id);
   Forget(agent_id, "left");
+}
+
+void AgentRegistry::OnInterruption(const std::string& agent_id,
+                                   const bus::AgentInterruption& notice) {
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end() || it->second.interruption == notice.reason) return;  // said again
+  it->second.interruption = notice.reason;
+  // Room to write a checkpoint, ending a few seconds before the machine does.
+  constexpr int64_t kMarginMs = 5000;
+  constexpr int64_t kUnsaidMs = 30000;  // a deadline not given: GCE's notice
+  const int64_t left_ms = notice.deadline > 0 ? (notice.deadline - NowNs()) / 1'000'000 : kUnsaidMs;
+  const int64_t grace_ms = std::max<int64_t>(left_ms - kMarginMs, 1000);
+  Result<int> preempted = tasks_.AgentInterrupted(
+      agent_id, "preempted: the agent's machine is being taken away (" + notice.reason + ")",
+      grace_ms);
+  if (!preempted.ok()) return;
+  spdlog::warn("agent {}: {}; no new work for it, {} trial(s) told to checkpoint and stop",
+               agent_id, notice.reason, *preempted);
+  Notify<bus::AgentDisabled>(agent_id, notice.reason);
+  PublishState(agent_id, it->second, /*tombstone=*/false);
 }
 
 void AgentRegistry::Forget(const std::string& agent_id, const std::string& why) {
@@ -499,6 +528,7 @@ bus::AgentSummary AgentRegistry::Summary(const std::string& id, const AgentEntry
   summary.disabled_slots = usage.disabled_slots;
   summary.used_slots = static_cast<int32_t>(usage.used_slots);
   summary.utilization = entry.utilization;
+  summary.interruption = entry.interruption;
   return summary;
 }
 

@@ -337,6 +337,7 @@ Result<bus::TrialSignal> ExperimentService::Report(const bus::TrialReport& repor
     DET_RETURN_IF_ERROR(experiment->Validated(trial_id, report.steps, metrics, NowNs()));
   } else if (report.kind == "checkpoint") {
     experiment->CheckpointSaved(trial_id, report.checkpoint_uuid);
+    ResumeFrom(run.trial->TaskId(), report.checkpoint_uuid);
   } else if (report.kind == "exit") {
     auto reason = ExitReasonOf(report.reason);
     if (!reason) {
@@ -355,7 +356,9 @@ Result<bus::TrialSignal> ExperimentService::Signal(const std::string& allocation
   DET_ASSIGN_OR_RETURN(RunRef run, RunOf(allocation_id));
   bus::TrialSignal signal{run.trial->id, false, run.experiment->StopReason(run.trial->id)};
   if (signal.reason.empty() && run.live->preempting) {
-    signal.reason = "preempted by the scheduler for more urgent work";
+    signal.reason = run.live->preempt_reason.empty()
+                        ? "preempted by the scheduler for more urgent work"
+                        : run.live->preempt_reason;
   }
   signal.should_stop = !signal.reason.empty();
   return signal;
@@ -433,6 +436,7 @@ void ExperimentService::OnTaskState(const bus::TaskSummary& task) {
   if (run.task_state == bus::kWorkloadTerminated) return;  // already accounted for
   run.task_state = task.state;
   run.preempting = task.preempting;
+  run.preempt_reason = task.preempting ? task.message : "";
   if (task.state == bus::kWorkloadTerminated) {
     ended_.push_back(
         {run.experiment_id, run.trial_id, {task.exit_code, task.failure_type, task.message}});
@@ -547,6 +551,15 @@ void ExperimentService::StopRun(const Trial& trial) {
     return;
   }
   KillRun(trial.TaskId(), trial.id);
+}
+
+void ExperimentService::ResumeFrom(const std::string& task_id, const std::string& checkpoint) {
+  auto set = registry_.Call<bus::TaskEnvSetRequest, bus::TaskEnvSetReply>(
+      bus::TaskEnvSetRequest{task_id, "DET_LATEST_CHECKPOINT", checkpoint});
+  if (!set.ok()) {
+    spdlog::warn("{}: a preempted run would not resume from checkpoint {}: {}", task_id, checkpoint,
+                 set.status().message());
+  }
 }
 
 void ExperimentService::KillRun(const std::string& task_id, int64_t trial_id) {

@@ -105,11 +105,14 @@ class ExperimentService : private experiment::ExperimentEffects {
     int64_t trial_id = 0;
     std::string task_state;
     bool preempting = false;
+    std::string preempt_reason;  // the task's message while preempting (who asked, and why)
     // Until when the run counts as listening for the preemption signal (its long poll was in the
     // board's last batches); and when it is sent SIGTERM if it has not exited by itself.
     MonoTime listening_until{};
     std::optional<MonoTime> kill_at;
   };
+  // The run's task starts its next allocation (after a preemption) from `checkpoint`.
+  void ResumeFrom(const std::string& task_id, const std::string& checkpoint);
   // SIGTERM to the run's task (SIGKILL after the kill's grace).
   void KillRun(const std::string& task_id, int64_t trial_id);
   // The deferred kills whose time has come.

@@ -52,6 +52,8 @@ bus::TaskSummary Task::Summary() const {
   s.preemptible = spec.preemptible;
   s.preempting = preempting;
   s.allocations = allocations;
+  s.restarts = restarts;
+  s.max_restarts = spec.max_restarts;
   s.allocation_id = allocation_id;
   if (std::optional<ArrayPlace> place = ArrayPlaceOf(id)) {
     s.array_id = place->array_id;

@@ -34,6 +34,7 @@ struct TaskSpec {
   bool single_node = true;
   std::optional<int32_t> max_slots;  // its job's cap on slots held at once (resources.max_slots)
   bus::ContainerSpec container;      // the container it runs in on a docker agent
+  int32_t max_restarts = 0;          // queued again this often when its agent is lost
 };
 
 // Who a task is when its submitter names it (empty id: a new COMMAND, its own job).
@@ -71,6 +72,7 @@ struct Task {
   std::string state = "QUEUED";           // then bus::kWorkload* states
   std::string allocation_id;              // the current (or last) allocation
   int32_t allocations = 0;                // times placed; allocation ids are <task id>.<n>
+  int32_t restarts = 0;                   // times queued again after its agent was lost
   std::vector<Resource> resources;        // where the current allocation runs (several: a gang)
   bool preempting = false;                // asked to stop for more urgent work
   bool backfilled = false;                // placed past a request ahead of it

@@ -77,6 +77,34 @@ Status TaskManager::SetAgentEnabled(const std::string& agent_id, bool enabled, b
   return Status::Ok();
 }
 
+Status TaskManager::SetEnv(const std::string& task_id, const std::string& name,
+                           const std::string& value) {
+  auto it = tasks_.find(task_id);
+  if (it == tasks_.end() || it->second.ended()) return NotFound("task " + task_id + " not found");
+  if (it->second.spec.env[name] == value) return Status::Ok();
+  it->second.spec.env[name] = value;
+  listener_.TaskSettingsChanged(it->second);
+  return Status::Ok();
+}
+
+Result<int> TaskManager::AgentInterrupted(const std::string& agent_id, const std::string& reason,
+                                          int64_t grace_ms) {
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end()) return NotFound("agent " + agent_id + " not found");
+  it->second.enabled = false;
+  it->second.drain = true;
+  dirty_ = true;
+  int preempted = 0;
+  for (Task* task : OpenTasksOn(agent_id)) {
+    // Trials listen for the preemption signal and resume from their checkpoint; a command
+    // cannot, and may still finish before the machine goes.
+    if (task->type != "TRIAL" || task->preempting || task->kill_requested) continue;
+    PreemptWith(*task, reason, grace_ms);
+    ++preempted;
+  }
+  return preempted;
+}
+
 Status TaskManager::SetSlotEnabled(const std::string& agent_id, const std::string& slot_id,
                                    bool enabled) {
   auto it = agents_.find(agent_id);
@@ -137,6 +165,11 @@ Result<TaskSpec> TaskManager::Checked(TaskSpec spec) const {
     return InvalidArgument("slots must be 0 or more, not " + std::to_string(spec.slots));
   }
   DET_RETURN_IF_ERROR(CheckJobSettings(spec.priority, spec.weight));
+  if (spec.max_restarts < 0 || spec.max_restarts > bus::CommandRunRequest::kMaxRestartsLimit) {
+    return InvalidArgument("max_restarts must be 0 to " +
+                           std::to_string(bus::CommandRunRequest::kMaxRestartsLimit) + ", not " +
+                           std::to_string(spec.max_restarts));
+  }
   if (spec.resource_pool.empty()) {
     spec.resource_pool = spec.slots == 0
                              ? resources_.resource_manager.default_aux_resource_pool
@@ -291,19 +324,29 @@ void TaskManager::EndAllocation(Task& task, int64_t now_ns) {
                             ? task.message + how->message
                             : task.message + " (" + how->message + ")";
   if (task.preempting && !task.kill_requested) {
-    Requeue(task, {task.allocation_id, how->exit_code, failure, std::move(message), now_ns});
+    Requeue(task, {task.allocation_id, how->exit_code, failure, std::move(message), now_ns},
+            "preempted; queued again");
+    return;
+  }
+  if (failure == bus::kFailureAgentFailed && !task.kill_requested &&
+      task.restarts < task.spec.max_restarts) {
+    ++task.restarts;
+    listener_.TaskSettingsChanged(task);  // the count survives a master restart
+    Requeue(task, {task.allocation_id, how->exit_code, failure, message, now_ns},
+            message + "; queued again (restart " + std::to_string(task.restarts) + " of " +
+                std::to_string(task.spec.max_restarts) + ")");
     return;
   }
   Finish(task, how->exit_code, failure, std::move(message), now_ns);
 }
 
-void TaskManager::Requeue(Task& task, AllocationEnd end) {
+void TaskManager::Requeue(Task& task, AllocationEnd end, std::string why) {
   Release(task);
   task.last_end = std::move(end);
   task.resources.clear();
   task.preempting = false;
   task.backfilled = false;
-  task.message = "preempted; queued again";
+  task.message = std::move(why);
   task.state = "QUEUED";
   listener_.TaskChanged(task);
   dirty_ = true;

@@ -19,7 +19,8 @@ namespace det::master {
 //
 // Desired state: in every pool, the pool's scheduler (master/scheduler) is content: every
 // placement it would make is made, every preemption it asks for is under way; every task whose
-// agent is gone ends with AgentFailed; every kill reaches each agent the task runs on. Actual
+// agent is gone ends with AgentFailed (or, while it has restarts left, `max_restarts`, is queued
+// again); every kill reaches each agent the task runs on. Actual
 // state: the agents' slots and the states agents report. Changes only mark the manager dirty;
 // Schedule() runs the passes (so a burst of submissions costs one pass). Effects go out through
 // the Listener (sending to agents, persisting, publishing), called synchronously.
@@ -55,6 +56,12 @@ class TaskManager {
   // An operator's choice: a disabled agent gets no new work; without `drain` its running tasks
   // are also killed. NotFound for an unknown agent.
   Status SetAgentEnabled(const std::string& agent_id, bool enabled, bool drain);
+  // The agent's machine is about to be taken away (a spot interruption notice, a preemption):
+  // it gets no new work, and the trials on it are preempted with `reason` (they checkpoint and are
+  // queued again, SIGKILL after `grace_ms`); other tasks run on until the machine goes. How many
+  // tasks were preempted; NotFound for an unknown agent.
+  Result<int> AgentInterrupted(const std::string& agent_id, const std::string& reason,
+                               int64_t grace_ms);
   // A disabled slot gets no new work; what runs on it keeps running.
   Status SetSlotEnabled(const std::string& agent_id, const std::string& slot_id, bool enabled);
 
@@ -93,6 +100,9 @@ class TaskManager {
   // none are made. The array's id.
   Result<std::string> SubmitArray(TaskSpec spec, const std::vector<int64_t>& indices,
                                   int64_t now_ns);
+  // Sets one variable of the environment the task's next allocations start with (stored with
+  // the task). NotFound for an unknown or ended task.
+  Status SetEnv(const std::string& task_id, const std::string& name, const std::string& value);
   // The task's state after the request; NotFound for an unknown task.
   Result<std::string> Kill(const std::string& task_id, int64_t now_ns);
   // Kills every task of array `array_id` that has not ended; how many. NotFound for an id that
@@ -151,6 +161,8 @@ class TaskManager {
   void Place(Task& task, const std::vector<std::pair<std::string, int32_t>>& parts,
              bool backfilled);
   void Preempt(Task& task, const ResourcePoolConfig& pool);
+  // Asks the task to stop (SIGTERM, SIGKILL after `grace_ms`) and queues it again once it has.
+  void PreemptWith(Task& task, std::string reason, int64_t grace_ms);
   Status CheckFits(const TaskSpec& spec, const ResourcePoolConfig& pool) const;
   bus::JobSummary JobOf(const std::vector<const Task*>& tasks, int32_t ahead) const;
 
@@ -160,7 +172,8 @@ class TaskManager {
   void EndAllocation(Task& task, int64_t now_ns);
   void Finish(Task& task, int32_t exit_code, std::string_view failure, std::string message,
               int64_t now_ns);
-  void Requeue(Task& task, AllocationEnd end);
+  // Back to the queue after its allocation ended; `why` becomes its message.
+  void Requeue(Task& task, AllocationEnd end, std::string why);
   void Release(const Task& task);
   void KillParts(Task& task, int64_t grace);
   // Submit's checks and defaults (the pool, its default priority).

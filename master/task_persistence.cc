@@ -65,6 +65,10 @@ std::string TaskConfigJson(const Task& task) {
                            {"job_id", task.job_id}};
   if (spec.priority) config["priority"] = *spec.priority;
   if (spec.max_slots) config["max_slots"] = *spec.max_slots;
+  if (spec.max_restarts > 0) {
+    config["max_restarts"] = spec.max_restarts;
+    config["restarts"] = task.restarts;
+  }
   if (!spec.container.empty()) {
     const bus::ContainerSpec& c = spec.container;
     config["container"] = {{"image", c.image},

@@ -7,7 +7,8 @@
 
 namespace det::master {
 
-Result<TaskSpec> ParseTaskConfigJson(const std::string& json, std::string* job_id) {
+Result<TaskSpec> ParseTaskConfigJson(const std::string& json, std::string* job_id,
+                                     int32_t* restarts) {
   auto config = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (!config.is_object()) return InvalidArgument("task config is not a JSON object: " + json);
   try {
@@ -21,6 +22,7 @@ Result<TaskSpec> ParseTaskConfigJson(const std::string& json, std::string* job_i
     spec.preemptible = config.value("preemptible", false);
     spec.single_node = config.value("single_node", true);
     if (config.contains("max_slots")) spec.max_slots = config.at("max_slots").get<int32_t>();
+    spec.max_restarts = config.value("max_restarts", 0);
     if (config.contains("container")) {
       const nlohmann::json& c = config.at("container");
       spec.container.image = c.value("image", "");
@@ -31,6 +33,7 @@ Result<TaskSpec> ParseTaskConfigJson(const std::string& json, std::string* job_i
       spec.container.binds = c.value("binds", std::vector<std::string>{});
     }
     if (job_id) *job_id = config.value("job_id", "");
+    if (restarts) *restarts = config.value("restarts", 0);
     return spec;
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("task config: ") + e.what());
@@ -66,7 +69,8 @@ Result<std::vector<Task>> LoadOpenTasks(storage::Database& database) {
     const std::map<std::string, int32_t> counts = storage::CountOpenTaskAllocations(tx);
     for (const storage::TaskRecord& record : storage::ListOpenTasks(tx)) {
       Task task;
-      DET_ASSIGN_OR_RETURN(task.spec, ParseTaskConfigJson(record.config_json, &task.job_id));
+      DET_ASSIGN_OR_RETURN(task.spec,
+                           ParseTaskConfigJson(record.config_json, &task.job_id, &task.restarts));
       task.id = record.id;
       task.type = record.type;
       task.submitted_ns = record.start_ns;

@@ -14,6 +14,7 @@ Result<std::vector<Task>> LoadOpenTasks(storage::Database& database);
 
 // The inverse of TaskConfigJson (the job id, when asked for, into `job_id`); InvalidArgument
 // naming the field when the JSON is not a spec.
-Result<TaskSpec> ParseTaskConfigJson(const std::string& json, std::string* job_id = nullptr);
+Result<TaskSpec> ParseTaskConfigJson(const std::string& json, std::string* job_id = nullptr,
+                                     int32_t* restarts = nullptr);
 
 }  // namespace det::master

@@ -153,12 +153,17 @@ void TaskManager::Place(Task& task, const std::vector<std::pair<std::string, int
 }
 
 void TaskManager::Preempt(Task& task, const ResourcePoolConfig& pool) {
+  PreemptWith(
+      task, "preempted for more urgent work",
+      std::chrono::duration_cast<std::chrono::milliseconds>(pool.preemption_timeout).count());
+}
+
+void TaskManager::PreemptWith(Task& task, std::string reason, int64_t grace_ms) {
   if (task.preempting || task.kill_requested) return;
   task.preempting = true;
-  task.message = "preempted for more urgent work";
+  task.message = std::move(reason);
   listener_.TaskChanged(task);
-  KillParts(task,
-            std::chrono::duration_cast<std::chrono::milliseconds>(pool.preemption_timeout).count());
+  KillParts(task, grace_ms);
 }
 
 Status TaskManager::CheckFits(const TaskSpec& spec, const ResourcePoolConfig& pool) const {

@@ -121,6 +121,21 @@ struct AgentLeaving {
   }
 };
 
+// Agent -> master (reliable): the machine this agent runs on is about to be taken away (an EC2
+// spot interruption notice, a Compute Engine preemption). The master gives it no new work and
+// has its trials checkpoint and queue again. Sent again after every welcome while it stands.
+struct AgentInterruption {
+  static constexpr std::string_view kType = "agent.interruption";
+  std::string reason;    // what the cloud said ("EC2 spot interruption: terminate at ...")
+  int64_t deadline = 0;  // Unix nanoseconds when the machine goes; 0: not said
+  bool operator==(const AgentInterruption&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("reason", s.reason, kRequired);
+    v("deadline", s.deadline);
+  }
+};
+
 // Event bus (not retained): one of agent.connected, agent.lost, agent.enabled, agent.disabled.
 template <const char* Type>
 struct AgentNotice {

@@ -17,19 +17,21 @@ nlohmann::ordered_json ToJson(const AgentSummary& a) {
                            {"utilization_percent", u.utilization_percent},
                            {"memory_used_mib", u.memory_used_mib}});
   }
-  return {{"id", a.id},
-          {"state", a.state},
-          {"resource_pool", a.resource_pool},
-          {"hostname", a.hostname},
-          {"version", a.version},
-          {"slots", a.slots.size()},
-          {"devices", slots},
-          {"enabled", a.enabled},
-          {"draining", a.draining},
-          {"disabled_slots", a.disabled_slots},
-          {"used_slots", a.used_slots},
-          {"utilization", utilization},
-          {"last_heard_ms_ago", a.last_heard_ms_ago}};
+  nlohmann::ordered_json json = {{"id", a.id},
+                                 {"state", a.state},
+                                 {"resource_pool", a.resource_pool},
+                                 {"hostname", a.hostname},
+                                 {"version", a.version},
+                                 {"slots", a.slots.size()},
+                                 {"devices", slots},
+                                 {"enabled", a.enabled},
+                                 {"draining", a.draining},
+                                 {"disabled_slots", a.disabled_slots},
+                                 {"used_slots", a.used_slots},
+                                 {"utilization", utilization},
+                                 {"last_heard_ms_ago", a.last_heard_ms_ago}};
+  if (!a.interruption.empty()) json["interruption"] = a.interruption;
+  return json;
 }
 
 nlohmann::ordered_json ToJson(const TaskSummary& t) {
@@ -51,6 +53,10 @@ nlohmann::ordered_json ToJson(const TaskSummary& t) {
                                  {"preempting", t.preempting},
                                  {"allocations", t.allocations},
                                  {"allocation_id", t.allocation_id}};
+  if (t.max_restarts > 0) {
+    json["restarts"] = t.restarts;
+    json["max_restarts"] = t.max_restarts;
+  }
   if (!t.array_id.empty()) {
     json["array_id"] = t.array_id;
     json["array_index"] = t.array_index;

@@ -101,6 +101,7 @@ struct AgentSummary {
   std::vector<std::string> disabled_slots;
   int32_t used_slots = 0;
   std::vector<SlotUtilization> utilization;  // the latest sample the agent reported
+  std::string interruption;                  // its machine is being taken away: what the cloud said
   bool operator==(const AgentSummary&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -116,6 +117,7 @@ struct AgentSummary {
     v("disabled_slots", s.disabled_slots);
     v("used_slots", s.used_slots);
     v("utilization", s.utilization);
+    v("interruption", s.interruption);
   }
 };
 

@@ -26,7 +26,11 @@ struct CommandRunRequest {
                                     // preemption_timeout) for more urgent work, and run again later
   bool single_node = true;          // resources.is_single_node: never spread over several agents
   std::optional<int32_t> max_slots;  // the job's cap on slots held at once (fair share, demand)
-  ContainerSpec container;           // where it runs on an agent whose runtime is docker
+  // Times it is queued again when the agent it runs on is lost (a spot instance taken back, a
+  // host that died) instead of ending AgentFailed; 0: never.
+  int32_t max_restarts = 0;
+  static constexpr int32_t kMaxRestartsLimit = 1000;
+  ContainerSpec container;  // where it runs on an agent whose runtime is docker
   // A job array (common/index_ranges.h: "1-1000", "0-15:4", "1,3,5-7"): one task per index, each
   // its own job in the queue and told DET_ARRAY_ID and DET_ARRAY_INDEX. "": one task.
   std::string array;
@@ -44,6 +48,7 @@ struct CommandRunRequest {
     v("preemptible", s.preemptible);
     v("single_node", s.single_node);
     v("max_slots", s.max_slots);
+    v("max_restarts", s.max_restarts);
     v("container", s.container);
   }
 };
@@ -95,8 +100,10 @@ struct TaskSummary {
   int32_t priority = 0;
   double weight = 1.0;
   bool preemptible = false;
-  bool preempting = false;    // asked to stop for more urgent work; queued again once it has
-  int32_t allocations = 0;    // times placed (more than one after preemptions)
+  bool preempting = false;  // asked to stop for more urgent work; queued again once it has
+  int32_t allocations = 0;  // times placed (more than one after preemptions)
+  int32_t restarts = 0;     // times queued again after its agent was lost
+  int32_t max_restarts = 0;
   std::string allocation_id;  // the current (or last) allocation
   std::string array_id;       // the job array it belongs to ("": none)
   int64_t array_index = 0;    // its DET_ARRAY_INDEX in that array
@@ -120,6 +127,8 @@ struct TaskSummary {
     v("preemptible", s.preemptible);
     v("preempting", s.preempting);
     v("allocations", s.allocations);
+    v("restarts", s.restarts);
+    v("max_restarts", s.max_restarts);
     v("allocation_id", s.allocation_id);
     v("array_id", s.array_id);
     v("array_index", s.array_index);
@@ -193,6 +202,30 @@ struct TaskKillReply {
     v("state", s.state);
     v("array_tasks_stopped", s.array_tasks_stopped);
   }
+};
+
+// Method "task.env.set" (inproc, from the experiment service): one variable of the task's
+// environment for its next allocations (a trial's DET_LATEST_CHECKPOINT, so that a run preempted
+// and placed again resumes from the checkpoint it saved before it stopped).
+struct TaskEnvSetRequest {
+  static constexpr std::string_view kType = "task.env.set";
+  std::string task_id;
+  std::string name;
+  std::string value;
+  bool operator==(const TaskEnvSetRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("task_id", s.task_id, kRequired);
+    v("name", s.name, kRequired);
+    v("value", s.value);
+  }
+};
+
+struct TaskEnvSetReply {
+  static constexpr std::string_view kType = "task.env.set.reply";
+  bool operator==(const TaskEnvSetReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self&, V&) {}
 };
 
 // Method "task.logs": stored lines with id > after_id, oldest first.

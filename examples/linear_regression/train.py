@@ -2,8 +2,8 @@
 
 Every trial learns y = w.x + b from the same 512 generated points; its hyperparameters are the
 learning rate and the batch size. It validates and checkpoints every `min_validation_period`
-batches, resumes from its latest checkpoint (after a pause, a preemption or a crash) and stops
-when the master asks (det_harness's should_preempt).
+batches, resumes from its latest checkpoint (after a pause, a preemption or a crash) and, when the
+master asks it to stop (det_harness's should_preempt, checked every batch), checkpoints and stops.
 """
 import random
 import sys
@@ -75,9 +75,16 @@ def main():
             ctx.report_validation_metrics(
                 steps, {"validation_loss": mean_squared_error(state, validation)})
             ctx.save_checkpoint(steps, state)
-            if steps < ctx.max_length and ctx.should_preempt():
-                print("stopping at step %d: %s" % (steps, ctx.stop_reason))
-                return 0
+            saved = True
+        else:
+            saved = False
+        # Every batch (should_preempt asks the master at most once a second): a preemption or
+        # the machine's end is answered with a checkpoint now, not at the next period.
+        if steps < ctx.max_length and ctx.should_preempt():
+            if not saved:
+                ctx.save_checkpoint(steps, state)
+            print("stopping at step %d: %s" % (steps, ctx.stop_reason))
+            return 0
     print("trial %d done at step %d" % (ctx.trial_id, state["steps"]))
     return 0
 

@@ -113,6 +113,10 @@ Result<bus::CommandRunRequest> CommandRunRequestOf(const std::string& text) {
   if (body.contains("array")) {
     DET_ASSIGN_OR_RETURN(run.array, Field<std::string>(body, "array", "a string like \"1-1000\""));
   }
+  if (body.contains("max_restarts")) {
+    DET_ASSIGN_OR_RETURN(run.max_restarts,
+                         Field<int32_t>(body, "max_restarts", "a whole number from 0 to 1000"));
+  }
   DET_RETURN_IF_ERROR(ReadCommandContainer(body, &run.container));
   return run;
 }

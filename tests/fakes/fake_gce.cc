@@ -125,6 +125,8 @@ struct FakeGce::Instance {
   std::string provisioning_model = "STANDARD";
   bool preemptible = false;
   std::string termination_action;
+  // Preempted: the metadata's instance/preempted says TRUE and the VM is STOPPING until then.
+  std::optional<Steady::time_point> preempted_until;
   SystemClock::time_point created;
   Steady::time_point staged_at;
   json resource;  // as inserted
@@ -253,6 +255,10 @@ void FakeGce::HandleMetadata(const httplib::Request& request, httplib::Response&
     text = "projects/123456789012/zones/" + options_.zone;
   } else if (path == "instance/name") {
     text = instance.empty() ? "det-fake-master" : instance;
+  } else if (path == "instance/preempted") {
+    Advance();
+    auto it = instances_.find(instance);
+    text = it != instances_.end() && it->second->preempted_until ? "TRUE" : "FALSE";
   } else if (path == "instance/service-accounts/default/email") {
     text = auth_.client_email();
   } else if (path == "instance/service-accounts/default/token") {
@@ -519,6 +525,11 @@ void FakeGce::Advance() {
       instances_.erase(target);
     }
   }
+  for (auto it = instances_.begin(); it != instances_.end();) {
+    auto next = std::next(it);
+    if (it->second->preempted_until && now >= *it->second->preempted_until) EndPreempted(it);
+    it = next;
+  }
   for (auto& [name, instance] : instances_) {
     if (instance->status == "STAGING" && now - instance->staged_at >= options_.boot_delay) {
       instance->status = "RUNNING";
@@ -605,7 +616,8 @@ void FakeGce::HandleAdmin(const httplib::Request& request, httplib::Response& re
                                     "available to fulfill the request."),
                          body.value("times", 1), body.value("provisioning_model", ""));
   } else if (what == "preempt") {
-    reply["ok"] = Preempt(body.value("name", ""));
+    reply["ok"] =
+        Preempt(body.value("name", ""), std::chrono::milliseconds(body.value("notice_ms", 0)));
   } else if (what == "revoke_tokens") {
     RevokeTokens();
   } else if (what == "state") {
@@ -636,17 +648,27 @@ void FakeGce::HoldOperations(bool held) {
   operations_held_ = held;
 }
 
-bool FakeGce::Preempt(const std::string& name) {
+bool FakeGce::Preempt(const std::string& name, std::chrono::milliseconds notice) {
   std::lock_guard lock(mu_);
   auto it = instances_.find(name);
   if (it == instances_.end()) return false;
+  if (notice > std::chrono::milliseconds::zero()) {
+    it->second->status = "STOPPING";  // ACPI soft off sent; the guest has until then
+    it->second->preempted_until = Steady::now() + notice;
+    return true;
+  }
+  EndPreempted(it);
+  return true;
+}
+
+void FakeGce::EndPreempted(std::map<std::string, std::unique_ptr<Instance>>::iterator it) {
   it->second->boot.Kill();
+  it->second->preempted_until.reset();
   if (it->second->termination_action == "DELETE") {
     instances_.erase(it);
   } else {
     it->second->status = "TERMINATED";
   }
-  return true;
 }
 
 void FakeGce::RevokeTokens() {

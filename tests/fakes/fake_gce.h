@@ -17,7 +17,7 @@
 // /computeMetadata/v1/...; an instance's at /meta/<name>/computeMetadata/v1/.... Admin endpoints
 // (JSON, no token): POST /_fake/fault {"method","status","reason","times"}, POST
 // /_fake/operation_error {"code","message","times","provisioning_model"}, POST /_fake/preempt
-// {"name"}, POST /_fake/revoke_tokens, GET /_fake/state, GET /_fake/calls.
+// {"name", "notice_ms"}, POST /_fake/revoke_tokens, GET /_fake/state, GET /_fake/calls.
 
 #include <chrono>
 #include <filesystem>
@@ -25,6 +25,8 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,8 +83,11 @@ class FakeGce {
   // While held, no operation moves on (they stay PENDING or RUNNING): a test can act on an
   // instance its insert is still creating however slowly the test runs. Released: time moves on.
   void HoldOperations(bool held);
-  // Compute Engine takes the VM back: a Spot VM set to DELETE is deleted, others TERMINATED.
-  bool Preempt(const std::string& name);
+  // Compute Engine takes the VM back: a Spot VM set to DELETE is deleted, others TERMINATED. With
+  // a `notice` (Compute Engine gives about 30 s) the VM is first STOPPING and its metadata's
+  // instance/preempted says TRUE.
+  bool Preempt(const std::string& name,
+               std::chrono::milliseconds notice = std::chrono::milliseconds::zero());
   void RevokeTokens();
   // Instances and operations as JSON (names, states, labels, what they were inserted with).
   nlohmann::json State();
@@ -118,6 +123,8 @@ class FakeGce {
   // Blocks (without the lock) until operation `name` is DONE or two minutes passed.
   Reply WaitOperation(const std::string& name);
   void Advance();  // moves time-driven states on
+  // A preempted VM's end: its boot killed, then deleted or TERMINATED.
+  void EndPreempted(std::map<std::string, std::unique_ptr<Instance>>::iterator it);
 
   Reply Insert(const httplib::Request& request);
   Reply List(const httplib::Request& request, bool aggregated);

@@ -4,6 +4,8 @@
 // capacity errors, spot→on-demand fallback, throttling and a missing IAM permission.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "tests/testing/autoscaler_fixture.h"
 #include "tests/testing/fake_cloud_process.h"
 
@@ -36,6 +38,7 @@ class AwsAutoscalerTest : public testing::AutoscalerFixture {
     }
   }
   virtual std::string SpotKeys() const { return ""; }
+  virtual int MaxInstances() const { return 2; }
   std::string ExtraConfig() const override {
     return "resource_pools:\n"
            "  - pool_name: default\n"
@@ -50,7 +53,9 @@ class AwsAutoscalerTest : public testing::AutoscalerFixture {
            "      ssh_key_name: det\n"
            "      instance_type: t3.large\n"
            "      instance_slots: 1\n"
-           "      max_instances: 2\n"
+           "      max_instances: " +
+           std::to_string(MaxInstances()) +
+           "\n"
            "      max_idle_agent_period: 2s\n"
            "      master_host: 127.0.0.1\n"
            "      agent_binary: " +
@@ -60,6 +65,18 @@ class AwsAutoscalerTest : public testing::AutoscalerFixture {
            SpotKeys();
   }
   nlohmann::json Instances() { return fake_->Admin("state")["instances"]; }
+  // Every instance's agent log, for failure messages.
+  std::string AgentLogs() const {
+    std::string all;
+    const fs::path root = fake_dir_ / "ec2-instances";
+    if (!fs::exists(root)) return all;
+    for (const auto& instance : fs::directory_iterator(root)) {
+      std::ifstream in(instance.path() / "agent.log");
+      all += "--- " + instance.path().filename().string() + " agent.log\n" +
+             std::string(std::istreambuf_iterator<char>(in), {});
+    }
+    return all;
+  }
   int Calls(const std::string& action) {
     int count = 0;
     for (const auto& call : fake_->Admin("calls")) count += call["action"] == action ? 1 : 0;
@@ -213,6 +230,95 @@ TEST_F(AwsSpotAutoscalerTest, ARequestEc2DoesNotListYetNeverCostsTheWorkItsInsta
   for (const auto& instance : Instances()) terminated += instance["state"] != "running";
   EXPECT_EQ(terminated, 0) << "nothing ended while the command ran: " << Instances().dump();
   ExpectScaledBackToNothing();
+}
+
+// Issue 27: EC2's two-minute warning, with max_instances 1. The agent reads the notice from IMDS,
+// the master has the trial checkpoint and stop at once (the example saves only at the end of
+// training otherwise), and the notice frees the instance's place, so the replacement is
+// requested while the doomed instance still runs; the trial resumes from the checkpoint it made
+// during the notice.
+class AwsSpotOneInstanceTest : public AwsSpotAutoscalerTest {
+ protected:
+  void SetUp() override {
+    setenv("DET_INTERRUPTION_POLL_INTERVAL", "1s", 1);  // the agents', through the boot
+    AwsSpotAutoscalerTest::SetUp();
+  }
+  void TearDown() override {
+    AwsSpotAutoscalerTest::TearDown();
+    unsetenv("DET_INTERRUPTION_POLL_INTERVAL");
+  }
+  int MaxInstances() const override { return 1; }
+};
+
+TEST_F(AwsSpotOneInstanceTest,
+       AnInterruptionNoticeCheckpointsTheTrialAndItsReplacementStartsAtOnce) {
+  StartAutoscaler();
+  const int64_t id = Create(Config("const.yaml", [](YAML::Node& config) {
+    config["hyperparameters"]["step_seconds"] = 0.1;   // 20 s of training
+    config["min_validation_period"]["batches"] = 200;  // no checkpoint before the end
+  }));
+  ASSERT_GT(id, 0);
+  // Training (steps_completed moves only with validations, here only at the end).
+  ASSERT_TRUE(testing::Eventually(
+      [&] { return Det("trial logs 1").find("run 1: starting at step 0") != std::string::npos; },
+      60s))
+      << Log("autoscaler.log") << AgentLogs();
+  std::this_thread::sleep_for(2s);
+  std::string doomed;
+  for (const auto& instance : Instances()) {
+    if (instance["booted"] == true) doomed = instance["id"];
+  }
+  ASSERT_FALSE(doomed.empty()) << Instances().dump();
+  ASSERT_TRUE(fake_->Admin("interrupt", {{"instance_id", doomed}, {"notice_ms", 15000}})["ok"]);
+  EXPECT_TRUE(testing::Eventually([&] { return Calls("RequestSpotInstances") == 2; }, 14s))
+      << "the replacement is requested during the notice: " << Log("autoscaler.log");
+  for (const auto& instance : Instances()) {
+    if (instance["id"] == doomed) {
+      EXPECT_EQ(instance["state"], "running") << "still in its notice";
+    }
+  }
+  EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log") << Log("autoscaler.log");
+  const nlohmann::json trial = Describe(id)["trials"][0];
+  EXPECT_EQ(trial.value("restarts", -1), 0) << "losing the machine is not the trial's failure";
+  const std::string logs = Det("trial logs " + std::to_string(trial.value("id", 0)));
+  EXPECT_NE(logs.find("the agent's machine is being taken away (EC2 spot interruption: terminate"),
+            std::string::npos)
+      << logs << AgentLogs();
+  // Preempted, not failed: the same run placed again, resumed from the checkpoint it made during
+  // the notice (no other checkpoint was due before the end of training).
+  std::vector<int> starts;
+  const std::string marker = ": starting at step ";
+  for (size_t at = logs.find(marker); at != std::string::npos; at = logs.find(marker, at + 1)) {
+    starts.push_back(std::atoi(logs.c_str() + at + marker.size()));
+  }
+  ASSERT_EQ(starts.size(), 2u) << logs;
+  EXPECT_EQ(starts[0], 0);
+  EXPECT_GT(starts[1], 0) << logs;
+  EXPECT_EQ(Calls("RequestSpotInstances"), 2) << Log("autoscaler.log");
+}
+
+// A command asked to come back (--max-restarts) runs again on the replacement when its spot
+// instance is taken back without notice.
+TEST_F(AwsSpotOneInstanceTest, ACommandWithMaxRestartsComesBackOnTheReplacement) {
+  StartAutoscaler();
+  const std::string out = Det("--json cmd run --max-restarts 1 'sleep 4; echo finished'");
+  const auto reply = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_TRUE(reply.is_object()) << out;
+  const std::string task = reply.value("task_id", "");
+  ASSERT_TRUE(testing::Eventually(
+      [&] { return Det("task list").find("RUNNING") != std::string::npos; }, 30s))
+      << Log("autoscaler.log");
+  std::string first;
+  for (const auto& instance : Instances()) {
+    if (instance["booted"] == true) first = instance["id"];
+  }
+  ASSERT_TRUE(fake_->Admin("interrupt", {{"instance_id", first}})["ok"]);
+  const auto summary = nlohmann::json::parse(Det("--json task wait " + task), nullptr, false);
+  EXPECT_EQ(summary.value("exit_code", -1), 0) << summary.dump() << Log("master.log");
+  EXPECT_EQ(summary.value("failure_type", "?"), "") << summary.dump();
+  EXPECT_EQ(summary.value("restarts", 0), 1) << summary.dump();
+  EXPECT_EQ(summary.value("allocations", 0), 2) << summary.dump();
+  EXPECT_NE(Det("task logs " + task).find("finished"), std::string::npos);
 }
 
 // A wrong secret key: EC2 refuses every DescribeInstances. The pool can do nothing, and says so

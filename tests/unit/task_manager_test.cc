@@ -201,6 +201,61 @@ TEST_F(TaskManagerTest, RemovedAgentFailsItsTasksWithAgentFailedAndFreesNothingE
   EXPECT_EQ(other->state, "ASSIGNED");
 }
 
+TEST_F(TaskManagerTest, ACommandWithRestartsLeftIsQueuedAgainWhenItsAgentIsLost) {
+  Agent("a1", "default", {"s0"});
+  TaskSpec spec = Command(1);
+  spec.max_restarts = 1;
+  auto id = Submit(spec, 1);
+  ASSERT_TRUE(id.ok());
+  manager_.RemoveAgent("a1", 3);
+  manager_.Schedule();
+  const Task* task = manager_.Find(*id);
+  EXPECT_EQ(task->state, "QUEUED");
+  EXPECT_EQ(task->restarts, 1);
+  EXPECT_EQ(task->message,
+            "agent a1 was lost and did not come back in time; queued again (restart 1 of 1)");
+  EXPECT_EQ(listener_.settings, std::vector<std::string>{*id}) << "the count is stored";
+  Agent("a2", "default", {"s0"});
+  ASSERT_EQ(listener_.starts.size(), 2u);
+  EXPECT_EQ(listener_.starts[1].second.allocation_id, *id + ".2");
+  manager_.RemoveAgent("a2", 5);  // no restart left
+  manager_.Schedule();
+  EXPECT_EQ(task->state, "TERMINATED");
+  EXPECT_EQ(task->failure_type, "AgentFailed");
+  EXPECT_EQ(task->Summary().restarts, 1);
+}
+
+TEST_F(TaskManagerTest, RestartsAreRefusedOutsideTheirRange) {
+  TaskSpec spec = Command(1);
+  spec.max_restarts = -1;
+  EXPECT_NE(Submit(spec, 1).status().message().find("max_restarts must be 0 to 1000, not -1"),
+            std::string::npos);
+}
+
+// A spot interruption notice: the trial on the agent is preempted (it checkpoints and is queued
+// again), the command runs on (it may finish before the machine goes), and the agent gets no new
+// work.
+TEST_F(TaskManagerTest, AnInterruptedAgentsTrialsArePreemptedAndItGetsNoNewWork) {
+  Agent("a1", "default", {"s0", "s1"});
+  auto trial = manager_.Submit(Command(1), 1, {"trial-7-1", "TRIAL", "experiment-7"});
+  ASSERT_TRUE(trial.ok());
+  auto command = Submit(Command(1), 1);
+  ASSERT_EQ(listener_.starts.size(), 2u);
+  Result<int> preempted = manager_.AgentInterrupted("a1", "spot interruption", 90000);
+  ASSERT_TRUE(preempted.ok());
+  EXPECT_EQ(*preempted, 1);
+  ASSERT_EQ(listener_.kills.size(), 1u);
+  EXPECT_EQ(listener_.kills[0].second.allocation_id, "trial-7-1.1");
+  EXPECT_EQ(listener_.kills[0].second.grace_ms, 90000);
+  EXPECT_EQ(manager_.Find("trial-7-1")->message, "spot interruption");
+  EXPECT_TRUE(manager_.Find("trial-7-1")->Summary().preempting);
+  Report("a1", "trial-7-1.1", bus::kWorkloadTerminated, 0);
+  EXPECT_EQ(manager_.Find("trial-7-1")->state, "QUEUED") << "not placed back on a1";
+  EXPECT_EQ(manager_.Find(*command)->state, "ASSIGNED");
+  EXPECT_EQ(listener_.starts.size(), 2u);
+  EXPECT_FALSE(manager_.AgentInterrupted("nope", "x", 1).ok());
+}
+
 TEST_F(TaskManagerTest, UnschedulableAgentGetsNoNewWork) {
   Agent("a1", "default", {"s0"});
   manager_.SetAgentSchedulable("a1", false);
