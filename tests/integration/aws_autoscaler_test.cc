@@ -253,48 +253,24 @@ class AwsSpotOneInstanceTest : public AwsSpotAutoscalerTest {
 TEST_F(AwsSpotOneInstanceTest,
        AnInterruptionNoticeCheckpointsTheTrialAndItsReplacementStartsAtOnce) {
   StartAutoscaler();
-  const int64_t id = Create(Config("const.yaml", [](YAML::Node& config) {
-    config["hyperparameters"]["step_seconds"] = 0.1;   // 20 s of training
-    config["min_validation_period"]["batches"] = 200;  // no checkpoint before the end
-  }));
-  ASSERT_GT(id, 0);
-  // Training (steps_completed moves only with validations, here only at the end).
-  ASSERT_TRUE(testing::Eventually(
-      [&] { return Det("trial logs 1").find("run 1: starting at step 0") != std::string::npos; },
-      60s))
-      << Log("autoscaler.log") << AgentLogs();
-  std::this_thread::sleep_for(2s);
   std::string doomed;
-  for (const auto& instance : Instances()) {
-    if (instance["booted"] == true) doomed = instance["id"];
-  }
-  ASSERT_FALSE(doomed.empty()) << Instances().dump();
-  ASSERT_TRUE(fake_->Admin("interrupt", {{"instance_id", doomed}, {"notice_ms", 15000}})["ok"]);
-  EXPECT_TRUE(testing::Eventually([&] { return Calls("RequestSpotInstances") == 2; }, 14s))
-      << "the replacement is requested during the notice: " << Log("autoscaler.log");
-  for (const auto& instance : Instances()) {
-    if (instance["id"] == doomed) {
-      EXPECT_EQ(instance["state"], "running") << "still in its notice";
-    }
-  }
-  EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log") << Log("autoscaler.log");
-  const nlohmann::json trial = Describe(id)["trials"][0];
-  EXPECT_EQ(trial.value("restarts", -1), 0) << "losing the machine is not the trial's failure";
-  const std::string logs = Det("trial logs " + std::to_string(trial.value("id", 0)));
-  EXPECT_NE(logs.find("the agent's machine is being taken away (EC2 spot interruption: terminate"),
-            std::string::npos)
-      << logs << AgentLogs();
-  // Preempted, not failed: the same run placed again, resumed from the checkpoint it made during
-  // the notice (no other checkpoint was due before the end of training).
-  std::vector<int> starts;
-  const std::string marker = ": starting at step ";
-  for (size_t at = logs.find(marker); at != std::string::npos; at = logs.find(marker, at + 1)) {
-    starts.push_back(std::atoi(logs.c_str() + at + marker.size()));
-  }
-  ASSERT_EQ(starts.size(), 2u) << logs;
-  EXPECT_EQ(starts[0], 0);
-  EXPECT_GT(starts[1], 0) << logs;
-  EXPECT_EQ(Calls("RequestSpotInstances"), 2) << Log("autoscaler.log");
+  ExpectTrialCheckpointsDuringTheNotice(
+      [&] {
+        for (const auto& instance : Instances()) {
+          if (instance["booted"] == true) doomed = instance["id"];
+        }
+        ASSERT_FALSE(doomed.empty()) << Instances().dump();
+        ASSERT_TRUE(
+            fake_->Admin("interrupt", {{"instance_id", doomed}, {"notice_ms", 15000}})["ok"]);
+      },
+      [&] { return Calls("RequestSpotInstances"); },
+      [&] {
+        for (const auto& instance : Instances()) {
+          if (instance["id"] == doomed) return instance["state"] == "running";
+        }
+        return false;
+      },
+      "EC2 spot interruption: terminate at ");
 }
 
 // A command asked to come back (--max-restarts) runs again on the replacement when its spot

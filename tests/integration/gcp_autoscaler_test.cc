@@ -36,6 +36,7 @@ class GcpAutoscalerTest : public testing::AutoscalerFixture {
     unsetenv("GCE_METADATA_HOST");
   }
   virtual std::string SpotKeys() const { return ""; }
+  virtual int MaxInstances() const { return 2; }
   std::string ExtraConfig() const override {
     return "resource_pools:\n"
            "  - pool_name: default\n"
@@ -50,7 +51,9 @@ class GcpAutoscalerTest : public testing::AutoscalerFixture {
            "      boot_disk_source_image: projects/det-images/global/images/det-agent\n"
            "      instance_type: {machine_type: e2-standard-4}\n"
            "      instance_slots: 1\n"
-           "      max_instances: 2\n"
+           "      max_instances: " +
+           std::to_string(MaxInstances()) +
+           "\n"
            "      max_idle_agent_period: 2s\n"
            "      master_host: 127.0.0.1\n"
            "      agent_binary: " +
@@ -148,6 +151,43 @@ TEST_F(GcpSpotAutoscalerTest, APreemptedSpotVmIsReplacedAndTheTrialCompletes) {
   });
   EXPECT_EQ(Calls("instances.insert"), 2) << "one replacement for the preempted VM";
   ExpectScaledBackToNothing();
+}
+
+// Issue 27 on Compute Engine: a Spot VM's preemption (instance/preempted TRUE, the VM STOPPING
+// for the notice) has the trial checkpoint at once; the VM's place is free, so the replacement is
+// inserted while it stops.
+class GcpSpotOneInstanceTest : public GcpSpotAutoscalerTest {
+ protected:
+  void SetUp() override {
+    setenv("DET_INTERRUPTION_POLL_INTERVAL", "1s", 1);  // the agents', through the boot
+    GcpSpotAutoscalerTest::SetUp();
+  }
+  void TearDown() override {
+    GcpSpotAutoscalerTest::TearDown();
+    unsetenv("DET_INTERRUPTION_POLL_INTERVAL");
+  }
+  int MaxInstances() const override { return 1; }
+};
+
+TEST_F(GcpSpotOneInstanceTest, APreemptionCheckpointsTheTrialAndItsReplacementStartsAtOnce) {
+  StartAutoscaler();
+  std::string doomed;
+  ExpectTrialCheckpointsDuringTheNotice(
+      [&] {
+        const json first = BootedInstance();
+        ASSERT_TRUE(first.is_object()) << Instances().dump();
+        doomed = first["name"];
+        ASSERT_TRUE(
+            fake_->Admin("preempt", {{"name", doomed}, {"notice_ms", 15000}})["ok"].get<bool>());
+      },
+      [&] { return Calls("instances.insert"); },
+      [&] {
+        for (const auto& instance : Instances()) {
+          if (instance["name"] == doomed) return instance["status"] == "STOPPING";
+        }
+        return false;
+      },
+      "Compute Engine preempted the VM");
 }
 
 }  // namespace

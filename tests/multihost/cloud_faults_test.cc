@@ -158,5 +158,74 @@ TEST_F(SpotCloudFaultTest, SpotInstanceTakenBackMidTrialIsReplacedAndTheTrialRes
          "a new instance is launched; the trial resumes there from its checkpoint", recovery);
 }
 
+// EC2's two-minute warning (20 s here): the agent reads it from IMDS, the trial checkpoints and
+// stops at once, and the instance's place is free, so the replacement is requested while the
+// doomed one still runs; the trial goes on there from the checkpoint it made during the notice.
+TEST_F(SpotCloudFaultTest, SpotInterruptionNoticeCheckpointsAndTheReplacementStartsDuringIt) {
+  StartAutoscaler();
+  const int64_t id = CreateCloudExperiment();
+  ASSERT_GT(id, 0);
+  auto trial = WaitForTrial(id, [](const auto& t) { return t.value("steps_completed", 0) >= 40; });
+  ASSERT_FALSE(trial.is_null()) << ReadLog("autoscaler.log");
+  std::string victim;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        victim = HostRunningTrial(id);
+        return victim.rfind("i-", 0) == 0;
+      },
+      30s))
+      << "the trial runs on no instance: " << victim << "\n"
+      << ReadLog("master.log");
+  const auto notice = Clock::now();
+  ASSERT_TRUE(
+      CloudAdmin("interrupt", {{"instance_id", victim}, {"notice_ms", 20000}}).value("ok", false));
+  // Recovery: from the notice until the trial makes progress on the replacement.
+  std::string replacement;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        replacement = HostRunningTrial(id);
+        return replacement.rfind("i-", 0) == 0 && replacement != victim;
+      },
+      90s))
+      << "the trial never moved off " << victim << ": " << ReadLog("autoscaler.log");
+  const double moved = std::chrono::duration<double>(Clock::now() - notice).count();
+  const double progress = SecondsUntilProgress(MarkProgress(id), /*in_a_new_run=*/false);
+  const double recovery = progress < 0 ? -1 : moved + progress;
+  CheckNothingLost(id, kCloudShape);
+  EXPECT_EQ(Describe(id)["trials"][0].value("restarts", -1), 0)
+      << "losing the machine is not the trial's failure";
+  EXPECT_EQ(CallCount("RequestSpotInstances"), 2) << InstanceSummary();
+  CheckNoInstanceLeft();
+  Report("a spot instance's interruption notice (EC2's warning, 20 s here)",
+         "the trial checkpoints at once and goes on from there on a replacement requested during "
+         "the notice",
+         recovery);
+}
+
+// EC2's eventual consistency: a spot request missing from DescribeSpotInstanceRequests for 15 s
+// and instances missing from DescribeInstances for 10 s after they were made. The trial runs on
+// the first instance to its end: no duplicate request, nothing cancelled or terminated under it.
+TEST_F(SpotCloudFaultTest, RequestsAndInstancesEc2ListsLateCostNothing) {
+  ASSERT_TRUE(
+      CloudAdmin("spot", {{"fulfil", true}, {"delay_ms", 0}, {"visibility_delay_ms", 15000}})
+          .value("ok", false));
+  ASSERT_TRUE(CloudAdmin("lag", {{"describe_instances_ms", 10000}}).value("ok", false));
+  StartAutoscaler();
+  const auto fault = Clock::now();
+  const int64_t id = CreateCloudExperiment();
+  ASSERT_GT(id, 0);
+  const double recovery = SecondsUntilFirstMetrics(id, fault);
+  CheckNothingLost(id, kCloudShape);
+  EXPECT_EQ(CallCount("RequestSpotInstances"), 1) << InstanceSummary();
+  EXPECT_EQ(Describe(id)["trials"][0].value("restarts", -1), 0);
+  EXPECT_EQ(ReadLog("autoscaler.log").find("no longer needed"), std::string::npos)
+      << ReadLog("autoscaler.log");
+  CheckNoInstanceLeft();
+  Report("EC2 lists a new spot request 15 s late and new instances 10 s late",
+         "counted once, never cancelled or terminated under its work; the trial runs on its first "
+         "instance",
+         recovery);
+}
+
 }  // namespace
 }  // namespace det::testing

@@ -6,9 +6,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/testing/experiment_fixture.h"
+#include "tests/testing/test_util.h"
 
 namespace det::testing {
 
@@ -43,6 +45,51 @@ class AutoscalerFixture : public ExperimentFixture {
     EXPECT_EQ(trial.value("run_id", 0), 2) << trial.dump();
     EXPECT_EQ(trial.value("restarts", -1), 0) << trial.dump();
     EXPECT_EQ(trial.value("steps_completed", 0), 200);
+  }
+
+  // Issue 27: the cloud announces the end of the instance the trial runs on (`give_notice`, with
+  // max_instances 1). The trial (20 s of training, no checkpoint due before its end) must
+  // checkpoint at once and stop with a reason naming `cloud_said`; `launches` (the cloud's launch
+  // calls) must reach 2 while `doomed_runs` still says the noticed instance runs; and the trial
+  // must complete on the replacement, resumed from that checkpoint with no restart spent.
+  void ExpectTrialCheckpointsDuringTheNotice(const std::function<void()>& give_notice,
+                                             const std::function<int()>& launches,
+                                             const std::function<bool()>& doomed_runs,
+                                             const std::string& cloud_said) {
+    using namespace std::chrono_literals;
+    const int64_t id = Create(Config("const.yaml", [](YAML::Node& config) {
+      config["hyperparameters"]["step_seconds"] = 0.1;   // 20 s of training
+      config["min_validation_period"]["batches"] = 200;  // no checkpoint before the end
+    }));
+    ASSERT_GT(id, 0);
+    // Training (steps_completed moves only with validations, here only at the end).
+    ASSERT_TRUE(Eventually(
+        [&] { return Det("trial logs 1").find("run 1: starting at step 0") != std::string::npos; },
+        60s))
+        << Log("autoscaler.log");
+    std::this_thread::sleep_for(2s);
+    give_notice();
+    EXPECT_TRUE(Eventually([&] { return launches() == 2; }, 14s))
+        << "the replacement is launched during the notice: " << Log("autoscaler.log");
+    EXPECT_TRUE(doomed_runs()) << "still in its notice";
+    EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log") << Log("autoscaler.log");
+    const nlohmann::json trial = Describe(id)["trials"][0];
+    EXPECT_EQ(trial.value("restarts", -1), 0) << "losing the machine is not the trial's failure";
+    const std::string logs = Det("trial logs " + std::to_string(trial.value("id", 0)));
+    EXPECT_NE(logs.find("the agent's machine is being taken away (" + cloud_said),
+              std::string::npos)
+        << logs;
+    // Preempted, not failed: the same run placed again, resumed from the checkpoint it made
+    // during the notice.
+    std::vector<int> starts;
+    const std::string marker = ": starting at step ";
+    for (size_t at = logs.find(marker); at != std::string::npos; at = logs.find(marker, at + 1)) {
+      starts.push_back(std::atoi(logs.c_str() + at + marker.size()));
+    }
+    ASSERT_EQ(starts.size(), 2u) << logs;
+    EXPECT_EQ(starts[0], 0);
+    EXPECT_GT(starts[1], 0) << logs;
+    EXPECT_EQ(launches(), 2) << Log("autoscaler.log");
   }
 
   // How often `needle` occurs in the log `name`.
