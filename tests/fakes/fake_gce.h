@@ -26,7 +26,6 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
