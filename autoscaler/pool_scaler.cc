@@ -261,6 +261,7 @@ void PoolScaler::Decide(const ClusterView& view) {
   event.decided_at = UnixNanos(clock_.WallNow());
   TerminateAll(decision, &event);
   LaunchSome(decision, &event);
+  if (event.error.empty()) event.error = decision.refused;
   const bool acted = !event.terminated.empty() || !event.launched.empty();
   const bool new_refusal = !event.error.empty() && event.error != last_refusal_;
   last_refusal_ = event.error;

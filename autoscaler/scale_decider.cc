@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "common/strings.h"
+
 namespace det::autoscaler {
 namespace {
 
@@ -83,8 +85,10 @@ void TerminateIdle(const ProviderConfig& config, const DeciderInput& input,
 }
 
 // Above max_instances: pending spot requests, then idle, then disconnected, then the newest.
+// Instances whose agents run work are never taken: what cannot be trimmed without them is named
+// in `refused`.
 void TrimAboveMax(const ProviderConfig& config, std::vector<Classified> all, int live,
-                  Terminations* out) {
+                  Terminations* out, std::string* refused) {
   auto rank = [](Kind kind) {
     switch (kind) {
       case Kind::kSpotRequested:
@@ -102,9 +106,18 @@ void TrimAboveMax(const ProviderConfig& config, std::vector<Classified> all, int
     return a.instance->launched_at > b.instance->launched_at;
   });
   const std::string reason = "above max_instances (" + std::to_string(config.max_instances) + ")";
+  std::vector<std::string> spared;
   for (const Classified& c : all) {
-    if (live - out->size() <= config.max_instances) break;
-    out->Add(*c.instance, reason);
+    if (live - out->size() - static_cast<int>(spared.size()) <= config.max_instances) break;
+    if (c.kind == Kind::kBusy) {
+      spared.push_back(c.instance->id);
+    } else {
+      out->Add(*c.instance, reason);
+    }
+  }
+  if (!spared.empty()) {
+    *refused = "not terminating " + std::to_string(spared.size()) + " instance(s) " + reason +
+               " that run work: " + Join(spared, ", ") + " (ended when idle)";
   }
 }
 
@@ -193,9 +206,11 @@ ScaleDecision DecideScale(const ProviderConfig& config, const DeciderInput& inpu
     out.Add(*c.instance, "spot request no longer needed");
     --starting;
   }
-  TrimAboveMax(config, all, live, &out);
+  std::string refused;
+  TrimAboveMax(config, all, live, &out, &refused);
 
   ScaleDecision decision;
+  decision.refused = std::move(refused);
   decision.instances = live - out.size();
   decision.starting = starting;
   decision.desired = desired;

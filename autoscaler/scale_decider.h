@@ -10,8 +10,8 @@
 //     requests) whose agents have not connected yet;
 //   - terminate stopped instances, instances whose agent left more than max_disconnected_period
 //     ago, and instances idle longer than max_idle_agent_period while above min_instances;
-//   - above max_instances, trim pending spot requests, then idle, then disconnected, then the
-//     newest instances.
+//   - above max_instances, trim pending spot requests, then idle, then disconnected instances;
+//     never instances whose agents run work (the decision names them instead).
 // Beyond Determined: idle instances that pending work could use are kept; spot requests that
 // demand no longer needs are cancelled; instances that never connected within
 // max_agent_starting_period (orphans) are terminated.
@@ -61,6 +61,8 @@ struct ScaleDecision {
   int launch = 0;
   std::string launch_reason;  // empty when launch == 0
   std::vector<TerminateOrder> terminate;
+  // What the rules asked for and was not done because it would stop running work ("" if none).
+  std::string refused;
   // How the instances were counted, for the decision record.
   int instances = 0;
   int starting = 0;

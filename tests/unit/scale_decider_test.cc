@@ -135,7 +135,7 @@ INSTANTIATE_TEST_SUITE_P(
              {"d"}},
         Case{"DisconnectedWithinPeriodIsKept", {{.id = "d", .gone_for = minutes(9)}}},
         Case{"LostAgentWithinReconnectWindowIsKept", {{.id = "l", .agent = Inst::kLost}}},
-        Case{"AboveMaxTrimsSpotThenIdleThenDisconnectedThenNewest",
+        Case{"AboveMaxTrimsSpotThenIdleThenDisconnectedNeverBusy",
              {{.id = "busy-old", .agent = Inst::kBusy, .age = minutes(50)},
               {.id = "busy-new", .agent = Inst::kBusy, .age = minutes(20)},
               {.id = "idle", .agent = Inst::kIdle, .idle_for = minutes(1)},
@@ -143,7 +143,7 @@ INSTANTIATE_TEST_SUITE_P(
               {.id = "r", .age = minutes(1), .state = InstanceState::kSpotRequested}},
              {.pending_slots = 4},
              0,
-             {"r", "idle", "gone", "busy-new"},
+             {"r", "idle", "gone"},
              0,
              1}),
     [](const auto& info) { return info.param.name; });
@@ -184,6 +184,18 @@ INSTANTIATE_TEST_SUITE_P(
              {"o"}},
         Case{"StartingWithinPeriodIsNotAnOrphan", {kStarting}}),
     [](const auto& info) { return info.param.name; });
+
+// Issue 27: a decision that would stop running work names it and is not carried out.
+TEST(ScaleDeciderTest, InstancesRunningWorkAboveMaxInstancesAreNamedNotTerminated) {
+  Case c{"", {{.id = "busy-1", .agent = Inst::kBusy}, {.id = "busy-2", .agent = Inst::kBusy}}};
+  c.max = 1;
+  const ScaleDecision decision = DecideScale(Config(c), Input(c));
+  EXPECT_TRUE(decision.terminate.empty());
+  EXPECT_NE(decision.refused.find("not terminating 1 instance(s) above max_instances (1) that "
+                                  "run work: busy-"),
+            std::string::npos)
+      << decision.refused;
+}
 
 TEST(ScaleDeciderTest, OrphansAreMarkedForTheCircuitBreaker) {
   Case c{"", {{.id = "o", .age = minutes(11)}, {.id = "d", .gone_for = minutes(11)}}};
