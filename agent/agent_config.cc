@@ -34,7 +34,7 @@ std::string DefaultWorkDir(const std::string& agent_id) { return "/tmp/det-agent
 
 constexpr const char* kSlotTypes[] = {"auto", "cuda", "cpu", "none"};
 constexpr const char* kContainerRuntimes[] = {"process", "docker"};
-constexpr const char* kInterruptionNotices[] = {"", "aws", "gcp"};
+constexpr const char* kInterruptionNotices[] = {"aws", "gcp"};
 
 // visible_gpus: a list, or Determined's comma-separated string ("0,1" or "GPU-...,GPU-...").
 void ReadVisibleGpus(const YAML::Node& doc, ConfigReader& reader, std::vector<std::string>* out) {

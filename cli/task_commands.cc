@@ -139,10 +139,13 @@ int TaskLogs(const CliOptions& options, const std::string& task_id, bool follow)
   }
 }
 
-// Whether the task's end is in the database, and with it every line of its output.
+// Whether the task's end is in the database, and with it every line of its output. Asked once
+// the registry says the task ended: a task the database does not hold yet (its writes lag behind
+// a task that ended at once) is not recorded yet, not unknown.
 Result<bool> EndRecorded(const CliOptions& options, const std::string& task_id) {
   auto reply = Call<bus::TaskLogsRequest, bus::TaskLogsReply>(
       options, {task_id, std::numeric_limits<int64_t>::max(), 1});
+  if (reply.status().code() == StatusCode::kNotFound) return false;
   if (!reply.ok()) return reply.status();
   return reply->task_ended;
 }

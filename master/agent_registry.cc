@@ -219,6 +219,7 @@ void AgentRegistry::Run() {
     if (timers_due) {
       ExpireAwaitedAgents();
       PublishIdle();
+      tasks_.SendDueStops(NowNs());
     }
   }
 }
@@ -308,14 +309,11 @@ void AgentRegistry::OnInterruption(const std::string& agent_id,
   auto it = agents_.find(agent_id);
   if (it == agents_.end() || it->second.interruption == notice.reason) return;  // said again
   it->second.interruption = notice.reason;
-  // Room to write a checkpoint, ending a few seconds before the machine does.
-  constexpr int64_t kMarginMs = 5000;
-  constexpr int64_t kUnsaidMs = 30000;  // a deadline not given: GCE's notice
-  const int64_t left_ms = notice.deadline > 0 ? (notice.deadline - NowNs()) / 1'000'000 : kUnsaidMs;
-  const int64_t grace_ms = std::max<int64_t>(left_ms - kMarginMs, 1000);
+  constexpr int64_t kUnsaidNs = 30'000'000'000;  // a deadline not given: GCE's notice
+  const int64_t now = NowNs();
   Result<int> preempted = tasks_.AgentInterrupted(
       agent_id, "preempted: the agent's machine is being taken away (" + notice.reason + ")",
-      grace_ms);
+      notice.deadline > 0 ? notice.deadline : now + kUnsaidNs, now);
   if (!preempted.ok()) return;
   spdlog::warn("agent {}: {}; no new work for it, {} trial(s) told to checkpoint and stop",
                agent_id, notice.reason, *preempted);

@@ -73,8 +73,8 @@ class AgentRegistry : private TaskManager::Listener {
   void OnAgentMessage(const std::string& agent_id, const bus::Envelope& message);
   // An agent that says it is leaving is forgotten at once when it holds no work.
   void OnLeaving(const std::string& agent_id, const bus::AgentLeaving& leaving);
-  // The agent's machine is about to go: no new work for it, its trials checkpoint and queue
-  // again (killed a few seconds before the deadline at the latest).
+  // The agent's machine is about to go: no new work for it, its trials told to checkpoint and
+  // stop (SIGTERM shortly before the deadline if they have not).
   void OnInterruption(const std::string& agent_id, const bus::AgentInterruption& notice);
   // Drops the agent: tombstone on the bus, `why` recorded, its place in the scheduler gone.
   void Forget(const std::string& agent_id, const std::string& why);

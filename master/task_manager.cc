@@ -88,21 +88,42 @@ Status TaskManager::SetEnv(const std::string& task_id, const std::string& name,
 }
 
 Result<int> TaskManager::AgentInterrupted(const std::string& agent_id, const std::string& reason,
-                                          int64_t grace_ms) {
+                                          int64_t deadline_ns, int64_t now_ns) {
   auto it = agents_.find(agent_id);
   if (it == agents_.end()) return NotFound("agent " + agent_id + " not found");
   it->second.enabled = false;
   it->second.drain = true;
   dirty_ = true;
+  const int64_t stop_at = std::max(now_ns, deadline_ns - kStopBeforeDeadlineNs);
+  const int64_t grace_ms =
+      std::max<int64_t>(deadline_ns - kKillBeforeDeadlineNs - stop_at, 1'000'000'000) / 1'000'000;
   int preempted = 0;
   for (Task* task : OpenTasksOn(agent_id)) {
     // Trials listen for the preemption signal and resume from their checkpoint; a command
     // cannot, and may still finish before the machine goes.
     if (task->type != "TRIAL" || task->preempting || task->kill_requested) continue;
-    PreemptWith(*task, reason, grace_ms);
+    task->preempting = true;
+    task->message = reason;
+    listener_.TaskChanged(*task);  // the run's signal says stop, with the reason
+    deferred_stops_[task->id] = {task->allocation_id, stop_at, grace_ms};
     ++preempted;
   }
+  SendDueStops(now_ns);
   return preempted;
+}
+
+void TaskManager::SendDueStops(int64_t now_ns) {
+  for (auto it = deferred_stops_.begin(); it != deferred_stops_.end();) {
+    auto task = tasks_.find(it->first);
+    const bool current = task != tasks_.end() && !task->second.ended() &&
+                         task->second.allocation_id == it->second.allocation_id;
+    if (current && now_ns < it->second.at_ns) {
+      ++it;
+      continue;
+    }
+    if (current) KillParts(task->second, it->second.grace_ms);
+    it = deferred_stops_.erase(it);
+  }
 }
 
 Status TaskManager::SetSlotEnabled(const std::string& agent_id, const std::string& slot_id,
@@ -342,6 +363,7 @@ void TaskManager::EndAllocation(Task& task, int64_t now_ns) {
 
 void TaskManager::Requeue(Task& task, AllocationEnd end, std::string why) {
   Release(task);
+  deferred_stops_.erase(task.id);
   task.last_end = std::move(end);
   task.resources.clear();
   task.preempting = false;
@@ -355,6 +377,7 @@ void TaskManager::Requeue(Task& task, AllocationEnd end, std::string why) {
 void TaskManager::Finish(Task& task, int32_t exit_code, std::string_view failure,
                          std::string message, int64_t now_ns) {
   Release(task);
+  deferred_stops_.erase(task.id);
   task.state = bus::kWorkloadTerminated;
   task.exit_code = exit_code;
   task.failure_type = failure;

@@ -56,12 +56,18 @@ class TaskManager {
   // An operator's choice: a disabled agent gets no new work; without `drain` its running tasks
   // are also killed. NotFound for an unknown agent.
   Status SetAgentEnabled(const std::string& agent_id, bool enabled, bool drain);
-  // The agent's machine is about to be taken away (a spot interruption notice, a preemption):
-  // it gets no new work, and the trials on it are preempted with `reason` (they checkpoint and are
-  // queued again, SIGKILL after `grace_ms`); other tasks run on until the machine goes. How many
-  // tasks were preempted; NotFound for an unknown agent.
+  // The agent's machine is about to be taken away at `deadline_ns` (a spot interruption notice,
+  // a preemption): it gets no new work, and the trials on it are preempted with `reason`: told
+  // through the preemption signal at once (they checkpoint, exit and are queued again), SIGTERM
+  // only kStopBeforeDeadline before the deadline and SIGKILL kKillBeforeDeadline before it, for a
+  // run that has not exited by then. Other tasks run on until the machine goes. How many tasks
+  // were preempted; NotFound for an unknown agent.
+  static constexpr int64_t kStopBeforeDeadlineNs = 15'000'000'000;
+  static constexpr int64_t kKillBeforeDeadlineNs = 5'000'000'000;
   Result<int> AgentInterrupted(const std::string& agent_id, const std::string& reason,
-                               int64_t grace_ms);
+                               int64_t deadline_ns, int64_t now_ns);
+  // Sends the deferred stops whose time has come (call from the owner's timer).
+  void SendDueStops(int64_t now_ns);
   // A disabled slot gets no new work; what runs on it keeps running.
   Status SetSlotEnabled(const std::string& agent_id, const std::string& slot_id, bool enabled);
 
@@ -198,6 +204,12 @@ class TaskManager {
   std::set<std::string> open_;                          // tasks not ended
   std::vector<std::string> order_;                      // every task id, in submission order
   std::map<std::string, bus::ClusterPending> pending_;  // last reported, per pool
+  struct DeferredStop {
+    std::string allocation_id;  // the allocation told to stop
+    int64_t at_ns = 0;          // SIGTERM then
+    int64_t grace_ms = 0;       // SIGKILL after
+  };
+  std::map<std::string, DeferredStop> deferred_stops_;  // by task id
   bool dirty_ = false;
   SchedulingStats scheduling_;
 };

@@ -1,7 +1,13 @@
-// The agent's pure parts: nvidia-smi parsing, slot discovery rules, and log batching.
+// The agent's pure parts: nvidia-smi parsing, slot discovery rules, log batching, and reading
+// interruption notices.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
+#include "agent/agent_config.h"
 #include "agent/devices.h"
+#include "agent/interruption_watch.h"
 #include "agent/log_shipper.h"
 
 namespace det::agent {
@@ -138,6 +144,59 @@ TEST(LogShipperTest, ABacklogReadAtOnceIsCutIntoBatchesOfMaxLines) {
   EXPECT_EQ(batches[2].lines.size(), 1u);
   EXPECT_EQ(batches[2].batch, 3u);
   EXPECT_EQ(batches[2].lines[0].text, "l6");
+}
+
+}  // namespace
+}  // namespace det::agent
+
+namespace det::agent {
+namespace {
+
+TEST(InterruptionNoticeTest, Ec2sInstanceActionIsReadWithItsTime) {
+  Result<InterruptionNotice> notice =
+      ParseEc2InstanceAction(R"({"action": "terminate", "time": "2026-11-26T08:22:00Z"})");
+  ASSERT_TRUE(notice.ok()) << notice.status().ToString();
+  EXPECT_EQ(notice->reason, "EC2 spot interruption: terminate at 2026-11-26T08:22:00Z");
+  EXPECT_EQ(notice->deadline, *ParseRfc3339Utc("2026-11-26T08:22:00Z"));
+}
+
+TEST(InterruptionNoticeTest, AnythingElseIsAnErrorQuotingIt) {
+  EXPECT_NE(ParseEc2InstanceAction("<html>").status().message().find("not EC2's"),
+            std::string::npos);
+  EXPECT_NE(ParseEc2InstanceAction(R"({"action": "stop", "time": "soon"})")
+                .status()
+                .message()
+                .find("time \"soon\" is not an RFC 3339 time"),
+            std::string::npos);
+}
+
+TEST(InterruptionNoticeTest, OnlyKnownCloudsAreWatched) {
+  Result<AgentConfig> config = ParseAgentConfig(YAML::Load("interruption_notice: azure"));
+  ASSERT_FALSE(config.ok());
+  EXPECT_NE(config.status().message().find("interruption_notice"), std::string::npos);
+  EXPECT_EQ(ParseAgentConfig(YAML::Load("interruption_notice: gcp"))->interruption_notice, "gcp");
+}
+
+// The watch asks until a notice comes, then keeps it; errors do not stop it.
+TEST(InterruptionWatchTest, PollsUntilANoticeComesAndKeepsIt) {
+  std::atomic<int> calls{0};
+  InterruptionWatch watch(
+      [&]() -> Result<std::optional<InterruptionNotice>> {
+        const int call = ++calls;
+        if (call == 1) return Unavailable("metadata service not answering");
+        if (call < 4) return Result<std::optional<InterruptionNotice>>(std::nullopt);
+        return Result<std::optional<InterruptionNotice>>(
+            std::optional<InterruptionNotice>(InterruptionNotice{"going", 42}));
+      },
+      std::chrono::milliseconds(5));
+  for (int i = 0; i < 400 && !watch.notice(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(watch.notice().has_value());
+  EXPECT_EQ(*watch.notice(), (InterruptionNotice{"going", 42}));
+  const int seen = calls.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(calls.load(), seen) << "no more questions once the notice came";
 }
 
 }  // namespace

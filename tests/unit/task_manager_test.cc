@@ -241,19 +241,37 @@ TEST_F(TaskManagerTest, AnInterruptedAgentsTrialsArePreemptedAndItGetsNoNewWork)
   ASSERT_TRUE(trial.ok());
   auto command = Submit(Command(1), 1);
   ASSERT_EQ(listener_.starts.size(), 2u);
-  Result<int> preempted = manager_.AgentInterrupted("a1", "spot interruption", 90000);
+  constexpr int64_t kSecond = 1'000'000'000;
+  const int64_t deadline = 120 * kSecond;  // EC2's two minutes from now (0)
+  Result<int> preempted = manager_.AgentInterrupted("a1", "spot interruption", deadline, 0);
   ASSERT_TRUE(preempted.ok());
   EXPECT_EQ(*preempted, 1);
+  EXPECT_EQ(manager_.Find("trial-7-1")->message, "spot interruption");
+  EXPECT_TRUE(manager_.Find("trial-7-1")->Summary().preempting) << "told through its signal";
+  EXPECT_TRUE(listener_.kills.empty()) << "no SIGTERM while the run may stop by itself";
+  manager_.SendDueStops(deadline - 16 * kSecond);
+  EXPECT_TRUE(listener_.kills.empty());
+  manager_.SendDueStops(deadline - 15 * kSecond);  // not stopped by then: SIGTERM, then SIGKILL
   ASSERT_EQ(listener_.kills.size(), 1u);
   EXPECT_EQ(listener_.kills[0].second.allocation_id, "trial-7-1.1");
-  EXPECT_EQ(listener_.kills[0].second.grace_ms, 90000);
-  EXPECT_EQ(manager_.Find("trial-7-1")->message, "spot interruption");
-  EXPECT_TRUE(manager_.Find("trial-7-1")->Summary().preempting);
+  EXPECT_EQ(listener_.kills[0].second.grace_ms, 10000);
   Report("a1", "trial-7-1.1", bus::kWorkloadTerminated, 0);
   EXPECT_EQ(manager_.Find("trial-7-1")->state, "QUEUED") << "not placed back on a1";
   EXPECT_EQ(manager_.Find(*command)->state, "ASSIGNED");
   EXPECT_EQ(listener_.starts.size(), 2u);
-  EXPECT_FALSE(manager_.AgentInterrupted("nope", "x", 1).ok());
+  EXPECT_FALSE(manager_.AgentInterrupted("nope", "x", 1, 0).ok());
+}
+
+// A run that stops by itself when told is queued again and never sent the deferred SIGTERM.
+TEST_F(TaskManagerTest, ATrialThatStopsWhenToldGetsNoSigterm) {
+  Agent("a1", "default", {"s0"});
+  ASSERT_TRUE(manager_.Submit(Command(1), 1, {"trial-8-1", "TRIAL", "experiment-8"}).ok());
+  manager_.Schedule();
+  ASSERT_TRUE(manager_.AgentInterrupted("a1", "going", 30'000'000'000, 0).ok());
+  Report("a1", "trial-8-1.1", bus::kWorkloadTerminated, 0);
+  EXPECT_EQ(manager_.Find("trial-8-1")->state, "QUEUED");
+  manager_.SendDueStops(29'000'000'000);
+  EXPECT_TRUE(listener_.kills.empty());
 }
 
 TEST_F(TaskManagerTest, UnschedulableAgentGetsNoNewWork) {
