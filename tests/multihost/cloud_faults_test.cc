@@ -127,25 +127,32 @@ TEST_F(FallbackCloudFaultTest, ThrottlingCapacityErrorsAndSlowCallsOnlyDelayTheS
 class SpotCloudFaultTest : public CloudFaultTest {
  protected:
   std::string ExtraMasterConfig() const override { return CloudPools("      spot: true\n"); }
+  // Starts the autoscaler and the experiment and waits until its trial is 40 batches in on an
+  // instance: the experiment's id and that instance.
+  void StartTrialOnAnInstance(int64_t* id, std::string* instance) {
+    StartAutoscaler();
+    *id = CreateCloudExperiment();
+    ASSERT_GT(*id, 0);
+    auto trial =
+        WaitForTrial(*id, [](const auto& t) { return t.value("steps_completed", 0) >= 40; });
+    ASSERT_FALSE(trial.is_null()) << ReadLog("autoscaler.log");
+    ASSERT_TRUE(Eventually(
+        [&] {
+          *instance = HostRunningTrial(*id);
+          return instance->rfind("i-", 0) == 0;
+        },
+        30s))
+        << "the trial runs on no instance: " << *instance << "\n"
+        << ReadLog("master.log");
+  }
 };
 
 // EC2 takes the spot instance back mid-trial: the autoscaler replaces it and the trial resumes
 // from its checkpoint on the new one.
 TEST_F(SpotCloudFaultTest, SpotInstanceTakenBackMidTrialIsReplacedAndTheTrialResumes) {
-  StartAutoscaler();
-  const int64_t id = CreateCloudExperiment();
-  ASSERT_GT(id, 0);
-  auto trial = WaitForTrial(id, [](const auto& t) { return t.value("steps_completed", 0) >= 40; });
-  ASSERT_FALSE(trial.is_null()) << ReadLog("autoscaler.log");
+  int64_t id = 0;
   std::string victim;
-  ASSERT_TRUE(Eventually(
-      [&] {
-        victim = HostRunningTrial(id);
-        return victim.rfind("i-", 0) == 0;
-      },
-      30s))
-      << "the trial runs on no instance: " << victim << "\n"
-      << ReadLog("master.log");
+  ASSERT_NO_FATAL_FAILURE(StartTrialOnAnInstance(&id, &victim));
   const ProgressMark fault = MarkProgress(id);
   ASSERT_TRUE(CloudAdmin("interrupt", {{"instance_id", victim}}).value("ok", false));
   const double recovery = SecondsUntilProgress(fault, /*in_a_new_run=*/true);
@@ -162,20 +169,9 @@ TEST_F(SpotCloudFaultTest, SpotInstanceTakenBackMidTrialIsReplacedAndTheTrialRes
 // stops at once, and the instance's place is free, so the replacement is requested while the
 // doomed one still runs; the trial goes on there from the checkpoint it made during the notice.
 TEST_F(SpotCloudFaultTest, SpotInterruptionNoticeCheckpointsAndTheReplacementStartsDuringIt) {
-  StartAutoscaler();
-  const int64_t id = CreateCloudExperiment();
-  ASSERT_GT(id, 0);
-  auto trial = WaitForTrial(id, [](const auto& t) { return t.value("steps_completed", 0) >= 40; });
-  ASSERT_FALSE(trial.is_null()) << ReadLog("autoscaler.log");
+  int64_t id = 0;
   std::string victim;
-  ASSERT_TRUE(Eventually(
-      [&] {
-        victim = HostRunningTrial(id);
-        return victim.rfind("i-", 0) == 0;
-      },
-      30s))
-      << "the trial runs on no instance: " << victim << "\n"
-      << ReadLog("master.log");
+  ASSERT_NO_FATAL_FAILURE(StartTrialOnAnInstance(&id, &victim));
   const auto notice = Clock::now();
   ASSERT_TRUE(
       CloudAdmin("interrupt", {{"instance_id", victim}, {"notice_ms", 20000}}).value("ok", false));
