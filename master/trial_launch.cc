@@ -36,12 +36,25 @@ with open("det_harness.py", "wb") as f:
     f.write(fetch("/api/v1/harness/det_harness.py"))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))
 # Determined's on-cluster contract: /run/determined/info/*.json, which the agent makes this run's own.
+def ephemeral_ports():
+    # The kernel gives these to outgoing connections, so one chosen from them may be taken before the run binds it.
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low, high = (int(p) for p in f.read().split())
+        return range(low, high + 1)
+    except (OSError, ValueError):
+        return range(0)
 def free_port_pair():
     # A port p of gloo_port_range with p + 16 free too: the chief's pair for the library's ZMQ
     # traffic (INTER_TRAIN_PROCESS_COMM_PORT_1 and _2, Determined's offset), so that runs sharing
-    # a host do not collide on Determined's fixed 12360 and 12376.
+    # a host do not collide on Determined's fixed 12360 and 12376. Ports outside the kernel's
+    # ephemeral range come first.
     first, last = (int(p) for p in os.environ.get("DET_GLOO_PORT_RANGE", "1024:65535").split(":"))
-    for port in random.sample(range(first, max(first, last - 16) + 1), min(200, max(1, last - 16 - first + 1))):
+    every = range(first, max(first, last - 16) + 1)
+    ephemeral = ephemeral_ports()
+    quiet = [p for p in every if p not in ephemeral and p + 16 not in ephemeral]
+    pool = quiet or every
+    for port in random.sample(pool, min(200, len(pool))):
         try:
             with socket.socket() as a, socket.socket() as b:
                 a.bind(("", port))
