@@ -11,6 +11,11 @@
 #include "common/version.h"
 
 namespace det::agent {
+namespace {
+
+constexpr Duration kLogResendAfter = std::chrono::seconds(30);
+
+}  // namespace
 
 Agent::Agent(AgentConfig config, const Clock& clock) : config_(std::move(config)), clock_(clock) {}
 
@@ -137,8 +142,18 @@ void Agent::PollOnce() {
   WorkloadRunner::Reports reports;
   runner_->Tick(poll_items_, &reports);
   Send(reports);
+  ResendOverdueLogs();
   if (auto sample = sampler_->Take()) (void)channel_->SendBestEffort(*sample);
   ForwardInterruption();
+}
+
+void Agent::ResendOverdueLogs() {
+  // A batch the master received but could not store (its database away longer than it retries)
+  // is never confirmed; while it is not, the allocation's window stays full and its output unread.
+  if (channel_->state() != bus::AgentChannelClient::State::kConnected) return;
+  for (const auto& batch : shipper_.Overdue(clock_.Now(), kLogResendAfter)) {
+    channel_->SendReliable(batch);
+  }
 }
 
 void Agent::ForwardInterruption() {

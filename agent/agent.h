@@ -43,6 +43,8 @@ class Agent {
   void PollOnce();
   // Passes a notice of the machine's end to the master once it comes (and after every welcome).
   void ForwardInterruption();
+  // Sends again, while connected, log batches unconfirmed for kLogResendAfter.
+  void ResendOverdueLogs();
   void RunConnectionLostHook() const;
 
   AgentConfig config_;

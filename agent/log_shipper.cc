@@ -15,8 +15,8 @@ std::optional<int64_t> OldestOffset(const std::vector<bus::WorkloadLogLine>& lin
 
 }  // namespace
 
-LogShipper::LogShipper(std::string incarnation, size_t max_lines, Duration max_delay)
-    : incarnation_(std::move(incarnation)), max_lines_(max_lines), max_delay_(max_delay) {}
+LogShipper::LogShipper(std::string incarnation, Limits limits)
+    : incarnation_(std::move(incarnation)), limits_(limits) {}
 
 void LogShipper::Add(const std::string& allocation_id, const std::string& task_id,
                      bus::WorkloadLogLine line, MonoTime now) {
@@ -25,30 +25,54 @@ void LogShipper::Add(const std::string& allocation_id, const std::string& task_i
     pending.first_at = now;
     pending.task_id = task_id;
   }
+  pending.bytes += line.text.size();
   pending.lines.push_back(std::move(line));
-  // A backlog read at once (e.g. after an agent restart) still goes in batches of max_lines.
-  if (pending.lines.size() >= max_lines_) sealed_.push_back(Seal(allocation_id, pending));
+  // A backlog read at once (e.g. after an agent restart) still goes in bounded batches.
+  if (pending.lines.size() >= limits_.max_lines || pending.bytes >= limits_.max_batch_bytes) {
+    sealed_.push_back(Seal(allocation_id, pending, now));
+  }
 }
 
-bus::WorkloadLogs LogShipper::Seal(const std::string& allocation_id, Pending& pending) {
+bus::WorkloadLogs LogShipper::Seal(const std::string& allocation_id, Pending& pending,
+                                   MonoTime now) {
   bus::WorkloadLogs batch{allocation_id, pending.task_id, incarnation_, pending.next_batch++, {}};
   batch.lines.swap(pending.lines);
-  unconfirmed_[{allocation_id, batch.batch}] = batch;
+  pending.bytes = 0;
+  unconfirmed_[{allocation_id, batch.batch}] = Sent{batch, now};
   return batch;
+}
+
+bool LogShipper::Full(const std::string& allocation_id) const {
+  auto first = unconfirmed_.lower_bound({allocation_id, 0});
+  size_t count = 0;
+  for (auto it = first; it != unconfirmed_.end() && it->first.first == allocation_id; ++it) {
+    if (++count >= limits_.window) return true;
+  }
+  return false;
+}
+
+std::vector<bus::WorkloadLogs> LogShipper::Overdue(MonoTime now, Duration after) {
+  std::vector<bus::WorkloadLogs> overdue;
+  for (auto& [key, sent] : unconfirmed_) {
+    if (now - sent.sent_at < after) continue;
+    sent.sent_at = now;
+    overdue.push_back(sent.batch);
+  }
+  return overdue;
 }
 
 std::vector<bus::WorkloadLogs> LogShipper::TakeDue(MonoTime now) {
   std::vector<bus::WorkloadLogs> due = std::exchange(sealed_, {});
   for (auto& [allocation_id, pending] : pending_) {
     if (pending.lines.empty()) continue;
-    if (pending.lines.size() >= max_lines_ || now - pending.first_at >= max_delay_) {
-      due.push_back(Seal(allocation_id, pending));
+    if (now - pending.first_at >= limits_.max_delay) {
+      due.push_back(Seal(allocation_id, pending, now));
     }
   }
   return due;
 }
 
-std::vector<bus::WorkloadLogs> LogShipper::TakeAll(const std::string& allocation_id) {
+std::vector<bus::WorkloadLogs> LogShipper::TakeAll(const std::string& allocation_id, MonoTime now) {
   std::vector<bus::WorkloadLogs> all;
   for (auto it = sealed_.begin(); it != sealed_.end();) {  // sealed earlier, not yet taken
     if (it->allocation_id == allocation_id) {
@@ -60,7 +84,7 @@ std::vector<bus::WorkloadLogs> LogShipper::TakeAll(const std::string& allocation
   }
   auto it = pending_.find(allocation_id);
   if (it != pending_.end() && !it->second.lines.empty())
-    all.push_back(Seal(allocation_id, it->second));
+    all.push_back(Seal(allocation_id, it->second, now));
   return all;
 }
 
@@ -71,7 +95,7 @@ void LogShipper::Confirmed(const std::string& allocation_id, const std::string& 
 
 std::vector<bus::WorkloadLogs> LogShipper::Unconfirmed() const {
   std::vector<bus::WorkloadLogs> batches;
-  for (const auto& [key, batch] : unconfirmed_) batches.push_back(batch);
+  for (const auto& [key, sent] : unconfirmed_) batches.push_back(sent.batch);
   return batches;
 }
 
@@ -80,7 +104,7 @@ std::optional<int64_t> LogShipper::OldestUnconfirmedOffset(const std::string& al
   // Batches are sealed in offset order, so the first batch holding the stream has the oldest.
   for (auto it = unconfirmed_.lower_bound({allocation_id, 0});
        it != unconfirmed_.end() && it->first.first == allocation_id; ++it) {
-    if (auto offset = OldestOffset(it->second.lines, stdtype)) return offset;
+    if (auto offset = OldestOffset(it->second.batch.lines, stdtype)) return offset;
   }
   if (auto it = pending_.find(allocation_id); it != pending_.end()) {
     return OldestOffset(it->second.lines, stdtype);
@@ -102,7 +126,7 @@ MonoTime LogShipper::NextDue() const {
   if (!sealed_.empty()) return MonoTime{};  // due now
   MonoTime next = MonoTime::max();
   for (const auto& [allocation_id, pending] : pending_) {
-    if (!pending.lines.empty()) next = std::min(next, pending.first_at + max_delay_);
+    if (!pending.lines.empty()) next = std::min(next, pending.first_at + limits_.max_delay);
   }
   return next;
 }

@@ -394,8 +394,8 @@ void WorkloadRunner::Recover(Reports* out) {
     spdlog::info("adopting {} (task {}): {}", allocation_id, w.task_id,
                  alive ? "still running" : "ended while the agent was away");
     if (!followed.ok() || !alive) {
-      Finish(allocation_id, w, std::nullopt, out);
-      workloads_.erase(allocation_id);
+      End(allocation_id, w, std::nullopt, out);
+      if (Complete(allocation_id, w, out)) workloads_.erase(allocation_id);
       continue;
     }
     Drain(allocation_id, w, w.out, false);
@@ -514,7 +514,7 @@ void WorkloadRunner::CloseStream(Stream& stream) {
   CloseFd(stream.fd);
 }
 
-void WorkloadRunner::Drain(const std::string& allocation_id, Workload& w, Stream& stream,
+bool WorkloadRunner::Drain(const std::string& allocation_id, Workload& w, Stream& stream,
                            bool final) {
   auto emit = [&](int64_t offset, std::string text) {
     shipper_.Add(allocation_id, w.task_id,
@@ -522,7 +522,12 @@ void WorkloadRunner::Drain(const std::string& allocation_id, Workload& w, Stream
                  clock_.Now());
   };
   char buf[65536];
+  stream.behind = false;
   while (stream.fd >= 0) {
+    if (shipper_.Full(allocation_id)) {
+      stream.behind = true;
+      return false;
+    }
     const ssize_t n = read(stream.fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -543,6 +548,7 @@ void WorkloadRunner::Drain(const std::string& allocation_id, Workload& w, Stream
     emit(stream.offset - static_cast<int64_t>(stream.partial.size()), std::move(stream.partial));
     stream.partial.clear();
   }
+  return true;
 }
 
 bool WorkloadRunner::Exited(Workload& w, bool pidfd_readable, int* status) {
@@ -553,19 +559,30 @@ bool WorkloadRunner::Exited(Workload& w, bool pidfd_readable, int* status) {
   return (kill(w.pid, 0) != 0 && errno == ESRCH) || IsZombie(w.pid);
 }
 
-void WorkloadRunner::Finish(const std::string& allocation_id, Workload& w,
-                            std::optional<int> wait_status, Reports* out) {
+void WorkloadRunner::End(const std::string& allocation_id, Workload& w,
+                         std::optional<int> wait_status, Reports* out) {
   if (w.pid > 1) kill(-w.pid, SIGKILL);  // what the workload left behind
   if (w.in_container) {
     ReportPhase(allocation_id, w, out);  // the steps it took since the last sweep come first
     RemoveContainer(allocation_id);      // gone already unless the pump was killed
   }
-  Drain(allocation_id, w, w.out, /*final=*/true);
-  Drain(allocation_id, w, w.err, /*final=*/true);
+  CloseFd(w.pidfd);
+  w.pid = -1;  // reaped (or not ours): never signalled again
+  w.kill_deadline.reset();
+  w.ended = true;
+  w.wait_status = wait_status;
+}
+
+bool WorkloadRunner::Complete(const std::string& allocation_id, Workload& w, Reports* out) {
+  const bool out_read = Drain(allocation_id, w, w.out, /*final=*/true);
+  const bool err_read = Drain(allocation_id, w, w.err, /*final=*/true);
+  if (!out_read || !err_read) return false;
   CloseStream(w.out);
   CloseStream(w.err);
-  CloseFd(w.pidfd);
-  for (auto& batch : shipper_.TakeAll(allocation_id)) out->logs.push_back(std::move(batch));
+  for (auto& batch : shipper_.TakeAll(allocation_id, clock_.Now())) {
+    out->logs.push_back(std::move(batch));
+  }
+  const std::optional<int>& wait_status = w.wait_status;
   std::string exit_status = ReadFile(w.dir + "/" + kExitStatusFile);
   if (exit_status.empty() && wait_status && WIFSIGNALED(*wait_status)) {
     exit_status = "signal " + std::to_string(WTERMSIG(*wait_status));  // the shim itself was killed
@@ -577,6 +594,7 @@ void WorkloadRunner::Finish(const std::string& allocation_id, Workload& w,
   spdlog::info("{} ended: exit code {}{}", allocation_id, state.exit_code,
                state.failure_type.empty() ? "" : " (" + state.failure_type + ")");
   out->states.push_back(std::move(state));
+  return true;
 }
 
 void WorkloadRunner::Tick(const std::vector<zmq::pollitem_t>& items, Reports* out) {
@@ -604,6 +622,7 @@ void WorkloadRunner::Tick(const std::vector<zmq::pollitem_t>& items, Reports* ou
   if (now >= next_sweep_) {  // processes without a pidfd, and stops that are overdue
     next_sweep_ = now + kSweepInterval;
     for (auto& [id, w] : workloads_) {
+      if (w.ended) continue;
       ReportPhase(id, w, out);
       if (w.pidfd < 0) candidates.emplace_back(id, false);
       if (w.kill_deadline && now >= *w.kill_deadline) {
@@ -615,11 +634,27 @@ void WorkloadRunner::Tick(const std::vector<zmq::pollitem_t>& items, Reports* ou
   for (const auto& [id, pidfd_readable] : candidates) {
     auto it = workloads_.find(id);
     int status = 0;
-    if (it == workloads_.end() || !Exited(it->second, pidfd_readable, &status)) continue;
-    Finish(id, it->second, it->second.own_child ? std::optional<int>(status) : std::nullopt, out);
-    workloads_.erase(it);
+    if (it == workloads_.end() || it->second.ended ||
+        !Exited(it->second, pidfd_readable, &status)) {
+      continue;
+    }
+    End(id, it->second, it->second.own_child ? std::optional<int>(status) : std::nullopt, out);
   }
+  ReadOn(out);
   for (auto& batch : shipper_.TakeDue(now)) out->logs.push_back(std::move(batch));
+}
+
+void WorkloadRunner::ReadOn(Reports* out) {
+  for (auto it = workloads_.begin(); it != workloads_.end();) {
+    Workload& w = it->second;
+    if (w.ended && Complete(it->first, w, out)) {
+      it = workloads_.erase(it);
+      continue;
+    }
+    if (!w.ended && w.out.behind) Drain(it->first, w, w.out, false);
+    if (!w.ended && w.err.behind) Drain(it->first, w, w.err, false);
+    ++it;
+  }
 }
 
 std::vector<bus::WorkloadState> WorkloadRunner::States() const {

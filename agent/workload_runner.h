@@ -33,9 +33,13 @@ namespace det::agent {
 // shim is followed again from the committed offsets; a finished one is reported ended. A folder
 // is retired once the master has recorded the end (Remove).
 //
-// When a workload ends, what it wrote is drained, the rest of its group is killed, its last log
-// lines are sealed and TERMINATED is reported with the exit code (128 + signal when killed by
-// one) and a failure type.
+// Output is read only as fast as the master commits it (LogShipper::Full): a workload that writes
+// faster than that, or while the master is away, is read later from its files, so the agent's
+// memory stays bounded whatever the volume.
+//
+// When a workload ends, the rest of its group is killed; once its output is read to the end, its
+// last log lines are sealed and TERMINATED is reported with the exit code (128 + signal when
+// killed by one) and a failure type.
 //
 // Threading: not thread-safe; owned by the agent's loop, which polls AppendPollItems()'s items and
 // passes them back to Tick().
@@ -86,6 +90,7 @@ class WorkloadRunner {
     int watch = -1;
     int64_t offset = 0;  // bytes read; `partial` starts at offset - partial.size()
     std::string partial;
+    bool behind = false;  // reading stopped at the shipper's window, not at the end of the file
   };
   struct Workload {
     std::string task_id;
@@ -98,6 +103,9 @@ class WorkloadRunner {
     std::optional<MonoTime> kill_deadline;
     bool in_container = false;  // the process is the pump of a container
     std::string phase;          // in a container: the state last reported
+    // The process ended (its group is killed); the end is reported once the output is read.
+    bool ended = false;
+    std::optional<int> wait_status;  // how the shim ended, when this process could wait for it
   };
 
   // Starts the shim over `argv` in `dir`; its pid.
@@ -122,10 +130,17 @@ class WorkloadRunner {
   void RemoveContainer(const std::string& allocation_id) const;
   Status Follow(const std::string& allocation_id, Workload& w, int64_t out_offset,
                 int64_t err_offset);
-  void Drain(const std::string& allocation_id, Workload& w, Stream& stream, bool final);
-  // `wait_status`: how the shim ended, when this process could wait for it.
-  void Finish(const std::string& allocation_id, Workload& w, std::optional<int> wait_status,
-              Reports* out);
+  // Reads the stream's new output into the shipper, up to its window; `final` also sends an
+  // unterminated last line. True when it read to the end of the file.
+  bool Drain(const std::string& allocation_id, Workload& w, Stream& stream, bool final);
+  // The workload's process ended: what it left behind is killed (or its container removed).
+  void End(const std::string& allocation_id, Workload& w, std::optional<int> wait_status,
+           Reports* out);
+  // Reads an ended workload's output on; once at the end of both files, seals its last lines,
+  // reports TERMINATED and returns true (the workload is done here).
+  bool Complete(const std::string& allocation_id, Workload& w, Reports* out);
+  // Completes ended workloads whose output is read, and reads on where the window had stopped.
+  void ReadOn(Reports* out);
   bool Exited(Workload& w, bool pidfd_readable, int* status);
   void SaveState(const std::string& allocation_id, const Workload& w) const;
   void CloseStream(Stream& stream);

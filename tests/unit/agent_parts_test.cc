@@ -81,7 +81,7 @@ TEST(DiscoverSlotsTest, NoneAndArtificialSlotsNeedNoDiscovery) {
 }
 
 TEST(LogShipperTest, BatchIsDueWhenFullOrOldAndKeptUntilConfirmed) {
-  LogShipper shipper("inc-1", /*max_lines=*/2, std::chrono::milliseconds(50));
+  LogShipper shipper("inc-1", {.max_lines = 2, .max_delay = std::chrono::milliseconds(50)});
   const MonoTime t0{};
   shipper.Add("a.1", "a", {1, "stdout", "one", 0}, t0);
   EXPECT_TRUE(shipper.TakeDue(t0).empty());
@@ -116,10 +116,10 @@ TEST(LogShipperTest, TakeAllSealsTheRestOfOneAllocation) {
   LogShipper shipper("inc-1");
   shipper.Add("a.1", "a", {1, "stdout", "x"}, MonoTime{});
   shipper.Add("b.1", "b", {1, "stdout", "y"}, MonoTime{});
-  auto rest = shipper.TakeAll("a.1");
+  auto rest = shipper.TakeAll("a.1", MonoTime{});
   ASSERT_EQ(rest.size(), 1u);
   EXPECT_EQ(rest[0].lines[0].text, "x");
-  EXPECT_TRUE(shipper.TakeAll("a.1").empty());
+  EXPECT_TRUE(shipper.TakeAll("a.1", MonoTime{}).empty());
   EXPECT_EQ(shipper.NextDue(), MonoTime{} + std::chrono::milliseconds(50));
   shipper.Forget("a.1");
   EXPECT_EQ(shipper.unconfirmed(), 0u);
@@ -132,18 +132,47 @@ namespace det::agent {
 namespace {
 
 TEST(LogShipperTest, ABacklogReadAtOnceIsCutIntoBatchesOfMaxLines) {
-  LogShipper shipper("inc-1", /*max_lines=*/3);
+  LogShipper shipper("inc-1", {.max_lines = 3});
   for (int i = 0; i < 7; ++i) {
     shipper.Add("a.1", "a", {i, "stdout", "l" + std::to_string(i), i * 3}, MonoTime{});
   }
   EXPECT_EQ(shipper.NextDue(), MonoTime{});  // full batches are due now
-  auto batches = shipper.TakeAll("a.1");
+  auto batches = shipper.TakeAll("a.1", MonoTime{});
   ASSERT_EQ(batches.size(), 3u);
   EXPECT_EQ(batches[0].lines.size(), 3u);
   EXPECT_EQ(batches[1].lines.size(), 3u);
   EXPECT_EQ(batches[2].lines.size(), 1u);
   EXPECT_EQ(batches[2].batch, 3u);
   EXPECT_EQ(batches[2].lines[0].text, "l6");
+}
+
+TEST(LogShipperTest, BatchesAreCutByBytesAndAnAllocationsWindowFillsUntilConfirmed) {
+  LogShipper shipper("inc-1", {.max_lines = 100, .max_batch_bytes = 10, .window = 2});
+  const MonoTime t0{};
+  shipper.Add("a.1", "a", {1, "stdout", "123456", 0}, t0);
+  EXPECT_FALSE(shipper.Full("a.1"));
+  shipper.Add("a.1", "a", {2, "stdout", "7890", 7}, t0);  // 10 bytes: sealed
+  EXPECT_FALSE(shipper.Full("a.1"));
+  shipper.Add("a.1", "a", {3, "stdout", "abcdefghij", 12}, t0);
+  EXPECT_TRUE(shipper.Full("a.1"));
+  EXPECT_FALSE(shipper.Full("b.1"));  // each allocation has its own window
+  auto due = shipper.TakeDue(t0);
+  ASSERT_EQ(due.size(), 2u);
+  EXPECT_EQ(due[0].lines.size(), 2u);
+  shipper.Confirmed("a.1", "inc-1", 1);
+  EXPECT_FALSE(shipper.Full("a.1"));
+}
+
+TEST(LogShipperTest, AnUnconfirmedBatchIsOverdueOnceAfterItsPause) {
+  LogShipper shipper("inc-1", {.max_lines = 1});
+  const MonoTime t0{};
+  shipper.Add("a.1", "a", {1, "stdout", "x", 0}, t0);
+  ASSERT_EQ(shipper.TakeDue(t0).size(), 1u);
+  EXPECT_TRUE(shipper.Overdue(t0 + std::chrono::seconds(29), std::chrono::seconds(30)).empty());
+  EXPECT_EQ(shipper.Overdue(t0 + std::chrono::seconds(30), std::chrono::seconds(30)).size(), 1u);
+  EXPECT_TRUE(shipper.Overdue(t0 + std::chrono::seconds(31), std::chrono::seconds(30)).empty());
+  shipper.Confirmed("a.1", "inc-1", 1);
+  EXPECT_TRUE(shipper.Overdue(t0 + std::chrono::seconds(90), std::chrono::seconds(30)).empty());
 }
 
 }  // namespace
