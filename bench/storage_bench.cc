@@ -115,7 +115,7 @@ double ThroughWriter(const std::vector<Row>& rows, Write write) {
 }
 
 void Truncate(PGconn* conn) {
-  PQclear(PQexec(conn, "TRUNCATE metrics, task_logs, ingest_batches"));
+  PQclear(PQexec(conn, "TRUNCATE metrics, task_log_chunks, bench_log_rows, ingest_batches"));
   PQclear(PQexec(conn, "CHECKPOINT"));
 }
 
@@ -137,6 +137,11 @@ int main(int argc, char** argv) {
     auto connection = det::storage::Connect(db);
     if (!connection.ok() || !det::storage::Migrate(**connection).ok()) return 1;
     PGconn* raw = PQconnectdb(db.ConnectionString().c_str());
+    // The baseline for log lines: a raw COPY into a plain table of one row per line.
+    PQclear(PQexec(raw,
+                   "CREATE TABLE bench_log_rows (id bigserial PRIMARY KEY, task_id text NOT NULL,"
+                   " agent_id text NOT NULL, timestamp timestamptz NOT NULL, level text NOT NULL,"
+                   " stdtype text NOT NULL, log text NOT NULL)"));
     det::storage::IngestWriter writer(db);
 
     auto metrics = MetricRows(1, rows);
@@ -165,11 +170,10 @@ int main(int argc, char** argv) {
       auto raw_logs = [&] {
         Truncate(raw);
         log_raw = std::max(
-            log_raw,
-            RawCopy<det::storage::LogLine>(
-                raw,
-                "COPY task_logs (task_id, agent_id, timestamp, level, stdtype, log) FROM STDIN",
-                logs, &LogText));
+            log_raw, RawCopy<det::storage::LogLine>(raw,
+                                                    "COPY bench_log_rows (task_id, agent_id, "
+                                                    "timestamp, level, stdtype, log) FROM STDIN",
+                                                    logs, &LogText));
       };
       auto writer_logs = [&] {
         Truncate(raw);

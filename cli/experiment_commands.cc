@@ -181,37 +181,50 @@ int TrialDescribe(const CliOptions& options, int64_t id, bool kill = false) {
   return 0;
 }
 
-// Every run's output, oldest run first; following the current one with `follow`.
-int TrialLogs(const CliOptions& options, int64_t id, bool follow) {
-  auto reply = Call<bus::TrialGetRequest, bus::TrialGetReply>(options, {id});
-  if (!reply.ok()) return Fail(reply.status());
-  for (int run = 1; run <= reply->trial.run_id; ++run) {
-    const std::string task = "trial-" + std::to_string(id) + "-" + std::to_string(run);
-    const int rc = TaskLogs(options, task, follow && run == reply->trial.run_id);
-    if (rc != 0) return rc;
+// The run tasks of a trial, oldest first, each line prefixed with `prefix`.
+std::vector<LogSource> RunSources(int64_t trial_id, int runs, const std::string& prefix) {
+  std::vector<LogSource> sources;
+  for (int run = 1; run <= runs; ++run) {
+    sources.push_back({"trial-" + std::to_string(trial_id) + "-" + std::to_string(run), prefix});
   }
-  return 0;
+  return sources;
 }
 
-// Every trial's output, oldest trial and run first. With `follow`, keeps printing new lines of
-// every run until the experiment ended; then 0 when it COMPLETED.
-int ExperimentLogs(const CliOptions& options, int64_t id, bool follow) {
-  std::map<std::string, int64_t> after;  // by run task
+// Every run's output as one log, oldest run first; following the current one with `follow`.
+int TrialLogs(const CliOptions& options, int64_t id, const LogSelection& selection) {
+  auto reply = Call<bus::TrialGetRequest, bus::TrialGetReply>(options, {id});
+  if (!reply.ok()) return Fail(reply.status());
+  LogPrinter printer(options, selection, /*skip_unknown=*/true);
+  const std::vector<LogSource> runs = RunSources(id, reply->trial.run_id, "");
+  auto ended = printer.Print(runs);
+  const std::vector<LogSource> current(runs.end() - std::min<size_t>(runs.size(), 1), runs.end());
+  while (ended.ok() && selection.follow && !*ended && !printer.head_done()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ended = printer.Follow(current);
+  }
+  return ended.ok() ? 0 : Fail(ended.status());
+}
+
+// Every trial's output as one log, oldest trial and run first. With `follow`, keeps printing new
+// lines of every run until the experiment ended; then 0 when it COMPLETED.
+int ExperimentLogs(const CliOptions& options, int64_t id, const LogSelection& selection) {
+  LogPrinter printer(options, selection, /*skip_unknown=*/true);
+  bool first = true;
   while (true) {
     auto reply = Call<bus::ExperimentGetRequest, bus::ExperimentGetReply>(options, {id});
     if (!reply.ok()) return Fail(reply.status());
     const bool ended = Ended(reply->experiment.state);  // read before the lines: none is missed
+    std::vector<LogSource> sources;
     for (const auto& trial : reply->trials) {
-      for (int run = 1; run <= trial.run_id; ++run) {
-        const std::string task = "trial-" + std::to_string(trial.id) + "-" + std::to_string(run);
-        auto printed = PrintNewLogLines(options, task, &after[task],
-                                        "[trial " + std::to_string(trial.id) + "] ");
-        if (!printed.ok() && printed.status().code() != StatusCode::kNotFound) {
-          return Fail(printed.status());
-        }
+      for (LogSource& run :
+           RunSources(trial.id, trial.run_id, "[trial " + std::to_string(trial.id) + "] ")) {
+        sources.push_back(std::move(run));
       }
     }
-    if (!follow) return 0;
+    auto printed = first ? printer.Print(sources) : printer.Follow(sources);
+    first = false;
+    if (!printed.ok()) return Fail(printed.status());
+    if (!selection.follow || printer.head_done()) return 0;
     if (ended) {
       std::cerr << "experiment " << id << " ended " << reply->experiment.state << "\n";
       return reply->experiment.state == "COMPLETED" ? 0 : 1;
@@ -271,7 +284,8 @@ void AddExperimentCommands(CLI::App& app, const CliOptions& options, int& rc) {
   create->callback([&options, &rc, config, model_dir, follow_created, dry_run] {
     int64_t created = 0;
     rc = Create(options, *config, *model_dir, *dry_run, &created);
-    if (rc == 0 && *follow_created && !*dry_run) rc = ExperimentLogs(options, created, true);
+    if (rc == 0 && *follow_created && !*dry_run)
+      rc = ExperimentLogs(options, created, LogSelection{.follow = true});
   });
 
   auto filters = std::make_shared<bus::ExperimentListRequest>();
@@ -305,12 +319,12 @@ void AddExperimentCommands(CLI::App& app, const CliOptions& options, int& rc) {
   wait->add_option("id", *id, "experiment id")->required();
   wait->callback([&options, &rc, id] { rc = Wait(options, *id); });
 
-  auto follow = std::make_shared<bool>(false);
+  auto selection = std::make_shared<LogSelection>();
   auto* experiment_logs = experiment->add_subcommand("logs", "every trial's output");
   experiment_logs->add_option("id", *id, "experiment id")->required();
-  experiment_logs->add_flag("-f,--follow", *follow, "keep printing until the experiment ends");
+  AddLogSelectionOptions(experiment_logs, selection, "keep printing until the experiment ends");
   experiment_logs->callback(
-      [&options, &rc, id, follow] { rc = ExperimentLogs(options, *id, *follow); });
+      [&options, &rc, id, selection] { rc = ExperimentLogs(options, *id, *selection); });
   auto* list_trials = experiment->add_subcommand("list-trials", "an experiment's trials");
   list_trials->add_option("id", *id, "experiment id")->required();
   list_trials->callback([&options, &rc, id] { rc = ListTrials(options, *id); });
@@ -326,8 +340,8 @@ void AddExperimentCommands(CLI::App& app, const CliOptions& options, int& rc) {
   trial_describe->callback([&options, &rc, id] { rc = TrialDescribe(options, *id); });
   auto* logs = trial->add_subcommand("logs", "a trial's output, every run");
   logs->add_option("id", *id, "trial id")->required();
-  logs->add_flag("-f,--follow", *follow, "keep printing until the trial's run ends");
-  logs->callback([&options, &rc, id, follow] { rc = TrialLogs(options, *id, *follow); });
+  AddLogSelectionOptions(logs, selection, "keep printing until the trial's run ends");
+  logs->callback([&options, &rc, id, selection] { rc = TrialLogs(options, *id, *selection); });
   auto* kill = trial->add_subcommand("kill", "stop one trial (it ends CANCELED)");
   kill->add_option("id", *id, "trial id")->required();
   kill->callback([&options, &rc, id] { rc = TrialDescribe(options, *id, /*kill=*/true); });

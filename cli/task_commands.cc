@@ -23,8 +23,6 @@ using bus::ToJson;
 
 constexpr auto kPollInterval = std::chrono::milliseconds(200);
 
-std::string TimeText(int64_t unix_ns) { return Rfc3339Utc(unix_ns, 6); }
-
 }  // namespace
 
 int CommandRun(const CliOptions& options, const CommandRunOptions& run) {
@@ -111,32 +109,15 @@ int TaskKill(const CliOptions& options, const std::string& task_id) {
   return 0;
 }
 
-Result<bool> PrintNewLogLines(const CliOptions& options, const std::string& task_id, int64_t* after,
-                              const std::string& prefix) {
-  while (true) {
-    auto reply = Call<bus::TaskLogsRequest, bus::TaskLogsReply>(options, {task_id, *after, 1000});
-    if (!reply.ok()) return reply.status();
-    for (const auto& line : reply->lines) {
-      if (options.machine_readable()) {
-        PrintReply(options, ToJson(line));
-      } else {
-        std::cout << prefix << "[" << TimeText(line.timestamp) << "] " << line.text << "\n";
-      }
-      *after = line.id;
-    }
-    std::cout.flush();
-    if (reply->lines.empty()) return reply->task_ended;  // else more may be waiting
-  }
-}
-
-int TaskLogs(const CliOptions& options, const std::string& task_id, bool follow) {
-  int64_t after = 0;
-  while (true) {
-    auto ended = PrintNewLogLines(options, task_id, &after, "");
-    if (!ended.ok()) return Fail(ended.status());
-    if (!follow || *ended) return 0;
+int TaskLogs(const CliOptions& options, const std::string& task_id, const LogSelection& selection) {
+  LogPrinter printer(options, selection, /*skip_unknown=*/false);
+  const std::vector<LogSource> sources = {{task_id, ""}};
+  auto ended = printer.Print(sources);
+  while (ended.ok() && selection.follow && !*ended && !printer.head_done()) {
     std::this_thread::sleep_for(kPollInterval);
+    ended = printer.Follow(sources);
   }
+  return ended.ok() ? 0 : Fail(ended.status());
 }
 
 // Whether the task's end is in the database, and with it every line of its output. Asked once
@@ -210,11 +191,12 @@ void AddCommandRun(CLI::App& cmd, const CliOptions& options, int& rc) {
 void AddTaskIdCommands(CLI::App& parent, const CliOptions& options, int& rc, const char* noun,
                        bool with_wait) {
   auto task_id = std::make_shared<std::string>();
-  auto follow = std::make_shared<bool>(false);
+  auto selection = std::make_shared<LogSelection>();
   auto* logs = parent.add_subcommand("logs", std::string("a ") + noun + "'s output");
   logs->add_option("task_id", *task_id, std::string("the ") + noun)->required();
-  logs->add_flag("-f,--follow", *follow, "keep printing until it ends");
-  logs->callback([&options, &rc, task_id, follow] { rc = TaskLogs(options, *task_id, *follow); });
+  AddLogSelectionOptions(logs, selection, "keep printing until it ends");
+  logs->callback(
+      [&options, &rc, task_id, selection] { rc = TaskLogs(options, *task_id, *selection); });
   auto* kill =
       parent.add_subcommand("kill", std::string("stop a ") + noun +
                                         " (SIGTERM, then SIGKILL), or every task of a job array");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/cli_client.h"
+#include "cli/log_commands.h"
 
 namespace det::cli {
 
@@ -38,13 +39,9 @@ int TaskList(const CliOptions& options, const std::string& type = "",
              const std::string& array_id = "");
 // det task kill ID
 int TaskKill(const CliOptions& options, const std::string& task_id);
-// det task logs ID [-f]: prints stored lines; with follow, keeps printing until the task ended and
-// every line is shown.
-int TaskLogs(const CliOptions& options, const std::string& task_id, bool follow);
-// Prints the task's lines after `*after` (each with `prefix`), moving `*after` on; whether the task
-// has ended with every line stored.
-Result<bool> PrintNewLogLines(const CliOptions& options, const std::string& task_id, int64_t* after,
-                              const std::string& prefix);
+// det task logs ID [-f] [--head N | --tail N] [--since T] [--until T]: prints stored lines; with
+// follow, keeps printing until the task ended and every line is shown.
+int TaskLogs(const CliOptions& options, const std::string& task_id, const LogSelection& selection);
 // det task wait ID: waits for the task to end and its end (with all its output) to be stored;
 // exit code 0 when it succeeded, 1 otherwise.
 int TaskWait(const CliOptions& options, const std::string& task_id);

@@ -131,15 +131,31 @@ Status Api::MayAct(const auth::Principal& caller, const bus::ExperimentActionReq
 Result<bus::TaskLogsReply> Api::TaskLogs(const auth::Principal&,
                                          const bus::TaskLogsRequest& request) {
   bus::TaskLogsReply reply;
-  const int limit = std::clamp(request.limit, 1, 10000);
-  Status read = database_.Run([&](pqxx::work& tx) {
-    reply.lines.clear();
+  if (request.tail < 0 || request.since < 0 || request.until < 0) {
+    return InvalidArgument("tail, since and until must not be negative");
+  }
+  Status read = database_.Run([&](pqxx::work& tx) -> Status {
+    int limit = std::clamp(request.limit, 1, 10000);
+    reply = bus::TaskLogsReply{};
     auto task = storage::GetTask(tx, request.task_id);
     if (!task.ok()) return task.status();
     // The end is stored after the task's last log batch (Store keeps order), so a task that has
     // ended has all its lines stored.
     reply.task_ended = task->end_ns.has_value();
-    for (auto& stored : storage::ReadTaskLogs(tx, request.task_id, request.after_id, limit)) {
+    storage::LogQuery query{request.after_id};
+    if (request.since > 0) query.since_ns = request.since;
+    if (request.until > 0) query.until_ns = request.until;
+    if (request.tail > 0) {
+      query.after_id = 0;
+      DET_ASSIGN_OR_RETURN(storage::TailStart start,
+                           storage::TaskLogTailStart(tx, request.task_id, query, request.tail));
+      query.after_id = reply.start_after_id = start.after_id;
+      reply.tail_lines = start.lines;
+      limit = static_cast<int>(std::min<int64_t>(limit, start.lines));
+      if (limit == 0) return Status::Ok();
+    }
+    DET_ASSIGN_OR_RETURN(auto lines, storage::ReadTaskLogs(tx, request.task_id, query, limit));
+    for (auto& stored : lines) {
       reply.lines.push_back({stored.id, stored.line.timestamp_ns, std::move(stored.line.agent_id),
                              std::move(stored.line.stdtype), std::move(stored.line.log)});
     }

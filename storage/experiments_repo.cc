@@ -253,7 +253,7 @@ std::vector<ScoredCheckpoint> ListScoredCheckpoints(pqxx::work& tx, int64_t expe
 
 Status DeleteExperiment(pqxx::work& tx, int64_t experiment_id) {
   tx.exec_params(
-      "DELETE FROM task_logs WHERE task_id IN (SELECT 'trial-' || t.id || '-' || r"
+      "DELETE FROM task_log_chunks WHERE task_id IN (SELECT 'trial-' || t.id || '-' || r"
       " FROM trials t, generate_series(1, t.run_id) r WHERE t.experiment_id = $1)",
       experiment_id);
   tx.exec_params(

@@ -2,19 +2,34 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <array>
 #include <ctime>
+#include <limits>
 #include <thread>
 #include <tuple>
 
 #include "storage/database.h"
+#include "storage/log_chunk.h"
+#include "storage/sql_support.h"
 
 namespace det::storage {
 namespace {
 
 const std::vector<std::string> kMetricColumns = {"trial_id", "kind", "step", "run_id", "metrics"};
-const std::vector<std::string> kLogColumns = {"task_id",       "agent_id",     "timestamp",
-                                              "level",         "stdtype",      "log",
-                                              "allocation_id", "source_offset"};
+
+// The lowest and highest of some source offsets; empty (low > high) when none was added.
+struct OffsetRange {
+  int64_t low = std::numeric_limits<int64_t>::max();
+  int64_t high = std::numeric_limits<int64_t>::min();
+  void Add(int64_t offset) {
+    low = std::min(low, offset);
+    high = std::max(high, offset);
+  }
+  bool empty() const { return low > high; }
+  std::optional<int64_t> Low() const { return empty() ? std::nullopt : std::optional(low); }
+  std::optional<int64_t> High() const { return empty() ? std::nullopt : std::optional(high); }
+};
 
 void WriteMetricRows(pqxx::work& tx, const void* rows, IngestWriter::Mode mode);
 void WriteLogRows(pqxx::work& tx, const void* rows, IngestWriter::Mode mode);
@@ -144,25 +159,91 @@ void WriteMetricRows(pqxx::work& tx, const void* rows, IngestWriter::Mode mode) 
   stream.complete();
 }
 
-void WriteLogRows(pqxx::work& tx, const void* rows, IngestWriter::Mode mode) {
-  const auto& lines = *static_cast<const std::vector<LogLine>*>(rows);
-  if (mode == IngestWriter::Mode::kRowByRow) {
-    for (const auto& l : lines) {
-      tx.exec_params(
-          "INSERT INTO task_logs (task_id, agent_id, timestamp, level, stdtype, log,"
-          " allocation_id, source_offset) VALUES ($1, $2, $3::timestamptz, $4, $5, $6, $7, $8)"
-          " ON CONFLICT DO NOTHING",
-          l.task_id, l.agent_id, TimestampText(l.timestamp_ns), l.level, l.stdtype, l.log,
-          l.allocation_id, l.source_offset);
+// The part of `lines` from `begin` that shares the first line's task, agent and allocation, up to
+// kMaxChunkLines lines: [begin, end).
+size_t ChunkEnd(const std::vector<LogLine>& lines, size_t begin) {
+  const LogLine& first = lines[begin];
+  size_t end = begin + 1;
+  while (end < lines.size() && end - begin < kMaxChunkLines &&
+         lines[end].task_id == first.task_id && lines[end].agent_id == first.agent_id &&
+         lines[end].allocation_id == first.allocation_id) {
+    ++end;
+  }
+  return end;
+}
+
+// Per stream (0 stdout, 1 stderr), the offset ranges stored chunks of `first`'s source cover
+// that overlap [low, high] of the lines given.
+using Covered = std::array<std::vector<std::pair<int64_t, int64_t>>, 2>;
+
+Covered StoredRanges(pqxx::work& tx, const LogLine& first, const OffsetRange ranges[2]) {
+  Covered covered;
+  if (!first.allocation_id || (ranges[0].empty() && ranges[1].empty())) return covered;
+  // One writer at a time per source, so that two cannot both find a range free.
+  tx.exec_params("SELECT pg_advisory_xact_lock(hashtext($1))",
+                 *first.allocation_id + "/" + first.agent_id);
+  for (const auto& row : tx.exec_params(
+           "SELECT stdout_first, stdout_last, stderr_first, stderr_last FROM task_log_chunks"
+           " WHERE allocation_id = $1 AND agent_id = $2 AND ((stdout_last >= $3 AND"
+           " stdout_first <= $4) OR (stderr_last >= $5 AND stderr_first <= $6))",
+           *first.allocation_id, first.agent_id, ranges[0].low, ranges[0].high, ranges[1].low,
+           ranges[1].high)) {
+    for (int stream = 0; stream < 2; ++stream) {
+      if (!row[2 * stream].is_null()) {
+        covered[stream].emplace_back(row[2 * stream].as<int64_t>(),
+                                     row[2 * stream + 1].as<int64_t>());
+      }
     }
-    return;
   }
-  pqxx::stream_to stream(tx, "task_logs", kLogColumns);
-  for (const auto& l : lines) {
-    stream << std::make_tuple(l.task_id, l.agent_id, TimestampText(l.timestamp_ns), l.level,
-                              l.stdtype, l.log, l.allocation_id, l.source_offset);
+  return covered;
+}
+
+int StreamOf(const LogLine& line) { return line.stdtype == "stderr" ? 1 : 0; }
+
+// Writes lines [begin, end) (one source) as a chunk, leaving out lines a stored chunk covers.
+void WriteChunk(pqxx::work& tx, const std::vector<LogLine>& lines, size_t begin, size_t end) {
+  OffsetRange ranges[2];
+  for (size_t i = begin; i < end; ++i) {
+    if (lines[i].source_offset) ranges[StreamOf(lines[i])].Add(*lines[i].source_offset);
   }
-  stream.complete();
+  const Covered covered = StoredRanges(tx, lines[begin], ranges);
+  std::vector<LogLine> fresh;
+  fresh.reserve(end - begin);
+  for (size_t i = begin; i < end; ++i) {
+    const LogLine& line = lines[i];
+    const bool stored =
+        line.source_offset && std::any_of(covered[StreamOf(line)].begin(),
+                                          covered[StreamOf(line)].end(), [&](const auto& r) {
+                                            return *line.source_offset >= r.first &&
+                                                   *line.source_offset <= r.second;
+                                          });
+    if (!stored) fresh.push_back(line);
+  }
+  if (fresh.empty()) return;
+  OffsetRange kept[2];
+  int64_t first_ns = fresh.front().timestamp_ns, last_ns = first_ns;
+  for (const LogLine& line : fresh) {
+    if (line.source_offset) kept[StreamOf(line)].Add(*line.source_offset);
+    first_ns = std::min(first_ns, line.timestamp_ns);
+    last_ns = std::max(last_ns, line.timestamp_ns);
+  }
+  const LogLine& source = fresh.front();
+  tx.exec_params(
+      "INSERT INTO task_log_chunks (task_id, agent_id, allocation_id, first_ts, last_ts,"
+      " line_count, stdout_first, stdout_last, stderr_first, stderr_last, codec, data)"
+      " VALUES ($1, $2, $3, det_ts($4), det_ts($5), $6, $7, $8, $9, $10, $11, $12)",
+      source.task_id, source.agent_id, source.allocation_id, first_ns, last_ns,
+      static_cast<int64_t>(fresh.size()), kept[0].Low(), kept[0].High(), kept[1].Low(),
+      kept[1].High(), static_cast<int>(ChunkCodec::kDeflate), Bytes(EncodeLogChunk(fresh)));
+}
+
+void WriteLogRows(pqxx::work& tx, const void* rows, IngestWriter::Mode) {
+  const auto& lines = *static_cast<const std::vector<LogLine>*>(rows);
+  for (size_t begin = 0; begin < lines.size();) {
+    const size_t end = ChunkEnd(lines, begin);
+    WriteChunk(tx, lines, begin, end);
+    begin = end;
+  }
 }
 
 }  // namespace

@@ -1,5 +1,11 @@
 #include "storage/telemetry_repo.h"
 
+#include <algorithm>
+#include <limits>
+
+#include "storage/log_chunk.h"
+#include "storage/sql_support.h"
+
 namespace det::storage {
 
 std::vector<MetricPoint> ReadMetrics(pqxx::work& tx, int64_t trial_id, const std::string& kind,
@@ -23,19 +29,114 @@ bool RecordMetric(pqxx::work& tx, const MetricPoint& point) {
              .affected_rows() == 1;
 }
 
-std::vector<StoredLogLine> ReadTaskLogs(pqxx::work& tx, const std::string& task_id,
-                                        int64_t after_id, int limit) {
+namespace {
+
+// Chunks of a task per query, in id order (`newest_first`: descending) from `from_chunk`
+// (inclusive); at most `count`.
+pqxx::result SelectChunks(pqxx::work& tx, const std::string& task_id, const LogQuery& query,
+                          int64_t from_chunk, bool newest_first, int count) {
+  const std::string sql =
+      std::string(
+          "SELECT id, agent_id, allocation_id, codec, data, line_count FROM task_log_chunks"
+          " WHERE task_id = $1 AND id ") +
+      (newest_first ? "<= $2" : ">= $2") +
+      " AND ($3::bigint IS NULL OR last_ts >= det_ts($3))"
+      " AND ($4::bigint IS NULL OR first_ts < det_ts($4 + 999))"
+      " ORDER BY id " +
+      (newest_first ? "DESC" : "ASC") + " LIMIT $5";
+  return tx.exec_params(sql, task_id, from_chunk, query.since_ns, query.until_ns, count);
+}
+
+// The lines of one chunk row that the query selects, in order.
+Result<std::vector<StoredLogLine>> ChunkLines(const pqxx::row& row, const std::string& task_id,
+                                              const LogQuery& query) {
+  const int64_t chunk_id = row[0].as<int64_t>();
+  auto data = BytesColumn(row[4]);
+  auto decoded = DecodeLogChunk(static_cast<ChunkCodec>(row[3].as<int>()), data.value_or(""));
+  if (!decoded.ok()) {
+    return Internal("task " + task_id + ", log chunk " + std::to_string(chunk_id) + ": " +
+                    decoded.status().message());
+  }
   std::vector<StoredLogLine> lines;
-  for (const auto& row : tx.exec_params(
-           "SELECT id, task_id, agent_id, det_ns(timestamp), level, stdtype, log FROM task_logs"
-           " WHERE task_id = $1 AND id > $2 ORDER BY id LIMIT $3",
-           task_id, after_id, limit)) {
-    lines.push_back(
-        {row[0].as<int64_t>(),
-         {row[1].as<std::string>(), row[2].as<std::string>(), row[3].as<int64_t>(),
-          row[4].as<std::string>(), row[5].as<std::string>(), row[6].as<std::string>()}});
+  lines.reserve(decoded->size());
+  for (size_t i = 0; i < decoded->size(); ++i) {
+    LogLine& line = (*decoded)[i];
+    const int64_t id = chunk_id * kChunkIdScale + static_cast<int64_t>(i);
+    if (id <= query.after_id) continue;
+    if (query.since_ns && line.timestamp_ns < *query.since_ns) continue;
+    if (query.until_ns && line.timestamp_ns >= *query.until_ns) continue;
+    line.task_id = task_id;
+    line.agent_id = row[1].as<std::string>();
+    line.allocation_id = Nullable<std::string>(row[2]);
+    lines.push_back({id, std::move(line)});
   }
   return lines;
+}
+
+// Chunks are read a few at a time: enough for a page of short lines in one round trip.
+constexpr int kChunksPerRead = 8;
+
+}  // namespace
+
+Result<std::vector<StoredLogLine>> ReadTaskLogs(pqxx::work& tx, const std::string& task_id,
+                                                const LogQuery& query, int limit) {
+  std::vector<StoredLogLine> lines;
+  int64_t from_chunk = std::max<int64_t>(query.after_id, 0) / kChunkIdScale;
+  while (static_cast<int>(lines.size()) < limit) {
+    const pqxx::result rows = SelectChunks(tx, task_id, query, from_chunk, false, kChunksPerRead);
+    for (const auto& row : rows) {
+      DET_ASSIGN_OR_RETURN(std::vector<StoredLogLine> chunk, ChunkLines(row, task_id, query));
+      for (auto& line : chunk) {
+        if (static_cast<int>(lines.size()) == limit) return lines;
+        lines.push_back(std::move(line));
+      }
+      from_chunk = row[0].as<int64_t>() + 1;
+    }
+    if (rows.size() < static_cast<size_t>(kChunksPerRead)) break;
+  }
+  return lines;
+}
+
+Result<TailStart> TaskLogTailStart(pqxx::work& tx, const std::string& task_id,
+                                   const LogQuery& query, int64_t count) {
+  TailStart start{std::max<int64_t>(query.after_id, 0), 0};
+  const bool by_time = query.since_ns || query.until_ns;
+  int64_t to_chunk = std::numeric_limits<int64_t>::max();
+  while (start.lines < count) {
+    const pqxx::result rows = SelectChunks(tx, task_id, query, to_chunk, true, kChunksPerRead);
+    for (const auto& row : rows) {
+      const int64_t chunk_id = row[0].as<int64_t>();
+      to_chunk = chunk_id - 1;
+      // The ids of the chunk's selected lines, oldest first.
+      std::vector<int64_t> ids;
+      if (by_time || chunk_id * kChunkIdScale <= query.after_id) {
+        DET_ASSIGN_OR_RETURN(std::vector<StoredLogLine> lines, ChunkLines(row, task_id, query));
+        for (const auto& line : lines) ids.push_back(line.id);
+      } else {
+        const int64_t line_count = row[5].as<int64_t>();
+        for (int64_t i = 0; i < line_count; ++i) ids.push_back(chunk_id * kChunkIdScale + i);
+      }
+      const int64_t wanted = count - start.lines;
+      if (static_cast<int64_t>(ids.size()) >= wanted) {
+        start.lines = count;
+        start.after_id = ids[ids.size() - wanted] - 1;
+        return start;
+      }
+      start.lines += static_cast<int64_t>(ids.size());
+      if (!ids.empty()) start.after_id = ids.front() - 1;
+    }
+    if (rows.size() < static_cast<size_t>(kChunksPerRead)) break;
+  }
+  return start;
+}
+
+int64_t DeleteLogsBefore(pqxx::work& tx, int64_t before_ns) {
+  return tx
+      .exec_params1(
+          "WITH gone AS (DELETE FROM task_log_chunks WHERE last_ts < det_ts($1)"
+          " RETURNING line_count) SELECT coalesce(sum(line_count), 0)::bigint FROM gone",
+          before_ns)[0]
+      .as<int64_t>();
 }
 
 }  // namespace det::storage

@@ -6,10 +6,12 @@
 // Functions take the caller's transaction (Database::Run). Times are Unix nanoseconds.
 
 #include <cstdint>
+#include <optional>
 #include <pqxx/pqxx>
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "storage/ingest_writer.h"
 
 namespace det::storage {
@@ -26,8 +28,30 @@ struct StoredLogLine {
   LogLine line;
 };
 
-// Lines with id > after_id, oldest first, at most `limit`.
-std::vector<StoredLogLine> ReadTaskLogs(pqxx::work& tx, const std::string& task_id,
-                                        int64_t after_id, int limit);
+// Which of a task's lines a read returns.
+struct LogQuery {
+  int64_t after_id = 0;             // lines with id > after_id
+  std::optional<int64_t> since_ns;  // lines stamped at or after this time
+  std::optional<int64_t> until_ns;  // lines stamped before this time
+};
+
+// The first `limit` lines the query selects, oldest first. Reads chunk by chunk: memory is
+// bounded by `limit` and a chunk, whatever the log's size. A chunk that cannot be decoded is an
+// error naming it.
+Result<std::vector<StoredLogLine>> ReadTaskLogs(pqxx::work& tx, const std::string& task_id,
+                                                const LogQuery& query, int limit);
+
+// Where the last `count` lines the query selects start: the after_id that reads them, and how
+// many there are (fewer than `count` when the log is shorter). Counts stored line counts, and
+// decodes only chunks a time range cuts.
+struct TailStart {
+  int64_t after_id = 0;
+  int64_t lines = 0;
+};
+Result<TailStart> TaskLogTailStart(pqxx::work& tx, const std::string& task_id,
+                                   const LogQuery& query, int64_t count);
+
+// Removes the log chunks whose newest line is older than `before_ns`; how many lines went.
+int64_t DeleteLogsBefore(pqxx::work& tx, int64_t before_ns);
 
 }  // namespace det::storage

@@ -229,17 +229,26 @@ struct TaskEnvSetReply {
 };
 
 // Method "task.logs": stored lines with id > after_id, oldest first.
+// Up to `limit` lines with id > after_id, oldest first; only those stamped in [since, until)
+// when those are set (Unix ns; 0: open). With `tail` > 0 the page starts instead where the
+// task's last `tail` such lines start (after_id is ignored).
 struct TaskLogsRequest {
   static constexpr std::string_view kType = "task.logs";
   std::string task_id;
   int64_t after_id = 0;
   int32_t limit = 1000;
+  int64_t tail = 0;
+  int64_t since = 0;
+  int64_t until = 0;
   bool operator==(const TaskLogsRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("task_id", s.task_id, kRequired);
     v("after_id", s.after_id);
     v("limit", s.limit);
+    v("tail", s.tail);
+    v("since", s.since);
+    v("until", s.until);
   }
 };
 
@@ -264,11 +273,17 @@ struct TaskLogsReply {
   static constexpr std::string_view kType = "task.logs.reply";
   std::vector<TaskLogLine> lines;
   bool task_ended = false;  // and every line it wrote is stored: a follower can stop
+  // For a tail: the cursor the page started after, and how many lines the tail holds (fewer
+  // than asked when the log is shorter).
+  int64_t start_after_id = 0;
+  int64_t tail_lines = 0;
   bool operator==(const TaskLogsReply&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("lines", s.lines);
     v("task_ended", s.task_ended);
+    v("start_after_id", s.start_after_id);
+    v("tail_lines", s.tail_lines);
   }
 };
 

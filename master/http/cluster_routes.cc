@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "bus/catalog/cluster_json.h"
+#include "common/clock.h"
 #include "common/config.h"
 #include "master/answer_cache.h"
 #include "master/experiment/experiment_config.h"
@@ -156,11 +157,29 @@ Result<bus::AgentEnableRequest> AgentEnableRequestOf(const std::string& agent_id
 
 namespace {
 
+// `name` (RFC 3339) as Unix nanoseconds; 0 when absent.
+Result<int64_t> QueryTime(Req req, const std::string& name) {
+  const std::string text = req.Param(name);
+  if (text.empty()) return int64_t{0};
+  std::optional<int64_t> ns = ParseRfc3339Utc(text);
+  if (!ns || *ns <= 0) {
+    return InvalidArgument(name + ": \"" + text +
+                           "\" is not an RFC 3339 time such as 2026-11-26T10:00:00Z");
+  }
+  return *ns;
+}
+
+// after_id, limit, tail (the last N lines), timestamp_after and timestamp_before (Determined's
+// names for a time range).
 Result<bus::TaskLogsRequest> LogsRequestOf(Req req) {
   bus::TaskLogsRequest request{req.Match(1), 0, 1000};
   DET_ASSIGN_OR_RETURN(request.after_id, QueryNumber(req, "after_id", 0));
   DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 1000));
-  request.limit = static_cast<int32_t>(std::min<int64_t>(limit, 10000));
+  request.limit = static_cast<int32_t>(std::clamp<int64_t>(limit, 1, 10000));
+  DET_ASSIGN_OR_RETURN(request.tail, QueryNumber(req, "tail", 0));
+  if (request.tail < 0) return InvalidArgument("tail: must not be negative");
+  DET_ASSIGN_OR_RETURN(request.since, QueryTime(req, "timestamp_after"));
+  DET_ASSIGN_OR_RETURN(request.until, QueryTime(req, "timestamp_before"));
   return request;
 }
 
@@ -185,6 +204,10 @@ class LogFollow : public BodySource {
     }
     if (!reply.ok()) return {json{{"error", reply.status().message()}}.dump() + "\n", true};
     Piece piece;
+    if (next_.tail > 0) {  // the tail's first page: later pages follow on from it
+      next_.after_id = reply->start_after_id;
+      next_.tail = 0;
+    }
     for (const auto& line : reply->lines) {
       piece.data += bus::ToJson(line).dump() + "\n";
       next_.after_id = line.id;

@@ -201,14 +201,30 @@ TEST_F(ExperimentsRepoTest, MetricsAndLogsWrittenByTheWriterAreReadInPages) {
     EXPECT_EQ(rest[1].metrics_json, R"({"loss": 5})");
     EXPECT_EQ(ReadMetrics(tx, 7, "validation", 0, 10).size(), 1u);
 
-    auto first = ReadTaskLogs(tx, "task-1", 0, 2);
+    auto first = *ReadTaskLogs(tx, "task-1", LogQuery{}, 2);
     ASSERT_EQ(first.size(), 2u);
     EXPECT_EQ(first[0].line.log, "l0");
-    EXPECT_EQ(first[0].line.timestamp_ns, kExperimentsT0 - kExperimentsT0 % 1000);
-    auto next = ReadTaskLogs(tx, "task-1", first.back().id, 10);
+    EXPECT_EQ(first[0].line.timestamp_ns, kExperimentsT0);  // nanoseconds kept
+    auto next = *ReadTaskLogs(tx, "task-1", LogQuery{first.back().id}, 10);
     ASSERT_EQ(next.size(), 3u);
     EXPECT_EQ(next[2].line.log, "l4");
-    EXPECT_TRUE(ReadTaskLogs(tx, "task-2", 0, 10).empty());
+    EXPECT_TRUE(ReadTaskLogs(tx, "task-2", LogQuery{}, 10)->empty());
+
+    // The last lines, and a time range: [T0 + 1, T0 + 4) holds l1..l3.
+    auto tail = *TaskLogTailStart(tx, "task-1", LogQuery{}, 2);
+    EXPECT_EQ(tail.lines, 2);
+    auto last_two = *ReadTaskLogs(tx, "task-1", LogQuery{tail.after_id}, 10);
+    ASSERT_EQ(last_two.size(), 2u);
+    EXPECT_EQ(last_two[0].line.log, "l3");
+    EXPECT_EQ(TaskLogTailStart(tx, "task-1", LogQuery{}, 99)->lines, 5);
+    LogQuery range{0, kExperimentsT0 + 1, kExperimentsT0 + 4};
+    auto ranged = *ReadTaskLogs(tx, "task-1", range, 10);
+    ASSERT_EQ(ranged.size(), 3u);
+    EXPECT_EQ(ranged[0].line.log, "l1");
+    EXPECT_EQ(ranged[2].line.log, "l3");
+    auto ranged_tail = *TaskLogTailStart(tx, "task-1", range, 1);
+    range.after_id = ranged_tail.after_id;
+    EXPECT_EQ(ReadTaskLogs(tx, "task-1", range, 10)->at(0).line.log, "l3");
   });
 }
 

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "storage/database.h"
+#include "storage/telemetry_repo.h"
 #include "tests/testing/postgres_fixture.h"
 
 namespace det::storage {
@@ -29,12 +30,57 @@ TEST(MigrationsTest, FromEmptyCreatesTheWholeSchema) {
   ASSERT_TRUE(version.ok()) << version.status().ToString();
   EXPECT_EQ(*version, LatestSchemaVersion());
   auto tables = Tables(**connection);
-  for (const char* t :
-       {"users", "user_sessions", "access_tokens", "agents", "agent_connections", "resource_pools",
-        "experiments", "trials", "metrics", "checkpoints", "tasks", "allocations", "task_logs",
-        "instances", "scaling_decisions", "cluster_info", "schema_migrations", "ingest_batches"}) {
+  for (const char* t : {"users", "user_sessions", "access_tokens", "agents", "agent_connections",
+                        "resource_pools", "experiments", "trials", "metrics", "checkpoints",
+                        "tasks", "allocations", "task_log_chunks", "instances", "scaling_decisions",
+                        "cluster_info", "schema_migrations", "ingest_batches"}) {
     EXPECT_NE(std::find(tables.begin(), tables.end(), t), tables.end()) << t;
   }
+}
+
+TEST(MigrationsTest, LogLinesOfTheOneRowPerLineTableMoveIntoChunksInOrder) {
+  auto connection = Connect(PostgresEnvironment::Get()->FreshDatabase());
+  ASSERT_TRUE(connection.ok());
+  {  // the schema as version 7 left it, with 2,500 lines of one task and one of another
+    pqxx::work tx(**connection);
+    tx.exec0(
+        "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,"
+        " applied_at timestamptz NOT NULL DEFAULT now())");
+    for (const Migration& m : kMigrations) {
+      if (m.version > 7) break;
+      tx.exec0(m.sql);
+      tx.exec_params("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", m.version,
+                     std::string(m.name));
+    }
+    tx.exec0(
+        "INSERT INTO task_logs (task_id, agent_id, timestamp, stdtype, log, allocation_id,"
+        " source_offset) SELECT 't1', 'a1', det_ts(1767225600000000000 + i * 1000), 'stdout',"
+        " 'line ' || i, 't1.1', i * 10 FROM generate_series(0, 2499) i");
+    tx.exec0(
+        "INSERT INTO task_logs (task_id, timestamp, level, stdtype, log) VALUES"
+        " ('t2', now(), 'WARNING', 'stderr', 'the other task')");
+    tx.commit();
+  }
+  ASSERT_TRUE(Migrate(**connection).ok());
+  pqxx::work tx(**connection);
+  EXPECT_EQ(tx.exec1("SELECT count(*) FROM task_log_chunks WHERE task_id = 't1'")[0].as<int>(), 3);
+  std::vector<StoredLogLine> lines;
+  while (true) {
+    auto page = ReadTaskLogs(tx, "t1", LogQuery{lines.empty() ? 0 : lines.back().id}, 1000);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    if (page->empty()) break;
+    lines.insert(lines.end(), page->begin(), page->end());
+  }
+  ASSERT_EQ(lines.size(), 2500u);
+  for (int i = 0; i < 2500; ++i) {
+    ASSERT_EQ(lines[i].line.log, "line " + std::to_string(i));
+    ASSERT_EQ(lines[i].line.source_offset, i * 10);
+    ASSERT_EQ(lines[i].line.timestamp_ns, 1767225600000000000 + int64_t{i} * 1000);
+  }
+  auto other = ReadTaskLogs(tx, "t2", LogQuery{}, 10);
+  ASSERT_EQ(other->size(), 1u);
+  EXPECT_EQ(other->at(0).line.level, "WARNING");
+  EXPECT_EQ(other->at(0).line.stdtype, "stderr");
 }
 
 TEST(MigrationsTest, ReRunningIsANoOp) {

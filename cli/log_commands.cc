@@ -1,0 +1,120 @@
+#include "cli/log_commands.h"
+
+#include <iostream>
+
+#include "bus/catalog/cluster_json.h"
+#include "bus/catalog/tasks.h"
+#include "cli/output.h"
+#include "common/clock.h"
+#include "common/config.h"
+
+namespace det::cli {
+namespace {
+
+constexpr int32_t kPageLines = 1000;
+
+// `text` as Unix ns: an RFC 3339 time, or a duration before now ("90s", "15m", "2h").
+Result<int64_t> TimeOf(const std::string& option, const std::string& text) {
+  if (text.empty()) return int64_t{0};
+  if (std::optional<int64_t> ns = ParseRfc3339Utc(text)) return *ns;
+  Result<Duration> ago = ParseDuration(text);
+  if (!ago.ok()) {
+    return InvalidArgument(option + ": \"" + text +
+                           "\" is neither an RFC 3339 time (2026-11-26T10:00:00Z) nor a duration "
+                           "ago (15m, 2h)");
+  }
+  return UnixNanos(std::chrono::system_clock::now()) -
+         std::chrono::duration_cast<std::chrono::nanoseconds>(*ago).count();
+}
+
+}  // namespace
+
+void AddLogSelectionOptions(CLI::App* command, const std::shared_ptr<LogSelection>& selection,
+                            const std::string& follow_help) {
+  command->add_flag("-f,--follow", selection->follow, follow_help);
+  command->add_option("--head", selection->head, "only the first N lines")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--tail", selection->tail, "only the last N lines (then follow with -f)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--since,--timestamp-after", selection->since,
+                      "only lines from this time on: RFC 3339 (2026-11-26T10:00:00Z) or a "
+                      "duration ago (15m)");
+  command->add_option("--until,--timestamp-before", selection->until,
+                      "only lines before this time (same forms)");
+}
+
+LogPrinter::LogPrinter(const CliOptions& options, LogSelection selection, bool skip_unknown)
+    : options_(options), selection_(std::move(selection)), skip_unknown_(skip_unknown) {
+  auto since = TimeOf("--since", selection_.since);
+  auto until = TimeOf("--until", selection_.until);
+  times_ = !since.ok() ? since.status() : until.status();
+  if (since.ok()) since_ns_ = *since;
+  if (until.ok()) until_ns_ = *until;
+}
+
+::det::Status LogPrinter::StartCursors(const std::vector<LogSource>& sources) {
+  int64_t wanted = selection_.tail;
+  for (auto source = sources.rbegin(); source != sources.rend(); ++source) {
+    // Sources before the tail start at their end; the one it starts in, where it starts.
+    bus::TaskLogsRequest request{source->task_id,         0,         1,
+                                 wanted > 0 ? wanted : 1, since_ns_, until_ns_};
+    auto reply = Call<bus::TaskLogsRequest, bus::TaskLogsReply>(options_, request);
+    if (reply.status().code() == StatusCode::kNotFound && skip_unknown_) continue;
+    if (!reply.ok()) return reply.status();
+    if (wanted > 0) {
+      after_[source->task_id] = reply->start_after_id;
+      wanted -= reply->tail_lines;
+    } else {
+      after_[source->task_id] = reply->lines.empty() ? reply->start_after_id : reply->lines[0].id;
+    }
+  }
+  return Status::Ok();
+}
+
+Result<bool> LogPrinter::PrintNew(const LogSource& source) {
+  int64_t& after = after_[source.task_id];
+  while (!head_done()) {
+    int32_t limit = kPageLines;
+    if (selection_.head > 0)
+      limit = static_cast<int32_t>(std::min<int64_t>(limit, selection_.head - printed_));
+    auto reply = Call<bus::TaskLogsRequest, bus::TaskLogsReply>(
+        options_, {source.task_id, after, limit, 0, since_ns_, until_ns_});
+    if (!reply.ok()) return reply.status();
+    for (const auto& line : reply->lines) {
+      if (options_.machine_readable()) {
+        PrintReply(options_, bus::ToJson(line));
+      } else {
+        std::cout << source.prefix << "[" << Rfc3339Utc(line.timestamp, 6) << "] " << line.text
+                  << "\n";
+      }
+      after = line.id;
+      ++printed_;
+    }
+    std::cout.flush();
+    if (reply->lines.empty()) return reply->task_ended;  // else more may be waiting
+  }
+  return true;
+}
+
+Result<bool> LogPrinter::Print(const std::vector<LogSource>& sources) {
+  DET_RETURN_IF_ERROR(times_);
+  if (selection_.tail > 0) DET_RETURN_IF_ERROR(StartCursors(sources));
+  return Follow(sources);
+}
+
+Result<bool> LogPrinter::Follow(const std::vector<LogSource>& sources) {
+  bool all_ended = true;
+  for (const LogSource& source : sources) {
+    auto ended = PrintNew(source);
+    if (!ended.ok() && ended.status().code() == StatusCode::kNotFound && skip_unknown_) {
+      all_ended = false;  // not stored yet
+      continue;
+    }
+    if (!ended.ok()) return ended.status();
+    all_ended = all_ended && *ended;
+    if (head_done()) return true;
+  }
+  return all_ended;
+}
+
+}  // namespace det::cli
