@@ -193,7 +193,7 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
     id = storage::CreateExperiment(
         tx, {config.name, merged.yaml, std::string(experiment::kActive),
              request.owner_id > 0 ? std::optional<int64_t>(request.owner_id) : std::nullopt,
-             request.model_definition.data});
+             request.model_definition.data, config.log_retention_days});
     return Status::Ok();
   }));
   Entry& entry = experiments_[id];

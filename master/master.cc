@@ -118,6 +118,7 @@ Result<MasterEndpoints> Master::Start() {
                    ":" + std::to_string(rest_port);
 
   store_ = std::make_unique<Store>(database_->db().config());
+  log_retention_ = std::make_unique<LogRetention>(database_->db(), config_.retention);
   for (const ResourcePoolConfig& pool : config_.resources.resource_pools) {
     store_->Enqueue([pool](pqxx::work& tx) {
       storage::UpsertResourcePool(tx, {pool.pool_name, pool.description, "{}"});
@@ -171,6 +172,7 @@ void Master::Stop() {
   registry_.reset();
   recorder_.reset();
   store_.reset();  // after the registry: writes what it queued
+  log_retention_.reset();
   broker_.reset();
   zap_.reset();
   users_.reset();

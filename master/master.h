@@ -16,6 +16,7 @@
 #include "master/instance_recorder.h"
 #include "master/master_config.h"
 #include "master/master_database.h"
+#include "master/log_retention.h"
 #include "master/store.h"
 
 namespace det::master {
@@ -58,6 +59,7 @@ class Master {
   std::unique_ptr<bus::ZapHandler> zap_;
   std::unique_ptr<bus::EventBroker> broker_;
   std::unique_ptr<Store> store_;
+  std::unique_ptr<LogRetention> log_retention_;
   std::unique_ptr<InstanceRecorder> recorder_;
   std::unique_ptr<AgentRegistry> registry_;
   std::unique_ptr<Api> api_;

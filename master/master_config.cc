@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "common/schedule.h"
 #include "master/experiment/experiment_config.h"
 
 namespace det::master {
@@ -107,12 +108,21 @@ void ReadDefaultCheckpointStorage(ConfigReader& reader, MasterConfig* config) {
   config->checkpoint_storage = given;
 }
 
+void ReadRetention(ConfigReader& reader, LogRetentionConfig* retention) {
+  reader.ReadInt("log_retention_days", &retention->log_retention_days, -1, 32767);
+  reader.Read("schedule", &retention->schedule);
+  if (retention->schedule.empty()) return;
+  if (Result<Schedule> schedule = Schedule::Parse(retention->schedule); !schedule.ok()) {
+    reader.Fail("schedule", schedule.status().message());
+  }
+}
+
 // Determined's master.yaml fields this project does not implement: accepted with a warning.
 void IgnoreDeterminedOnlyFields(ConfigReader& reader) {
   reader.Ignore({"tensorboard_timeout", "notebook_timeout"}, "no notebooks or TensorBoards here");
   reader.Ignore({"enable_cors"}, "the WebUI is served by the master itself");
   reader.Ignore({"telemetry", "observability"}, "/metrics is always on");
-  reader.Ignore({"launch_error", "ui_customization", "logging", "retention_policy", "cache",
+  reader.Ignore({"launch_error", "ui_customization", "logging", "cache",
                  "webhooks", "feature_switches", "reserved_ports", "__internal", "scim", "saml",
                  "oidc", "det_cloud", "integrations", "root", "additional_resource_managers"},
                 "");
@@ -140,6 +150,7 @@ Result<MasterConfig> ParseMasterConfig(const YAML::Node& doc) {
   ReadHttp(reader.Child("http"), &config.http);
   ReadResourcesConfig(reader, &config.resources);
   ReadDefaultCheckpointStorage(reader, &config);
+  ReadRetention(reader.Child("retention_policy"), &config.retention);
   IgnoreDeterminedOnlyFields(reader);
   DET_RETURN_IF_ERROR(reader.Finish());
   config.warnings = reader.warnings();

@@ -51,6 +51,14 @@ struct MasterSecurityConfig {
   bool tls() const { return !tls_cert.empty(); }
 };
 
+// `retention_policy:` Determined's log retention: the logs of tasks that ended at least
+// log_retention_days days ago (-1: keep forever) are removed on `schedule` (a duration such as
+// "24h" or a cron expression; empty: never).
+struct LogRetentionConfig {
+  int log_retention_days = -1;
+  std::string schedule;
+};
+
 struct MasterConfig {
   std::string cluster_name = "default";
   int port = 8080;            // HTTP: the Core API (and REST) on bus.host, as Determined's `port`
@@ -69,6 +77,7 @@ struct MasterConfig {
   // when master.yaml names a kind not implemented yet (then experiments must name their own).
   YAML::Node checkpoint_storage;
   bool checkpoint_storage_given = false;  // master.yaml set it (not the built-in default)
+  LogRetentionConfig retention;
   // Fields accepted but not acted on (Determined's that this project lacks), each naming its
   // field: logged at start and printed by `det-master check-config`.
   std::vector<std::string> warnings;

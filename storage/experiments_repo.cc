@@ -57,13 +57,15 @@ int64_t CreateExperiment(pqxx::work& tx, const NewExperiment& experiment) {
   if (experiment.model_definition) model = Bytes(*experiment.model_definition);
   auto inserted =
       model ? tx.exec_params1(
-                  "INSERT INTO experiments (name, config, state, owner_id,"
-                  " model_definition) VALUES ($1, $2, $3, $4, $5) RETURNING id",
-                  experiment.name, experiment.config, experiment.state, experiment.owner_id, *model)
+                  "INSERT INTO experiments (name, config, state, owner_id, log_retention_days,"
+                  " model_definition) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+                  experiment.name, experiment.config, experiment.state, experiment.owner_id,
+                  experiment.log_retention_days, *model)
             : tx.exec_params1(
-                  "INSERT INTO experiments (name, config, state, owner_id)"
-                  " VALUES ($1, $2, $3, $4) RETURNING id",
-                  experiment.name, experiment.config, experiment.state, experiment.owner_id);
+                  "INSERT INTO experiments (name, config, state, owner_id, log_retention_days)"
+                  " VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                  experiment.name, experiment.config, experiment.state, experiment.owner_id,
+                  experiment.log_retention_days);
   return inserted[0].as<int64_t>();
 }
 

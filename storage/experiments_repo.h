@@ -21,6 +21,8 @@ struct NewExperiment {
   std::string state;
   std::optional<int64_t> owner_id;
   std::optional<std::string> model_definition;  // a tar.gz of the model folder
+  // retention_policy.log_retention_days: overrides the cluster's for the experiment's trials.
+  std::optional<int> log_retention_days;
 };
 
 struct ExperimentRecord {

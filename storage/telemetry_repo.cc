@@ -130,12 +130,20 @@ Result<TailStart> TaskLogTailStart(pqxx::work& tx, const std::string& task_id,
   return start;
 }
 
-int64_t DeleteLogsBefore(pqxx::work& tx, int64_t before_ns) {
+int64_t DeleteExpiredLogs(pqxx::work& tx, int default_days, int64_t now_ns) {
   return tx
       .exec_params1(
-          "WITH gone AS (DELETE FROM task_log_chunks WHERE last_ts < det_ts($1)"
-          " RETURNING line_count) SELECT coalesce(sum(line_count), 0)::bigint FROM gone",
-          before_ns)[0]
+          "WITH expired AS ("
+          "  SELECT t.id FROM tasks t"
+          "  LEFT JOIN trials tr ON tr.id = t.trial_id"
+          "  LEFT JOIN experiments e ON e.id = tr.experiment_id"
+          "  WHERE t.end_time IS NOT NULL AND coalesce(e.log_retention_days, $1) >= 0"
+          "    AND t.end_time <= det_ts($2) - make_interval(days => coalesce(e.log_retention_days,"
+          "                                                                  $1))),"
+          " gone AS (DELETE FROM task_log_chunks WHERE task_id IN (SELECT id FROM expired)"
+          "  RETURNING line_count)"
+          " SELECT coalesce(sum(line_count), 0)::bigint FROM gone",
+          default_days, now_ns)[0]
       .as<int64_t>();
 }
 

@@ -51,7 +51,9 @@ struct TailStart {
 Result<TailStart> TaskLogTailStart(pqxx::work& tx, const std::string& task_id,
                                    const LogQuery& query, int64_t count);
 
-// Removes the log chunks whose newest line is older than `before_ns`; how many lines went.
-int64_t DeleteLogsBefore(pqxx::work& tx, int64_t before_ns);
+// Determined's log retention: removes the logs of every task that ended at least `days` days
+// before `now_ns` (a trial's experiment may set its own days; -1 keeps them forever); how many
+// lines went.
+int64_t DeleteExpiredLogs(pqxx::work& tx, int default_days, int64_t now_ns);
 
 }  // namespace det::storage

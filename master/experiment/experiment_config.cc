@@ -95,7 +95,7 @@ void IgnoreDeterminedOnlyFields(ConfigReader& reader) {
   reader.Ignore({"min_checkpoint_period", "records_per_epoch", "scheduling_unit",
                  "perform_initial_validation", "optimizations"},
                 "deprecated in Determined 0.38; trial code decides");
-  reader.Ignore({"profiling", "log_policies", "retention_policy", "preemption_timeout",
+  reader.Ignore({"profiling", "log_policies", "preemption_timeout",
                  "integrations", "security", "tensorboard_storage", "slurm", "pbs", "data_layer",
                  "debug", "checkpoint_policy"},
                 "");
@@ -276,6 +276,11 @@ Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc) {
   }
   ReadResources(reader.Child("resources"), &config.resources);
   reader.ReadInt("max_restarts", &config.max_restarts, 0, 1000000);
+  if (reader.Child("retention_policy").Has("log_retention_days")) {
+    int days = -1;
+    reader.Child("retention_policy").ReadInt("log_retention_days", &days, -1, 32767);
+    config.log_retention_days = days;
+  }
   ReadPeriod(reader, &config);
   if (reader.Has("checkpoint_storage")) {
     ReadCheckpointStorage(reader.Child("checkpoint_storage"), &config.checkpoint_storage);

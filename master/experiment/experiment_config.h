@@ -56,6 +56,9 @@ struct ExperimentConfig {
   searcher::SearcherConfig searcher;
   TrialResources resources;
   int max_restarts = 5;  // failures a trial may have (not those the cluster caused)
+  // retention_policy.log_retention_days: days the trials' logs are kept after they end (-1:
+  // forever); unset: the cluster's retention_policy.
+  std::optional<int> log_retention_days;
   // `min_validation_period: {batches|records|epochs: N}`: unit and count; unset: none.
   std::optional<std::pair<std::string, int64_t>> min_validation_period;
   CheckpointStorage checkpoint_storage;

@@ -228,5 +228,55 @@ TEST_F(ExperimentsRepoTest, MetricsAndLogsWrittenByTheWriterAreReadInPages) {
   });
 }
 
+TEST_F(ExperimentsRepoTest, LogRetentionRemovesTheLogsOfTasksEndedLongEnoughAgoAndNothingElse) {
+  constexpr int64_t kDay = 86400 * kExperimentsSecond;
+  const int64_t now = kExperimentsT0 + 400 * kDay;
+  const int64_t keep_forever = InTransaction(db_, [&](pqxx::work& tx) {
+    return CreateExperiment(tx, {"kept", "x", "ACTIVE", std::nullopt, std::nullopt, -1});
+  });
+  const int64_t one_day = InTransaction(db_, [&](pqxx::work& tx) {
+    return CreateExperiment(tx, {"short", "x", "ACTIVE", std::nullopt, std::nullopt, 1});
+  });
+  const int64_t trial_kept = NewTrial(keep_forever, "r1");
+  const int64_t trial_short = NewTrial(one_day, "r1");
+  IngestWriter writer(db_);
+  // name, trial, ended how many days before `now` (nullopt: still running)
+  const std::vector<std::tuple<std::string, std::optional<int64_t>, std::optional<int>>> tasks = {
+      {"cmd-old", std::nullopt, 40},
+      {"cmd-recent", std::nullopt, 20},
+      {"cmd-running", std::nullopt, std::nullopt},
+      {"trial-kept", trial_kept, 300},
+      {"trial-short", trial_short, 2}};
+  for (const auto& [id, trial, ended_days_ago] : tasks) {
+    InTransaction(db_, [&](pqxx::work& tx) {
+      CreateTask(tx, {id, trial ? "TRIAL" : "COMMAND", trial, "{}", kExperimentsT0, std::nullopt});
+      if (ended_days_ago) (void)EndTask(tx, id, now - *ended_days_ago * kDay);
+      return 0;
+    });
+    std::vector<LogLine> lines;
+    for (int i = 0; i < 3; ++i)
+      lines.push_back({id, "a1", kExperimentsT0 + i, "INFO", "stdout", "x"});
+    ASSERT_TRUE(writer.WriteLogs("retention-" + id, lines).ok());
+  }
+  auto count = [&](const std::string& task) {
+    return InTransaction(db_, [&](pqxx::work& tx) {
+      return static_cast<int>(ReadTaskLogs(tx, task, LogQuery{}, 100)->size());
+    });
+  };
+  // The cluster keeps logs 30 days: the old command goes, and the one-day experiment's trial.
+  EXPECT_EQ(InTransaction(db_, [&](pqxx::work& tx) { return DeleteExpiredLogs(tx, 30, now); }), 6);
+  EXPECT_EQ(count("cmd-old"), 0);
+  EXPECT_EQ(count("trial-short"), 0);
+  EXPECT_EQ(count("cmd-recent"), 3);
+  EXPECT_EQ(count("cmd-running"), 3);
+  EXPECT_EQ(count("trial-kept"), 3);
+  // -1 keeps everything; 0 removes every ended task's logs but the experiment that keeps them.
+  EXPECT_EQ(InTransaction(db_, [&](pqxx::work& tx) { return DeleteExpiredLogs(tx, -1, now); }), 0);
+  EXPECT_EQ(InTransaction(db_, [&](pqxx::work& tx) { return DeleteExpiredLogs(tx, 0, now); }), 3);
+  EXPECT_EQ(count("cmd-recent"), 0);
+  EXPECT_EQ(count("cmd-running"), 3);
+  EXPECT_EQ(count("trial-kept"), 3);
+}
+
 }  // namespace
 }  // namespace det::storage

@@ -309,5 +309,23 @@ TEST(MasterConfigTest, CheckpointStorageDefaultsToDeterminedsAndIsChecked) {
   EXPECT_NE(relative.status().message().find("checkpoint_storage.host_path"), std::string::npos);
 }
 
+TEST(MasterConfigTest, RetentionPolicyTakesDeterminedsDaysAndSchedules) {
+  auto none = master::ParseMasterConfig(YAML::Node());
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->retention.log_retention_days, -1);
+  EXPECT_EQ(none->retention.schedule, "");
+  auto cron = master::ParseMasterConfig(
+      Yaml("retention_policy: {log_retention_days: 90, schedule: \"0 0 * * *\"}"));
+  ASSERT_TRUE(cron.ok()) << cron.status().ToString();
+  EXPECT_EQ(cron->retention.log_retention_days, 90);
+  EXPECT_TRUE(master::ParseMasterConfig(Yaml("retention_policy: {schedule: 24h}")).ok());
+  auto bad = master::ParseMasterConfig(Yaml("retention_policy: {schedule: nightly}"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("retention_policy.schedule"), std::string::npos)
+      << bad.status().message();
+  EXPECT_FALSE(
+      master::ParseMasterConfig(Yaml("retention_policy: {log_retention_days: -2}")).ok());
+}
+
 }  // namespace
 }  // namespace det
