@@ -14,9 +14,9 @@
 #include "master/experiment_service.h"
 #include "master/http/http_wing.h"
 #include "master/instance_recorder.h"
+#include "master/log_retention.h"
 #include "master/master_config.h"
 #include "master/master_database.h"
-#include "master/log_retention.h"
 #include "master/store.h"
 
 namespace det::master {

@@ -122,9 +122,9 @@ void IgnoreDeterminedOnlyFields(ConfigReader& reader) {
   reader.Ignore({"tensorboard_timeout", "notebook_timeout"}, "no notebooks or TensorBoards here");
   reader.Ignore({"enable_cors"}, "the WebUI is served by the master itself");
   reader.Ignore({"telemetry", "observability"}, "/metrics is always on");
-  reader.Ignore({"launch_error", "ui_customization", "logging", "cache",
-                 "webhooks", "feature_switches", "reserved_ports", "__internal", "scim", "saml",
-                 "oidc", "det_cloud", "integrations", "root", "additional_resource_managers"},
+  reader.Ignore({"launch_error", "ui_customization", "logging", "cache", "webhooks",
+                 "feature_switches", "reserved_ports", "__internal", "scim", "saml", "oidc",
+                 "det_cloud", "integrations", "root", "additional_resource_managers"},
                 "");
 }
 

@@ -95,9 +95,8 @@ void IgnoreDeterminedOnlyFields(ConfigReader& reader) {
   reader.Ignore({"min_checkpoint_period", "records_per_epoch", "scheduling_unit",
                  "perform_initial_validation", "optimizations"},
                 "deprecated in Determined 0.38; trial code decides");
-  reader.Ignore({"profiling", "log_policies", "preemption_timeout",
-                 "integrations", "security", "tensorboard_storage", "slurm", "pbs", "data_layer",
-                 "debug", "checkpoint_policy"},
+  reader.Ignore({"profiling", "log_policies", "preemption_timeout", "integrations", "security",
+                 "tensorboard_storage", "slurm", "pbs", "data_layer", "debug", "checkpoint_policy"},
                 "");
   // Free-form: trial code reads it from the experiment config it is given.
   reader.Raw("data");

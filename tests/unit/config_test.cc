@@ -323,8 +323,7 @@ TEST(MasterConfigTest, RetentionPolicyTakesDeterminedsDaysAndSchedules) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("retention_policy.schedule"), std::string::npos)
       << bad.status().message();
-  EXPECT_FALSE(
-      master::ParseMasterConfig(Yaml("retention_policy: {log_retention_days: -2}")).ok());
+  EXPECT_FALSE(master::ParseMasterConfig(Yaml("retention_policy: {log_retention_days: -2}")).ok());
 }
 
 }  // namespace
