@@ -112,7 +112,8 @@ class BenchCluster {
     return LogInAsAdmin();
   }
 
-  void StartAgent(const std::string& id, int slots) {
+  // Starts an agent; its pid.
+  pid_t StartAgent(const std::string& id, int slots) {
     const fs::path config = dir_ / ("agent-" + id + ".yaml");
     std::ofstream(config) << (curve_ ? "security: {key_file: " + (dir_ / "agent.key").string() +
                                            ", server_public_key_file: " +
@@ -123,6 +124,7 @@ class BenchCluster {
                            std::to_string(slots), "--work-dir", (dir_ / ("work-" + id)).string(),
                            "--log-level", "warn"},
                           dir_ / "agents.log"));
+    return pids_.back();
   }
 
   // Extra top-level master.yaml sections (before StartMaster).
@@ -165,6 +167,9 @@ class BenchCluster {
     return std::stoi(agent.substr(agent.rfind(':') + 1));
   }
   pid_t master_pid() const { return master_pid_; }
+  // The private PostgreSQL (after StartMaster).
+  const storage::DbConfig& db() const { return pg_->db(); }
+  const fs::path& dir() const { return dir_; }
 
  private:
   Status WriteKeys() {

@@ -120,6 +120,23 @@ int TaskLogs(const CliOptions& options, const std::string& task_id, const LogSel
   return ended.ok() ? 0 : Fail(ended.status());
 }
 
+int CleanupLogs(const CliOptions& options) {
+  auto reply = Call<bus::TaskCleanupLogsRequest, bus::TaskCleanupLogsReply>(options, {});
+  if (!reply.ok()) return Fail(reply.status());
+  if (options.machine_readable()) {
+    PrintReply(options, nlohmann::ordered_json{{"lines_removed", reply->lines_removed},
+                                               {"log_retention_days", reply->log_retention_days}});
+  } else if (reply->log_retention_days < 0) {
+    std::cout << "removed " << reply->lines_removed
+              << " log lines (the cluster keeps logs forever; experiments may set their own "
+                 "retention_policy.log_retention_days)\n";
+  } else {
+    std::cout << "removed " << reply->lines_removed << " log lines of tasks that ended "
+              << reply->log_retention_days << " or more days ago\n";
+  }
+  return 0;
+}
+
 // Whether the task's end is in the database, and with it every line of its output. Asked once
 // the registry says the task ended: a task the database does not hold yet (its writes lag behind
 // a task that ended at once) is not recorded yet, not unknown.
@@ -223,6 +240,9 @@ void AddTaskCommands(CLI::App& app, const CliOptions& options, int& rc) {
   auto* task = app.add_subcommand("task", "tasks: what runs on the cluster")->require_subcommand(1);
   task->add_subcommand("list", "tasks, oldest first")->callback([&] { rc = TaskList(options); });
   AddTaskIdCommands(*task, options, rc, "task", true);
+  task->add_subcommand("cleanup-logs",
+                       "admins: run log retention now (master.yaml retention_policy)")
+      ->callback([&] { rc = CleanupLogs(options); });
 }
 
 }  // namespace det::cli

@@ -42,6 +42,8 @@ int TaskKill(const CliOptions& options, const std::string& task_id);
 // det task logs ID [-f] [--head N | --tail N] [--since T] [--until T]: prints stored lines; with
 // follow, keeps printing until the task ended and every line is shown.
 int TaskLogs(const CliOptions& options, const std::string& task_id, const LogSelection& selection);
+// det task cleanup-logs (admins): log retention now; prints how many lines went.
+int CleanupLogs(const CliOptions& options);
 // det task wait ID: waits for the task to end and its end (with all its output) to be stored;
 // exit code 0 when it succeeded, 1 otherwise.
 int TaskWait(const CliOptions& options, const std::string& task_id);

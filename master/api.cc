@@ -201,6 +201,13 @@ Result<bus::TrialMetricsReply> Api::TrialMetrics(const auth::Principal&,
   return reply;
 }
 
+Result<bus::TaskCleanupLogsReply> Api::CleanupLogs(const auth::Principal& caller) {
+  DET_RETURN_IF_ERROR(Allow(caller, Access::kAdmin, bus::TaskCleanupLogsRequest::kType));
+  if (!retention_) return Unavailable("log retention is not running");
+  DET_ASSIGN_OR_RETURN(int64_t removed, retention_->RunOnce());
+  return bus::TaskCleanupLogsReply{removed, retention_->days()};
+}
+
 Result<bus::MasterLogsReply> Api::MasterLogs(const auth::Principal& caller,
                                              const bus::MasterLogsRequest& request) {
   DET_RETURN_IF_ERROR(Allow(caller, Access::kAdmin, bus::MasterLogsRequest::kType));

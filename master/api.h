@@ -18,6 +18,7 @@
 #include "bus/rpc_client.h"
 #include "master/auth/users.h"
 #include "master/log_buffer.h"
+#include "master/log_retention.h"
 #include "master/prometheus.h"
 #include "master/resource_config.h"
 #include "storage/database.h"
@@ -154,6 +155,9 @@ class Api {
   void SetBusCounters(std::function<BusCounters()> read) { bus_counters_ = std::move(read); }
   // Where master.logs reads the master's recent log lines (unset: there are none to read).
   void SetLogBuffer(std::shared_ptr<LogBuffer> logs) { logs_ = std::move(logs); }
+  void SetLogRetention(LogRetention* retention) { retention_ = retention; }
+  // Admins: log retention now.
+  Result<bus::TaskCleanupLogsReply> CleanupLogs(const auth::Principal& caller);
   // The master's recent log lines (admins).
   Result<bus::MasterLogsReply> MasterLogs(const auth::Principal& caller,
                                           const bus::MasterLogsRequest& request);
@@ -185,7 +189,9 @@ class Api {
   bus::MasterInfo info_;
   std::vector<bus::ResourcePoolSummary> pools_;
   std::function<BusCounters()> bus_counters_;
-  std::shared_ptr<LogBuffer> logs_;  // as configured; counts filled per call
+  std::shared_ptr<LogBuffer> logs_;
+  LogRetention* retention_ =
+      nullptr;  // the master's; outlives this  // as configured; counts filled per call
   int64_t max_message_bytes_;
   std::mutex mu_;                                                     // guards idle_
   std::array<std::vector<std::unique_ptr<bus::RpcClient>>, 2> idle_;  // by Owner

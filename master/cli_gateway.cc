@@ -47,6 +47,10 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, Api& api,
       [this](const Principal& caller, const bus::TaskLogsRequest& request) {
         return api_.TaskLogs(caller, request);
       });
+  Serve<bus::TaskCleanupLogsRequest, bus::TaskCleanupLogsReply>(
+      [this](const Principal& caller, const bus::TaskCleanupLogsRequest&) {
+        return api_.CleanupLogs(caller);
+      });
   Serve<bus::ExperimentCheckpointsRequest, bus::CheckpointList>(
       [this](const Principal& caller, const bus::ExperimentCheckpointsRequest& request) {
         return api_.Checkpoints(caller, request);

@@ -23,6 +23,7 @@ class LogRetention {
 
   // One run now; how many lines went.
   Result<int64_t> RunOnce();
+  int days() const { return config_.log_retention_days; }
 
  private:
   void Loop();

@@ -119,6 +119,7 @@ Result<MasterEndpoints> Master::Start() {
 
   store_ = std::make_unique<Store>(database_->db().config());
   log_retention_ = std::make_unique<LogRetention>(database_->db(), config_.retention);
+  api_->SetLogRetention(log_retention_.get());
   for (const ResourcePoolConfig& pool : config_.resources.resource_pools) {
     store_->Enqueue([pool](pqxx::work& tx) {
       storage::UpsertResourcePool(tx, {pool.pool_name, pool.description, "{}"});

@@ -287,6 +287,27 @@ struct TaskLogsReply {
   }
 };
 
+// Method "task.cleanup_logs" (admins): runs log retention now (Determined's det task
+// cleanup-logs): the logs of tasks that ended retention_policy.log_retention_days days ago go.
+struct TaskCleanupLogsRequest {
+  static constexpr std::string_view kType = "task.cleanup_logs";
+  bool operator==(const TaskCleanupLogsRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self&, V&) {}
+};
+
+struct TaskCleanupLogsReply {
+  static constexpr std::string_view kType = "task.cleanup_logs.reply";
+  int64_t lines_removed = 0;
+  int32_t log_retention_days = -1;  // the cluster's (experiments may set their own)
+  bool operator==(const TaskCleanupLogsReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("lines_removed", s.lines_removed);
+    v("log_retention_days", s.log_retention_days);
+  }
+};
+
 // Event bus (not retained): a task was created or changed state.
 struct TaskStateEvent {
   static constexpr std::string_view kType = "task.state";

@@ -75,5 +75,26 @@ TEST_F(LogVolumeTest, AFloodWhileTheMasterIsAwayIsStoredOnceInOrderInBoundedMemo
               static_cast<long long>(agent_mib), static_cast<long long>(master_mib));
 }
 
+class LogRetentionTest : public ClusterProcessTest {
+ protected:
+  std::string ExtraConfig() const override { return "retention_policy: {log_retention_days: 0}\n"; }
+};
+
+TEST_F(LogRetentionTest, CleanupLogsRemovesTheLogsOfEndedTasksAndNotOfRunningOnes) {
+  auto agent = StartAgent("agent-r", 2);
+  ASSERT_TRUE(WaitFor("--json agent list", "\"state\":\"connected\"")) << Log("agent-r.log");
+  const std::string ended = Run("seq 1 5");
+  const std::string running = Run("echo still here; exec sleep 60");
+  EXPECT_EQ(Wait(ended).value("exit_code", -1), 0);
+  ASSERT_TRUE(WaitFor("task logs " + running, "still here"));
+  ASSERT_EQ(Texts(Det("task logs " + ended)).size(), 5u);
+  EXPECT_NE(Det("task cleanup-logs").find("removed 5 log lines of tasks that ended 0 or more days"),
+            std::string::npos)
+      << Det("task cleanup-logs");
+  EXPECT_TRUE(Texts(Det("task logs " + ended)).empty());
+  EXPECT_EQ(Texts(Det("task logs " + running)), (std::vector<std::string>{"still here"}));
+  Det("task kill " + running);
+}
+
 }  // namespace
 }  // namespace det
