@@ -46,20 +46,27 @@ void Store::Run() {
     std::deque<Item> items = std::exchange(queue_, {});
     lock.unlock();
     std::vector<Op> ops;
-    bool failed = false;  // then no notice goes out: what it confirms may not be stored
+    std::vector<const Logs*> logs;  // consecutive log batches: one transaction
+    bool failed = false;            // then no notice goes out: what it confirms may not be stored
     for (Item& item : items) {
       if (auto* op = std::get_if<Op>(&item)) {
+        failed |= !WriteLogs(logs);
         ops.push_back(std::move(*op));
         continue;
       }
       failed |= !WriteOps(ops);  // everything queued before goes first
-      if (auto* logs = std::get_if<Logs>(&item)) {
-        failed |= !WriteLogs(*logs);
-      } else if (!failed) {
+      if (auto* batch = std::get_if<Logs>(&item)) {
+        logs.push_back(batch);
+        if (logs.size() == kLogBatchesPerTransaction) failed |= !WriteLogs(logs);
+        continue;
+      }
+      failed |= !WriteLogs(logs);
+      if (!failed) {
         std::lock_guard notice_lock(mu_);
         notices_.push_back(std::move(std::get<Notice>(item)));
       }
     }
+    WriteLogs(logs);
     WriteOps(ops);
     lock.lock();
   }
@@ -78,32 +85,53 @@ bool Store::WriteOps(std::vector<Op>& ops) {
   return status.ok();
 }
 
-bool Store::WriteLogs(const Logs& item) {
-  const bus::WorkloadLogs& logs = item.logs;
+namespace {
+
+std::vector<storage::LogLine> StoredLines(const std::string& agent_id,
+                                          const bus::WorkloadLogs& logs) {
   std::vector<storage::LogLine> lines;
   lines.reserve(logs.lines.size());
   for (const bus::WorkloadLogLine& line : logs.lines) {
     storage::LogLine& stored = lines.emplace_back(storage::LogLine{
-        logs.task_id, item.agent_id, line.timestamp, line.stdtype == "stderr" ? "ERROR" : "INFO",
+        logs.task_id, agent_id, line.timestamp, line.stdtype == "stderr" ? "ERROR" : "INFO",
         line.stdtype, storage::ValidUtf8(line.text)});
     if (line.offset >= 0) {
       stored.allocation_id = logs.allocation_id;
       stored.source_offset = line.offset;
     }
   }
-  // Batch numbers restart with each agent process: the incarnation keeps the ids apart; the
-  // agent, those of one allocation's containers on several agents.
-  Status status = ingest_.WriteLogs(logs.allocation_id + "/" + item.agent_id + "/" +
-                                        logs.incarnation + "/" + std::to_string(logs.batch),
-                                    lines);
-  std::lock_guard lock(mu_);
-  if (!status.ok()) {
-    spdlog::error("store: log batch {} of {} not written: {}", logs.batch, logs.allocation_id,
-                  status.message());
-    return false;  // not acknowledged: the agent keeps it and sends it again
+  return lines;
+}
+
+}  // namespace
+
+bool Store::WriteLogs(std::vector<const Logs*>& items) {
+  if (items.empty()) return true;
+  std::vector<std::vector<storage::LogLine>> lines;
+  std::vector<storage::IngestWriter::LogBatch> batches;
+  lines.reserve(items.size());
+  for (const Logs* item : items) {
+    const bus::WorkloadLogs& logs = item->logs;
+    lines.push_back(StoredLines(item->agent_id, logs));
+    // Batch numbers restart with each agent process: the incarnation keeps the ids apart; the
+    // agent, those of one allocation's containers on several agents.
+    batches.push_back({logs.allocation_id + "/" + item->agent_id + "/" + logs.incarnation + "/" +
+                           std::to_string(logs.batch),
+                       &lines.back()});
   }
-  notices_.push_back({item.agent_id, logs.allocation_id, logs.batch, logs.incarnation});
-  return true;
+  Status status = ingest_.WriteLogBatches(batches);
+  std::lock_guard lock(mu_);
+  for (const Logs* item : items) {
+    const bus::WorkloadLogs& logs = item->logs;
+    if (!status.ok()) {
+      spdlog::error("store: log batch {} of {} not written: {}", logs.batch, logs.allocation_id,
+                    status.message());
+      continue;  // not acknowledged: the agent keeps it and sends it again
+    }
+    notices_.push_back({item->agent_id, logs.allocation_id, logs.batch, logs.incarnation});
+  }
+  items.clear();
+  return status.ok();
 }
 
 }  // namespace det::master

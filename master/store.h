@@ -21,7 +21,8 @@ namespace det::master {
 //
 // Ops run in transactions (consecutive ops share one) and may be retried after a lost
 // connection, so each must be idempotent. Log batches go through the IngestWriter with the batch
-// id "<allocation>/<batch>": a batch sent twice is stored once. After a batch is committed a
+// id "<allocation>/<agent>/<incarnation>/<batch>": a batch sent twice is stored once; consecutive
+// batches share a transaction (up to kLogBatchesPerTransaction). After a batch is committed a
 // Notice for it is listed by TakeNotices(), so its sender can be told; EnqueueNotice does the
 // same for anything else.
 //
@@ -57,7 +58,9 @@ class Store {
   void Push(Item item);
   void Run();
   bool WriteOps(std::vector<Op>& ops);  // false when not written
-  bool WriteLogs(const Logs& logs);     // false when not written
+  // Consecutive log batches in one transaction (cleared after); false when not written.
+  bool WriteLogs(std::vector<const Logs*>& logs);
+  static constexpr size_t kLogBatchesPerTransaction = 32;
 
   storage::Database db_;
   storage::IngestWriter ingest_;

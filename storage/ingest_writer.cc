@@ -86,14 +86,26 @@ IngestWriter::IngestWriter(DbConfig config, int attempts)
 
 Status IngestWriter::WriteMetrics(const std::string& batch_id,
                                   const std::vector<MetricPoint>& points) {
-  return WriteBatch("metrics/" + batch_id, &points, &WriteMetricRows);
+  return WriteBatch({{"metrics/" + batch_id, &points}}, &WriteMetricRows);
 }
 
 Status IngestWriter::WriteLogs(const std::string& batch_id, const std::vector<LogLine>& lines) {
-  return WriteBatch("logs/" + batch_id, &lines, &WriteLogRows);
+  return WriteBatch({{"logs/" + batch_id, &lines}}, &WriteLogRows);
 }
 
-Status IngestWriter::WriteBatch(const std::string& batch_id, const void* rows, Rows write) {
+Status IngestWriter::WriteLogBatches(const std::vector<LogBatch>& batches) {
+  std::vector<std::pair<std::string, const void*>> items;
+  items.reserve(batches.size());
+  for (const LogBatch& batch : batches) items.emplace_back("logs/" + batch.batch_id, batch.lines);
+  return WriteBatch(items, &WriteLogRows);
+}
+
+Status IngestWriter::WriteBatch(const std::vector<std::pair<std::string, const void*>>& batches,
+                                Rows write) {
+  const std::string batch_id =
+      batches.size() == 1
+          ? batches[0].first
+          : batches[0].first + " (and " + std::to_string(batches.size() - 1) + " more)";
   Mode mode = Mode::kCopy;
   Status last;
   for (int attempt = 1; attempt <= attempts_; ++attempt) {
@@ -108,9 +120,11 @@ Status IngestWriter::WriteBatch(const std::string& batch_id, const void* rows, R
     }
     try {
       pqxx::work tx(*connection_);
-      auto claimed = tx.exec_params(
-          "INSERT INTO ingest_batches (batch_id) VALUES ($1) ON CONFLICT DO NOTHING", batch_id);
-      if (claimed.affected_rows() == 1) write(tx, rows, mode);  // else: committed before
+      for (const auto& [id, rows] : batches) {
+        auto claimed = tx.exec_params(
+            "INSERT INTO ingest_batches (batch_id) VALUES ($1) ON CONFLICT DO NOTHING", id);
+        if (claimed.affected_rows() == 1) write(tx, rows, mode);  // else: committed before
+      }
       tx.commit();
       return Status::Ok();
     } catch (const pqxx::unique_violation&) {

@@ -53,6 +53,12 @@ class IngestWriter {
 
   Status WriteMetrics(const std::string& batch_id, const std::vector<MetricPoint>& points);
   Status WriteLogs(const std::string& batch_id, const std::vector<LogLine>& lines);
+  // Several log batches in one transaction (one commit), each still landing exactly once.
+  struct LogBatch {
+    std::string batch_id;
+    const std::vector<LogLine>* lines;
+  };
+  Status WriteLogBatches(const std::vector<LogBatch>& batches);
 
   int reconnects() const { return reconnects_; }
 
@@ -61,7 +67,8 @@ class IngestWriter {
 
  private:
   using Rows = void (*)(pqxx::work&, const void* rows, Mode mode);
-  Status WriteBatch(const std::string& batch_id, const void* rows, Rows write);
+  // Batches (id, rows) written by `write` in one transaction, each skipped if its id is there.
+  Status WriteBatch(const std::vector<std::pair<std::string, const void*>>& batches, Rows write);
 
   DbConfig config_;
   int attempts_;
