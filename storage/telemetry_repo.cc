@@ -37,7 +37,7 @@ pqxx::result SelectChunks(pqxx::work& tx, const std::string& task_id, const LogQ
                           int64_t from_chunk, bool newest_first, int count) {
   const std::string sql =
       std::string(
-          "SELECT id, agent_id, allocation_id, codec, data, line_count FROM task_log_chunks"
+          "SELECT id, agent_id, codec, data, line_count FROM task_log_chunks"
           " WHERE task_id = $1 AND id ") +
       (newest_first ? "<= $2" : ">= $2") +
       " AND ($3::bigint IS NULL OR last_ts >= det_ts($3))"
@@ -51,23 +51,22 @@ pqxx::result SelectChunks(pqxx::work& tx, const std::string& task_id, const LogQ
 Result<std::vector<StoredLogLine>> ChunkLines(const pqxx::row& row, const std::string& task_id,
                                               const LogQuery& query) {
   const int64_t chunk_id = row[0].as<int64_t>();
-  auto data = BytesColumn(row[4]);
-  auto decoded = DecodeLogChunk(static_cast<ChunkCodec>(row[3].as<int>()), data.value_or(""));
+  auto data = BytesColumn(row[3]);
+  auto decoded = DecodeLogChunk(static_cast<ChunkCodec>(row[2].as<int>()), data.value_or(""));
   if (!decoded.ok()) {
     return Internal("task " + task_id + ", log chunk " + std::to_string(chunk_id) + ": " +
                     decoded.status().message());
   }
   std::vector<StoredLogLine> lines;
   lines.reserve(decoded->size());
+  const std::string agent_id = row[1].as<std::string>();
   for (size_t i = 0; i < decoded->size(); ++i) {
     LogLine& line = (*decoded)[i];
     const int64_t id = chunk_id * kChunkIdScale + static_cast<int64_t>(i);
     if (id <= query.after_id) continue;
     if (query.since_ns && line.timestamp_ns < *query.since_ns) continue;
     if (query.until_ns && line.timestamp_ns >= *query.until_ns) continue;
-    line.task_id = task_id;
-    line.agent_id = row[1].as<std::string>();
-    line.allocation_id = Nullable<std::string>(row[2]);
+    line.agent_id = agent_id;
     lines.push_back({id, std::move(line)});
   }
   return lines;
@@ -113,7 +112,7 @@ Result<TailStart> TaskLogTailStart(pqxx::work& tx, const std::string& task_id,
         DET_ASSIGN_OR_RETURN(std::vector<StoredLogLine> lines, ChunkLines(row, task_id, query));
         for (const auto& line : lines) ids.push_back(line.id);
       } else {
-        const int64_t line_count = row[5].as<int64_t>();
+        const int64_t line_count = row[4].as<int64_t>();
         for (int64_t i = 0; i < line_count; ++i) ids.push_back(chunk_id * kChunkIdScale + i);
       }
       const int64_t wanted = count - start.lines;

@@ -23,6 +23,7 @@ std::vector<MetricPoint> ReadMetrics(pqxx::work& tx, int64_t trial_id, const std
 // Stores one point; false when (trial, kind, step) was already stored (a report sent again).
 bool RecordMetric(pqxx::work& tx, const MetricPoint& point);
 
+// A line as read back: its task and allocation are not filled in (the reader named the task).
 struct StoredLogLine {
   int64_t id = 0;  // increases in the order lines were stored: the next page's cursor
   LogLine line;
