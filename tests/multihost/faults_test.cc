@@ -124,5 +124,48 @@ TEST_F(FaultTest, LinkCutLongerThanTheReconnectWindowMovesTheTrial) {
          recovery);
 }
 
+TEST_F(FaultTest, LogFloodDuringAnAgentRestartIsStoredOnceInOrder) {
+  constexpr int kLines = 300'000;
+  auto run = nlohmann::json::parse(Det("--json cmd run 'seq 1 " + std::to_string(kLines) + "'"),
+                                   nullptr, false);
+  ASSERT_TRUE(run.is_object()) << run.dump();
+  const std::string task = run.value("task_id", "");
+  std::string host;  // the agent reading the flood, once some of it is stored
+  for (int i = 0; i < 600 && host.empty(); ++i) {
+    auto logs = Rest("GET", "/api/v1/tasks/" + task + "/logs?limit=1");
+    auto summary = Rest("GET", "/api/v1/tasks/" + task);
+    const auto& agents = summary["task"]["agents"];
+    if (logs.contains("logs") && !logs["logs"].empty() && agents.is_array() && !agents.empty()) {
+      host = agents[0].get<std::string>();
+    } else {
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  ASSERT_FALSE(host.empty()) << "no line of the flood was stored";
+  agents_[host]->Stop(SIGKILL);
+  std::this_thread::sleep_for(2s);
+  const auto restarted = std::chrono::steady_clock::now();
+  StartAgent(host);
+  EXPECT_NE(Det("task wait " + task).find("TERMINATED"), std::string::npos)
+      << ReadLog(host + ".log");
+  const double recovery =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - restarted).count();
+  int64_t after = 0, seen = 0;
+  while (true) {
+    auto page = Rest(
+        "GET", "/api/v1/tasks/" + task + "/logs?limit=10000&after_id=" + std::to_string(after));
+    if (!page.contains("logs") || page["logs"].empty()) break;
+    for (const auto& line : page["logs"]) {
+      ASSERT_EQ(line.value("log", ""), std::to_string(++seen)) << "line " << seen;
+      after = line.value("id", int64_t{0});
+    }
+  }
+  EXPECT_EQ(seen, kLines);
+  Report("`kill -9` an agent mid log flood (300,000 lines), restarted after 2 s",
+         "every line is stored once and in order: the agent reads on from what the master "
+         "confirmed (seconds: restart to the task's end with all lines stored)",
+         recovery);
+}
+
 }  // namespace
 }  // namespace det::testing
