@@ -11,7 +11,7 @@
 namespace det::cli {
 namespace {
 
-constexpr int32_t kPageLines = 1000;
+constexpr int32_t kPageLines = 10000;  // the most a page holds
 
 // `text` as Unix ns: an RFC 3339 time, or a duration before now ("90s", "15m", "2h").
 Result<int64_t> TimeOf(const std::string& option, const std::string& text) {

@@ -35,15 +35,14 @@ namespace {
 // (inclusive); at most `count`.
 pqxx::result SelectChunks(pqxx::work& tx, const std::string& task_id, const LogQuery& query,
                           int64_t from_chunk, bool newest_first, int count) {
-  const std::string sql =
-      std::string(
-          "SELECT id, agent_id, codec, data, line_count FROM task_log_chunks"
-          " WHERE task_id = $1 AND id ") +
-      (newest_first ? "<= $2" : ">= $2") +
-      " AND ($3::bigint IS NULL OR last_ts >= det_ts($3))"
-      " AND ($4::bigint IS NULL OR first_ts < det_ts($4 + 999))"
-      " ORDER BY id " +
-      (newest_first ? "DESC" : "ASC") + " LIMIT $5";
+  const std::string sql = std::string(
+                              "SELECT id, agent_id, codec, data, line_count FROM task_log_chunks"
+                              " WHERE task_id = $1 AND id ") +
+                          (newest_first ? "<= $2" : ">= $2") +
+                          " AND ($3::bigint IS NULL OR last_ts >= det_ts($3))"
+                          " AND ($4::bigint IS NULL OR first_ts < det_ts($4 + 999))"
+                          " ORDER BY id " +
+                          (newest_first ? "DESC" : "ASC") + " LIMIT $5";
   return tx.exec_params(sql, task_id, from_chunk, query.since_ns, query.until_ns, count);
 }
 
@@ -80,13 +79,15 @@ constexpr int kChunksPerRead = 8;
 Result<std::vector<StoredLogLine>> ReadTaskLogs(pqxx::work& tx, const std::string& task_id,
                                                 const LogQuery& query, int limit) {
   std::vector<StoredLogLine> lines;
+  size_t bytes = 0;
   int64_t from_chunk = std::max<int64_t>(query.after_id, 0) / kChunkIdScale;
   while (static_cast<int>(lines.size()) < limit) {
     const pqxx::result rows = SelectChunks(tx, task_id, query, from_chunk, false, kChunksPerRead);
     for (const auto& row : rows) {
       DET_ASSIGN_OR_RETURN(std::vector<StoredLogLine> chunk, ChunkLines(row, task_id, query));
       for (auto& line : chunk) {
-        if (static_cast<int>(lines.size()) == limit) return lines;
+        if (static_cast<int>(lines.size()) == limit || bytes >= kMaxLogPageBytes) return lines;
+        bytes += line.line.log.size();
         lines.push_back(std::move(line));
       }
       from_chunk = row[0].as<int64_t>() + 1;

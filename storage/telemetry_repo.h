@@ -36,9 +36,10 @@ struct LogQuery {
   std::optional<int64_t> until_ns;  // lines stamped before this time
 };
 
-// The first `limit` lines the query selects, oldest first. Reads chunk by chunk: memory is
-// bounded by `limit` and a chunk, whatever the log's size. A chunk that cannot be decoded is an
-// error naming it.
+// The first `limit` lines the query selects, oldest first, and no more once their text reaches
+// kMaxLogPageBytes (at least one line). Reads chunk by chunk: memory is bounded by the page and a
+// chunk, whatever the log's size. A chunk that cannot be decoded is an error naming it.
+inline constexpr size_t kMaxLogPageBytes = 4 << 20;
 Result<std::vector<StoredLogLine>> ReadTaskLogs(pqxx::work& tx, const std::string& task_id,
                                                 const LogQuery& query, int limit);
 

@@ -147,6 +147,27 @@ TEST(IngestWriterTest, LinesWithKnownOffsetsAreStoredOnceAcrossBatches) {
   EXPECT_EQ(StoredLines(db, "task-o").size(), 18u);
 }
 
+TEST(IngestWriterTest, APageOfLongLinesStopsAtItsByteBound) {
+  DbConfig db = MigratedDatabase();
+  IngestWriter writer(db);
+  std::vector<LogLine> lines = Lines("task-long", 0, 10);
+  for (auto& line : lines) line.log = std::string(1 << 20, 'x');
+  ASSERT_TRUE(writer.WriteLogs("long", lines).ok());
+  auto connection = Connect(db);
+  pqxx::work tx(**connection);
+  auto page = ReadTaskLogs(tx, "task-long", LogQuery{}, 100);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->size(), kMaxLogPageBytes / (1 << 20));
+  size_t total = page->size();
+  for (int64_t after = page->back().id;;) {
+    auto next = ReadTaskLogs(tx, "task-long", LogQuery{after}, 100);
+    if (next->empty()) break;
+    total += next->size();
+    after = next->back().id;
+  }
+  EXPECT_EQ(total, 10u);
+}
+
 TEST(IngestWriterTest, ConcurrentWritersEachLandAllTheirRows) {
   DbConfig db = MigratedDatabase();
   std::vector<std::thread> writers;
