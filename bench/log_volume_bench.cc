@@ -11,6 +11,7 @@
 //
 //   log_volume_bench           20,000,000 lines
 //   log_volume_bench --short   200,000 lines (CI)
+//   log_volume_bench --lines N
 //
 // Exit status 1 only on a functional failure (a line missing, repeated or out of order; the task
 // failing; a wait over its limit).
@@ -185,5 +186,7 @@ int Run(int64_t n, const std::string& build) {
 
 int main(int argc, char** argv) {
   const bool short_mode = argc > 1 && std::strcmp(argv[1], "--short") == 0;
-  return Run(short_mode ? 200'000 : 20'000'000, det::bench::BuildDir(argv[0]));
+  int64_t lines = short_mode ? 200'000 : 20'000'000;
+  if (argc > 2 && std::strcmp(argv[1], "--lines") == 0) lines = std::atoll(argv[2]);
+  return Run(lines, det::bench::BuildDir(argv[0]));
 }

@@ -134,10 +134,21 @@ void RpcServer::Reply(const std::string& identity, const RpcReply& reply) {
 
 void RpcServer::Remember(const std::string& request_id, const RpcReply& reply) {
   if (request_id.empty()) return;
-  replies_[request_id] = reply;
-  reply_order_.push_back(request_id);
-  if (reply_order_.size() > kRememberedReplies) {
-    replies_.erase(reply_order_.front());
+  auto size_of = [](const RpcReply& r) { return r.body.data.size() + r.error.size(); };
+  if (auto known = replies_.find(request_id); known != replies_.end()) {
+    remembered_bytes_ -= std::min(remembered_bytes_, size_of(known->second));
+    known->second = reply;
+  } else {
+    replies_.emplace(request_id, reply);
+    reply_order_.push_back(request_id);
+  }
+  remembered_bytes_ += size_of(reply);
+  while (!reply_order_.empty() &&
+         (reply_order_.size() > kRememberedReplies || remembered_bytes_ > kRememberedBytes)) {
+    if (auto old = replies_.find(reply_order_.front()); old != replies_.end()) {
+      remembered_bytes_ -= std::min(remembered_bytes_, size_of(old->second));
+      replies_.erase(old);
+    }
     reply_order_.pop_front();
   }
 }

@@ -77,7 +77,10 @@ class RpcServer {
   const DropLog& drops() const { return drops_; }
 
  private:
+  // Replies kept for retried requests: the latest 10,000, and no more than 32 MiB of them (a
+  // retry of an older one runs again).
   static constexpr size_t kRememberedReplies = 10000;
+  static constexpr size_t kRememberedBytes = 32 << 20;
   RpcReply Dispatch(const RpcRequest& request);
   void Reply(const std::string& identity, const RpcReply& reply);
   void Remember(const std::string& request_id, const RpcReply& reply);
@@ -93,6 +96,7 @@ class RpcServer {
   std::map<std::string, Handler, std::less<>> handlers_;
   std::unordered_map<std::string, RpcReply> replies_;
   std::deque<std::string> reply_order_;
+  size_t remembered_bytes_ = 0;
   std::atomic<uint64_t> handled_{0};
   std::vector<zmq::message_t> frames_;
   // With workers: requests running (by id → the identity that asked last) and finished answers.
