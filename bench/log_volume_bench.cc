@@ -15,12 +15,11 @@
 //
 // Exit status 1 only on a functional failure (a line missing, repeated or out of order; the task
 // failing; a wait over its limit).
-#include <pqxx/pqxx>
-
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <pqxx/pqxx>
 #include <string>
 
 #include "bench/bench_cluster.h"
