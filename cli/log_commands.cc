@@ -32,10 +32,11 @@ Result<int64_t> TimeOf(const std::string& option, const std::string& text) {
 void AddLogSelectionOptions(CLI::App* command, const std::shared_ptr<LogSelection>& selection,
                             const std::string& follow_help) {
   command->add_flag("-f,--follow", selection->follow, follow_help);
-  command->add_option("--head", selection->head, "only the first N lines")
-      ->check(CLI::PositiveNumber);
+  auto* head = command->add_option("--head", selection->head, "only the first N lines")
+                   ->check(CLI::PositiveNumber);
   command->add_option("--tail", selection->tail, "only the last N lines (then follow with -f)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->excludes(head);
   command->add_option("--since,--timestamp-after", selection->since,
                       "only lines from this time on: RFC 3339 (2026-11-26T10:00:00Z) or a "
                       "duration ago (15m)");

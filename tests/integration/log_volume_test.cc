@@ -65,6 +65,7 @@ TEST_F(LogVolumeTest, AFloodWhileTheMasterIsAwayIsStoredOnceInOrderInBoundedMemo
             (std::vector<std::string>{std::to_string(kLines)}));
   EXPECT_NE(Det("task logs --since yesterday " + id).find("neither an RFC 3339 time"),
             std::string::npos);
+  EXPECT_NE(Det("task logs --head 1 --tail 1 " + id).find("excludes"), std::string::npos);
 
   const int64_t agent_mib = PeakRssMib(agent->pid());
   const int64_t master_mib = PeakRssMib(master_->pid());
