@@ -20,7 +20,14 @@ TOTAL_START=$(date +%s)
 
 stage "install dependencies"; scripts/install-deps.sh; done_stage deps
 stage "build"; scripts/build.sh; done_stage build
-nice -n 10 scripts/lint.sh quick > build/lint.log 2>&1 &
+# The verdict travels in a file: bash may forget a background job's status by the time it is
+# waited for (its pid reused by a later child over a 40-minute run: "pid N is not a child").
+rm -f build/lint.rc
+(
+  rc=0
+  nice -n 10 scripts/lint.sh quick > build/lint.log 2>&1 || rc=$?
+  echo "$rc" > build/lint.rc
+) &
 LINT_PID=$!
 FAILED=()
 
@@ -48,7 +55,8 @@ DET_FUZZ_BUILD=1 scripts/fuzz.sh "$FUZZ_SECONDS" || FAILED+=(fuzzing)
 done_stage sanitizers
 
 stage "format and lint (started after the build)"
-wait "$LINT_PID" || FAILED+=(lint)
+wait "$LINT_PID" 2>/dev/null || true
+[ "$(cat build/lint.rc 2>/dev/null)" = 0 ] || FAILED+=(lint)
 cat build/lint.log
 done_stage lint
 
