@@ -9,13 +9,23 @@
 //   read-back        every line read through the gateway in pages of 10,000 (task.logs), as
 //                    det task logs reads them (goal >= 1M lines/s); each line checked in order
 //
+// Then metrics at volume: one trial's curve of 1M points (5% of the lines in short mode; 10
+// values each) stored through the ingest writer in batches of 10,000 (points/s, PostgreSQL bytes
+// per point with the rollups), and read through the gateway (trial.metrics) as the WebUI reads a
+// chart: the whole curve downsampled to 2,000 values per metric, beside a page of the first
+// 2,000 points read as they are (the baseline: what any chart of 2,000 points costs); the whole
+// curve read raw in pages of 10,000 (points/s); det-master's peak RSS after it all.
+//
 //   log_volume_bench           20,000,000 lines
 //   log_volume_bench --short   200,000 lines (CI)
-//   log_volume_bench --lines N
+//   log_volume_bench --lines N                (N / 20 metric points, at least 10,000)
+//   log_volume_bench --lines N --points M
 //
 // Exit status 1 only on a functional failure (a line missing, repeated or out of order; the task
 // failing; a wait over its limit).
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -23,8 +33,11 @@
 #include <string>
 
 #include "bench/bench_cluster.h"
+#include "bus/catalog/experiments.h"
 #include "bus/catalog/tasks.h"
 #include "storage/database.h"
+#include "storage/experiments_repo.h"
+#include "storage/ingest_writer.h"
 #include "storage/telemetry_repo.h"
 
 namespace {
@@ -129,7 +142,116 @@ double StorageRead(const det::storage::DbConfig& db, const std::string& task, in
   return seen == n ? n / Seconds(start) : -1;
 }
 
-int Run(int64_t n, const std::string& build) {
+// A trial of its own experiment, for the metric figures.
+int64_t CreateBenchTrial(const det::storage::DbConfig& db) {
+  det::storage::Database database(db, 1);
+  int64_t trial = -1;
+  const det::Status created = database.Run([&](pqxx::work& tx) -> det::Status {
+    const int64_t experiment =
+        det::storage::CreateExperiment(tx, {"metric-volume", "name: metric-volume\n", "ACTIVE"});
+    trial = det::storage::CreateTrial(tx, experiment, "r1", "{}", "ACTIVE");
+    return det::Status::Ok();
+  });
+  return created.ok() ? trial : -1;
+}
+
+// Stores steps 0..n-1 of a wavy 10-value curve; points/s, or -1.
+double StoreCurve(const det::storage::DbConfig& db, int64_t trial, int64_t n) {
+  det::storage::IngestWriter writer(db);
+  const auto start = SteadyClock::now();
+  for (int64_t first = 0; first < n; first += 10000) {
+    std::vector<det::storage::MetricPoint> batch;
+    for (int64_t step = first; step < std::min(n, first + 10000); ++step) {
+      std::string values = "{";
+      for (int i = 0; i < 10; ++i) {
+        char value[64];
+        std::snprintf(value, sizeof value, "%s\"metric_%d\": %.6f", i ? ", " : "", i,
+                      std::sin(static_cast<double>(step) / (1000.0 * (i + 1))));
+        values += value;
+      }
+      batch.push_back({trial, "training", step, 0, values + "}"});
+    }
+    if (!writer.WriteMetrics("curve-" + std::to_string(first), batch).ok()) return -1;
+  }
+  return n / Seconds(start);
+}
+
+// Mean milliseconds of `rounds` trial.metrics calls; -1 on an error.
+double MetricReadMs(det::bus::RpcClient& client, const std::string& token,
+                    const det::bus::TrialMetricsRequest& request, int rounds, size_t* points) {
+  const auto start = SteadyClock::now();
+  for (int i = 0; i < rounds; ++i) {
+    auto reply =
+        client.Call<det::bus::TrialMetricsRequest, det::bus::TrialMetricsReply>(request, token);
+    if (!reply.ok()) {
+      std::fprintf(stderr, "trial.metrics: %s\n", reply.status().message().c_str());
+      return -1;
+    }
+    *points = reply->metrics.size();
+  }
+  return Seconds(start) * 1000 / rounds;
+}
+
+// Every point in pages of 10,000, in points/s; -1 when one is missing.
+double MetricFullRead(det::bus::RpcClient& client, const std::string& token, int64_t trial,
+                      int64_t n) {
+  const auto start = SteadyClock::now();
+  det::bus::TrialMetricsRequest request{trial, "training", -1, 10000};
+  int64_t seen = 0;
+  while (true) {
+    auto page =
+        client.Call<det::bus::TrialMetricsRequest, det::bus::TrialMetricsReply>(request, token);
+    if (!page.ok() || page->metrics.empty()) break;
+    for (const auto& point : page->metrics) {
+      if (point.step != seen++) return -1;
+    }
+    request.after_step = page->metrics.back().step;
+  }
+  return seen == n ? n / Seconds(start) : -1;
+}
+
+int RunMetrics(BenchCluster& cluster, det::bus::RpcClient& client, const std::string& token,
+               int64_t n) {
+  const int64_t trial = CreateBenchTrial(cluster.db());
+  const int64_t bytes_before = Scalar(cluster.db(),
+                                      "SELECT pg_total_relation_size('metrics') +"
+                                      " pg_total_relation_size('metric_rollups')");
+  const double stored = trial < 0 ? -1 : StoreCurve(cluster.db(), trial, n);
+  if (stored < 0) {
+    std::fprintf(stderr, "storing the metric curve failed\n");
+    return 1;
+  }
+  const double per_point = double(Scalar(cluster.db(),
+                                         "SELECT pg_total_relation_size('metrics') +"
+                                         " pg_total_relation_size('metric_rollups')") -
+                                  bytes_before) /
+                           n;
+  size_t downsampled_points = 0, page_points = 0;
+  det::bus::TrialMetricsRequest curve{trial, "training", -1, 1000, 2000};
+  det::bus::TrialMetricsRequest page{trial, "training", -1, 2000};
+  const double curve_ms = MetricReadMs(client, token, curve, 5, &downsampled_points);
+  const double page_ms = MetricReadMs(client, token, page, 5, &page_points);
+  const double full = MetricFullRead(client, token, trial, n);
+  if (curve_ms < 0 || page_ms < 0 || full < 0) {
+    std::fprintf(stderr, "reading the metric curve failed\n");
+    return 1;
+  }
+  const double master_mib = PeakRssMib(cluster.master_pid());
+  std::printf("metric volume: one trial, %lld points of 10 values\n", static_cast<long long>(n));
+  std::printf("  stored                 %12.0f points/s (ingest writer, batches of 10,000)\n",
+              stored);
+  std::printf("  PostgreSQL per point   %12.1f bytes     (metrics and their rollups)\n", per_point);
+  std::printf(
+      "  chart read             %12.1f ms        %zu points (downsampled to 2,000 per "
+      "metric); a raw page of %zu points: %.1f ms\n",
+      curve_ms, downsampled_points, page_points, page_ms);
+  std::printf("  full read-back         %12.0f points/s (pages of 10,000)\n", full);
+  std::printf("  peak RSS det-master    %12.1f MiB       goal < 150: %s\n", master_mib,
+              master_mib < 150 ? "met" : "MISSED");
+  return 0;
+}
+
+int Run(int64_t n, int64_t points, const std::string& build) {
   BenchCluster cluster(build);
   if (det::Status started = cluster.StartMaster(); !started.ok()) {
     std::fprintf(stderr, "%s\n", started.ToString().c_str());
@@ -178,7 +300,7 @@ int Run(int64_t n, const std::string& build) {
               goal(read >= 1e6));
   std::printf("    of which PostgreSQL and decoding alone (no gateway) %.0f lines/s\n",
               storage_read);
-  return 0;
+  return RunMetrics(cluster, client, token, points);
 }
 
 }  // namespace
@@ -187,5 +309,7 @@ int main(int argc, char** argv) {
   const bool short_mode = argc > 1 && std::strcmp(argv[1], "--short") == 0;
   int64_t lines = short_mode ? 200'000 : 20'000'000;
   if (argc > 2 && std::strcmp(argv[1], "--lines") == 0) lines = std::atoll(argv[2]);
-  return Run(lines, det::bench::BuildDir(argv[0]));
+  int64_t points = std::max<int64_t>(lines / 20, 10000);
+  if (argc > 4 && std::strcmp(argv[3], "--points") == 0) points = std::atoll(argv[4]);
+  return Run(lines, points, det::bench::BuildDir(argv[0]));
 }

@@ -115,7 +115,8 @@ double ThroughWriter(const std::vector<Row>& rows, Write write) {
 }
 
 void Truncate(PGconn* conn) {
-  PQclear(PQexec(conn, "TRUNCATE metrics, task_log_chunks, bench_log_rows, ingest_batches"));
+  PQclear(PQexec(
+      conn, "TRUNCATE metrics, metric_rollups, task_log_chunks, bench_log_rows, ingest_batches"));
   PQclear(PQexec(conn, "CHECKPOINT"));
 }
 

@@ -188,12 +188,24 @@ Result<bus::TrialMetricsReply> Api::TrialMetrics(const auth::Principal&,
   if (request.limit < 1 || request.limit > 10000) {
     return InvalidArgument("limit: " + std::to_string(request.limit) + " is outside 1..10000");
   }
+  if (request.max_points != 0 && (request.max_points < 2 || request.max_points > 100000)) {
+    return InvalidArgument("max_points: " + std::to_string(request.max_points) +
+                           " is outside 2..100000");
+  }
   bus::TrialMetricsReply reply;
   DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
     reply.metrics.clear();
     DET_RETURN_IF_ERROR(storage::GetTrial(tx, request.trial_id).status());
-    for (const auto& point : storage::ReadMetrics(tx, request.trial_id, request.kind,
-                                                  request.after_step, request.limit)) {
+    storage::MetricCurve curve;
+    if (request.max_points > 0) {
+      DET_ASSIGN_OR_RETURN(curve, storage::ReadMetricCurve(tx, request.trial_id, request.kind,
+                                                           request.after_step, request.max_points));
+    } else {
+      curve.points = storage::ReadMetrics(tx, request.trial_id, request.kind, request.after_step,
+                                          request.limit);
+    }
+    reply.downsampled = curve.downsampled;
+    for (const auto& point : curve.points) {
       reply.metrics.push_back({point.step, point.run_id, point.metrics_json});
     }
     return Status::Ok();

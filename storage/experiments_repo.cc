@@ -261,6 +261,10 @@ Status DeleteExperiment(pqxx::work& tx, int64_t experiment_id) {
   tx.exec_params(
       "DELETE FROM metrics WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = $1)",
       experiment_id);
+  tx.exec_params(
+      "DELETE FROM metric_rollups WHERE trial_id IN"
+      " (SELECT id FROM trials WHERE experiment_id = $1)",
+      experiment_id);
   if (tx.exec_params("DELETE FROM experiments WHERE id = $1", experiment_id).affected_rows() == 0) {
     return NotFound("experiment " + std::to_string(experiment_id) + " not found");
   }

@@ -6,11 +6,13 @@
 #include <array>
 #include <ctime>
 #include <limits>
+#include <map>
 #include <thread>
 #include <tuple>
 
 #include "storage/database.h"
 #include "storage/log_chunk.h"
+#include "storage/metric_rollups.h"
 #include "storage/sql_support.h"
 
 namespace det::storage {
@@ -157,20 +159,29 @@ namespace {
 
 void WriteMetricRows(pqxx::work& tx, const void* rows, IngestWriter::Mode mode) {
   const auto& points = *static_cast<const std::vector<MetricPoint>*>(rows);
+  // The points inserted, per (trial, kind), for the rollups.
+  std::map<std::pair<int64_t, std::string>, std::vector<FoldedPoint>> inserted;
   if (mode == IngestWriter::Mode::kRowByRow) {
     for (const auto& p : points) {
-      tx.exec_params(
-          "INSERT INTO metrics (trial_id, kind, step, run_id, metrics) VALUES ($1, $2, $3, $4, "
-          "$5::jsonb) ON CONFLICT DO NOTHING",
-          p.trial_id, p.kind, p.step, p.run_id, p.metrics_json);
+      if (!tx.exec_params(
+                 "INSERT INTO metrics (trial_id, kind, step, run_id, metrics) VALUES ($1, $2, $3, "
+                 "$4, $5::jsonb) ON CONFLICT DO NOTHING RETURNING step",
+                 p.trial_id, p.kind, p.step, p.run_id, p.metrics_json)
+               .empty()) {
+        inserted[{p.trial_id, p.kind}].push_back({p.step, &p.metrics_json});
+      }
     }
-    return;
+  } else {
+    pqxx::stream_to stream(tx, "metrics", kMetricColumns);
+    for (const auto& p : points) {
+      stream << std::make_tuple(p.trial_id, p.kind, p.step, p.run_id, p.metrics_json);
+      inserted[{p.trial_id, p.kind}].push_back({p.step, &p.metrics_json});
+    }
+    stream.complete();
   }
-  pqxx::stream_to stream(tx, "metrics", kMetricColumns);
-  for (const auto& p : points) {
-    stream << std::make_tuple(p.trial_id, p.kind, p.step, p.run_id, p.metrics_json);
+  for (const auto& [trial_kind, folded] : inserted) {
+    FoldMetrics(tx, trial_kind.first, trial_kind.second, folded);
   }
-  stream.complete();
 }
 
 // The part of `lines` from `begin` that shares the first line's task, agent and allocation, up to

@@ -23,6 +23,19 @@ std::vector<MetricPoint> ReadMetrics(pqxx::work& tx, int64_t trial_id, const std
 // Stores one point; false when (trial, kind, step) was already stored (a report sent again).
 bool RecordMetric(pqxx::work& tx, const MetricPoint& point);
 
+// A curve of at most about `max_points` values per metric, for a chart: every point when there
+// are no more than that after `after_step`; else, per metric, the lowest and highest value in
+// each of max_points / 2 equal step ranges, plus the first and last points whole. Up to 16 x
+// max_points points the ranges are cut from the points; beyond, from the rollups (the finest
+// level with at most 8 buckets per range), whose cost does not grow with the curve. There a
+// bucket cut by after_step offers only those of its extremes after it.
+struct MetricCurve {
+  std::vector<MetricPoint> points;  // by step
+  bool downsampled = false;
+};
+Result<MetricCurve> ReadMetricCurve(pqxx::work& tx, int64_t trial_id, const std::string& kind,
+                                    int64_t after_step, int max_points);
+
 // A line as read back: its task and allocation are not filled in (the reader named the task).
 struct StoredLogLine {
   int64_t id = 0;  // increases in the order lines were stored: the next page's cursor

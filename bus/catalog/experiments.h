@@ -235,13 +235,16 @@ struct TrialGetRequest {
   }
 };
 // Method "trial.metrics" (answered by the api from PostgreSQL): a trial's training or validation
-// metrics by step, after `after_step`.
+// metrics by step, after `after_step`: a page of `limit` points, or, with `max_points`, the whole
+// curve after `after_step` in at most about that many values per metric (downsampled, keeping
+// each step range's extremes, when longer).
 struct TrialMetricsRequest {
   static constexpr std::string_view kType = "trial.metrics";
   int64_t trial_id = 0;
   std::string kind = "training";  // training | validation
   int64_t after_step = -1;
-  int32_t limit = 1000;  // 1..10000
+  int32_t limit = 1000;    // 1..10000
+  int32_t max_points = 0;  // 0: a page of `limit`; else 2..100000
   bool operator==(const TrialMetricsRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -249,6 +252,7 @@ struct TrialMetricsRequest {
     v("kind", s.kind);
     v("after_step", s.after_step);
     v("limit", s.limit);
+    v("max_points", s.max_points);
   }
 };
 
@@ -268,10 +272,12 @@ struct TrialMetric {
 struct TrialMetricsReply {
   static constexpr std::string_view kType = "trial.metrics.reply";
   std::vector<TrialMetric> metrics;
+  bool downsampled = false;  // max_points cut the curve down to its extremes
   bool operator==(const TrialMetricsReply&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("metrics", s.metrics);
+    v("downsampled", s.downsampled);
   }
 };
 

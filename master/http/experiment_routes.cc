@@ -132,25 +132,29 @@ void RouteExperimentApi(Router& routes, Api& api, AnswerCache* cache) {
   routes.Delete("/api/v1/experiments/{experiment_id}", route([act, id_of](Caller caller, Req req) {
                   return act(caller, id_of(req), "delete");
                 }));
-  routes.Get("/api/v1/trials/{trial_id}/metrics",
-             route([a, id_of](Caller caller, Req req) -> Answer {
-               bus::TrialMetricsRequest request{id_of(req)};
-               if (req.HasParam("kind")) request.kind = req.Param("kind");
-               DET_ASSIGN_OR_RETURN(int64_t after, QueryNumber(req, "after_step", 0));
-               DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 1000));
-               request.after_step = req.HasParam("after_step") ? after : -1;
-               request.limit = static_cast<int32_t>(std::min<int64_t>(limit, 1 << 30));
-               DET_ASSIGN_OR_RETURN(auto reply, a->TrialMetrics(caller, request));
-               ordered_json metrics = ordered_json::array();
-               for (const auto& m : reply.metrics) {
-                 metrics.push_back({{"step", m.step},
-                                    {"run_id", m.run_id},
-                                    {"metrics", ordered_json::parse(m.metrics_json, nullptr,
-                                                                    /*allow_exceptions=*/false)}});
-               }
-               return ordered_json{
-                   {"trial_id", request.trial_id}, {"kind", request.kind}, {"metrics", metrics}};
-             }));
+  routes.Get(
+      "/api/v1/trials/{trial_id}/metrics", route([a, id_of](Caller caller, Req req) -> Answer {
+        bus::TrialMetricsRequest request{id_of(req)};
+        if (req.HasParam("kind")) request.kind = req.Param("kind");
+        DET_ASSIGN_OR_RETURN(int64_t after, QueryNumber(req, "after_step", 0));
+        DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 1000));
+        request.after_step = req.HasParam("after_step") ? after : -1;
+        request.limit = static_cast<int32_t>(std::min<int64_t>(limit, 1 << 30));
+        DET_ASSIGN_OR_RETURN(int64_t max_points, QueryNumber(req, "max_points", 0));
+        request.max_points = static_cast<int32_t>(std::clamp<int64_t>(max_points, -1, 1 << 30));
+        DET_ASSIGN_OR_RETURN(auto reply, a->TrialMetrics(caller, request));
+        ordered_json metrics = ordered_json::array();
+        for (const auto& m : reply.metrics) {
+          metrics.push_back({{"step", m.step},
+                             {"run_id", m.run_id},
+                             {"metrics", ordered_json::parse(m.metrics_json, nullptr,
+                                                             /*allow_exceptions=*/false)}});
+        }
+        return ordered_json{{"trial_id", request.trial_id},
+                            {"kind", request.kind},
+                            {"metrics", metrics},
+                            {"downsampled", reply.downsampled}};
+      }));
   routes.Post("/api/v1/trials/{trial_id}/kill", route([a, id_of](Caller caller, Req req) -> Answer {
                 DET_ASSIGN_OR_RETURN(auto reply,
                                      a->Call(caller, bus::TrialKillRequest{id_of(req)}));

@@ -241,6 +241,16 @@ TEST_F(ExperimentProcessTest, TrialKillStopsTheRunAndTheTrialEndsCanceled) {
   EXPECT_EQ(training.body["metrics"][0]["step"], 5);
   EXPECT_EQ(training.body["metrics"][1]["step"], 10);
   EXPECT_TRUE(training.body["metrics"][0]["metrics"].contains("loss")) << training.text;
+  // A chart's read: with max_points, the whole curve, cut to its extremes when longer.
+  const auto every = rest.Send("GET", metrics_path + "?limit=10000", token).body["metrics"];
+  auto chart = rest.Send("GET", metrics_path + "?max_points=2", token);
+  ASSERT_EQ(chart.status, 200) << chart.text;
+  EXPECT_EQ(chart.body["downsampled"], every.size() > 2) << chart.text;
+  EXPECT_EQ(chart.body["metrics"].front()["step"], every.front()["step"]) << chart.text;
+  EXPECT_EQ(chart.body["metrics"].back()["step"], every.back()["step"]) << chart.text;
+  auto too_few = rest.Send("GET", metrics_path + "?max_points=1", token);
+  EXPECT_EQ(too_few.status, 400);
+  EXPECT_NE(too_few.text.find("max_points"), std::string::npos) << too_few.text;
   auto validation = rest.Send("GET", metrics_path + "?kind=validation&after_step=0", token);
   ASSERT_FALSE(validation.body["metrics"].empty()) << validation.text;
   EXPECT_EQ(validation.body["metrics"][0]["step"], 20);

@@ -1,13 +1,24 @@
 // A trial's metrics, polled incrementally (only the steps after the last one seen) while it
-// may still report; a trial that ended is read once.
+// may still report; a trial that ended is read once. Each read asks for at most MAX_POINTS
+// values per metric (the master downsamples a longer curve to its extremes), and what is held
+// is decimated the same way once it passes 4 x MAX_POINTS: a 1M-point curve draws as quickly
+// as a short one, and a week-long live view stays bounded.
 
 import { useEffect, useRef, useState } from "react";
 import { get } from "./api";
 import { every } from "./hooks";
+import { decimate } from "./series";
 import type { MetricPoint } from "./types";
 
 interface Page {
   metrics: MetricPoint[];
+}
+
+// About two values per pixel of a wide chart.
+export const MAX_POINTS = 2000;
+
+function bounded(points: MetricPoint[]): MetricPoint[] {
+  return points.length > 4 * MAX_POINTS ? decimate(points, MAX_POINTS) : points;
 }
 
 export interface TrialMetrics {
@@ -18,7 +29,9 @@ export interface TrialMetrics {
 
 async function fetchAfter(trialId: number, kind: string, after: number): Promise<MetricPoint[]> {
   const query = after >= 0 ? `&after_step=${after}` : "";
-  const page = await get<Page>(`/api/v1/trials/${trialId}/metrics?kind=${kind}&limit=10000${query}`);
+  const page = await get<Page>(
+    `/api/v1/trials/${trialId}/metrics?kind=${kind}&max_points=${MAX_POINTS}${query}`,
+  );
   return page.metrics;
 }
 
@@ -47,8 +60,8 @@ export function useTrialMetrics(trialId: number | null, live: boolean, intervalM
           seen.current.validation = Math.max(seen.current.validation, p.step);
         }
         setState((s) => ({
-          training: training.length ? [...s.training, ...training] : s.training,
-          validation: validation.length ? [...s.validation, ...validation] : s.validation,
+          training: training.length ? bounded([...s.training, ...training]) : s.training,
+          validation: validation.length ? bounded([...s.validation, ...validation]) : s.validation,
           error: null,
         }));
         done = !live;  // an ended trial reports nothing more

@@ -61,3 +61,45 @@ export function best(
   }
   return found;
 }
+
+// Points cut down to about `maxPoints` values per metric the way the master downsamples: per
+// metric, the lowest and highest value in each of maxPoints / 2 equal step ranges, and the first
+// and last points whole. Keeps a live chart bounded however long the trial reports; points
+// are returned by step.
+export function decimate(points: MetricPoint[], maxPoints: number): MetricPoint[] {
+  if (points.length <= maxPoints) return points;
+  const sorted = [...points].sort((a, b) => a.step - b.step);
+  const first = sorted[0].step;
+  const span = sorted[sorted.length - 1].step - first + 1;
+  const ranges = Math.max(1, Math.floor(maxPoints / 2));
+  type Extreme = { step: number; value: number };
+  const kept = new Map<string, { low: Extreme; high: Extreme }>(); // by "range metric"
+  for (const point of sorted) {
+    const range = Math.min(ranges - 1, Math.floor(((point.step - first) * ranges) / span));
+    for (const [metric, value] of Object.entries(point.metrics ?? {})) {
+      if (typeof value !== "number" || !Number.isFinite(value)) continue;
+      const key = `${range} ${metric}`;
+      const e = kept.get(key);
+      if (!e) {
+        kept.set(key, { low: { step: point.step, value }, high: { step: point.step, value } });
+        continue;
+      }
+      if (value < e.low.value) e.low = { step: point.step, value };
+      if (value > e.high.value) e.high = { step: point.step, value };
+    }
+  }
+  const bySteps = new Map<number, MetricPoint>();
+  const at = (step: number, run_id = 0) => {
+    if (!bySteps.has(step)) bySteps.set(step, { step, run_id, metrics: {} });
+    return bySteps.get(step)!;
+  };
+  for (const end of [sorted[0], sorted[sorted.length - 1]]) {
+    Object.assign(at(end.step, end.run_id).metrics, end.metrics);
+  }
+  for (const [key, e] of kept) {
+    const metric = key.slice(key.indexOf(" ") + 1);
+    at(e.low.step).metrics[metric] = e.low.value;
+    at(e.high.step).metrics[metric] = e.high.value;
+  }
+  return [...bySteps.values()].sort((a, b) => a.step - b.step);
+}

@@ -1,7 +1,25 @@
-import { best, buildSeries } from "../src/series";
+import { best, buildSeries, decimate } from "../src/series";
 import { parseRoute } from "../src/router";
 
 describe("series", () => {
+  it("decimates a long curve to its extremes per range, keeping the ends whole", () => {
+    const points = Array.from({ length: 100000 }, (_, step) => ({
+      step,
+      run_id: 1,
+      metrics: { loss: step === 777 ? 99 : step === 54321 ? -99 : Math.sin(step / 100), note: "x" },
+    }));
+    const kept = decimate(points, 2000);
+    const losses = kept.filter((p) => typeof p.metrics.loss === "number");
+    expect(losses.length).toBeLessThanOrEqual(2002);
+    expect(losses.length).toBeGreaterThanOrEqual(1000);
+    expect(kept.find((p) => p.step === 777)?.metrics.loss).toBe(99);
+    expect(kept.find((p) => p.step === 54321)?.metrics.loss).toBe(-99);
+    expect(kept[0]).toEqual({ step: 0, run_id: 1, metrics: { loss: 0, note: "x" } });
+    expect(kept[kept.length - 1].step).toBe(99999);
+    for (let i = 1; i < kept.length; ++i) expect(kept[i].step).toBeGreaterThan(kept[i - 1].step);
+    for (const p of losses) expect(p.metrics.loss).toBe(points[p.step].metrics.loss);
+    expect(decimate(points.slice(0, 10), 2000)).toHaveLength(10);
+  });
   it("puts training and validation metrics on one step axis", () => {
     const series = buildSeries(
       [

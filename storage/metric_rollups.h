@@ -1,0 +1,40 @@
+#pragma once
+
+// The metric rollups (migration 0010): per trial, kind and step range, each metric's extremes,
+// so that a chart of a 1M-point curve reads a few thousand rows. Writers fold what they insert;
+// ReadMetricCurve (telemetry_repo.h) reads them.
+
+#include <cstdint>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+namespace det::storage {
+
+// Rollup levels 1..kRollupLevels; level l's buckets span 32^l steps (bucket = step >> 5l).
+inline constexpr int kRollupLevels = 4;
+inline constexpr int kRollupShift = 5;
+
+// A top-level number of a reported metrics object: its name, its value, and its text as reported.
+struct MetricNumber {
+  std::string name;
+  double value = 0;
+  std::string text;
+};
+
+// The finite top-level numbers of a reported object, in order; none when it is not an object.
+std::vector<MetricNumber> NumbersOf(const std::string& metrics_json);
+
+// One stored point, as the fold sees it.
+struct FoldedPoint {
+  int64_t step = 0;
+  const std::string* metrics_json = nullptr;  // the reported object; numbers are folded
+};
+
+// Folds points of one trial and kind into every level (one statement). Every writer of `metrics`
+// calls it in the transaction that inserted them, once per point (never for a point that was
+// already stored).
+void FoldMetrics(pqxx::work& tx, int64_t trial_id, const std::string& kind,
+                 const std::vector<FoldedPoint>& points);
+
+}  // namespace det::storage
