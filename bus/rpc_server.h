@@ -76,11 +76,13 @@ class RpcServer {
   uint64_t handled() const { return handled_.load(std::memory_order_relaxed); }  // any thread
   const DropLog& drops() const { return drops_; }
 
- private:
   // Replies kept for retried requests: the latest 10,000, and no more than 32 MiB of them (a
   // retry of an older one runs again).
   static constexpr size_t kRememberedReplies = 10000;
   static constexpr size_t kRememberedBytes = 32 << 20;
+  size_t remembered_bytes() const { return remembered_bytes_; }  // the Receive() thread
+
+ private:
   RpcReply Dispatch(const RpcRequest& request);
   void Reply(const std::string& identity, const RpcReply& reply);
   void Remember(const std::string& request_id, const RpcReply& reply);

@@ -35,10 +35,13 @@ class ServerThread {
     bound = *server_.Bind(endpoint, {});
     thread_ = std::thread([this] { Run(); });
   }
-  ~ServerThread() {
+  ~ServerThread() { Stop(); }
+  void Stop() {
     stop_ = true;
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
   }
+  // The bytes of replies it keeps for retries (after Stop()).
+  size_t remembered_bytes() const { return server_.remembered_bytes(); }
   std::string bound;
   std::atomic<int> executions{0};
   // The token of the last request handled. (Guarded: a reply over zmq orders the handler's write
@@ -112,6 +115,19 @@ TEST_P(RpcTest, LostReplyIsRetriedOnAFreshSocketAndExecutedOnce) {
   ASSERT_TRUE(echo.ok()) << echo.status().ToString();
   EXPECT_EQ(client.attempts_made(), 2);
   EXPECT_EQ(server.executions.load(), 1);
+}
+
+TEST_P(RpcTest, RepliesKeptForRetriesStayWithinTheirByteBound) {
+  ServerThread server(context_, Endpoint());
+  RpcClient client(context_, server.bound, {}, RpcClientConfig{5s, 1});
+  const std::string big(1 << 20, 'x');  // each reply echoes 1 MiB
+  for (int i = 0; i < 48; ++i) {
+    auto echo = client.Call<AgentPing, AgentEcho>(AgentPing{big + std::to_string(i)});
+    ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+  }
+  server.Stop();
+  EXPECT_GT(server.remembered_bytes(), size_t{16} << 20);  // the latest are kept
+  EXPECT_LE(server.remembered_bytes(), RpcServer::kRememberedBytes);
 }
 
 TEST_P(RpcTest, NoServerGivesUnavailableAfterAllAttempts) {
