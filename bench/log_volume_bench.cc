@@ -7,7 +7,9 @@
 //   bytes per line   PostgreSQL's task_log_chunks and ingest_batches (tables, indexes, TOAST)
 //                    and the WAL written, per line (goal <= 100 bytes)
 //   read-back        every line read through the gateway in pages of 10,000 (task.logs), as
-//                    det task logs reads them (goal >= 1M lines/s); each line checked in order
+//                    det task logs reads them: stored chunks, decoded by the reader (goal >= 1M
+//                    lines/s); beside the same pages sent as lines (the master decodes), and the
+//                    master's read straight from PostgreSQL; each line checked in order
 //
 // Then metrics at volume: one trial's curve of 1M points (5% of the lines in short mode; 10
 // values each) stored through the ingest writer in batches of 10,000 (points/s, PostgreSQL bytes
@@ -38,6 +40,7 @@
 #include "storage/database.h"
 #include "storage/experiments_repo.h"
 #include "storage/ingest_writer.h"
+#include "storage/log_chunk.h"
 #include "storage/telemetry_repo.h"
 
 namespace {
@@ -97,26 +100,56 @@ bool WaitStored(det::bus::RpcClient& client, const std::string& token, const std
 }
 
 // Reads every line in pages; lines/s, or -1 when a line is missing or out of place.
+// The lines of one page: sent as lines, or as stored chunks decoded here (as det reads them).
+bool PageLines(const det::bus::TaskLogsReply& page, int64_t after,
+               std::vector<std::pair<int64_t, std::string>>& lines) {
+  lines.clear();
+  for (const auto& line : page.lines) lines.emplace_back(line.id, line.text);
+  for (const auto& chunk : page.chunks) {
+    auto decoded = det::storage::DecodeLogChunk(static_cast<det::storage::ChunkCodec>(chunk.codec),
+                                                chunk.data);
+    if (!decoded.ok()) {
+      std::fprintf(stderr, "chunk %lld: %s\n", static_cast<long long>(chunk.id),
+                   decoded.status().message().c_str());
+      return false;
+    }
+    for (size_t i = 0; i < decoded->size(); ++i) {
+      const int64_t id = det::storage::LogLineId(chunk.id, i);
+      if (id > after) lines.emplace_back(id, std::move((*decoded)[i].log));
+    }
+  }
+  return true;
+}
+
+// Reads every line through the gateway in pages of 10,000 (`chunks`: as stored chunks, decoded
+// here), checking each: lines/s, or -1.
 double ReadBack(det::bus::RpcClient& client, const std::string& token, const std::string& task,
-                int64_t n) {
+                int64_t n, bool chunks) {
   const auto start = SteadyClock::now();
   int64_t after = 0, seen = 0;
+  std::vector<std::pair<int64_t, std::string>> lines;
   while (true) {
-    auto page = client.Call<det::bus::TaskLogsRequest, det::bus::TaskLogsReply>(
-        {task, after, 10000}, token);
+    det::bus::TaskLogsRequest request{task, after, 10000};
+    request.chunks = chunks;
+    auto page = client.Call<det::bus::TaskLogsRequest, det::bus::TaskLogsReply>(request, token);
     if (!page.ok()) {
       std::fprintf(stderr, "read: %s\n", page.status().message().c_str());
       return -1;
     }
-    if (page->lines.empty()) break;
-    for (const auto& line : page->lines) {
-      if (line.text != std::to_string(++seen)) {
+    if (!PageLines(*page, after, lines)) return -1;
+    if (page->lines.empty() && page->chunks.empty()) break;
+    for (const auto& [id, text] : lines) {
+      if (text != std::to_string(++seen)) {
         std::fprintf(stderr, "line %lld reads \"%s\"\n", static_cast<long long>(seen),
-                     line.text.c_str());
+                     text.c_str());
         return -1;
       }
+      after = id;
     }
-    after = page->lines.back().id;
+    if (!page->chunks.empty()) {
+      const auto& last = page->chunks.back();
+      after = std::max(after, det::storage::LogLineId(last.id, last.line_count) - 1);
+    }
   }
   if (seen != n) {
     std::fprintf(stderr, "read %lld lines of %lld\n", static_cast<long long>(seen),
@@ -280,8 +313,9 @@ int Run(int64_t n, int64_t points, const std::string& build) {
   const double stored = n / Seconds(start);
   const double per_line = double(StoredBytes(cluster.db()) - bytes_before) / n;
   const double wal_per_line = double(WalBytes(cluster.db()) - wal_before) / n;
-  const double read = ReadBack(client, token, submitted->task_id, n);
-  if (read < 0) return 1;
+  const double read = ReadBack(client, token, submitted->task_id, n, /*chunks=*/true);
+  const double read_lines = ReadBack(client, token, submitted->task_id, n, /*chunks=*/false);
+  if (read < 0 || read_lines < 0) return 1;
   const double storage_read = StorageRead(cluster.db(), submitted->task_id, n);
   const double agent_mib = PeakRssMib(agent), master_mib = PeakRssMib(cluster.master_pid());
 
@@ -298,8 +332,10 @@ int Run(int64_t n, int64_t points, const std::string& build) {
               per_line, goal(per_line <= 100), wal_per_line);
   std::printf("  read-back              %12.0f lines/s   goal >= 1,000,000: %s\n", read,
               goal(read >= 1e6));
-  std::printf("    of which PostgreSQL and decoding alone (no gateway) %.0f lines/s\n",
-              storage_read);
+  std::printf(
+      "    the same sent as lines (the master decodes; REST's path) %.0f lines/s; from "
+      "PostgreSQL with decoding alone (no gateway) %.0f lines/s\n",
+      read_lines, storage_read);
   return RunMetrics(cluster, client, token, points);
 }
 

@@ -1,5 +1,6 @@
 #include "cli/log_commands.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "bus/catalog/cluster_json.h"
@@ -7,6 +8,7 @@
 #include "cli/output.h"
 #include "common/clock.h"
 #include "common/config.h"
+#include "storage/log_chunk.h"
 
 namespace det::cli {
 namespace {
@@ -72,27 +74,57 @@ LogPrinter::LogPrinter(const CliOptions& options, LogSelection selection, bool s
   return Status::Ok();
 }
 
+void LogPrinter::PrintLine(const LogSource& source, const bus::TaskLogLine& line) {
+  if (options_.machine_readable()) {
+    PrintReply(options_, bus::ToJson(line));
+  } else {
+    std::cout << source.prefix << "[" << Rfc3339Utc(line.timestamp, 6) << "] " << line.text << "\n";
+  }
+  ++printed_;
+}
+
+::det::Status LogPrinter::PrintChunk(const LogSource& source, const bus::TaskLogChunk& chunk,
+                                     int64_t& after) {
+  auto lines = storage::DecodeLogChunk(static_cast<storage::ChunkCodec>(chunk.codec), chunk.data);
+  if (!lines.ok()) {
+    return Internal("task " + source.task_id + ", log chunk " + std::to_string(chunk.id) + ": " +
+                    lines.status().message());
+  }
+  storage::LogQuery query{after};
+  if (since_ns_ > 0) query.since_ns = since_ns_;
+  if (until_ns_ > 0) query.until_ns = until_ns_;
+  for (size_t i = 0; i < lines->size(); ++i) {
+    if (head_done()) return Status::Ok();
+    storage::LogLine& line = (*lines)[i];
+    const int64_t id = storage::LogLineId(chunk.id, i);
+    if (!query.Selects(id, line.timestamp_ns)) continue;
+    PrintLine(source, {id, line.timestamp_ns, chunk.agent_id, std::move(line.stdtype),
+                       std::move(line.log)});
+    after = id;
+  }
+  after = std::max(after, storage::LogLineId(chunk.id, lines->size()) - 1);
+  return Status::Ok();
+}
+
 Result<bool> LogPrinter::PrintNew(const LogSource& source) {
   int64_t& after = after_[source.task_id];
   while (!head_done()) {
-    int32_t limit = kPageLines;
-    if (selection_.head > 0)
-      limit = static_cast<int32_t>(std::min<int64_t>(limit, selection_.head - printed_));
-    auto reply = Call<bus::TaskLogsRequest, bus::TaskLogsReply>(
-        options_, {source.task_id, after, limit, 0, since_ns_, until_ns_});
+    // The stored chunks, decoded here: the master copies no line.
+    bus::TaskLogsRequest request{source.task_id, after, kPageLines, 0, since_ns_, until_ns_};
+    request.chunks = true;
+    auto reply = Call<bus::TaskLogsRequest, bus::TaskLogsReply>(options_, request);
     if (!reply.ok()) return reply.status();
-    for (const auto& line : reply->lines) {
-      if (options_.machine_readable()) {
-        PrintReply(options_, bus::ToJson(line));
-      } else {
-        std::cout << source.prefix << "[" << Rfc3339Utc(line.timestamp, 6) << "] " << line.text
-                  << "\n";
-      }
+    for (const auto& line : reply->lines) {  // a master that sends lines (before chunks)
+      if (head_done()) break;
+      PrintLine(source, line);
       after = line.id;
-      ++printed_;
+    }
+    for (const auto& chunk : reply->chunks) {
+      if (head_done()) break;
+      DET_RETURN_IF_ERROR(PrintChunk(source, chunk, after));
     }
     std::cout.flush();
-    if (reply->lines.empty()) return reply->task_ended;  // else more may be waiting
+    if (reply->lines.empty() && reply->chunks.empty()) return reply->task_ended;
   }
   return true;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bus/catalog/tasks.h"
 #include "cli/rpc_call.h"
 #include "common/status.h"
 
@@ -53,6 +54,11 @@ class LogPrinter {
   ::det::Status StartCursors(const std::vector<LogSource>& sources);
   // Prints the source's lines after its cursor, page by page; whether it has ended.
   Result<bool> PrintNew(const LogSource& source);
+  // Prints one line (counted for --head).
+  void PrintLine(const LogSource& source, const bus::TaskLogLine& line);
+  // Prints the lines of a stored chunk that the selection takes after `after`, which it moves to
+  // the last line printed, or to the chunk's end when it printed all it takes.
+  ::det::Status PrintChunk(const LogSource& source, const bus::TaskLogChunk& chunk, int64_t& after);
 
   const CliOptions& options_;
   LogSelection selection_;

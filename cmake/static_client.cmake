@@ -2,9 +2,9 @@
 # libzmq's shared library and its dependencies (libsodium, OpenPGM, NORM, Kerberos, ...) det took
 # 10 ms to start, most of each `det cmd run`; linked statically with libstdc++ it loads libc alone.
 #
-# A target opts in with det_link_statically(target). Libraries that name det_zmq or det_yaml_cpp
-# then give that target the static archives and every other target the shared libraries, decided
-# per linked binary through the DET_STATIC_LINK target property. libzmq's GSSAPI mechanism, which
+# A target opts in with det_link_statically(target). Libraries that name det_zmq, det_yaml_cpp or
+# det_zlib then give that target the static archives and every other target the shared libraries,
+# decided per linked binary through the DET_STATIC_LINK target property. libzmq's GSSAPI mechanism, which
 # det never enables, is answered by cli/gssapi_refusal.cc instead of Kerberos's shared libraries.
 option(DET_STATIC_CLI "Link the det CLI's third-party libraries statically" ON)
 
@@ -13,7 +13,7 @@ set(DET_STATIC_CLI_READY ${DET_STATIC_CLI})
 if(DET_SANITIZE OR DET_TSAN OR DET_FUZZ)
   set(DET_STATIC_CLI_READY OFF)  # sanitizer runtimes want the shared C++ library
 endif()
-foreach(name IN LISTS DET_STATIC_ZMQ_ARCHIVES ITEMS yaml-cpp)
+foreach(name IN LISTS DET_STATIC_ZMQ_ARCHIVES ITEMS yaml-cpp z)
   find_library(DET_STATIC_LIB_${name} NAMES lib${name}.a)
   if(NOT DET_STATIC_LIB_${name})
     message(STATUS "det CLI: lib${name}.a not found, so det links shared libraries (slower start)")
@@ -30,6 +30,10 @@ target_link_libraries(det_zmq INTERFACE "$<${DET_SHARED_CONSUMER}:PkgConfig::ZMQ
 add_library(det_yaml_cpp INTERFACE)
 target_link_libraries(det_yaml_cpp INTERFACE "$<${DET_SHARED_CONSUMER}:yaml-cpp>")
 target_include_directories(det_yaml_cpp INTERFACE ${YAML_CPP_INCLUDE_DIR})
+find_package(ZLIB REQUIRED)
+add_library(det_zlib INTERFACE)  # det decodes stored log chunks (storage/log_chunk.h)
+target_link_libraries(det_zlib INTERFACE "$<${DET_SHARED_CONSUMER}:ZLIB::ZLIB>")
+target_include_directories(det_zlib INTERFACE ${ZLIB_INCLUDE_DIRS})
 
 if(DET_STATIC_CLI_READY)
   add_library(det_gssapi_refusal STATIC ${PROJECT_SOURCE_DIR}/cli/gssapi_refusal.cc)
@@ -41,6 +45,7 @@ if(DET_STATIC_CLI_READY)
   endforeach()
   target_link_libraries(det_zmq INTERFACE "$<${DET_STATIC_CONSUMER}:${zmq_archives}>")
   target_link_libraries(det_yaml_cpp INTERFACE "$<${DET_STATIC_CONSUMER}:${DET_STATIC_LIB_yaml-cpp}>")
+  target_link_libraries(det_zlib INTERFACE "$<${DET_STATIC_CONSUMER}:${DET_STATIC_LIB_z}>")
 endif()
 
 # det_link_statically(target): `target` gets the static archives above and the static C++ runtime

@@ -154,6 +154,16 @@ Result<bus::TaskLogsReply> Api::TaskLogs(const auth::Principal&,
       limit = static_cast<int>(std::min<int64_t>(limit, start.lines));
       if (limit == 0) return Status::Ok();
     }
+    if (request.chunks) {
+      DET_ASSIGN_OR_RETURN(auto chunks,
+                           storage::ReadTaskLogChunks(tx, request.task_id, query, limit));
+      for (auto& chunk : chunks) {
+        reply.chunks.push_back({chunk.id, std::move(chunk.agent_id),
+                                static_cast<int32_t>(chunk.codec), std::move(chunk.data),
+                                chunk.line_count});
+      }
+      return Status::Ok();
+    }
     DET_ASSIGN_OR_RETURN(auto lines, storage::ReadTaskLogs(tx, request.task_id, query, limit));
     for (auto& stored : lines) {
       reply.lines.push_back({stored.id, stored.line.timestamp_ns, std::move(stored.line.agent_id),

@@ -10,7 +10,7 @@ PACKAGES=(
   clang clang-format clang-tidy libclang-rt-14-dev lld
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libpqxx-dev libyaml-cpp-dev libcurl4-openssl-dev
   libssl-dev libpugixml-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libarchive-dev
-  libboost-dev
+  libboost-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   postgresql openssl wrk nginx-light awscli
   chromium fonts-liberation

@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "storage/db_config.h"
+#include "storage/log_line.h"
 
 namespace det::storage {
 
@@ -20,19 +21,6 @@ struct MetricPoint {
   int64_t step = 0;
   int32_t run_id = 0;
   std::string metrics_json;
-};
-
-struct LogLine {
-  std::string task_id;
-  std::string agent_id;
-  int64_t timestamp_ns = 0;  // Unix time
-  std::string level = "INFO";
-  std::string stdtype = "stdout";
-  std::string log;
-  // Where the line came from, when known: a line with the same allocation, stdtype and offset
-  // is stored once however often it is written.
-  std::optional<std::string> allocation_id;
-  std::optional<int64_t> source_offset;
 };
 
 // Writes metrics and task logs in batches with COPY.

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "storage/ingest_writer.h"
+#include "storage/log_line.h"
 
 namespace det::storage {
 
@@ -31,6 +31,24 @@ inline constexpr size_t kMaxChunkLines = 4096;
 inline constexpr int64_t kChunkIdScale = 65536;
 
 enum class ChunkCodec : int16_t { kJson = 0, kDeflate = 1 };
+
+// Which of a task's lines a read returns; the master applies it to the chunks it decodes, and det
+// to those it is sent whole.
+struct LogQuery {
+  int64_t after_id = 0;             // lines with id > after_id
+  std::optional<int64_t> since_ns;  // lines stamped at or after this time
+  std::optional<int64_t> until_ns;  // lines stamped before this time
+
+  bool Selects(int64_t id, int64_t timestamp_ns) const {
+    return id > after_id && (!since_ns || timestamp_ns >= *since_ns) &&
+           (!until_ns || timestamp_ns < *until_ns);
+  }
+};
+
+// The id of the line at `index` in chunk `chunk_id`.
+inline int64_t LogLineId(int64_t chunk_id, size_t index) {
+  return chunk_id * kChunkIdScale + static_cast<int64_t>(index);
+}
 
 // The compressed form of `lines` (their task, agent and allocation are the chunk's, not encoded).
 std::string EncodeLogChunk(std::span<const LogLine> lines);

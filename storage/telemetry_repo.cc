@@ -206,10 +206,8 @@ Result<std::vector<StoredLogLine>> ChunkLines(const pqxx::row& row, const std::s
   const std::string agent_id = row[1].as<std::string>();
   for (size_t i = 0; i < decoded->size(); ++i) {
     LogLine& line = (*decoded)[i];
-    const int64_t id = chunk_id * kChunkIdScale + static_cast<int64_t>(i);
-    if (id <= query.after_id) continue;
-    if (query.since_ns && line.timestamp_ns < *query.since_ns) continue;
-    if (query.until_ns && line.timestamp_ns >= *query.until_ns) continue;
+    const int64_t id = LogLineId(chunk_id, i);
+    if (!query.Selects(id, line.timestamp_ns)) continue;
     line.agent_id = agent_id;
     lines.push_back({id, std::move(line)});
   }
@@ -240,6 +238,32 @@ Result<std::vector<StoredLogLine>> ReadTaskLogs(pqxx::work& tx, const std::strin
     if (rows.size() < static_cast<size_t>(kChunksPerRead)) break;
   }
   return lines;
+}
+
+Result<std::vector<StoredLogChunk>> ReadTaskLogChunks(pqxx::work& tx, const std::string& task_id,
+                                                      const LogQuery& query, int64_t min_lines) {
+  std::vector<StoredLogChunk> chunks;
+  int64_t lines = 0;
+  size_t bytes = 0;
+  int64_t from_chunk = std::max<int64_t>(query.after_id, 0) / kChunkIdScale;
+  while (lines < min_lines && bytes < kMaxLogPageBytes) {
+    const pqxx::result rows = SelectChunks(tx, task_id, query, from_chunk, false, kChunksPerRead);
+    for (const auto& row : rows) {
+      from_chunk = row[0].as<int64_t>() + 1;
+      StoredLogChunk chunk{row[0].as<int64_t>(), row[1].as<std::string>(),
+                           static_cast<ChunkCodec>(row[2].as<int>()),
+                           BytesColumn(row[3]).value_or(""), row[4].as<int64_t>()};
+      if (LogLineId(chunk.id, static_cast<size_t>(chunk.line_count)) - 1 <= query.after_id) {
+        continue;  // read to its end already
+      }
+      lines += chunk.line_count;
+      bytes += chunk.data.size();
+      chunks.push_back(std::move(chunk));
+      if (lines >= min_lines || bytes >= kMaxLogPageBytes) return chunks;
+    }
+    if (rows.size() < static_cast<size_t>(kChunksPerRead)) break;
+  }
+  return chunks;
 }
 
 Result<TailStart> TaskLogTailStart(pqxx::work& tx, const std::string& task_id,

@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "storage/ingest_writer.h"
+#include "storage/log_chunk.h"
 
 namespace det::storage {
 
@@ -42,19 +43,28 @@ struct StoredLogLine {
   LogLine line;
 };
 
-// Which of a task's lines a read returns.
-struct LogQuery {
-  int64_t after_id = 0;             // lines with id > after_id
-  std::optional<int64_t> since_ns;  // lines stamped at or after this time
-  std::optional<int64_t> until_ns;  // lines stamped before this time
-};
-
 // The first `limit` lines the query selects, oldest first, and no more once their text reaches
 // kMaxLogPageBytes (at least one line). Reads chunk by chunk: memory is bounded by the page and a
 // chunk, whatever the log's size. A chunk that cannot be decoded is an error naming it.
 inline constexpr size_t kMaxLogPageBytes = 4 << 20;
 Result<std::vector<StoredLogLine>> ReadTaskLogs(pqxx::work& tx, const std::string& task_id,
                                                 const LogQuery& query, int limit);
+
+// A stored chunk as it is, for a client that decodes it itself (det: DecodeLogChunk, then
+// LogQuery::Selects per line).
+struct StoredLogChunk {
+  int64_t id = 0;
+  std::string agent_id;
+  ChunkCodec codec = ChunkCodec::kDeflate;
+  std::string data;
+  int64_t line_count = 0;
+};
+
+// The chunks that hold the first lines the query selects, oldest first, until they hold at least
+// `min_lines` lines or kMaxLogPageBytes of stored bytes (at least one chunk). A chunk may also hold
+// lines the query does not select; none holds only lines at or before after_id.
+Result<std::vector<StoredLogChunk>> ReadTaskLogChunks(pqxx::work& tx, const std::string& task_id,
+                                                      const LogQuery& query, int64_t min_lines);
 
 // Where the last `count` lines the query selects start: the after_id that reads them, and how
 // many there are (fewer than `count` when the log is shorter). Counts stored line counts, and

@@ -240,6 +240,10 @@ struct TaskLogsRequest {
   int64_t tail = 0;
   int64_t since = 0;
   int64_t until = 0;
+  // Send the stored chunks as they are (TaskLogsReply::chunks) for the caller to decode
+  // (storage/log_chunk.h): the master then copies no line, and a full read goes several times
+  // faster. `limit` is then the fewest lines the chunks hold, unless the log ends first.
+  bool chunks = false;
   bool operator==(const TaskLogsRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -249,6 +253,7 @@ struct TaskLogsRequest {
     v("tail", s.tail);
     v("since", s.since);
     v("until", s.until);
+    v("chunks", s.chunks);
   }
 };
 
@@ -269,10 +274,31 @@ struct TaskLogLine {
   }
 };
 
+// A stored chunk of log lines: line i's id is id x 65536 + i; codec and data as
+// storage/log_chunk.h decodes them. It may hold lines before the request's after_id or outside
+// its time range: the reader selects lines as the master would (storage::LogQuery::Selects).
+struct TaskLogChunk {
+  int64_t id = 0;
+  std::string agent_id;
+  int32_t codec = 0;
+  std::string data;
+  int64_t line_count = 0;
+  bool operator==(const TaskLogChunk&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("id", s.id, kRequired);
+    v("agent", s.agent_id);
+    v("codec", s.codec);
+    v("data", s.data);
+    v("lines", s.line_count);
+  }
+};
+
 struct TaskLogsReply {
   static constexpr std::string_view kType = "task.logs.reply";
   std::vector<TaskLogLine> lines;
-  bool task_ended = false;  // and every line it wrote is stored: a follower can stop
+  std::vector<TaskLogChunk> chunks;  // instead of lines, when asked for
+  bool task_ended = false;           // and every line it wrote is stored: a follower can stop
   // For a tail: the cursor the page started after, and how many lines the tail holds (fewer
   // than asked when the log is shorter).
   int64_t start_after_id = 0;
@@ -281,6 +307,7 @@ struct TaskLogsReply {
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("lines", s.lines);
+    v("chunks", s.chunks);
     v("task_ended", s.task_ended);
     v("start_after_id", s.start_after_id);
     v("tail_lines", s.tail_lines);

@@ -168,6 +168,55 @@ TEST(IngestWriterTest, APageOfLongLinesStopsAtItsByteBound) {
   EXPECT_EQ(total, 10u);
 }
 
+// What a reader of whole chunks (det) selects from them, page by page: the same lines, with the
+// same ids, as the master's line pages give, for a cursor and a time range.
+TEST(IngestWriterTest, ChunkPagesSelectTheSameLinesAsLinePages) {
+  DbConfig db = MigratedDatabase();
+  IngestWriter writer(db);
+  for (int batch = 0; batch < 30; ++batch) {
+    ASSERT_TRUE(
+        writer.WriteLogs("c" + std::to_string(batch), Lines("task-c", batch * 100, 100)).ok());
+  }
+  const std::vector<StoredLogLine> stored = StoredLines(db, "task-c");
+  ASSERT_EQ(stored.size(), 3000u);
+  auto connection = Connect(db);
+  pqxx::work tx(**connection);
+  // From mid-chunk, in a time range that cuts chunks at both ends.
+  LogQuery query{stored[150].id, stored[420].line.timestamp_ns, stored[2500].line.timestamp_ns};
+  std::vector<int64_t> ids;
+  std::vector<std::string> texts;
+  int pages = 0;
+  for (LogQuery page_query = query;; ++pages) {
+    auto chunks = ReadTaskLogChunks(tx, "task-c", page_query, 250);
+    ASSERT_TRUE(chunks.ok()) << chunks.status().ToString();
+    if (chunks->empty()) break;
+    ASSERT_LT(pages, 100) << "the pages do not end";
+    for (const auto& chunk : *chunks) {
+      auto lines = DecodeLogChunk(chunk.codec, chunk.data);
+      ASSERT_TRUE(lines.ok());
+      ASSERT_EQ(static_cast<int64_t>(lines->size()), chunk.line_count);
+      for (size_t i = 0; i < lines->size(); ++i) {
+        const int64_t id = LogLineId(chunk.id, i);
+        if (!page_query.Selects(id, (*lines)[i].timestamp_ns)) continue;
+        ids.push_back(id);
+        texts.push_back((*lines)[i].log);
+      }
+      page_query.after_id = LogLineId(chunk.id, lines->size()) - 1;
+    }
+  }
+  EXPECT_GE(pages, 2);
+  std::vector<int64_t> expected_ids;
+  std::vector<std::string> expected_texts;
+  for (const auto& line : stored) {
+    if (!query.Selects(line.id, line.line.timestamp_ns)) continue;
+    expected_ids.push_back(line.id);
+    expected_texts.push_back(line.line.log);
+  }
+  ASSERT_EQ(expected_ids.size(), 2500u - 420u);
+  EXPECT_EQ(ids, expected_ids);
+  EXPECT_EQ(texts, expected_texts);
+}
+
 TEST(IngestWriterTest, ConcurrentWritersEachLandAllTheirRows) {
   DbConfig db = MigratedDatabase();
   std::vector<std::thread> writers;
