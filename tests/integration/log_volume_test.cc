@@ -1,6 +1,6 @@
 // Chatty workloads through real processes: a flood of output lines while the master is away is
 // stored once and in order, read back whole, by its head and by its tail, with the agent's and
-// the master's memory bounded. (bench/log_volume measures the same at 20M lines.)
+// the master's memory bounded: 5M lines, as issue 28 asks (bench/log_volume measures 20M).
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -40,7 +40,7 @@ class LogVolumeTest : public ClusterProcessTest {
 };
 
 TEST_F(LogVolumeTest, AFloodWhileTheMasterIsAwayIsStoredOnceInOrderInBoundedMemory) {
-  constexpr int kLines = 1'000'000;
+  constexpr int kLines = 5'000'000;  // the issue's figure
   constexpr int64_t kBoundMib = 150;
   auto agent = StartAgent("agent-v", 1);
   ASSERT_TRUE(WaitFor("--json agent list", "\"state\":\"connected\"")) << Log("agent-v.log");
