@@ -198,9 +198,10 @@ Result<bus::TrialMetricsReply> Api::TrialMetrics(const auth::Principal&,
   if (request.limit < 1 || request.limit > 10000) {
     return InvalidArgument("limit: " + std::to_string(request.limit) + " is outside 1..10000");
   }
-  if (request.max_points != 0 && (request.max_points < 2 || request.max_points > 100000)) {
-    return InvalidArgument("max_points: " + std::to_string(request.max_points) +
-                           " is outside 2..100000");
+  if (request.max_points != 0 &&
+      (request.max_points < 2 || request.max_points > storage::kMetricCurveMaxPoints)) {
+    return InvalidArgument("max_points: " + std::to_string(request.max_points) + " is outside 2.." +
+                           std::to_string(storage::kMetricCurveMaxPoints));
   }
   bus::TrialMetricsReply reply;
   DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {

@@ -103,36 +103,13 @@ bool FlatNumbers(std::string_view text, std::vector<MetricNumber>& out) {
 }
 
 // One metric's extremes in one bucket. Values point into the parsed points, which outlive it.
-struct Extremes {
-  int64_t min_step = 0, max_step = 0;
-  double min = 0, max = 0;
-  const std::string* min_value = nullptr;  // as reported
-  const std::string* max_value = nullptr;
+using Extremes = MetricExtremes<const std::string*>;
 
-  void Add(int64_t step, double number, const std::string* value) {
-    Add(step, number, value, step, number, value);
-  }
-  void Add(const Extremes& other) {
-    Add(other.min_step, other.min, other.min_value, other.max_step, other.max, other.max_value);
-  }
-  // As [min_step, min_value, max_step, max_value], the values as reported (decimal text as it
-  // was: PostgreSQL compares the numbers exactly).
-  void AppendJson(std::string& out) const {
-    out += '[' + std::to_string(min_step) + ',' + *min_value + ',' + std::to_string(max_step) +
-           ',' + *max_value + ']';
-  }
-
- private:
-  void Add(int64_t low_step, double low, const std::string* low_value, int64_t high_step,
-           double high, const std::string* high_value) {
-    if (!min_value || low < min || (low == min && low_step < min_step)) {
-      min_step = low_step, min = low, min_value = low_value;
-    }
-    if (!max_value || high > max || (high == max && high_step < max_step)) {
-      max_step = high_step, max = high, max_value = high_value;
-    }
-  }
-};
+// As [min_step, min, max_step, max], the values as reported.
+void AppendExtremesJson(const Extremes& e, std::string& out) {
+  out += '[' + std::to_string(e.min_step) + ',' + *e.min_text + ',' + std::to_string(e.max_step) +
+         ',' + *e.max_text + ']';
+}
 
 struct Bucket {
   int64_t points = 0;
@@ -140,7 +117,7 @@ struct Bucket {
 
   void Add(const Bucket& other) {
     points += other.points;
-    for (const auto& [name, e] : other.metrics) metrics[name].Add(e);
+    for (const auto& [name, e] : other.metrics) metrics[name].Merge(e);
   }
 };
 
@@ -152,7 +129,7 @@ std::vector<std::map<int64_t, Bucket>> Levels(
     Bucket& bucket = levels[0][points[i].step >> kRollupShift];
     ++bucket.points;
     for (const MetricNumber& number : parsed[i]) {
-      bucket.metrics[number.name].Add(points[i].step, number.value, &number.text);
+      bucket.metrics[number.name].Offer(points[i].step, number.value, &number.text);
     }
   }
   for (int level = 1; level < kRollupLevels; ++level) {
@@ -193,7 +170,7 @@ void FoldMetrics(pqxx::work& tx, int64_t trial_id, const std::string& kind,
         if (!first) rows += ',';
         first = false;
         rows += json(name).dump() + ':';
-        e.AppendJson(rows);
+        AppendExtremesJson(e, rows);
       }
       rows += "}}";
     }

@@ -41,11 +41,7 @@ namespace {
 // value offered.
 class RangeExtremes {
  public:
-  struct Extremes {
-    int64_t min_step = 0, max_step = 0;
-    double min = 0, max = 0;
-    std::string min_value, max_value;  // the JSON texts as reported; empty until one is offered
-  };
+  using Extremes = MetricExtremes<std::string>;
 
   RangeExtremes(int64_t first, int64_t last, int64_t ranges)
       : first_(first),
@@ -54,7 +50,7 @@ class RangeExtremes {
         ranges_(static_cast<size_t>(ranges)) {}
 
   // A value at `step` as a candidate for its range's minimum (`low`) and/or maximum (`high`).
-  void Offer(const std::string& name, int64_t step, double value, std::string_view reported,
+  void Offer(const std::string& name, int64_t step, double value, const std::string& reported,
              bool low, bool high) {
     if (step < first_ || step > last_) return;
     const auto range =
@@ -62,12 +58,8 @@ class RangeExtremes {
                                      static_cast<long double>(ranges_.size()) / span_),
                  ranges_.size() - 1);
     Extremes& e = ranges_[range][name];
-    if (low && (e.min_value.empty() || value < e.min)) {
-      e.min_step = step, e.min = value, e.min_value = reported;
-    }
-    if (high && (e.max_value.empty() || value > e.max)) {
-      e.max_step = step, e.max = value, e.max_value = reported;
-    }
+    if (low) e.OfferLow(step, value, reported);
+    if (high) e.OfferHigh(step, value, reported);
   }
 
   const std::vector<std::map<std::string, Extremes>>& ranges() const { return ranges_; }
@@ -133,7 +125,7 @@ MetricPoint EndPoint(pqxx::work& tx, int64_t trial_id, const std::string& kind, 
 Result<MetricCurve> ReadMetricCurve(pqxx::work& tx, int64_t trial_id, const std::string& kind,
                                     int64_t after_step, int max_points) {
   // Up to this many points, ranges are cut from the points themselves; beyond, from the rollups.
-  const int64_t raw_limit = int64_t{max_points} * 16;
+  const int64_t raw_limit = std::min(int64_t{max_points} * 16, kMetricCurveRawLimit);
   MetricCurve curve;
   const auto count = tx.exec_params1(
                            "SELECT count(*) FROM (SELECT 1 FROM metrics WHERE trial_id = $1 AND "
@@ -162,8 +154,8 @@ Result<MetricCurve> ReadMetricCurve(pqxx::work& tx, int64_t trial_id, const std:
   }
   for (const auto& range : extremes.ranges()) {
     for (const auto& [name, e] : range) {
-      if (!e.min_value.empty()) steps[e.min_step][name] = nlohmann::json::parse(e.min_value);
-      if (!e.max_value.empty()) steps[e.max_step][name] = nlohmann::json::parse(e.max_value);
+      if (e.has_min) steps[e.min_step][name] = nlohmann::json::parse(e.min_text);
+      if (e.has_max) steps[e.max_step][name] = nlohmann::json::parse(e.max_text);
     }
   }
   curve.points.reserve(steps.size());

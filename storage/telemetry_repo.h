@@ -27,9 +27,12 @@ bool RecordMetric(pqxx::work& tx, const MetricPoint& point);
 // A curve of at most about `max_points` values per metric, for a chart: every point when there
 // are no more than that after `after_step`; else, per metric, the lowest and highest value in
 // each of max_points / 2 equal step ranges, plus the first and last points whole. Up to 16 x
-// max_points points the ranges are cut from the points; beyond, from the rollups (the finest
+// max_points points (and never more than kMetricCurveRawLimit) the ranges are cut from the
+// points; beyond, from the rollups (the finest
 // level with at most 8 buckets per range), whose cost does not grow with the curve. There a
 // bucket cut by after_step offers only those of its extremes after it.
+inline constexpr int kMetricCurveMaxPoints = 20000;
+inline constexpr int64_t kMetricCurveRawLimit = 65536;
 struct MetricCurve {
   std::vector<MetricPoint> points;  // by step
   bool downsampled = false;

@@ -244,7 +244,7 @@ struct TrialMetricsRequest {
   std::string kind = "training";  // training | validation
   int64_t after_step = -1;
   int32_t limit = 1000;    // 1..10000
-  int32_t max_points = 0;  // 0: a page of `limit`; else 2..100000
+  int32_t max_points = 0;  // 0: a page of `limit`; else 2..20000
   bool operator==(const TrialMetricsRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
