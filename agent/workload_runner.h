@@ -9,7 +9,9 @@
 #include <zmq.hpp>
 
 #include "agent/log_shipper.h"
+#include "agent/output_follower.h"
 #include "agent/workload_folders.h"
+#include "agent/workload_spawn.h"
 #include "bus/catalog/agent.h"
 #include "bus/catalog/workload.h"
 #include "common/clock.h"
@@ -40,6 +42,10 @@ namespace det::agent {
 // When a workload ends, the rest of its group is killed; once its output is read to the end, its
 // last log lines are sealed and TERMINATED is reported with the exit code (128 + signal when
 // killed by one) and a failure type.
+//
+// The parts: output_follower.h (the output files), workload_spawn.h (argv, environment, shim,
+// container spec), workload_record.h (workload.json, endings, adoption checks); the docker path's
+// members are in workload_runner_docker.cc.
 //
 // Threading: not thread-safe; owned by the agent's loop, which polls AppendPollItems()'s items and
 // passes them back to Tick().
@@ -84,14 +90,7 @@ class WorkloadRunner {
   std::vector<bus::WorkloadState> States() const;
 
  private:
-  struct Stream {
-    std::string stdtype;
-    int fd = -1;
-    int watch = -1;
-    int64_t offset = 0;  // bytes read; `partial` starts at offset - partial.size()
-    std::string partial;
-    bool behind = false;  // reading stopped at the shipper's window, not at the end of the file
-  };
+  using Stream = OutputFollower::Stream;
   struct Workload {
     std::string task_id;
     std::string dir;
@@ -108,17 +107,11 @@ class WorkloadRunner {
     std::optional<int> wait_status;  // how the shim ended, when this process could wait for it
   };
 
-  // Starts the shim over `argv` in `dir`; its pid.
-  Result<pid_t> Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                      const std::string& dir) const;
   // What a start runs: its argv and environment, or the pump of its container (written to its
   // folder first).
   Result<pid_t> SpawnWorkload(const bus::WorkloadStart& start, Workload& w) const;
   Result<pid_t> SpawnPump(const std::string& dir) const;
-  // The DET_* variables and the task's own; the agent's environment too when `inherit`.
-  // `info_dir`: DET_INFO_DIR, where the run finds Determined's info files ("" for none).
-  std::vector<std::string> Environment(const bus::WorkloadStart& start, bool inherit,
-                                       const std::string& info_dir) const;
+  WorkloadHost Host() const { return {options_.agent_id, &options_.slots}; }
   bool InContainer(const bus::WorkloadStart& start) const;
   // Reports a container's phase when the pump moved it on.
   void ReportPhase(const std::string& allocation_id, Workload& w, Reports* out);
@@ -128,11 +121,12 @@ class WorkloadRunner {
   // the workload is not in a container or its end is already recorded.
   bool RestartPump(const std::string& allocation_id, Workload& w);
   void RemoveContainer(const std::string& allocation_id) const;
+  // Follows both output files from the offsets given.
   Status Follow(const std::string& allocation_id, Workload& w, int64_t out_offset,
                 int64_t err_offset);
-  // Reads the stream's new output into the shipper, up to its window; `final` also sends an
-  // unterminated last line. True when it read to the end of the file.
+  // OutputFollower::Drain of one of the workload's streams.
   bool Drain(const std::string& allocation_id, Workload& w, Stream& stream, bool final);
+  void CloseStreams(Workload& w);
   // The workload's process ended: what it left behind is killed (or its container removed).
   void End(const std::string& allocation_id, Workload& w, std::optional<int> wait_status,
            Reports* out);
@@ -142,18 +136,17 @@ class WorkloadRunner {
   // Completes ended workloads whose output is read, and reads on where the window had stopped.
   void ReadOn(Reports* out);
   bool Exited(Workload& w, bool pidfd_readable, int* status);
+  // Rewrites the workload's record (workload.json) with the offsets committed so far.
   void SaveState(const std::string& allocation_id, const Workload& w) const;
-  void CloseStream(Stream& stream);
 
   Options options_;
   const Clock& clock_;
   LogShipper& shipper_;
   WorkloadFolders folders_;
-  int inotify_ = -1;
+  OutputFollower output_;
   std::map<std::string, Workload> workloads_;
-  std::map<int, std::pair<std::string, bool>> watches_;  // watch -> (allocation, is stderr)
-  size_t poll_first_ = 0;                                // where our items start
-  std::vector<std::string> polled_;                      // allocation of each pidfd item
+  size_t poll_first_ = 0;            // where our items start
+  std::vector<std::string> polled_;  // allocation of each pidfd item
   MonoTime next_sweep_{};
 };
 

@@ -9,11 +9,12 @@ namespace {
 
 constexpr Duration kMaxWait = std::chrono::milliseconds(200);
 
-Result<ProviderConfig> ParseProvider(const bus::PoolProviderEvent& pool) {
+Result<ProviderConfig> ParseProvider(const bus::PoolProviderEvent& pool,
+                                     const std::vector<SectionType>& sections) {
   DET_ASSIGN_OR_RETURN(YAML::Node node,
                        ParseYaml(pool.provider_yaml, "pool " + pool.resource_pool));
   ConfigReader reader(node, "resource_pools[" + pool.resource_pool + "].provider");
-  ProviderConfig config = ReadProviderConfig(reader);
+  ProviderConfig config = ReadProviderConfig(reader, sections);
   DET_RETURN_IF_ERROR(reader.Finish());
   return config;
 }
@@ -21,7 +22,7 @@ Result<ProviderConfig> ParseProvider(const bus::PoolProviderEvent& pool) {
 }  // namespace
 
 Autoscaler::Autoscaler(zmq::context_t& context, AutoscalerConfig config,
-                       bus::SocketSecurity security, const Clock& clock, ProviderFactory providers)
+                       bus::SocketSecurity security, const Clock& clock, ProviderCatalog providers)
     : config_(std::move(config)),
       clock_(clock),
       providers_(std::move(providers)),
@@ -84,8 +85,8 @@ void Autoscaler::ReconcileScalers() {
     Scaler& current = scalers_[pool];
     if (current.provider_yaml == event.provider_yaml && !current.provider_yaml.empty()) continue;
     current = {event.provider_yaml, nullptr};
-    auto config = ParseProvider(event);
-    auto provider = config.ok() ? providers_(*config, event)
+    auto config = ParseProvider(event, providers_.sections);
+    auto provider = config.ok() ? providers_.make(*config, event)
                                 : Result<std::unique_ptr<Provider>>(config.status());
     if (!provider.ok()) {
       spdlog::error("pool {} is not autoscaled: {}", pool, provider.status().message());

@@ -16,13 +16,19 @@
 
 namespace det::autoscaler {
 
-// Makes the provider a pool's section names (`type`), or says why it cannot.
-using ProviderFactory = std::function<Result<std::unique_ptr<Provider>>(
-    const ProviderConfig& config, const bus::PoolProviderEvent& pool)>;
+// The provider types an autoscaler is built with: how to read each one's section, and how to make
+// the provider a pool's section names (`type`), or say why it cannot.
+struct ProviderCatalog {
+  std::vector<SectionType> sections;
+  std::function<Result<std::unique_ptr<Provider>>(const ProviderConfig& config,
+                                                  const bus::PoolProviderEvent& pool)>
+      make;
+};
 
 // The providers this build has: `local` (det-agent processes on this host), `aws` (EC2) and
-// `gcp` (Compute Engine).
-ProviderFactory BuiltInProviders(const Clock& clock);
+// `gcp` (Compute Engine). Defined in builtin_providers.cc, the one file of this folder that names
+// the clouds (a library of its own above them).
+ProviderCatalog BuiltInProviders(const Clock& clock);
 
 // det-autoscaler: follows the master's event bus (snapshot, then every event), keeps one
 // PoolScaler per pool that has a `provider:` section (re-made when the section changes), each on
@@ -35,7 +41,7 @@ ProviderFactory BuiltInProviders(const Clock& clock);
 class Autoscaler final {
  public:
   Autoscaler(zmq::context_t& context, AutoscalerConfig config, bus::SocketSecurity security,
-             const Clock& clock, ProviderFactory providers);
+             const Clock& clock, ProviderCatalog providers);
 
   Status Start();
   void Run(const std::atomic<bool>& stop);
@@ -48,7 +54,7 @@ class Autoscaler final {
 
   AutoscalerConfig config_;
   const Clock& clock_;
-  ProviderFactory providers_;
+  ProviderCatalog providers_;
   bus::EventSubscriber subscriber_;
   bus::EventPublisher publisher_;
   bus::SocketSecurity security_;

@@ -1,15 +1,20 @@
-// The providers det-autoscaler is built with: local, aws, gcp. A library of its own so that the
-// autoscaler's core does not depend on the cloud clients (they depend on it).
+// The providers det-autoscaler is built with: local, aws, gcp. The composition root of the
+// autoscaler's providers, a library of its own above the core and the clouds (which know only the
+// provider contract, provider/).
 #include "autoscaler/autoscaler.h"
 #include "autoscaler/local_provider.h"
+#include "cloud_aws/aws_config.h"
 #include "cloud_aws/aws_provider.h"
+#include "cloud_gcp/gcp_config.h"
 #include "cloud_gcp/gcp_provider.h"
 
 namespace det::autoscaler {
 
-ProviderFactory BuiltInProviders(const Clock& clock) {
-  return [&clock](const ProviderConfig& config,
-                  const bus::PoolProviderEvent& pool) -> Result<std::unique_ptr<Provider>> {
+ProviderCatalog BuiltInProviders(const Clock& clock) {
+  ProviderCatalog catalog;
+  catalog.sections = {provider::LocalSection(), aws::AwsSection(), gcp::GcpSection()};
+  catalog.make = [&clock](const ProviderConfig& config,
+                          const bus::PoolProviderEvent& pool) -> Result<std::unique_ptr<Provider>> {
     if (config.type == "aws") return aws::MakeAwsProvider(config, pool, clock);
     if (config.type == "gcp") return gcp::MakeGcpProvider(config, pool, clock);
     if (config.type != "local") {
@@ -20,6 +25,7 @@ ProviderFactory BuiltInProviders(const Clock& clock) {
     DET_RETURN_IF_ERROR(ReadLocalProviderOptions(config.raw, &options));
     return std::unique_ptr<Provider>(std::make_unique<LocalProvider>(std::move(options), clock));
   };
+  return catalog;
 }
 
 }  // namespace det::autoscaler

@@ -5,8 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "autoscaler/provider.h"
-#include "autoscaler/provider_config.h"
+#include "autoscaler/contract.h"
 
 namespace det::autoscaler {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "autoscaler/provider.h"
+#include "autoscaler/contract.h"
 #include "common/clock.h"
 #include "common/config.h"
 

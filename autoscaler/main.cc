@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
     }
     sim.cloud.boot_time = *boot;
     sim.cloud.boot_jitter = *jitter;
+    sim.sections = det::autoscaler::BuiltInProviders(det::RealClock::Instance()).sections;
     return det::autoscaler::RunSimulateCommand(sim);
   }
 

@@ -8,9 +8,8 @@
 #include <vector>
 
 #include "autoscaler/cluster_view.h"
+#include "autoscaler/contract.h"
 #include "autoscaler/launch_gate.h"
-#include "autoscaler/provider.h"
-#include "autoscaler/provider_config.h"
 #include "autoscaler/scale_decider.h"
 #include "bus/catalog/autoscaler.h"
 #include "common/clock.h"

@@ -430,7 +430,8 @@ Result<std::vector<TraceJob>> LoadTrace(const std::string& path) {
   return trace;
 }
 
-Result<std::vector<SimulatedPool>> LoadSimulatedPools(const std::string& master_yaml) {
+Result<std::vector<SimulatedPool>> LoadSimulatedPools(const std::string& master_yaml,
+                                                      const std::vector<SectionType>& sections) {
   DET_ASSIGN_OR_RETURN(YAML::Node doc, LoadYamlFile(master_yaml));
   ConfigReader reader(doc);
   reader.AllowOtherKeys();
@@ -441,7 +442,7 @@ Result<std::vector<SimulatedPool>> LoadSimulatedPools(const std::string& master_
     SimulatedPool& pool = pools.emplace_back();
     item->Read("pool_name", &pool.name);
     ConfigReader& provider = item->Child("provider");
-    pool.provider = ReadProviderConfig(provider);
+    pool.provider = ReadProviderConfig(provider, sections);
     provider.Read("spot", &pool.spot);
   }
   DET_RETURN_IF_ERROR(reader.Finish().WithContext(master_yaml));
@@ -500,7 +501,7 @@ int RunSimulateCommand(const SimulateCommand& command) {
   std::vector<std::pair<std::string, SimulationReport>> runs;
   for (const std::string& config : {command.config, command.compare}) {
     if (config.empty()) continue;
-    auto pools = LoadSimulatedPools(config);
+    auto pools = LoadSimulatedPools(config, command.sections);
     auto report = pools.ok() ? Simulate(*trace, *pools, command.cloud)
                              : Result<SimulationReport>(pools.status());
     if (!report.ok()) {

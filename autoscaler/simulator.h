@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "autoscaler/provider_config.h"
+#include "autoscaler/contract.h"
 #include "common/clock.h"
 #include "common/status.h"
 
@@ -45,7 +45,8 @@ struct SimulatedPool {
 };
 
 // The pools with a provider in a master.yaml's `resource_pools`.
-Result<std::vector<SimulatedPool>> LoadSimulatedPools(const std::string& master_yaml);
+Result<std::vector<SimulatedPool>> LoadSimulatedPools(const std::string& master_yaml,
+                                                      const std::vector<SectionType>& sections);
 
 struct CloudModel {
   Duration boot_time = std::chrono::seconds(60);
@@ -88,6 +89,7 @@ struct SimulateCommand {
   std::string config;
   std::string compare;  // optional
   CloudModel cloud;
+  std::vector<SectionType> sections;  // the provider types whose sections it reads
 };
 int RunSimulateCommand(const SimulateCommand& command);
 

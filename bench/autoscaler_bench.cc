@@ -75,25 +75,25 @@ class LaunchLog {
 };
 
 // Records when Launch is called; launched instances never connect (they stay "starting").
-class StopwatchProvider final : public autoscaler::Provider {
+class StopwatchProvider final : public provider::Provider {
  public:
   explicit StopwatchProvider(LaunchLog& log) : log_(log) {}
-  Result<std::vector<autoscaler::Instance>> List(const std::string&) override {
-    return std::vector<autoscaler::Instance>{};
+  Result<std::vector<provider::Instance>> List(const std::string&) override {
+    return std::vector<provider::Instance>{};
   }
-  autoscaler::LaunchResult Launch(const autoscaler::LaunchRequest& request) override {
+  provider::LaunchResult Launch(const provider::LaunchRequest& request) override {
     const auto now = SteadyClock::now();
-    autoscaler::LaunchResult result;
+    provider::LaunchResult result;
     for (int i = 0; i < request.count; ++i) {
       result.launched.push_back({"i-" + std::to_string(next_id_++), request.resource_pool,
-                                 autoscaler::InstanceState::kStarting, request.offering,
+                                 provider::InstanceState::kStarting, request.offering,
                                  RealClock::Instance().WallNow()});
     }
     log_.Add(now);
     return result;
   }
   Status Terminate(const std::vector<std::string>&) override { return Status::Ok(); }
-  std::vector<autoscaler::Offering> Offerings() const override { return {{"bench", "z", false}}; }
+  std::vector<provider::Offering> Offerings() const override { return {{"bench", "z", false}}; }
 
  private:
   LaunchLog& log_;
@@ -156,10 +156,11 @@ std::vector<double> ReactionLatencies(zmq::context_t& context,
   config.snapshot_port = PortOf(broker.snapshot);
   autoscaler::Autoscaler scaler(
       context, config, {}, RealClock::Instance(),
-      [&launches](const autoscaler::ProviderConfig&, const bus::PoolProviderEvent&) {
-        return Result<std::unique_ptr<autoscaler::Provider>>(
-            std::make_unique<StopwatchProvider>(launches));
-      });
+      {{provider::LocalSection()},
+       [&launches](const provider::ProviderConfig&, const bus::PoolProviderEvent&) {
+         return Result<std::unique_ptr<provider::Provider>>(
+             std::make_unique<StopwatchProvider>(launches));
+       }});
   bus::EventPublisher master(context, "bench-master", RealClock::Instance());
   if (!scaler.Start().ok() || !master.Connect(broker.publish, {}).ok()) return {};
   master.WaitReady(kStallTimeout);
@@ -196,7 +197,7 @@ autoscaler::DeciderInput ManyInstances(int count, WallTime now) {
   for (int i = 0; i < count; ++i) {
     const std::string id = "i-" + std::to_string(i);
     const auto state =
-        i % 50 == 0 ? autoscaler::InstanceState::kStopped : autoscaler::InstanceState::kRunning;
+        i % 50 == 0 ? provider::InstanceState::kStopped : provider::InstanceState::kRunning;
     input.instances.push_back(
         {id, "gpu", state, {"p3.8xlarge", "z", i % 3 == 0}, now - std::chrono::minutes(i % 30)});
     switch (i % 5) {
@@ -278,7 +279,7 @@ int Run(bool short_mode) {
               bus.p99_ms);
   std::printf("  %-36s %s\n", "goal", "p99 under 100 ms (Determined: up to ~5,500 ms)");
 
-  autoscaler::ProviderConfig config;
+  provider::ProviderConfig config;
   config.type = "aws";
   config.max_instances = 2 * instances;
   config.slots_per_instance = 4;

@@ -1,6 +1,7 @@
 #include "cloud_aws/aws_config.h"
 
 #include <algorithm>
+#include <map>
 
 #include "common/http_client.h"
 
@@ -59,7 +60,7 @@ AwsProviderConfig ReadAwsProviderConfig(ConfigReader& reader, const std::string&
   reader.Read("endpoint_url", &config.endpoint_url);
   ReadNetworkInterface(reader, &config);
   ReadCustomTags(reader, &config);
-  autoscaler::ReadAgentStartConfig(reader, &config.agent_start);
+  provider::ReadAgentStartConfig(reader, &config.agent_start);
   if (config.image_id.empty()) reader.Fail("image_id", "is required (the agent AMI)");
   if (config.ssh_key_name.empty()) {
     reader.Fail("ssh_key_name", "is required (an EC2 key pair name)");
@@ -84,6 +85,51 @@ Result<AwsProviderConfig> ReadAwsProviderConfig(const YAML::Node& provider,
   AwsProviderConfig config = ReadAwsProviderConfig(reader, cluster_id);
   DET_RETURN_IF_ERROR(reader.Finish());
   return config;
+}
+
+namespace {
+
+int32_t AwsDefaultSlots(ConfigReader& reader) {
+  std::string instance_type = "g4dn.metal";
+  reader.Read("instance_type", &instance_type);
+  bool cpu_slots_allowed = false;
+  reader.Read("cpu_slots_allowed", &cpu_slots_allowed);
+  const int32_t slots = AwsInstanceSlots(instance_type);
+  if (slots < 0) {
+    reader.Fail("instance_slots", "is required for instance_type \"" + instance_type +
+                                      "\" (its GPU count is not known)");
+  }
+  // Determined's rule: a GPU-less instance gives one CPU slot when cpu_slots_allowed.
+  if (slots == 0 && cpu_slots_allowed) return 1;
+  return std::max(slots, 0);
+}
+
+}  // namespace
+
+provider::SectionType AwsSection() {
+  // The tag default (the cluster id) does not matter for the check.
+  return {"aws", AwsDefaultSlots, [](ConfigReader& reader) { ReadAwsProviderConfig(reader, ""); }};
+}
+
+int32_t AwsInstanceSlots(const std::string& instance_type) {
+  static const std::map<std::string, int32_t> kGpus = {
+      {"g4dn.xlarge", 1},   {"g4dn.2xlarge", 1},  {"g4dn.4xlarge", 1},  {"g4dn.8xlarge", 1},
+      {"g4dn.16xlarge", 1}, {"g4dn.12xlarge", 4}, {"g4dn.metal", 8},    {"g5.xlarge", 1},
+      {"g5.2xlarge", 1},    {"g5.4xlarge", 1},    {"g5.8xlarge", 1},    {"g5.16xlarge", 1},
+      {"g5.12xlarge", 4},   {"g5.24xlarge", 4},   {"g5.48xlarge", 8},   {"g6.xlarge", 1},
+      {"g6.12xlarge", 4},   {"g6.48xlarge", 8},   {"p2.xlarge", 1},     {"p2.8xlarge", 8},
+      {"p2.16xlarge", 16},  {"p3.2xlarge", 1},    {"p3.8xlarge", 4},    {"p3.16xlarge", 8},
+      {"p3dn.24xlarge", 8}, {"p4d.24xlarge", 8},  {"p4de.24xlarge", 8}, {"p5.48xlarge", 8},
+  };
+  // The general-purpose and compute families Determined allows as CPU-only agents.
+  static const char* const kCpuFamilies[] = {"t2.",  "t3.",  "c4.",  "c5.",   "c5d.", "c5n.",
+                                             "m4.",  "m5.",  "m5d.", "m5dn.", "m5n.", "m5zn.",
+                                             "c6i.", "m6i.", "c7i.", "m7i."};
+  if (auto it = kGpus.find(instance_type); it != kGpus.end()) return it->second;
+  for (const char* family : kCpuFamilies) {
+    if (instance_type.starts_with(family)) return 0;
+  }
+  return -1;
 }
 
 }  // namespace det::aws

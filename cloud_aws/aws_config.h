@@ -16,13 +16,14 @@
 //   spot, spot_max_price        false, the on-demand price
 //   custom_tags                 [{key, value}]
 // Beyond Determined: endpoint_url (another EC2 endpoint), spot_fallback (common), and how the
-// agent starts on the instance (autoscaler/agent_start.h).
+// agent starts on the instance (provider/agent_start.h).
 
 #include <string>
 #include <vector>
 
-#include "autoscaler/agent_start.h"
 #include "common/config.h"
+#include "provider/agent_start.h"
+#include "provider/provider_config.h"
 
 namespace det::aws {
 
@@ -53,7 +54,7 @@ struct AwsProviderConfig {
   std::string spot_fallback = "none";
   std::vector<Ec2Tag> custom_tags;
   std::string endpoint_url;
-  autoscaler::AgentStartConfig agent_start;  // the agent on the instance
+  provider::AgentStartConfig agent_start;  // the agent on the instance
 };
 
 // Reads the aws keys of the section `reader` reads, recording errors on it (the master validates
@@ -63,5 +64,14 @@ AwsProviderConfig ReadAwsProviderConfig(ConfigReader& reader, const std::string&
 // The same for a section on its own (errors name "provider.<field>").
 Result<AwsProviderConfig> ReadAwsProviderConfig(const YAML::Node& provider,
                                                 const std::string& cluster_id);
+
+// The `type: aws` part of a provider section, for provider::ReadProviderConfig: its own keys
+// checked, and an instance's slots by `instance_type` (AwsInstanceSlots; a GPU-less type gives
+// one CPU slot with `cpu_slots_allowed`, Determined's rule).
+provider::SectionType AwsSection();
+
+// GPUs of the AWS GPU instance types Determined's docs use (and newer ones), 0 for the CPU-only
+// families Determined allows (t2, t3, c4, c5, m4, m5 and variants); -1 when unknown.
+int32_t AwsInstanceSlots(const std::string& instance_type);
 
 }  // namespace det::aws

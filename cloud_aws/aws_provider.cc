@@ -9,9 +9,9 @@
 namespace det::aws {
 namespace {
 
-using autoscaler::Instance;
-using autoscaler::InstanceState;
-using autoscaler::Offering;
+using provider::Instance;
+using provider::InstanceState;
+using provider::Offering;
 
 InstanceState StateOf(const std::string& ec2_state) {
   if (ec2_state == "pending") return InstanceState::kStarting;
@@ -153,14 +153,14 @@ void AwsProvider::GiveUpSpotRequests(const std::vector<const SpotRequest*>& requ
   for (const SpotRequest* request : requests) {
     outcomes_.push_back(
         {request->id, Offering{request->instance_type, request->zone, true},
-         autoscaler::ProviderError{autoscaler::ProviderErrorKind::kCapacity,
-                                   "spot request " + request->id + " is " + request->status_code +
-                                       ": " + request->status_message}});
+         provider::ProviderError{provider::ProviderErrorKind::kCapacity,
+                                 "spot request " + request->id + " is " + request->status_code +
+                                     ": " + request->status_message}});
   }
 }
 
-std::vector<autoscaler::LaunchOutcome> AwsProvider::TakeLaunchOutcomes() {
-  std::vector<autoscaler::LaunchOutcome> taken;
+std::vector<provider::LaunchOutcome> AwsProvider::TakeLaunchOutcomes() {
+  std::vector<provider::LaunchOutcome> taken;
   taken.swap(outcomes_);
   return taken;
 }
@@ -227,8 +227,8 @@ Status AwsProvider::AdoptSpotInstances(const std::string& resource_pool,
   return Status::Ok();
 }
 
-autoscaler::LaunchResult AwsProvider::Launch(const autoscaler::LaunchRequest& request) {
-  autoscaler::LaunchResult result;
+provider::LaunchResult AwsProvider::Launch(const provider::LaunchRequest& request) {
+  provider::LaunchResult result;
   LaunchSpec spec{config_.image_id,
                   request.offering.instance_type.empty() ? config_.instance_type
                                                          : request.offering.instance_type,
@@ -246,8 +246,8 @@ autoscaler::LaunchResult AwsProvider::Launch(const autoscaler::LaunchRequest& re
   bootstrap.resource_pool = request.resource_pool;
   spec.user_data = AgentUserData(config_, bootstrap);
   if (spec.user_data.size() > kMaxUserDataBytes) {
-    result.error = autoscaler::ProviderError{
-        autoscaler::ProviderErrorKind::kInvalid,
+    result.error = provider::ProviderError{
+        provider::ProviderErrorKind::kInvalid,
         "the agent's user data is " + std::to_string(spec.user_data.size()) +
             " bytes; EC2 takes 16384 at most (before base64): shorten startup_script or "
             "agent_install_command"};
@@ -258,7 +258,7 @@ autoscaler::LaunchResult AwsProvider::Launch(const autoscaler::LaunchRequest& re
     Ec2Result<std::vector<SpotRequest>> made = client_->RequestSpotInstances(
         spec, request.count, config_.spot_max_price, NewClientToken());
     if (!made.ok()) {
-      result.error = {autoscaler::ProviderErrorKindOf(made.error().kind), made.error().ToString()};
+      result.error = {provider::ProviderErrorKindOf(made.error().kind), made.error().ToString()};
       return result;
     }
     for (const SpotRequest& spot : made.value()) {
@@ -271,7 +271,7 @@ autoscaler::LaunchResult AwsProvider::Launch(const autoscaler::LaunchRequest& re
   Ec2Result<std::vector<Ec2Instance>> started =
       client_->RunInstances(spec, request.count, NewClientToken());
   if (!started.ok()) {
-    result.error = {autoscaler::ProviderErrorKindOf(started.error().kind),
+    result.error = {provider::ProviderErrorKindOf(started.error().kind),
                     started.error().ToString()};
     return result;
   }
@@ -281,7 +281,7 @@ autoscaler::LaunchResult AwsProvider::Launch(const autoscaler::LaunchRequest& re
                                instance.launch_time == WallTime{} ? now : instance.launch_time});
   }
   if (static_cast<int>(result.launched.size()) < request.count) {
-    result.error = {autoscaler::ProviderErrorKind::kCapacity,
+    result.error = {provider::ProviderErrorKind::kCapacity,
                     "RunInstances started " + std::to_string(result.launched.size()) + " of " +
                         std::to_string(request.count) + " instances"};
   }
@@ -342,9 +342,9 @@ std::vector<Offering> AwsProvider::Offerings() const {
   return {spot};
 }
 
-Result<std::unique_ptr<autoscaler::Provider>> MakeAwsProvider(
-    const autoscaler::ProviderConfig& common, const bus::PoolProviderEvent& pool,
-    const Clock& clock) {
+Result<std::unique_ptr<provider::Provider>> MakeAwsProvider(const provider::ProviderConfig& common,
+                                                            const bus::PoolProviderEvent& pool,
+                                                            const Clock& clock) {
   DET_ASSIGN_OR_RETURN(AwsProviderConfig config,
                        ReadAwsProviderConfig(common.raw, pool.cluster_id));
   config.spot_fallback = common.spot_fallback;
@@ -356,13 +356,13 @@ Result<std::unique_ptr<autoscaler::Provider>> MakeAwsProvider(
     DET_ASSIGN_OR_RETURN(config.region, ResolveRegion(env, imds.get()));
   }
   DET_ASSIGN_OR_RETURN(AgentBootstrap bootstrap,
-                       autoscaler::MakeAgentBootstrap(config.agent_start, common, pool));
+                       provider::MakeAgentBootstrap(config.agent_start, common, pool));
   auto credentials = std::make_shared<CredentialsChain>(env, imds, clock);
   Ec2ClientOptions options;
   options.region = config.region;
   options.endpoint_url = config.endpoint_url;
   auto client = std::make_unique<Ec2Client>(options, std::move(credentials), clock);
-  return std::unique_ptr<autoscaler::Provider>(std::make_unique<AwsProvider>(
+  return std::unique_ptr<provider::Provider>(std::make_unique<AwsProvider>(
       std::move(config), std::move(bootstrap), std::move(client), clock));
 }
 

@@ -22,12 +22,12 @@
 #include <string>
 #include <vector>
 
-#include "autoscaler/provider.h"
-#include "autoscaler/provider_config.h"
 #include "bus/catalog/autoscaler.h"
 #include "cloud_aws/aws_config.h"
 #include "cloud_aws/ec2_client.h"
 #include "cloud_aws/user_data.h"
+#include "provider/provider.h"
+#include "provider/provider_config.h"
 
 namespace det::aws {
 
@@ -35,32 +35,32 @@ inline constexpr const char* kPoolTag = "determined-resource-pool";
 inline constexpr Duration kSpotVisibilityGrace = std::chrono::minutes(5);
 inline constexpr size_t kMaxUserDataBytes = 16384;  // EC2's limit, before base64
 
-class AwsProvider final : public autoscaler::Provider {
+class AwsProvider final : public provider::Provider {
  public:
   AwsProvider(AwsProviderConfig config, AgentBootstrap bootstrap, std::unique_ptr<Ec2Client> client,
               const Clock& clock);
 
-  Result<std::vector<autoscaler::Instance>> List(const std::string& resource_pool) override;
-  autoscaler::LaunchResult Launch(const autoscaler::LaunchRequest& request) override;
+  Result<std::vector<provider::Instance>> List(const std::string& resource_pool) override;
+  provider::LaunchResult Launch(const provider::LaunchRequest& request) override;
   Status Terminate(const std::vector<std::string>& ids) override;
-  std::vector<autoscaler::Offering> Offerings() const override;
-  std::vector<autoscaler::LaunchOutcome> TakeLaunchOutcomes() override;
+  std::vector<provider::Offering> Offerings() const override;
+  std::vector<provider::LaunchOutcome> TakeLaunchOutcomes() override;
 
  private:
   struct UnseenSpotRequest {
     std::string resource_pool;
-    autoscaler::Offering offering;
+    provider::Offering offering;
     WallTime created_at;
   };
   std::vector<Ec2Tag> InstanceTags(const std::string& resource_pool) const;
   std::vector<Ec2Filter> PoolFilters(const std::string& resource_pool) const;
   Status ListSpotRequests(const std::string& resource_pool,
-                          std::vector<autoscaler::Instance>* instances);
+                          std::vector<provider::Instance>* instances);
   // Tags and reports the live instances of `fulfilled` requests (active ones, and those cancelled
   // after they were fulfilled: cancelling never ends an instance that may run work).
   Status AdoptSpotInstances(const std::string& resource_pool,
                             const std::vector<const SpotRequest*>& fulfilled,
-                            std::vector<autoscaler::Instance>* instances);
+                            std::vector<provider::Instance>* instances);
   // With spot_fallback: on_demand, open requests EC2 cannot fulfil for lack of capacity are
   // cancelled and become failed launch outcomes, so the pool launches on-demand meanwhile.
   void GiveUpSpotRequests(const std::vector<const SpotRequest*>& requests);
@@ -74,14 +74,14 @@ class AwsProvider final : public autoscaler::Provider {
   std::map<std::string, UnseenSpotRequest> unseen_spot_;  // by spot request id
   std::set<std::string> dead_spot_instances_;  // of requests still listed: not looked up again
   std::map<std::string, WallTime> invisible_since_;  // fulfilled requests' unlisted instances
-  std::vector<autoscaler::LaunchOutcome> outcomes_;
+  std::vector<provider::LaunchOutcome> outcomes_;
 };
 
 // The provider for one pool's section: credentials from the AWS CLI's chain, the region from the
 // section or the chain, the agent's master address from `master_host`/`master_port` or the
 // master's own agent channel.
-Result<std::unique_ptr<autoscaler::Provider>> MakeAwsProvider(
-    const autoscaler::ProviderConfig& common, const bus::PoolProviderEvent& pool,
-    const Clock& clock);
+Result<std::unique_ptr<provider::Provider>> MakeAwsProvider(const provider::ProviderConfig& common,
+                                                            const bus::PoolProviderEvent& pool,
+                                                            const Clock& clock);
 
 }  // namespace det::aws

@@ -18,6 +18,7 @@
 #include "common/cloud_error.h"
 #include "common/http_client.h"
 #include "common/retry.h"
+#include "common/status.h"
 
 namespace det::aws {
 
@@ -43,7 +44,7 @@ struct Ec2Error {
 
 // A value or the error that prevented it.
 template <class T>
-using Ec2Result = Expected<T, Ec2Error>;
+using Ec2Result = Result<T, Ec2Error>;
 
 struct Ec2Instance {
   std::string id;

@@ -10,7 +10,7 @@ std::string AgentUserData(const AwsProviderConfig& config, const AgentBootstrap&
       "agent_id=$(curl -sSf --retry 5 -H \"X-aws-ec2-metadata-token: $token\" "
       "\"$imds/latest/meta-data/instance-id\")\n"
       "export AWS_EC2_METADATA_SERVICE_ENDPOINT=\"$imds\"\n";
-  return autoscaler::AgentBootScript(config.agent_start, bootstrap, kInstanceIdFromImds, "aws");
+  return provider::AgentBootScript(config.agent_start, bootstrap, kInstanceIdFromImds, "aws");
 }
 
 }  // namespace det::aws

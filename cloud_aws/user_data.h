@@ -1,16 +1,16 @@
 #pragma once
 
-// The user data a new EC2 agent instance boots with: autoscaler/agent_bootstrap.h's script, with
+// The user data a new EC2 agent instance boots with: provider/agent_bootstrap.h's script, with
 // the instance id from IMDSv2 as the agent id.
 
 #include <string>
 
-#include "autoscaler/agent_bootstrap.h"
 #include "cloud_aws/aws_config.h"
+#include "provider/agent_bootstrap.h"
 
 namespace det::aws {
 
-using autoscaler::AgentBootstrap;
+using provider::AgentBootstrap;
 
 // DET_IMDS_ENDPOINT (default http://169.254.169.254) and DET_AGENT_DIR are read from the
 // environment: a test harness that boots the script on this host sets them.

@@ -19,6 +19,7 @@
 #include "common/cloud_error.h"
 #include "common/http_client.h"
 #include "common/retry.h"
+#include "common/status.h"
 
 namespace det::gcp {
 
@@ -42,7 +43,7 @@ struct GceError {
 };
 
 template <class T>
-using GceResult = Expected<T, GceError>;
+using GceResult = Result<T, GceError>;
 
 struct GceInstance {
   std::string name;

@@ -300,7 +300,7 @@ GcpProviderConfig ReadGcpProviderConfig(ConfigReader& reader, const std::string&
   reader.Read("operation_timeout_period", &config.operation_timeout_period);
   reader.Read("spot_fallback", &config.spot_fallback);
   reader.Read("endpoint_url", &config.endpoint_url);
-  autoscaler::ReadAgentStartConfig(reader, &config.agent_start);
+  provider::ReadAgentStartConfig(reader, &config.agent_start);
   Validate(reader, config);
   return config;
 }
@@ -322,6 +322,11 @@ int32_t GcpInstanceSlots(const YAML::Node& provider) {
   reader.Read("cpu_slots_allowed", &cpu_slots_allowed);
   if (type.gpu_num == 0 && cpu_slots_allowed) return 1;
   return type.gpu_num;
+}
+
+provider::SectionType GcpSection() {
+  return {"gcp", [](ConfigReader& reader) { return GcpInstanceSlots(reader.node()); },
+          [](ConfigReader& reader) { ReadGcpProviderConfig(reader, ""); }};
 }
 
 }  // namespace det::gcp

@@ -26,7 +26,7 @@
 //   operation_timeout_period  5m: an insert not done by then counts as failed
 // Beyond Determined: spot (false: Spot VMs, provisioning model SPOT, deleted when preempted),
 // endpoint_url (another Compute Engine endpoint), spot_fallback (common), and how the agent starts
-// on the instance (autoscaler/agent_start.h).
+// on the instance (provider/agent_start.h).
 //
 // gpu_type and gpu_num default to the machine type's own GPUs for A2, A3, A4 and G2 machines and
 // to none for other non-N1 ones, so `machine_type: e2-standard-8` alone means a CPU machine; an
@@ -36,9 +36,10 @@
 #include <string>
 #include <vector>
 
-#include "autoscaler/agent_start.h"
 #include "common/clock.h"
 #include "common/config.h"
+#include "provider/agent_start.h"
+#include "provider/provider_config.h"
 
 namespace det::gcp {
 
@@ -68,7 +69,7 @@ struct GcpProviderConfig {
   Duration operation_timeout_period = std::chrono::minutes(5);
   std::string spot_fallback = "none";
   std::string endpoint_url;
-  autoscaler::AgentStartConfig agent_start;
+  provider::AgentStartConfig agent_start;
 
   // The network and subnetwork to use, defaults resolved against project and zone ("" for a
   // subnetwork: none is named).
@@ -87,6 +88,10 @@ Result<GcpProviderConfig> ReadGcpProviderConfig(const YAML::Node& provider,
 // Slots of one instance: its GPUs, else 1 CPU slot when cpu_slots_allowed, else 0. Reads only
 // `instance_type` and `cpu_slots_allowed` of the section, without recording errors.
 int32_t GcpInstanceSlots(const YAML::Node& provider);
+
+// The `type: gcp` part of a provider section, for provider::ReadProviderConfig: its own keys
+// checked, and an instance's slots from GcpInstanceSlots.
+provider::SectionType GcpSection();
 
 // `text` as a valid label value (lowercase letters, digits, '-' and '_', at most 63
 // characters): itself when it is one, else its valid characters lowercased with a short hash of

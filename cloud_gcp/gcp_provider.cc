@@ -8,12 +8,12 @@
 namespace det::gcp {
 namespace {
 
-using autoscaler::Instance;
-using autoscaler::InstanceState;
-using autoscaler::LaunchOutcome;
-using autoscaler::Offering;
-using autoscaler::ProviderError;
-using autoscaler::ProviderErrorKind;
+using provider::Instance;
+using provider::InstanceState;
+using provider::LaunchOutcome;
+using provider::Offering;
+using provider::ProviderError;
+using provider::ProviderErrorKind;
 
 InstanceState StateOf(const std::string& status) {
   if (status == "PROVISIONING" || status == "STAGING") return InstanceState::kStarting;
@@ -32,7 +32,7 @@ std::string RandomSuffix() {
 }
 
 ProviderError ErrorOf(const GceError& error) {
-  return {autoscaler::ProviderErrorKindOf(error.kind), error.ToString()};
+  return {provider::ProviderErrorKindOf(error.kind), error.ToString()};
 }
 
 // "key = value" for the list filter, quoted as the filter syntax wants.
@@ -48,7 +48,7 @@ std::string AgentStartupScript(const GcpProviderConfig& config, const AgentBoots
       "agent_id=$(curl -sSf --retry 5 --retry-connrefused -H 'Metadata-Flavor: Google' "
       "\"http://$metadata/computeMetadata/v1/instance/name\")\n"
       "export GCE_METADATA_HOST=\"$metadata\"\n";
-  return autoscaler::AgentBootScript(config.agent_start, bootstrap, kNameFromMetadata, "gcp");
+  return provider::AgentBootScript(config.agent_start, bootstrap, kNameFromMetadata, "gcp");
 }
 
 GcpProvider::GcpProvider(GcpProviderConfig config, AgentBootstrap bootstrap,
@@ -214,8 +214,8 @@ void GcpProvider::Finish(const std::string& name, std::optional<ProviderError> e
   if (!insert.outcome_reported) outcomes_.push_back({name, insert.offering, std::move(error)});
 }
 
-autoscaler::LaunchResult GcpProvider::Launch(const autoscaler::LaunchRequest& request) {
-  autoscaler::LaunchResult result;
+provider::LaunchResult GcpProvider::Launch(const provider::LaunchRequest& request) {
+  provider::LaunchResult result;
   result.outcome_later = true;
   for (int i = 0; i < request.count; ++i) {
     const std::string name = config_.name_prefix + RandomSuffix();
@@ -294,9 +294,9 @@ std::vector<LaunchOutcome> GcpProvider::TakeLaunchOutcomes() {
   return taken;
 }
 
-Result<std::unique_ptr<autoscaler::Provider>> MakeGcpProvider(
-    const autoscaler::ProviderConfig& common, const bus::PoolProviderEvent& pool,
-    const Clock& clock) {
+Result<std::unique_ptr<provider::Provider>> MakeGcpProvider(const provider::ProviderConfig& common,
+                                                            const bus::PoolProviderEvent& pool,
+                                                            const Clock& clock) {
   DET_ASSIGN_OR_RETURN(GcpProviderConfig config,
                        ReadGcpProviderConfig(common.raw, pool.cluster_id));
   config.spot_fallback = common.spot_fallback;
@@ -316,12 +316,12 @@ Result<std::unique_ptr<autoscaler::Provider>> MakeGcpProvider(
     config.zone = *zone;
   }
   DET_ASSIGN_OR_RETURN(AgentBootstrap bootstrap,
-                       autoscaler::MakeAgentBootstrap(config.agent_start, common, pool));
+                       provider::MakeAgentBootstrap(config.agent_start, common, pool));
   spdlog::info("gcp provider for pool {}: project {}, zone {}, credentials: {}", pool.resource_pool,
                config.project, config.zone, credentials->Describe());
   auto client = std::make_unique<ComputeClient>(
       ComputeClientOptions{config.project, config.endpoint_url}, std::move(credentials));
-  return std::unique_ptr<autoscaler::Provider>(std::make_unique<GcpProvider>(
+  return std::unique_ptr<provider::Provider>(std::make_unique<GcpProvider>(
       std::move(config), std::move(bootstrap), std::move(client), clock));
 }
 

@@ -25,40 +25,40 @@
 #include <string>
 #include <vector>
 
-#include "autoscaler/agent_bootstrap.h"
-#include "autoscaler/provider.h"
-#include "autoscaler/provider_config.h"
 #include "bus/catalog/autoscaler.h"
 #include "cloud_gcp/compute_client.h"
 #include "cloud_gcp/gcp_config.h"
+#include "provider/agent_bootstrap.h"
+#include "provider/provider.h"
+#include "provider/provider_config.h"
 
 namespace det::gcp {
 
 inline constexpr const char* kPoolLabel = "determined-resource-pool";
 
-using autoscaler::AgentBootstrap;
+using provider::AgentBootstrap;
 
-class GcpProvider final : public autoscaler::Provider {
+class GcpProvider final : public provider::Provider {
  public:
   // `config.project` and `config.zone` must be resolved.
   GcpProvider(GcpProviderConfig config, AgentBootstrap bootstrap,
               std::unique_ptr<ComputeClient> client, const Clock& clock);
 
-  Result<std::vector<autoscaler::Instance>> List(const std::string& resource_pool) override;
-  autoscaler::LaunchResult Launch(const autoscaler::LaunchRequest& request) override;
+  Result<std::vector<provider::Instance>> List(const std::string& resource_pool) override;
+  provider::LaunchResult Launch(const provider::LaunchRequest& request) override;
   Status Terminate(const std::vector<std::string>& ids) override;
-  std::vector<autoscaler::Offering> Offerings() const override;
-  std::vector<autoscaler::LaunchOutcome> TakeLaunchOutcomes() override;
+  std::vector<provider::Offering> Offerings() const override;
+  std::vector<provider::LaunchOutcome> TakeLaunchOutcomes() override;
 
   // The Instance resource instances.insert is sent for `name` (exposed for tests).
   nlohmann::json InstanceResource(const std::string& name, const std::string& resource_pool,
-                                  const autoscaler::Offering& offering) const;
+                                  const provider::Offering& offering) const;
 
  private:
   struct PendingInsert {
     std::string operation;
     std::string resource_pool;
-    autoscaler::Offering offering;
+    provider::Offering offering;
     WallTime inserted_at{};
     MonoTime deadline{};
     bool delete_when_done = false;
@@ -68,12 +68,12 @@ class GcpProvider final : public autoscaler::Provider {
   std::string ZonePath() const;  // "zones/<zone>/"
   nlohmann::json BootDisk() const;
   nlohmann::json NetworkInterface() const;
-  nlohmann::json Scheduling(const autoscaler::Offering& offering) const;
+  nlohmann::json Scheduling(const provider::Offering& offering) const;
   // Polls the pool's pending inserts, turning finished (or timed-out) ones into outcomes.
   void PollInserts(const std::string& resource_pool);
   void PollInsert(const std::string& name);
   // The insert of `name` ended (`error` empty: created).
-  void Finish(const std::string& name, std::optional<autoscaler::ProviderError> error);
+  void Finish(const std::string& name, std::optional<provider::ProviderError> error);
   // Deletes `name`; gone already is fine, not ready yet is asked again later.
   Status DeleteInstance(const std::string& name);
   void DeleteLater(const std::string& name);
@@ -86,10 +86,10 @@ class GcpProvider final : public autoscaler::Provider {
   const Clock& clock_;
   std::map<std::string, PendingInsert> inserts_;  // by instance name
   std::set<std::string> deletes_due_;             // deletes refused as not ready yet
-  std::vector<autoscaler::LaunchOutcome> outcomes_;
+  std::vector<provider::LaunchOutcome> outcomes_;
 };
 
-// The startup-script an instance boots with: autoscaler/agent_bootstrap.h's script, with the
+// The startup-script an instance boots with: provider/agent_bootstrap.h's script, with the
 // instance's name from the metadata server as the agent id. DET_GCE_METADATA_HOST (default
 // metadata.google.internal; a path may follow the host) and DET_AGENT_DIR are read from the
 // environment: a test harness that boots the script on this host sets them.
@@ -97,8 +97,8 @@ std::string AgentStartupScript(const GcpProviderConfig& config, const AgentBoots
 
 // The provider for one pool's section: credentials from Application Default Credentials, the
 // project and zone from the section, the credentials or the metadata server.
-Result<std::unique_ptr<autoscaler::Provider>> MakeGcpProvider(
-    const autoscaler::ProviderConfig& common, const bus::PoolProviderEvent& pool,
-    const Clock& clock);
+Result<std::unique_ptr<provider::Provider>> MakeGcpProvider(const provider::ProviderConfig& common,
+                                                            const bus::PoolProviderEvent& pool,
+                                                            const Clock& clock);
 
 }  // namespace det::gcp

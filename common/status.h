@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -68,20 +69,29 @@ inline Status FailedPrecondition(std::string m) {
   return {StatusCode::kFailedPrecondition, std::move(m)};
 }
 
-// A value or the Status that explains why there is none. Accessing value() of an error result is a
-// broken invariant and aborts (in every build type).
-template <typename T>
+// A value or the error that explains why there is none: a Status (the default), or a richer
+// error type where callers react to more than a code (a cloud API's error: cloud_error.h).
+// Accessing value() of an error result, or error() of a value, is a broken invariant and aborts
+// (in every build type).
+template <typename T, typename E = Status>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
-  Result(Status status) : state_(std::move(status)) {  // NOLINT(google-explicit-constructor)
-    if (std::get<Status>(state_).ok()) std::abort();   // an OK status carries no value
+  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(E error) : state_(std::move(error)) {   // NOLINT(google-explicit-constructor)
+    if constexpr (std::is_same_v<E, Status>) {
+      if (std::get<Status>(state_).ok()) std::abort();  // an OK status carries no value
+    }
   }
 
   bool ok() const { return std::holds_alternative<T>(state_); }
-  const Status& status() const {
+  // The Status of a Result<T>: OK with a value.
+  const Status& status() const requires std::is_same_v<E, Status> {
     static const Status kOk;
     return ok() ? kOk : std::get<Status>(state_);
+  }
+  const E& error() const {
+    if (ok()) std::abort();
+    return std::get<E>(state_);
   }
   T& value() & { return Checked(); }
   const T& value() const& { return const_cast<Result*>(this)->Checked(); }
@@ -98,7 +108,7 @@ class [[nodiscard]] Result {
     if (!ok()) std::abort();
     return std::get<T>(state_);
   }
-  std::variant<T, Status> state_;
+  std::variant<T, E> state_;
 };
 
 }  // namespace det

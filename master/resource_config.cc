@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "cloud_aws/aws_config.h"
+#include "cloud_gcp/gcp_config.h"
 #include "common/strings.h"
 
 namespace det::master {
@@ -134,7 +136,9 @@ void ReadPool(ConfigReader& reader, const ResourcesConfig& defaults, ResourcePoo
   ReadContainerDefaults(reader.Child("task_container_defaults"), &pool->preemption_timeout,
                         nullptr);
   if (reader.Has("provider")) {
-    pool->provider = autoscaler::ReadProviderConfig(reader.Child("provider"));
+    // The provider types the master knows: the same the autoscaler is built with.
+    pool->provider = provider::ReadProviderConfig(
+        reader.Child("provider"), {provider::LocalSection(), aws::AwsSection(), gcp::GcpSection()});
   }
 }
 

@@ -4,16 +4,16 @@
 #include <string>
 #include <vector>
 
-#include "autoscaler/provider_config.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "master/scheduler/scheduler_types.h"
+#include "provider/provider_config.h"
 
 namespace det::master {
 
 // A pool's `provider:` section. The master uses its limits (how big the pool can grow, to refuse
 // work that could never fit and to count demand) and publishes it for the autoscaler.
-using ProviderLimits = autoscaler::ProviderConfig;
+using ProviderLimits = provider::ProviderConfig;
 
 // One of `resource_pools` (Determined's names). Agents join a pool by name; an agent naming a pool
 // that is not configured is refused.

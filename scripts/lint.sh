@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Checks formatting (.clang-format) of every C++ file and runs the curated .clang-tidy checks on
-# the product's sources. Exits non-zero on any finding.
+# Checks formatting (.clang-format) of every C++ file, that every include points down the layers
+# (scripts/check_layering.py, docs/architecture.md) and runs the curated .clang-tidy checks on the
+# product's sources. Exits non-zero on any finding.
 #   scripts/lint.sh        every check of .clang-tidy, the static analyzer's path-sensitive
 #                          clang-analyzer-core/cplusplus included (the analyzer doubles the time),
 #                          on each source with its own compile command (build/lint-db: a tree
@@ -17,9 +18,10 @@
 # expand to a great deal of code) and tests are compiled with -Werror and run under ASan+UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PRODUCT="common|bus|storage|master|agent|autoscaler|cloud_aws|cloud_gcp|cli"
+PRODUCT="common|bus|storage|provider|master|agent|autoscaler|cloud_aws|cloud_gcp|cli"
 mapfile -t files < <(git ls-files '*.cc' '*.h' 2>/dev/null || find . -name '*.cc' -o -name '*.h')
 clang-format --dry-run -Werror "${files[@]}"
+python3 scripts/check_layering.py
 if [ "${1:-full}" = quick ]; then
   [ -f build/build.ninja ] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   ninja -C build master/harness_py.cc master/openapi_json.cc >/dev/null  # generated, in a batch

@@ -12,11 +12,12 @@
 #include <string>
 
 #include "agent/agent_config.h"
+#include "autoscaler/autoscaler.h"
 #include "autoscaler/autoscaler_config.h"
-#include "autoscaler/provider_config.h"
 #include "common/config.h"
 #include "master/experiment/experiment_config.h"
 #include "master/master_config.h"
+#include "provider/provider_config.h"
 
 namespace {
 
@@ -34,7 +35,8 @@ void CheckProvidersRoundTrip(const det::master::MasterConfig& config) {
       std::abort();
     }
     det::ConfigReader reader(*node, "resource_pools[" + pool.pool_name + "].provider");
-    det::autoscaler::ReadProviderConfig(reader);
+    det::provider::ReadProviderConfig(
+        reader, det::autoscaler::BuiltInProviders(det::RealClock::Instance()).sections);
     if (det::Status read = reader.Finish(); !read.ok()) {
       std::fprintf(stderr, "the autoscaler refuses what the master accepted: %s\n%s\n",
                    read.message().c_str(), yaml.c_str());

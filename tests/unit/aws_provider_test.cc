@@ -16,9 +16,9 @@ namespace det::aws {
 namespace {
 
 namespace fs = std::filesystem;
-using autoscaler::InstanceState;
-using autoscaler::LaunchRequest;
-using autoscaler::Offering;
+using provider::InstanceState;
+using provider::LaunchRequest;
+using provider::Offering;
 
 class AwsProviderTest : public ::testing::Test {
  protected:
@@ -72,7 +72,7 @@ TEST_F(AwsProviderTest, OnDemandInstancesAreLaunchedTaggedListedAndTerminated) {
   const Offering offering = provider->Offerings().at(0);
   EXPECT_FALSE(offering.spot);
   EXPECT_EQ(offering.instance_type, "g4dn.xlarge");
-  autoscaler::LaunchResult launched = provider->Launch({"gpu", 2, offering});
+  provider::LaunchResult launched = provider->Launch({"gpu", 2, offering});
   ASSERT_FALSE(launched.error) << launched.error->message;
   ASSERT_EQ(launched.launched.size(), 2u);
   EXPECT_EQ(launched.launched[0].state, InstanceState::kStarting);
@@ -88,7 +88,7 @@ TEST_F(AwsProviderTest, OnDemandInstancesAreLaunchedTaggedListedAndTerminated) {
   stranger.tag_value = "someone-else";
   ASSERT_FALSE(Provider(stranger)->Launch({"gpu", 1, offering}).error);
 
-  Result<std::vector<autoscaler::Instance>> listed = provider->List("gpu");
+  Result<std::vector<provider::Instance>> listed = provider->List("gpu");
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
   ASSERT_EQ(listed->size(), 2u);
   EXPECT_EQ((*listed)[0].state, InstanceState::kRunning);
@@ -111,7 +111,7 @@ TEST_F(AwsProviderTest, SpotRequestsAreCapacityOnTheWayAndFulfilledInstancesGetT
   auto provider = Provider(config);
   const Offering spot = provider->Offerings().at(0);
   ASSERT_TRUE(spot.spot);
-  autoscaler::LaunchResult launched = provider->Launch({"gpu", 1, spot});
+  provider::LaunchResult launched = provider->Launch({"gpu", 1, spot});
   ASSERT_FALSE(launched.error) << launched.error->message;
   ASSERT_EQ(launched.launched.at(0).state, InstanceState::kSpotRequested);
   auto open = provider->List("gpu");
@@ -194,7 +194,7 @@ TEST_F(AwsProviderTest, WithFallbackARequestShortOfCapacityIsGivenUpAsAFailedLau
   EXPECT_EQ(outcomes[0].instance_id, id);
   EXPECT_EQ(outcomes[0].offering, provider->Offerings()[0]);
   ASSERT_TRUE(outcomes[0].error.has_value());
-  EXPECT_EQ(outcomes[0].error->kind, autoscaler::ProviderErrorKind::kCapacity);
+  EXPECT_EQ(outcomes[0].error->kind, provider::ProviderErrorKind::kCapacity);
   EXPECT_NE(outcomes[0].error->message.find("capacity-not-available"), std::string::npos);
   EXPECT_EQ(fake_->State()["spot_requests"][0]["state"], "cancelled");
   // Without fallback the request stays open: EC2 may still fulfil it.
@@ -211,7 +211,7 @@ TEST_F(AwsProviderTest, SpotRequestsAwsDoesNotShowYetAreStillReported) {
   AwsProviderConfig config = Config();
   config.spot = true;
   auto provider = Provider(config);
-  autoscaler::LaunchResult launched = provider->Launch({"gpu", 2, provider->Offerings()[0]});
+  provider::LaunchResult launched = provider->Launch({"gpu", 2, provider->Offerings()[0]});
   ASSERT_EQ(launched.launched.size(), 2u);
   auto listed = provider->List("gpu");
   ASSERT_TRUE(listed.ok());
@@ -229,7 +229,7 @@ TEST_F(AwsProviderTest, CancellingARequestFulfilledSinceTheLastListLeavesItsInst
   AwsProviderConfig config = Config();
   config.spot = true;
   auto provider = Provider(config);
-  autoscaler::LaunchResult launched = provider->Launch({"gpu", 1, provider->Offerings()[0]});
+  provider::LaunchResult launched = provider->Launch({"gpu", 1, provider->Offerings()[0]});
   ASSERT_EQ(launched.launched.size(), 1u);
   ASSERT_TRUE(provider->Terminate({launched.launched[0].id}).ok());  // fulfilled meanwhile
   const nlohmann::json state = fake_->State();
@@ -299,17 +299,17 @@ TEST_F(AwsProviderTest, SpotFallbackOffersOnDemandAndErrorsAreClassified) {
   EXPECT_TRUE(offerings[0].spot);
   EXPECT_FALSE(offerings[1].spot);
   fake_->InjectFault("RequestSpotInstances", "InsufficientInstanceCapacity", 500, 1);
-  autoscaler::LaunchResult spot = provider->Launch({"gpu", 1, offerings[0]});
+  provider::LaunchResult spot = provider->Launch({"gpu", 1, offerings[0]});
   ASSERT_TRUE(spot.error);
-  EXPECT_EQ(spot.error->kind, autoscaler::ProviderErrorKind::kCapacity);
+  EXPECT_EQ(spot.error->kind, provider::ProviderErrorKind::kCapacity);
   fake_->InjectFault("RunInstances", "UnauthorizedOperation", 403, 1);
-  autoscaler::LaunchResult denied = provider->Launch({"gpu", 1, offerings[1]});
+  provider::LaunchResult denied = provider->Launch({"gpu", 1, offerings[1]});
   ASSERT_TRUE(denied.error);
-  EXPECT_EQ(denied.error->kind, autoscaler::ProviderErrorKind::kAuth);
+  EXPECT_EQ(denied.error->kind, provider::ProviderErrorKind::kAuth);
   EXPECT_NE(denied.error->message.find("ec2:RunInstances"), std::string::npos);
   fake_->InjectFault("RunInstances", "VcpuLimitExceeded", 400, 1);
   EXPECT_EQ(provider->Launch({"gpu", 1, offerings[1]}).error->kind,
-            autoscaler::ProviderErrorKind::kQuota);
+            provider::ProviderErrorKind::kQuota);
 }
 
 TEST_F(AwsProviderTest, BootstrapStartsTheAgentWithTheInstanceIdAfterTheStartupScript) {
@@ -326,9 +326,9 @@ TEST_F(AwsProviderTest, BootstrapStartsTheAgentWithTheInstanceIdAfterTheStartupS
   config.agent_start.master_public_key_file = (dir_ / "master.pub").string();
   AgentBootstrap bootstrap{"10.1.2.3", 9999, "", "echo started > \"$DET_AGENT_DIR/startup-ran\"",
                            "",         ""};
-  ASSERT_TRUE(autoscaler::LoadAgentKeys(config.agent_start, &bootstrap).ok());
+  ASSERT_TRUE(provider::LoadAgentKeys(config.agent_start, &bootstrap).ok());
   auto provider = Provider(config, bootstrap);
-  autoscaler::LaunchResult launched = provider->Launch({"gpu", 1, provider->Offerings()[0]});
+  provider::LaunchResult launched = provider->Launch({"gpu", 1, provider->Offerings()[0]});
   ASSERT_EQ(launched.launched.size(), 1u);
   const std::string id = launched.launched[0].id;
   const fs::path home = dir_ / "instances" / id;

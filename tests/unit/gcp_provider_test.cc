@@ -16,10 +16,10 @@ namespace det::gcp {
 namespace {
 
 namespace fs = std::filesystem;
-using autoscaler::InstanceState;
-using autoscaler::Offering;
-using autoscaler::ProviderErrorKind;
 using nlohmann::json;
+using provider::InstanceState;
+using provider::Offering;
+using provider::ProviderErrorKind;
 
 class GcpProviderTest : public ::testing::Test {
  protected:
@@ -73,10 +73,10 @@ class GcpProviderTest : public ::testing::Test {
     return nullptr;
   }
   // Lists until `done` holds for the listing (operations finish in real time).
-  std::vector<autoscaler::Instance> ListUntil(
+  std::vector<provider::Instance> ListUntil(
       GcpProvider& provider,
-      const std::function<bool(const std::vector<autoscaler::Instance>&)>& done) {
-    std::vector<autoscaler::Instance> listed;
+      const std::function<bool(const std::vector<provider::Instance>&)>& done) {
+    std::vector<provider::Instance> listed;
     det::testing::Eventually(
         [&] {
           auto result = provider.List("gpu");
@@ -100,7 +100,7 @@ TEST_F(GcpProviderTest, InstancesAreInsertedLabelledListedAndDeleted) {
   StartFake();
   auto provider = Provider(Config());
   ASSERT_EQ(provider->Offerings().size(), 1u);
-  autoscaler::LaunchResult launched = provider->Launch({"gpu", 2, provider->Offerings()[0]});
+  provider::LaunchResult launched = provider->Launch({"gpu", 2, provider->Offerings()[0]});
   ASSERT_FALSE(launched.error) << launched.error->message;
   EXPECT_TRUE(launched.outcome_later);
   ASSERT_EQ(launched.launched.size(), 2u);
@@ -156,9 +156,9 @@ TEST_F(GcpProviderTest, AnInsertWhoseOperationFailsIsAClassifiedLaunchOutcome) {
   fake_->InjectOperationError("ZONE_RESOURCE_POOL_EXHAUSTED",
                               "The zone does not have enough resources", 1);
   auto provider = Provider(Config());
-  autoscaler::LaunchResult launched = provider->Launch({"gpu", 1, provider->Offerings()[0]});
+  provider::LaunchResult launched = provider->Launch({"gpu", 1, provider->Offerings()[0]});
   ASSERT_EQ(launched.launched.size(), 1u);
-  std::vector<autoscaler::LaunchOutcome> outcomes;
+  std::vector<provider::LaunchOutcome> outcomes;
   det::testing::Eventually(
       [&] {
         EXPECT_TRUE(provider->List("gpu").ok());
@@ -178,7 +178,7 @@ TEST_F(GcpProviderTest, AnInsertRefusedAtOnceIsTheLaunchsError) {
   StartFake();
   fake_->InjectFault("instances.insert", 403, "QUOTA_EXCEEDED", 1);
   auto provider = Provider(Config());
-  autoscaler::LaunchResult launched = provider->Launch({"gpu", 3, provider->Offerings()[0]});
+  provider::LaunchResult launched = provider->Launch({"gpu", 3, provider->Offerings()[0]});
   EXPECT_TRUE(launched.launched.empty());
   ASSERT_TRUE(launched.error.has_value());
   EXPECT_EQ(launched.error->kind, ProviderErrorKind::kQuota);

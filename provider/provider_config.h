@@ -4,15 +4,17 @@
 // it (to refuse work that could never fit, and to count demand) and publishes the section as
 // written; the autoscaler reads the same text with the same parser, so the two never disagree.
 // Keys of one provider type only (aws: `region`, `instance_type`, ...; gcp; local: `agent_args`)
-// are parsed by that provider.
+// are parsed by that provider: each reader of the section passes the types it knows
+// (SectionType), so this folder names no cloud.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "common/config.h"
 
-namespace det::autoscaler {
+namespace det::provider {
 
 struct ProviderConfig {
   std::string type;  // `type`: aws | gcp | local (required)
@@ -42,13 +44,24 @@ struct ProviderConfig {
   YAML::Node raw;          // the section as written, for the provider's own keys
 };
 
+// What one provider type adds to the section. Both may record errors on the reader.
+struct SectionType {
+  std::string name;  // `type`
+  // The slots of one instance when `instance_slots` is not given (aws: by `instance_type`).
+  std::function<int32_t(ConfigReader&)> default_slots;
+  // Reads the type's own keys to check them, so that a bad section stops det-master at start
+  // instead of only the autoscaler's pool. Empty: checked only by the provider (local).
+  std::function<void(ConfigReader&)> check_own_keys;
+};
+
+// `type: local`: det-agent processes on this host; 0 slots unless given; its keys
+// (`agent_binary`, `agent_args`, `work_dir`) are read by the local provider.
+SectionType LocalSection();
+
 // Reads the section at `reader` (a child reader such as `resource_pools[0].provider`), recording
-// errors on it, those of the provider type's own keys included (aws: cloud_aws/aws_config.h, gcp:
-// cloud_gcp/gcp_config.h).
-ProviderConfig ReadProviderConfig(ConfigReader& reader);
+// errors on it, those of the provider type's own keys included. `type` must name one of `types`
+// (the section readers the caller is built with: cloud_aws's AwsSection(), cloud_gcp's
+// GcpSection(), LocalSection()).
+ProviderConfig ReadProviderConfig(ConfigReader& reader, const std::vector<SectionType>& types);
 
-// GPUs of the AWS GPU instance types Determined's docs use (and newer ones), 0 for the CPU-only
-// families Determined allows (t2, t3, c4, c5, m4, m5 and variants); -1 when unknown.
-int32_t AwsInstanceSlots(const std::string& instance_type);
-
-}  // namespace det::autoscaler
+}  // namespace det::provider

@@ -1,6 +1,6 @@
-#include "autoscaler/provider.h"
+#include "provider/provider.h"
 
-namespace det::autoscaler {
+namespace det::provider {
 
 std::string Offering::Key() const {
   return instance_type + "/" + zone + "/" + (spot ? "spot" : "on-demand");
@@ -61,4 +61,4 @@ ProviderErrorKind ProviderErrorKindOf(CloudErrorKind kind) {
   return ProviderErrorKind::kTransient;
 }
 
-}  // namespace det::autoscaler
+}  // namespace det::provider

@@ -9,12 +9,12 @@
 #include <string>
 #include <string_view>
 
-#include "autoscaler/agent_start.h"
-#include "autoscaler/provider_config.h"
 #include "bus/catalog/autoscaler.h"
 #include "common/status.h"
+#include "provider/agent_start.h"
+#include "provider/provider_config.h"
 
-namespace det::autoscaler {
+namespace det::provider {
 
 // What the script writes on the instance.
 struct AgentBootstrap {
@@ -47,4 +47,4 @@ Status LoadAgentKeys(const AgentStartConfig& start, AgentBootstrap* bootstrap);
 // `text` in single quotes for bash.
 std::string ShellQuote(std::string_view text);
 
-}  // namespace det::autoscaler
+}  // namespace det::provider

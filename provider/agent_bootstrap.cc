@@ -1,10 +1,10 @@
-#include "autoscaler/agent_bootstrap.h"
+#include "provider/agent_bootstrap.h"
 
 #include "common/base64.h"
 #include "common/files.h"
 #include "common/http_client.h"
 
-namespace det::autoscaler {
+namespace det::provider {
 namespace {
 
 // A line that writes `content` to `path` (mode `mode`) without quoting trouble.
@@ -110,4 +110,4 @@ std::string AgentBootScript(const AgentStartConfig& start, const AgentBootstrap&
   return script;
 }
 
-}  // namespace det::autoscaler
+}  // namespace det::provider

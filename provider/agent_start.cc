@@ -1,6 +1,6 @@
-#include "autoscaler/agent_start.h"
+#include "provider/agent_start.h"
 
-namespace det::autoscaler {
+namespace det::provider {
 
 void ReadAgentStartConfig(ConfigReader& reader, AgentStartConfig* config) {
   reader.Read("agent_binary", &config->agent_binary);
@@ -18,4 +18,4 @@ void ReadAgentStartConfig(ConfigReader& reader, AgentStartConfig* config) {
   }
 }
 
-}  // namespace det::autoscaler
+}  // namespace det::provider

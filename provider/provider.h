@@ -13,7 +13,7 @@
 #include "common/cloud_error.h"
 #include "common/status.h"
 
-namespace det::autoscaler {
+namespace det::provider {
 
 // A kind of capacity that can run out on its own: instance type × zone × spot/on-demand.
 struct Offering {
@@ -102,4 +102,4 @@ class Provider {
   virtual std::vector<LaunchOutcome> TakeLaunchOutcomes() { return {}; }
 };
 
-}  // namespace det::autoscaler
+}  // namespace det::provider

@@ -16,7 +16,7 @@
 
 #include "common/config.h"
 
-namespace det::autoscaler {
+namespace det::provider {
 
 struct AgentStartConfig {
   std::string agent_binary = "det-agent";
@@ -31,4 +31,4 @@ struct AgentStartConfig {
 // Reads those keys of the section `reader` reads, recording errors on it.
 void ReadAgentStartConfig(ConfigReader& reader, AgentStartConfig* config);
 
-}  // namespace det::autoscaler
+}  // namespace det::provider

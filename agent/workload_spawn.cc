@@ -1,0 +1,134 @@
+#include "agent/workload_spawn.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "agent/docker_workload.h"
+#include "agent/workload_folders.h"
+#include "agent/workload_shim.h"
+#include "common/environment.h"
+#include "common/process.h"
+#include "common/strings.h"
+
+extern char** environ;
+
+namespace det::agent {
+
+std::vector<std::string> WorkloadArgv(const std::vector<std::string>& entrypoint) {
+  if (entrypoint.size() == 1 &&
+      entrypoint[0].find_first_of(" \t\n|&;<>()$`\\\"'*?[]#~=%{}!") != std::string::npos) {
+    return {"/bin/sh", "-c", entrypoint[0]};
+  }
+  return entrypoint;
+}
+
+std::vector<std::string> WorkloadEnvironment(const bus::WorkloadStart& start,
+                                             const WorkloadHost& host, bool inherit,
+                                             const std::string& info_dir) {
+  std::map<std::string, std::string> env;
+  for (char** e = inherit ? environ : nullptr; e && *e; ++e) {
+    std::string entry(*e);
+    const size_t eq = entry.find('=');
+    if (eq != std::string::npos && WorkloadInherits(entry.substr(0, eq))) {
+      env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
+  }
+  for (const auto& [key, value] : start.env) env[key] = value;
+  std::vector<std::string> gpus;
+  for (const std::string& slot_id : start.slot_ids) {
+    for (const bus::SlotInfo& slot : *host.slots) {
+      if (slot.id == slot_id && slot.type == "cuda") {
+        gpus.push_back(slot.uuid.empty() ? slot.id : slot.uuid);
+      }
+    }
+  }
+  env["DET_MASTER"] = start.master_address;
+  env["DET_TASK_ID"] = start.task_id;
+  env["DET_ALLOCATION_ID"] = start.allocation_id;
+  env["DET_AGENT_ID"] = host.agent_id;
+  env["DET_SLOT_IDS"] = Join(start.slot_ids, ",");
+  env["DET_SESSION_TOKEN"] = start.session_token;
+  if (!info_dir.empty()) env["DET_INFO_DIR"] = info_dir;
+  if (inherit) env["CUDA_VISIBLE_DEVICES"] = Join(gpus, ",");
+  std::vector<std::string> entries;
+  entries.reserve(env.size());
+  for (const auto& [key, value] : env) entries.push_back(key + "=" + value);
+  return entries;
+}
+
+Result<pid_t> SpawnUnderShim(const std::string& shim, const std::vector<std::string>& workload_argv,
+                             const std::vector<std::string>& env, const std::string& dir) {
+  std::vector<std::string> argv = {shim, kWorkloadShimArg, dir};
+  argv.insert(argv.end(), workload_argv.begin(), workload_argv.end());
+  const std::string out = dir + "/" + kStdoutFile, err = dir + "/" + kStderrFile;
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
+  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  return SpawnPrepared(argv, env, actions, attr);
+}
+
+Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& settings,
+                          const std::vector<std::string>& argv, const std::string& dir) {
+  const bool wants_info = start.env.contains("DET_TASK_TYPE");
+  std::vector<bus::SlotInfo> slots;
+  for (const bus::SlotInfo& slot : *settings.host.slots) {
+    if (std::find(start.slot_ids.begin(), start.slot_ids.end(), slot.id) != start.slot_ids.end()) {
+      slots.push_back(slot);
+    }
+  }
+  DockerWorkload container;
+  container.socket = settings.docker_socket;
+  container.name = ContainerName(start.allocation_id);
+  container.force_pull = start.container.force_pull;
+  container.registry_auth = start.container.registry_auth_json;
+  const std::string inside = dir + "/" + kContainerFolder;
+  std::error_code made;
+  std::filesystem::create_directories(inside, made);
+  if (made) return Internal("cannot make " + inside + ": " + made.message());
+  bus::WorkloadStart with_info = start;
+  if (wants_info) {
+    const std::string info_dir = inside + "/" + kRunInfoFolder;
+    std::filesystem::create_directories(info_dir, made);
+    if (made) return Internal("cannot make " + info_dir + ": " + made.message());
+    with_info.container.binds.push_back(info_dir + ":" + kRunInfoMount);
+  }
+  container.create = ContainerCreateBody(
+      {&with_info, settings.host.agent_id, inside, argv,
+       WorkloadEnvironment(start, settings.host, false, wants_info ? kRunInfoMount : ""), slots,
+       settings.network_mode});
+  container.image = container.create.value("Image", "");
+  const std::string spec_path = dir + "/" + kContainerSpecFile;
+  const std::string spec = container.ToJson().dump();
+  const int fd = open(spec_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                      0600);  // 0600: it may hold registry credentials
+  const bool written =
+      fd >= 0 && write(fd, spec.data(), spec.size()) == static_cast<ssize_t>(spec.size());
+  if (fd >= 0) close(fd);
+  if (!written) return Internal("cannot write " + spec_path + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+}  // namespace det::agent

@@ -1,0 +1,54 @@
+#pragma once
+
+// How a workload is started: its argv and environment, the shim it runs under (workload_shim.h)
+// as the leader of its own process group, and, on the docker runtime, the container spec its pump
+// reads (docker_workload.h).
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "bus/catalog/agent.h"
+#include "bus/catalog/workload.h"
+#include "common/status.h"
+
+namespace det::agent {
+
+// The argv of an entrypoint: a single string runs through /bin/sh -c unless it is one plain word
+// (e.g. "true"), which is executed directly (the same result, without a shell).
+std::vector<std::string> WorkloadArgv(const std::vector<std::string>& entrypoint);
+
+// Who starts the workload and on which slots: what its environment is made from.
+struct WorkloadHost {
+  std::string agent_id;
+  const std::vector<bus::SlotInfo>* slots = nullptr;  // the agent's
+};
+
+// The agent's basics (not its credentials, nor the local provider's tags) when `inherit`, then
+// the task's variables, then det's own, which the task cannot override: DET_MASTER, DET_TASK_ID,
+// DET_ALLOCATION_ID, DET_AGENT_ID, DET_SLOT_IDS, DET_SESSION_TOKEN, DET_INFO_DIR (`info_dir`,
+// where the run finds Determined's info files; "" for none) and, when `inherit` (a process, not a
+// container, which sees only its own GPUs), CUDA_VISIBLE_DEVICES (its cuda slots).
+std::vector<std::string> WorkloadEnvironment(const bus::WorkloadStart& start,
+                                             const WorkloadHost& host, bool inherit,
+                                             const std::string& info_dir);
+
+// Starts `shim` over `argv` in `dir` as the leader of a new process group: stdin /dev/null,
+// stdout and stderr appended to the folder's output files, default signal handling. Its pid.
+Result<pid_t> SpawnUnderShim(const std::string& shim, const std::vector<std::string>& argv,
+                             const std::vector<std::string>& env, const std::string& dir);
+
+// The docker runtime's settings a container is made with.
+struct ContainerHost {
+  WorkloadHost host;
+  std::string docker_socket;
+  std::string network_mode;
+};
+// Writes the spec of `start`'s container to `dir` (0600: it may hold registry credentials) for
+// the pump, and makes the container's folder (with Determined's info folder when the run wants
+// it, bound at /run/determined/info).
+Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& settings,
+                          const std::vector<std::string>& argv, const std::string& dir);
+
+}  // namespace det::agent
