@@ -19,6 +19,11 @@ inline constexpr const char* kWorkloadShimArg = "__workload";
 inline constexpr const char* kRunInfoFolder = ".det/info";
 inline constexpr const char* kRunInfoMount = "/run/determined/info";
 inline constexpr const char* kExitStatusFile = "exit_status";
+// In the shim's environment (never the workload's): run the workload as
+// "uid:gid:group,...:home:user". As root the shim sets the groups, gid and uid before exec, and
+// HOME, USER and LOGNAME; otherwise it cannot, says so on the workload's stderr and runs it as
+// itself.
+inline constexpr const char* kRunAsVariable = "DET_RUN_AS";
 
 // argv[0] is DIR, argv[1..] the workload's argv. Returns the process exit code.
 int RunWorkloadShim(int argc, char** argv);
