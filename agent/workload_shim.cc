@@ -61,47 +61,11 @@ std::string MountRunInfo(const std::string& dir) {
   return "";
 }
 
-// The account kRunAsVariable names: "uid:gid:group,...:home:user".
-struct RunAs {
-  uid_t uid = 0;
-  gid_t gid = 0;
-  std::vector<gid_t> groups;
-  std::string home;
-  std::string user;
-};
-
 bool ParseId(const std::string& text, unsigned long* out) {
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return false;
   errno = 0;
   *out = std::strtoul(text.c_str(), nullptr, 10);
   return errno == 0 && *out <= 0x7fffffffUL;
-}
-
-bool ParseRunAs(const std::string& text, RunAs* out) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (int i = 0; i < 4; ++i) {  // the last part (the user) may not hold ':', the home may not
-    const size_t colon = text.find(':', start);
-    if (colon == std::string::npos) return false;
-    parts.push_back(text.substr(start, colon - start));
-    start = colon + 1;
-  }
-  parts.push_back(text.substr(start));
-  unsigned long uid = 0, gid = 0;
-  if (!ParseId(parts[0], &uid) || !ParseId(parts[1], &gid) || parts[4].empty()) return false;
-  out->uid = static_cast<uid_t>(uid);
-  out->gid = static_cast<gid_t>(gid);
-  size_t from = 0;
-  while (from <= parts[2].size()) {
-    const size_t comma = std::min(parts[2].find(',', from), parts[2].size());
-    unsigned long group = 0;
-    if (!ParseId(parts[2].substr(from, comma - from), &group)) return false;
-    out->groups.push_back(static_cast<gid_t>(group));
-    from = comma + 1;
-  }
-  out->home = parts[3];
-  out->user = parts[4];
-  return true;
 }
 
 // Starts argv as `as`: groups, gid, then uid are set in the child before exec. The child's pid, or
@@ -177,6 +141,33 @@ bool TakeRunAs(RunAs* as) {
 }
 
 }  // namespace
+
+bool ParseRunAs(const std::string& text, RunAs* out) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (int i = 0; i < 4; ++i) {  // the last part (the user) may not hold ':', the home may not
+    const size_t colon = text.find(':', start);
+    if (colon == std::string::npos) return false;
+    parts.push_back(text.substr(start, colon - start));
+    start = colon + 1;
+  }
+  parts.push_back(text.substr(start));
+  unsigned long uid = 0, gid = 0;
+  if (!ParseId(parts[0], &uid) || !ParseId(parts[1], &gid) || parts[4].empty()) return false;
+  out->uid = static_cast<uid_t>(uid);
+  out->gid = static_cast<gid_t>(gid);
+  size_t from = 0;
+  while (from <= parts[2].size()) {
+    const size_t comma = std::min(parts[2].find(',', from), parts[2].size());
+    unsigned long group = 0;
+    if (!ParseId(parts[2].substr(from, comma - from), &group)) return false;
+    out->groups.push_back(static_cast<gid_t>(group));
+    from = comma + 1;
+  }
+  out->home = parts[3];
+  out->user = parts[4];
+  return true;
+}
 
 int RunWorkloadShim(int argc, char** argv) {
   if (argc < 2) {
