@@ -64,7 +64,9 @@ nlohmann::json ContainerCreateBody(const ContainerRequest& request) {
           {"Cmd", request.argv},
           {"Env", env},
           {"WorkingDir", request.dir},
-          {"User", std::to_string(getuid()) + ":" + std::to_string(getgid())},
+          {"User", start.run_as
+                       ? std::to_string(start.run_as->uid) + ":" + std::to_string(start.run_as->gid)
+                       : std::to_string(getuid()) + ":" + std::to_string(getgid())},
           {"Labels",
            {{kAgentIdLabel, request.agent_id},
             {kAllocationIdLabel, start.allocation_id},

@@ -83,8 +83,14 @@ Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& start, Wor
     fs::create_directories(info_dir, made);
     if (made) return Internal("cannot make " + info_dir + ": " + made.message());
   }
-  return SpawnUnderShim(options_.shim_program, argv,
-                        WorkloadEnvironment(start, Host(), true, info_dir), w.dir);
+  std::vector<std::string> env = WorkloadEnvironment(start, Host(), true, info_dir);
+  if (start.run_as) {  // the shim switches to it (or, on an agent not root, says it cannot)
+    DET_RETURN_IF_ERROR(GiveFolder(w.dir, *start.run_as));
+    env.push_back(RunAsVariable(*start.run_as, w.dir));
+  } else {
+    ReclaimFolder(w.dir);
+  }
+  return SpawnUnderShim(options_.shim_program, argv, env, w.dir);
 }
 
 Result<pid_t> WorkloadRunner::SpawnPump(const std::string& dir) const {

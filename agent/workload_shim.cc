@@ -1,6 +1,7 @@
 #include "agent/workload_shim.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -9,10 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 extern char** environ;
 
@@ -57,7 +61,113 @@ std::string MountRunInfo(const std::string& dir) {
   return "";
 }
 
+bool ParseId(const std::string& text, unsigned long* out) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  errno = 0;
+  *out = std::strtoul(text.c_str(), nullptr, 10);
+  return errno == 0 && *out <= 0x7fffffffUL;
+}
+
+// Starts argv as `as`: groups, gid, then uid are set in the child before exec. The child's pid, or
+// -1 with *error set (why the switch or the exec failed).
+pid_t SpawnAs(char** argv, const RunAs& as, const sigset_t& stops, int* error) {
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    *error = errno;
+    return -1;
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    *error = errno;
+    close(report[0]);
+    close(report[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sigismember(&stops, sig) == 1) signal(sig, SIG_DFL);
+    }
+    int failure = 0;
+    if (setgroups(as.groups.size(), as.groups.data()) != 0 || setgid(as.gid) != 0 ||
+        setuid(as.uid) != 0) {
+      failure = errno;
+    } else {
+      execvp(argv[0], argv);
+      failure = errno;
+    }
+    const ssize_t sent = write(report[1], &failure, sizeof failure);
+    (void)sent;
+    _exit(127);
+  }
+  close(report[1]);
+  int failure = 0;
+  ssize_t got;
+  while ((got = read(report[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
+  }
+  close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof failure)) {  // exec never happened
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    *error = failure;
+    return -1;
+  }
+  return pid;
+}
+
+// Reads and removes kRunAsVariable. Whether to switch (*as filled): only as root, to another uid.
+bool TakeRunAs(RunAs* as) {
+  const char* text = std::getenv(kRunAsVariable);
+  if (text == nullptr) return false;
+  const std::string spec = text;
+  unsetenv(kRunAsVariable);
+  if (!ParseRunAs(spec, as)) {
+    std::fprintf(stderr, "det: ignoring a malformed %s\n", kRunAsVariable);
+    return false;
+  }
+  if (geteuid() != 0) {
+    if (getuid() != as->uid) {
+      std::fprintf(stderr,
+                   "det: the agent does not run as root, so this task runs as its user (uid %u), "
+                   "not as %s (uid %u)\n",
+                   static_cast<unsigned>(getuid()), as->user.c_str(),
+                   static_cast<unsigned>(as->uid));
+    }
+    return false;
+  }
+  setenv("HOME", as->home.c_str(), 1);
+  setenv("USER", as->user.c_str(), 1);
+  setenv("LOGNAME", as->user.c_str(), 1);
+  return true;
+}
+
 }  // namespace
+
+bool ParseRunAs(const std::string& text, RunAs* out) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (int i = 0; i < 4; ++i) {  // the last part (the user) may not hold ':', the home may not
+    const size_t colon = text.find(':', start);
+    if (colon == std::string::npos) return false;
+    parts.push_back(text.substr(start, colon - start));
+    start = colon + 1;
+  }
+  parts.push_back(text.substr(start));
+  unsigned long uid = 0, gid = 0;
+  if (!ParseId(parts[0], &uid) || !ParseId(parts[1], &gid) || parts[4].empty()) return false;
+  out->uid = static_cast<uid_t>(uid);
+  out->gid = static_cast<gid_t>(gid);
+  size_t from = 0;
+  while (from <= parts[2].size()) {
+    const size_t comma = std::min(parts[2].find(',', from), parts[2].size());
+    unsigned long group = 0;
+    if (!ParseId(parts[2].substr(from, comma - from), &group)) return false;
+    out->groups.push_back(static_cast<gid_t>(group));
+    from = comma + 1;
+  }
+  out->home = parts[3];
+  out->user = parts[4];
+  return true;
+}
 
 int RunWorkloadShim(int argc, char** argv) {
   if (argc < 2) {
@@ -77,13 +187,19 @@ int RunWorkloadShim(int argc, char** argv) {
                  "Determined's library will run in its off-cluster mode\n",
                  kRunInfoMount, why.c_str());
   }
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setsigdefault(&attr, &stops);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  RunAs as;
   pid_t child = -1;
-  const int rc = posix_spawnp(&child, argv[1], nullptr, &attr, argv + 1, environ);
-  posix_spawnattr_destroy(&attr);
+  int rc = 0;
+  if (TakeRunAs(&as)) {
+    child = SpawnAs(argv + 1, as, stops, &rc);
+  } else {
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setsigdefault(&attr, &stops);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+    rc = posix_spawnp(&child, argv[1], nullptr, &attr, argv + 1, environ);
+    posix_spawnattr_destroy(&attr);
+  }
   if (rc != 0) {
     std::fprintf(stderr, "cannot start %s: %s\n", argv[1], std::strerror(rc));
     WriteExitStatus(dir, "start-failed " + std::string(argv[1]) + ": " + std::strerror(rc));

@@ -9,6 +9,11 @@
 // ended to DIR/exit_status ("exit N" or "signal N") before exiting the same way. So the end of a
 // workload is known even when the agent that started it has died and another adopted it.
 
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
 namespace det::agent {
 
 inline constexpr const char* kWorkloadShimArg = "__workload";
@@ -19,6 +24,23 @@ inline constexpr const char* kWorkloadShimArg = "__workload";
 inline constexpr const char* kRunInfoFolder = ".det/info";
 inline constexpr const char* kRunInfoMount = "/run/determined/info";
 inline constexpr const char* kExitStatusFile = "exit_status";
+// In the shim's environment (never the workload's): run the workload as
+// "uid:gid:group,...:home:user". As root the shim sets the groups, gid and uid before exec, and
+// HOME, USER and LOGNAME; otherwise it cannot, says so on the workload's stderr and runs it as
+// itself.
+inline constexpr const char* kRunAsVariable = "DET_RUN_AS";
+
+// The account kRunAsVariable names: "uid:gid:group,...:home:user" (ids 0 to 2^31-1, at least one
+// group, a user name).
+struct RunAs {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+  std::string home;
+  std::string user;
+};
+// False when `text` is not of that form.
+bool ParseRunAs(const std::string& text, RunAs* out);
 
 // argv[0] is DIR, argv[1..] the workload's argv. Returns the process exit code.
 int RunWorkloadShim(int argc, char** argv);

@@ -1,8 +1,11 @@
 #include "agent/workload_spawn.h"
 
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,6 +45,7 @@ std::vector<std::string> WorkloadEnvironment(const bus::WorkloadStart& start,
     }
   }
   for (const auto& [key, value] : start.env) env[key] = value;
+  env.erase(kRunAsVariable);  // the runner's alone (RunAsVariable)
   std::vector<std::string> gpus;
   for (const std::string& slot_id : start.slot_ids) {
     for (const bus::SlotInfo& slot : *host.slots) {
@@ -62,6 +66,46 @@ std::vector<std::string> WorkloadEnvironment(const bus::WorkloadStart& start,
   entries.reserve(env.size());
   for (const auto& [key, value] : env) entries.push_back(key + "=" + value);
   return entries;
+}
+
+std::string RunAsVariable(const bus::AgentUserGroup& account, const std::string& dir) {
+  std::vector<gid_t> groups = {static_cast<gid_t>(account.gid)};
+  std::string home = dir;
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  std::vector<char> buffer(16384);
+  if (getpwnam_r(account.user.c_str(), &entry, buffer.data(), buffer.size(), &found) == 0 &&
+      found && found->pw_uid == static_cast<uid_t>(account.uid)) {
+    home = found->pw_dir;
+    int count = 64;
+    groups.resize(count);
+    if (getgrouplist(account.user.c_str(), static_cast<gid_t>(account.gid), groups.data(), &count) <
+        0) {
+      groups.resize(count);  // count is now how many there are
+      getgrouplist(account.user.c_str(), static_cast<gid_t>(account.gid), groups.data(), &count);
+    }
+    groups.resize(std::max(count, 1));
+  }
+  std::vector<std::string> ids;
+  for (gid_t group : groups) ids.push_back(std::to_string(group));
+  return std::string(kRunAsVariable) + "=" + std::to_string(account.uid) + ":" +
+         std::to_string(account.gid) + ":" + Join(ids, ",") + ":" + home + ":" + account.user;
+}
+
+Status GiveFolder(const std::string& path, const bus::AgentUserGroup& account) {
+  if (geteuid() != 0) return Status::Ok();
+  if (chown(path.c_str(), static_cast<uid_t>(account.uid), static_cast<gid_t>(account.gid)) != 0 ||
+      chmod(path.c_str(), 0700) != 0) {
+    return Internal("cannot give " + path + " to " + account.user + " (uid " +
+                    std::to_string(account.uid) + "): " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+void ReclaimFolder(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || (st.st_uid == geteuid() && st.st_gid == getegid())) return;
+  if (chown(path.c_str(), geteuid(), getegid()) == 0) (void)chmod(path.c_str(), 0755);
 }
 
 Result<pid_t> SpawnUnderShim(const std::string& shim, const std::vector<std::string>& workload_argv,
@@ -108,6 +152,7 @@ Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& 
   std::error_code made;
   std::filesystem::create_directories(inside, made);
   if (made) return Internal("cannot make " + inside + ": " + made.message());
+  if (start.run_as) DET_RETURN_IF_ERROR(GiveFolder(inside, *start.run_as));
   bus::WorkloadStart with_info = start;
   if (wants_info) {
     const std::string info_dir = inside + "/" + kRunInfoFolder;

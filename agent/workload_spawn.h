@@ -34,6 +34,18 @@ std::vector<std::string> WorkloadEnvironment(const bus::WorkloadStart& start,
                                              const WorkloadHost& host, bool inherit,
                                              const std::string& info_dir);
 
+// The shim's instruction to run the workload as `account` (workload_shim.h): the variable
+// kRunAsVariable="uid:gid:group,...:home:user". The supplementary groups and home come from this
+// host's account database when it has the user under that uid; else the primary group alone and
+// `dir` as home.
+std::string RunAsVariable(const bus::AgentUserGroup& account, const std::string& dir);
+// Gives the folder at `path` to `account` (owner uid:gid, mode 0700) when this agent runs as root;
+// changes nothing otherwise (the agent cannot switch users: its tasks run as itself).
+Status GiveFolder(const std::string& path, const bus::AgentUserGroup& account);
+// Takes a (recycled) folder back for the agent's own user (mode 0755): a workload that runs as the
+// agent gets none of another account's folders.
+void ReclaimFolder(const std::string& path);
+
 // Starts `shim` over `argv` in `dir` as the leader of a new process group: stdin /dev/null,
 // stdout and stderr appended to the folder's output files, default signal handling. Its pid.
 Result<pid_t> SpawnUnderShim(const std::string& shim, const std::vector<std::string>& argv,

@@ -103,10 +103,15 @@ int ListUsers(const CliOptions& options) {
     PrintReply(options, all);
     return 0;
   }
-  std::printf("%-24s %-6s %-7s %s\n", "USERNAME", "ADMIN", "ACTIVE", "CREATED");
+  std::printf("%-24s %-6s %-7s %-20s %s\n", "USERNAME", "ADMIN", "ACTIVE", "CREATED", "AGENT USER");
   for (const auto& u : reply->users) {
-    std::printf("%-24s %-6s %-7s %s\n", u.username.c_str(), u.admin ? "yes" : "no",
-                u.active ? "yes" : "no", UtcTime(u.created_at).c_str());
+    const std::string agent_user = u.agent_user_group
+                                       ? u.agent_user_group->user + " (" +
+                                             std::to_string(u.agent_user_group->uid) + ":" +
+                                             std::to_string(u.agent_user_group->gid) + ")"
+                                       : "-";
+    std::printf("%-24s %-6s %-7s %-20s %s\n", u.username.c_str(), u.admin ? "yes" : "no",
+                u.active ? "yes" : "no", UtcTime(u.created_at).c_str(), agent_user.c_str());
   }
   return 0;
 }
@@ -195,6 +200,7 @@ struct UserArgs {
   std::string lifespan;
   bool all = false;
   int64_t token_id = 0;
+  bus::AgentUserGroup agent{-1, -1, "", ""};
 };
 
 void AddTokenCommands(CLI::App& app, CliOptions& options, int& rc, UserArgs& args) {
@@ -256,10 +262,24 @@ void AddUserCommands(CLI::App& app, CliOptions& options, int& rc) {
     sub->callback([&, active] {
       rc = PrintUser(options,
                      Call<bus::UserUpdateRequest, bus::UserReply>(
-                         options, {args.username, active, std::nullopt}),
+                         options, {args.username, active, std::nullopt, std::nullopt}),
                      active ? "activated" : "deactivated");
     });
   }
+  // Determined's command and options: all four are required.
+  auto* link = user->add_subcommand("link-with-agent-user",
+                                    "run a user's tasks as this account on agents (admins)");
+  link->add_option("det_username", args.username, "the user")->required();
+  link->add_option("--agent-uid", args.agent.uid, "the account's user id")->required();
+  link->add_option("--agent-gid", args.agent.gid, "its primary group's id")->required();
+  link->add_option("--agent-user", args.agent.user, "its user name")->required();
+  link->add_option("--agent-group", args.agent.group, "its primary group's name")->required();
+  link->callback([&] {
+    bus::UserUpdateRequest request{args.username, std::nullopt, std::nullopt, args.agent};
+    rc = PrintUser(options, Call<bus::UserUpdateRequest, bus::UserReply>(options, request),
+                   "linked " + args.agent.user + " (uid " + std::to_string(args.agent.uid) +
+                       ", gid " + std::to_string(args.agent.gid) + ") on agents to");
+  });
   AddTokenCommands(app, options, rc, args);
 }
 

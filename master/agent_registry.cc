@@ -25,8 +25,8 @@ std::string SlotsJson(const std::vector<bus::SlotInfo>& slots) {
 }
 
 TaskSpec SpecOf(const bus::CommandRunRequest& r) {
-  return {r.entrypoint,  r.slots,       r.resource_pool, r.env,       r.priority,    r.weight,
-          r.preemptible, r.single_node, r.max_slots,     r.container, r.max_restarts};
+  return {r.entrypoint,  r.slots,       r.resource_pool, r.env,       r.priority,     r.weight,
+          r.preemptible, r.single_node, r.max_slots,     r.container, r.max_restarts, r.run_as};
 }
 
 }  // namespace

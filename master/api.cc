@@ -112,6 +112,12 @@ Status Api::CheckCommand(const bus::CommandRunRequest& request) {
   return Status::Ok();
 }
 
+Result<std::optional<bus::AgentUserGroup>> Api::RunAs(const auth::Principal& caller) {
+  DET_ASSIGN_OR_RETURN(std::optional<bus::AgentUserGroup> linked,
+                       users_.AgentAccount(caller.user_id));
+  return linked ? linked : default_task_;
+}
+
 Status Api::Allow(const auth::Principal& caller, Access access, std::string_view method) {
   if (access != Access::kAdmin || caller.admin) return Status::Ok();
   return PermissionDenied(std::string(method) + " is for admins only (you are \"" +

@@ -125,6 +125,9 @@ class Api {
       }
       if constexpr (std::is_same_v<Req, bus::CommandRunRequest>) {
         DET_RETURN_IF_ERROR(CheckCommand(request));
+        Req run = request;
+        DET_ASSIGN_OR_RETURN(run.run_as, RunAs(caller));
+        return Forward(run);
       }
       return Forward(request);
     }
@@ -133,6 +136,9 @@ class Api {
   // What a person may not ask of a command: host folders mounted into its container (only the
   // master mounts checkpoint storage), variables det sets itself (InvalidArgument naming them).
   static Status CheckCommand(const bus::CommandRunRequest& request);
+  // Whom `caller`'s tasks run as on agents: their link, else security.default_task, else nobody
+  // in particular (the agent's own user).
+  Result<std::optional<bus::AgentUserGroup>> RunAs(const auth::Principal& caller);
 
   // Answered here.
   const bus::MasterInfo& info() const { return info_; }
@@ -155,6 +161,11 @@ class Api {
   void SetBusCounters(std::function<BusCounters()> read) { bus_counters_ = std::move(read); }
   // Where master.logs reads the master's recent log lines (unset: there are none to read).
   void SetLogBuffer(std::shared_ptr<LogBuffer> logs) { logs_ = std::move(logs); }
+  // security.default_task: whom the commands of users not linked to an account run as (unset:
+  // as the agent). Before any server starts.
+  void SetDefaultTask(std::optional<bus::AgentUserGroup> account) {
+    default_task_ = std::move(account);
+  }
   void SetLogRetention(LogRetention* retention) { retention_ = retention; }
   // Admins: log retention now.
   Result<bus::TaskCleanupLogsReply> CleanupLogs(const auth::Principal& caller);
@@ -189,6 +200,7 @@ class Api {
   bus::MasterInfo info_;
   std::vector<bus::ResourcePoolSummary> pools_;
   std::function<BusCounters()> bus_counters_;
+  std::optional<bus::AgentUserGroup> default_task_;
   std::shared_ptr<LogBuffer> logs_;
   LogRetention* retention_ =
       nullptr;  // the master's; outlives this  // as configured; counts filled per call

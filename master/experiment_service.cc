@@ -12,6 +12,7 @@
 #include "master/trial_launch.h"
 #include "storage/experiments_repo.h"
 #include "storage/telemetry_repo.h"
+#include "storage/users_repo.h"
 
 namespace det::master {
 namespace {
@@ -516,6 +517,21 @@ Result<int64_t> ExperimentService::CreateTrial(int64_t experiment_id, const Tria
   return id;
 }
 
+Result<std::optional<bus::AgentUserGroup>> ExperimentService::RunAs(int64_t owner_id) {
+  std::optional<bus::AgentUserGroup> linked;
+  if (owner_id > 0) {
+    DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) -> Status {
+      auto owner = storage::FindUserById(tx, owner_id);
+      if (owner.ok() && owner->agent_account) {
+        const storage::AgentAccount& a = *owner->agent_account;
+        linked = bus::AgentUserGroup{a.uid, a.gid, a.user, a.group};
+      }
+      return Status::Ok();
+    }));
+  }
+  return linked ? linked : launch_.default_task;
+}
+
 void ExperimentService::StartRun(const Trial& trial) {
   const Entry& entry = experiments_.at(trial.experiment_id);
   runs_[trial.TaskId()] = {trial.experiment_id, trial.id, "QUEUED", false};
@@ -526,7 +542,13 @@ void ExperimentService::StartRun(const Trial& trial) {
   bus::TaskSubmitRequest submit{
       trial.TaskId(), "TRIAL", "experiment-" + std::to_string(trial.experiment_id),
       TrialTaskSpec(entry.experiment->config(), trial, launch_, identity)};
-  auto submitted = registry_.Call<bus::TaskSubmitRequest, bus::CommandRunReply>(submit);
+  // Never a more privileged account for want of the owner's link: no submit without it.
+  auto run_as = RunAs(entry.owner_id);
+  if (run_as.ok()) submit.spec.run_as = *run_as;
+  auto submitted =
+      run_as.ok() ? registry_.Call<bus::TaskSubmitRequest, bus::CommandRunReply>(submit)
+                  : Result<bus::CommandRunReply>(
+                        run_as.status().WithContext("cannot read the owner's account on agents"));
   if (!submitted.ok()) {
     spdlog::error("trial {}: cannot submit its run: {}", trial.id, submitted.status().message());
     ended_.push_back({trial.experiment_id,

@@ -57,6 +57,8 @@ class ExperimentService : private experiment::ExperimentEffects {
   // A task's state as the registry reports it (a task.state event or a listing).
   void OnTaskState(const bus::TaskSummary& task);
   void FollowTaskEvents();
+  // Whom the runs of the owner's trials run as: their link, else security.default_task.
+  Result<std::optional<bus::AgentUserGroup>> RunAs(int64_t owner_id);
   void HandleRequests();
   Status RestoreOne(const storage::ExperimentRecord& record);
   Result<bus::ExperimentCreateReply> Create(const bus::ExperimentCreateRequest& request);

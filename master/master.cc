@@ -90,6 +90,7 @@ Result<MasterEndpoints> Master::Start() {
   gateway_ = std::make_unique<CliGateway>(context_, clock_, *api_, bus_config.max_message_bytes,
                                           kInprocEvents);
   api_->SetLogBuffer(logs_);
+  api_->SetDefaultTask(config_.security.default_task);
   api_->SetBusCounters([this] {
     return BusCounters{
         static_cast<int64_t>(gateway_->handled()), static_cast<int64_t>(gateway_->dropped()),
@@ -143,7 +144,8 @@ Result<MasterEndpoints> Master::Start() {
       TrialLaunchOptions{endpoints.rest, distributed.gloo_port_range.ToString(),
                          distributed.nccl_port_range.ToString(), MasterCertificate(),
                          config_.checkpoint_storage, config_.checkpoint_storage_given,
-                         database_->cluster_id(), config_.resources.preemption_timeout},
+                         database_->cluster_id(), config_.resources.preemption_timeout,
+                         config_.security.default_task},
       kInprocEvents);
   DET_RETURN_IF_ERROR(experiments_->Bind());
   DET_RETURN_IF_ERROR(experiments_->Restore());

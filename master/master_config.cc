@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 
 #include "common/schedule.h"
 #include "master/experiment/experiment_config.h"
@@ -11,9 +12,27 @@
 namespace det::master {
 namespace {
 
+// Determined's AgentUserGroup: all four fields, ids not negative, names not empty.
+void ReadDefaultTask(ConfigReader& reader, std::optional<bus::AgentUserGroup>* out) {
+  bus::AgentUserGroup account{-1, -1, "", ""};
+  reader.ReadInt("uid", &account.uid, 0, std::numeric_limits<int32_t>::max());
+  reader.ReadInt("gid", &account.gid, 0, std::numeric_limits<int32_t>::max());
+  reader.Read("user", &account.user);
+  reader.Read("group", &account.group);
+  for (auto [key, missing] : {std::pair{"uid", account.uid < 0},
+                              {"gid", account.gid < 0},
+                              {"user", account.user.empty()},
+                              {"group", account.group.empty()}}) {
+    if (missing) reader.Fail(key, "is required (the account's user and group, names and ids)");
+  }
+  *out = account;
+}
+
 void ReadSecurity(ConfigReader& reader, MasterSecurityConfig* security) {
   reader.Read("initial_user_password", &security->initial_user_password);
-  reader.Ignore({"default_task"}, "tasks run as the agent's user");
+  if (reader.Has("default_task")) {
+    ReadDefaultTask(reader.Child("default_task"), &security->default_task);
+  }
   reader.Ignore({"ssh", "authz", "token"}, "");
   ConfigReader& tls = reader.Child("tls");
   tls.Read("cert", &security->tls_cert);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bus/agent_channel.h"
+#include "bus/catalog/workload.h"
 #include "bus/security.h"
 #include "common/config.h"
 #include "common/logging.h"
@@ -49,6 +50,9 @@ struct MasterSecurityConfig {
   std::string tls_cert;
   std::string tls_key;
   bool tls() const { return !tls_cert.empty(); }
+  // `default_task: {user, uid, group, gid}`: the account on agents that the tasks of users not
+  // linked to one (`det user link-with-agent-user`) run as. Unset: as the agent's own user.
+  std::optional<bus::AgentUserGroup> default_task;
 };
 
 // `retention_policy:` Determined's log retention: the logs of tasks that ended at least

@@ -35,6 +35,7 @@ struct TaskSpec {
   std::optional<int32_t> max_slots;  // its job's cap on slots held at once (resources.max_slots)
   bus::ContainerSpec container;      // the container it runs in on a docker agent
   int32_t max_restarts = 0;          // queued again this often when its agent is lost
+  std::optional<bus::AgentUserGroup> run_as;  // the account it runs as on agents (none: theirs)
 };
 
 // Who a task is when its submitter names it (empty id: a new COMMAND, its own job).

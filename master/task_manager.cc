@@ -404,9 +404,10 @@ void TaskManager::SendStart(const Task& task, const Resource& resource) {
   const auto rank = &resource - task.resources.data();  // `resource` is one of task.resources
   env["DET_CONTAINER_RANK"] = std::to_string(rank);
   env["DET_NUM_CONTAINERS"] = std::to_string(task.resources.size());
-  listener_.StartWorkload(resource.agent_id, {task.allocation_id, task.id, task.spec.entrypoint,
-                                              std::move(env), resource.slot_ids, master_address_,
-                                              bus::RandomId(), task.spec.container});
+  listener_.StartWorkload(
+      resource.agent_id,
+      {task.allocation_id, task.id, task.spec.entrypoint, std::move(env), resource.slot_ids,
+       master_address_, bus::RandomId(), task.spec.container, task.spec.run_as});
 }
 
 void TaskManager::Reconcile(const std::string& agent_id,

@@ -69,6 +69,12 @@ std::string TaskConfigJson(const Task& task) {
     config["max_restarts"] = spec.max_restarts;
     config["restarts"] = task.restarts;
   }
+  if (spec.run_as) {
+    config["run_as"] = {{"uid", spec.run_as->uid},
+                        {"gid", spec.run_as->gid},
+                        {"user", spec.run_as->user},
+                        {"group", spec.run_as->group}};
+  }
   if (!spec.container.empty()) {
     const bus::ContainerSpec& c = spec.container;
     config["container"] = {{"image", c.image},

@@ -32,6 +32,12 @@ Result<TaskSpec> ParseTaskConfigJson(const std::string& json, std::string* job_i
       spec.container.shm_size_bytes = c.value("shm_size_bytes", int64_t{0});
       spec.container.binds = c.value("binds", std::vector<std::string>{});
     }
+    if (config.contains("run_as")) {
+      const nlohmann::json& a = config.at("run_as");
+      spec.run_as =
+          bus::AgentUserGroup{a.at("uid").get<int32_t>(), a.at("gid").get<int32_t>(),
+                              a.at("user").get<std::string>(), a.at("group").get<std::string>()};
+    }
     if (job_id) *job_id = config.value("job_id", "");
     if (restarts) *restarts = config.value("restarts", 0);
     return spec;

@@ -24,6 +24,9 @@ struct TrialLaunchOptions {
   // sent SIGTERM (task_container_defaults.preemption_timeout). A run not listening gets SIGTERM
   // at once.
   Duration preemption_timeout = std::chrono::hours(1);
+  // security.default_task: whom the runs of an owner not linked to an account run as (unset: as
+  // the agent).
+  std::optional<bus::AgentUserGroup> default_task;
 };
 
 // Who a run is, beyond its trial: what Determined's library finds in trial.json and DET_USER.

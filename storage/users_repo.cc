@@ -6,11 +6,18 @@ namespace det::storage {
 namespace {
 
 constexpr const char* kUserColumns =
-    "u.id, u.username, u.password_hash, u.admin, u.active, det_ns(u.created_at)";
+    "u.id, u.username, u.password_hash, u.admin, u.active, det_ns(u.created_at), u.agent_uid,"
+    " u.agent_gid, u.agent_user, u.agent_group";
 
 UserRecord ReadUser(const pqxx::row& row) {
-  return {row[0].as<int64_t>(), row[1].as<std::string>(), row[2].as<std::string>(),
-          row[3].as<bool>(),    row[4].as<bool>(),        row[5].as<int64_t>()};
+  UserRecord user{row[0].as<int64_t>(), row[1].as<std::string>(), row[2].as<std::string>(),
+                  row[3].as<bool>(),    row[4].as<bool>(),        row[5].as<int64_t>(),
+                  std::nullopt};
+  if (!row[6].is_null()) {
+    user.agent_account = AgentAccount{row[6].as<int32_t>(), row[7].as<int32_t>(),
+                                      row[8].as<std::string>(), row[9].as<std::string>()};
+  }
+  return user;
 }
 
 Result<UserRecord> OneUser(const pqxx::result& result, const std::string& what) {
@@ -67,6 +74,20 @@ Status SetUserActive(pqxx::work& tx, int64_t user_id, bool active) {
 Status SetUserAdmin(pqxx::work& tx, int64_t user_id, bool admin) {
   return ExpectUpdated(tx.exec_params("UPDATE users SET admin = $2 WHERE id = $1", user_id, admin),
                        "user " + std::to_string(user_id));
+}
+
+Status SetAgentAccount(pqxx::work& tx, int64_t user_id,
+                       const std::optional<AgentAccount>& account) {
+  const AgentAccount none;
+  const AgentAccount& a = account ? *account : none;
+  return ExpectUpdated(
+      tx.exec_params("UPDATE users SET agent_uid = $2, agent_gid = $3, agent_user = $4,"
+                     " agent_group = $5 WHERE id = $1",
+                     user_id, account ? std::optional<int32_t>(a.uid) : std::nullopt,
+                     account ? std::optional<int32_t>(a.gid) : std::nullopt,
+                     account ? std::optional<std::string>(a.user) : std::nullopt,
+                     account ? std::optional<std::string>(a.group) : std::nullopt),
+      "user " + std::to_string(user_id));
 }
 
 Result<int64_t> CreateSession(pqxx::work& tx, int64_t user_id, const std::string& token_hash,

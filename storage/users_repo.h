@@ -16,6 +16,15 @@
 
 namespace det::storage {
 
+// The Unix account on agents a user's tasks run as (Determined's agent user group).
+struct AgentAccount {
+  int32_t uid = 0;
+  int32_t gid = 0;
+  std::string user;
+  std::string group;
+  bool operator==(const AgentAccount&) const = default;
+};
+
 struct UserRecord {
   int64_t id = 0;
   std::string username;
@@ -23,6 +32,7 @@ struct UserRecord {
   bool admin = false;
   bool active = true;
   int64_t created_at_ns = 0;
+  std::optional<AgentAccount> agent_account;  // none: the cluster's security.default_task
 };
 
 struct AccessTokenRecord {
@@ -43,6 +53,8 @@ std::vector<UserRecord> ListUsers(pqxx::work& tx);
 Status SetPasswordHash(pqxx::work& tx, int64_t user_id, const std::string& password_hash);
 Status SetUserActive(pqxx::work& tx, int64_t user_id, bool active);
 Status SetUserAdmin(pqxx::work& tx, int64_t user_id, bool admin);
+// Links the user to `account` on agents, or unlinks (nullopt). NotFound for an unknown user.
+Status SetAgentAccount(pqxx::work& tx, int64_t user_id, const std::optional<AgentAccount>& account);
 
 // Sessions: created at login, found by token hash until they expire or the user is deactivated.
 Result<int64_t> CreateSession(pqxx::work& tx, int64_t user_id, const std::string& token_hash,

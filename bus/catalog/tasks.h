@@ -31,6 +31,9 @@ struct CommandRunRequest {
   int32_t max_restarts = 0;
   static constexpr int32_t kMaxRestartsLimit = 1000;
   ContainerSpec container;  // where it runs on an agent whose runtime is docker
+  // Whom it runs as on its agent: set by the master from its submitter (their link, else
+  // security.default_task); what a client sends here is replaced.
+  std::optional<AgentUserGroup> run_as;
   // A job array (common/index_ranges.h: "1-1000", "0-15:4", "1,3,5-7"): one task per index, each
   // its own job in the queue and told DET_ARRAY_ID and DET_ARRAY_INDEX. "": one task.
   std::string array;
@@ -50,6 +53,7 @@ struct CommandRunRequest {
     v("max_slots", s.max_slots);
     v("max_restarts", s.max_restarts);
     v("container", s.container);
+    v("run_as", s.run_as);
   }
 };
 

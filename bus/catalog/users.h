@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bus/catalog/workload.h"
 #include "bus/codec.h"
 
 namespace det::bus {
@@ -17,7 +18,8 @@ struct UserSummary {
   std::string username;
   bool admin = false;
   bool active = true;
-  int64_t created_at = 0;  // Unix nanoseconds
+  int64_t created_at = 0;                          // Unix nanoseconds
+  std::optional<AgentUserGroup> agent_user_group;  // linked; none: security.default_task
   bool operator==(const UserSummary&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -26,6 +28,7 @@ struct UserSummary {
     v("admin", s.admin);
     v("active", s.active);
     v("created_at", s.created_at);
+    v("agent_user_group", s.agent_user_group);
   }
 };
 
@@ -137,12 +140,15 @@ struct UserUpdateRequest {
   std::string username;
   std::optional<bool> active;
   std::optional<bool> admin;
+  // Links the user to this account on agents: their tasks run as it (admins only).
+  std::optional<AgentUserGroup> agent_user_group;
   bool operator==(const UserUpdateRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("username", s.username, kRequired);
     v("active", s.active);
     v("admin", s.admin);
+    v("agent_user_group", s.agent_user_group);
   }
 };
 

@@ -3,11 +3,17 @@
 namespace det::bus {
 
 nlohmann::ordered_json ToJson(const UserSummary& user) {
-  return {{"id", user.id},
-          {"username", user.username},
-          {"admin", user.admin},
-          {"active", user.active},
-          {"created_at", user.created_at}};
+  nlohmann::ordered_json json = {{"id", user.id},
+                                 {"username", user.username},
+                                 {"admin", user.admin},
+                                 {"active", user.active},
+                                 {"created_at", user.created_at}};
+  if (user.agent_user_group) {  // Determined's names
+    const AgentUserGroup& a = *user.agent_user_group;
+    json["agentUserGroup"] = {
+        {"agentUid", a.uid}, {"agentGid", a.gid}, {"agentUser", a.user}, {"agentGroup", a.group}};
+  }
+  return json;
 }
 
 nlohmann::ordered_json ToJson(const TokenSummary& token) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,23 @@ struct ContainerSpec {
   }
 };
 
+// The Unix account a workload runs as on its agent (Determined's agent user group): a user's link
+// (`det user link-with-agent-user`), else the cluster's security.default_task.
+struct AgentUserGroup {
+  int32_t uid = 0;
+  int32_t gid = 0;
+  std::string user;
+  std::string group;
+  bool operator==(const AgentUserGroup&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("uid", s.uid, kRequired);
+    v("gid", s.gid, kRequired);
+    v("user", s.user, kRequired);
+    v("group", s.group, kRequired);
+  }
+};
+
 // Master -> agent (reliable).
 struct WorkloadStart {
   static constexpr std::string_view kType = "workload.start";
@@ -73,6 +91,10 @@ struct WorkloadStart {
   std::string master_address;  // DET_MASTER for the workload
   std::string session_token;   // DET_SESSION_TOKEN for the workload
   ContainerSpec container;
+  // Whom it runs as: an agent running as root switches to it (process: the shim drops privileges
+  // before exec; docker: the container's user); other agents run it as themselves. None: as the
+  // agent (a master before accounts).
+  std::optional<AgentUserGroup> run_as;
   bool operator==(const WorkloadStart&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -84,6 +106,7 @@ struct WorkloadStart {
     v("master_address", s.master_address);
     v("session_token", s.session_token);
     v("container", s.container);
+    v("run_as", s.run_as);
   }
 };
 

@@ -24,8 +24,14 @@ bool HasPrefix(const std::string& text, std::string_view prefix) {
   return text.compare(0, prefix.size(), prefix) == 0;
 }
 
+std::optional<bus::AgentUserGroup> AccountOf(const storage::UserRecord& user) {
+  if (!user.agent_account) return std::nullopt;
+  const storage::AgentAccount& a = *user.agent_account;
+  return bus::AgentUserGroup{a.uid, a.gid, a.user, a.group};
+}
+
 bus::UserSummary SummaryOf(const storage::UserRecord& user) {
-  return {user.id, user.username, user.admin, user.active, user.created_at_ns};
+  return {user.id, user.username, user.admin, user.active, user.created_at_ns, AccountOf(user)};
 }
 
 bus::TokenSummary SummaryOf(const storage::AccessTokenRecord& token, std::string username) {
@@ -228,6 +234,12 @@ Result<bus::UserReply> Users::Update(const Principal& caller,
     }
     DET_RETURN_IF_ERROR(storage::SetUserActive(tx, user.id, active));
     DET_RETURN_IF_ERROR(storage::SetUserAdmin(tx, user.id, admin));
+    if (request.agent_user_group) {
+      const bus::AgentUserGroup& a = *request.agent_user_group;
+      DET_RETURN_IF_ERROR(CheckAgentUserGroup(a));
+      user.agent_account = storage::AgentAccount{a.uid, a.gid, a.user, a.group};
+      DET_RETURN_IF_ERROR(storage::SetAgentAccount(tx, user.id, user.agent_account));
+    }
     user.active = active;
     user.admin = admin;
     reply.user = SummaryOf(user);
@@ -235,6 +247,33 @@ Result<bus::UserReply> Users::Update(const Principal& caller,
   }));
   ForgetAll();
   return reply;
+}
+
+Result<std::optional<bus::AgentUserGroup>> Users::AgentAccount(int64_t user_id) {
+  std::optional<bus::AgentUserGroup> account;
+  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
+    DET_ASSIGN_OR_RETURN(storage::UserRecord user, storage::FindUserById(tx, user_id));
+    account = AccountOf(user);
+    return Status::Ok();
+  }));
+  return account;
+}
+
+Status CheckAgentUserGroup(const bus::AgentUserGroup& account) {
+  if (account.uid < 0) return InvalidArgument("agent uid: must not be negative");
+  if (account.gid < 0) return InvalidArgument("agent gid: must not be negative");
+  for (auto [field, name] :
+       {std::pair{"agent user", &account.user}, {"agent group", &account.group}}) {
+    const bool plain = !name->empty() && name->size() <= 32 && name->front() != '-' &&
+                       name->find_first_not_of(
+                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                           "0123456789_.-") == std::string::npos;
+    if (!plain) {
+      return InvalidArgument(std::string(field) + ": \"" + *name +
+                             "\" is not a Unix name (1 to 32 letters, digits, _ . -)");
+    }
+  }
+  return Status::Ok();
 }
 
 Result<bus::TokenCreateReply> Users::CreateToken(const Principal& caller,

@@ -63,7 +63,11 @@ class Users {
   Result<bus::UserReply> Create(const Principal& caller, const bus::UserCreateRequest& request);
   Result<bus::UserReply> SetPassword(const Principal& caller,
                                      const bus::UserPasswordRequest& request);
+  // Activates, deactivates, changes admin rights or links the user to an account on agents
+  // (admins only).
   Result<bus::UserReply> Update(const Principal& caller, const bus::UserUpdateRequest& request);
+  // The account on agents the user is linked to; nullopt when not linked.
+  Result<std::optional<bus::AgentUserGroup>> AgentAccount(int64_t user_id);
 
   Result<bus::TokenCreateReply> CreateToken(const Principal& caller,
                                             const bus::TokenCreateRequest& request);
@@ -93,6 +97,9 @@ class Users {
 
 // The password rule: at least 8 characters. InvalidArgument naming `field` otherwise.
 Status CheckPassword(const std::string& password, const std::string& field = "password");
+// An account on agents: ids not negative, names of 1 to 32 letters, digits and `_ . -` (not
+// starting with `-`). InvalidArgument naming the field otherwise.
+Status CheckAgentUserGroup(const bus::AgentUserGroup& account);
 // Usernames: 1 to 64 letters, digits and `_ . - @`, starting with a letter or digit.
 Status CheckUsername(const std::string& username);
 

@@ -29,6 +29,24 @@ Result<std::optional<bool>> OptionalBool(const json& body, const std::string& na
   return std::optional<bool>(value);
 }
 
+// Determined's `agentUserGroup` object: {agentUid, agentGid, agentUser, agentGroup}, all four.
+Result<std::optional<bus::AgentUserGroup>> OptionalAgentUserGroup(const json& body) {
+  if (!body.contains("agentUserGroup")) return std::optional<bus::AgentUserGroup>();
+  const json& group = body["agentUserGroup"];
+  if (!group.is_object()) {
+    return InvalidArgument(
+        "agentUserGroup: must be an object {agentUid, agentGid, agentUser, "
+        "agentGroup}");
+  }
+  bus::AgentUserGroup account;
+  DET_ASSIGN_OR_RETURN(account.uid, Field<int32_t>(group, "agentUid", "a user id (0 or more)"));
+  DET_ASSIGN_OR_RETURN(account.gid, Field<int32_t>(group, "agentGid", "a group id (0 or more)"));
+  DET_ASSIGN_OR_RETURN(account.user, Field<std::string>(group, "agentUser", "a Unix user name"));
+  DET_ASSIGN_OR_RETURN(account.group, Field<std::string>(group, "agentGroup", "a Unix group name"));
+  DET_RETURN_IF_ERROR(auth::CheckAgentUserGroup(account).WithContext("agentUserGroup"));
+  return std::optional<bus::AgentUserGroup>(account);
+}
+
 }  // namespace
 
 Result<bus::UserLoginRequest> LoginRequestOf(const std::string& body) {
@@ -59,11 +77,13 @@ Result<bus::UserPasswordRequest> PasswordRequestOf(const std::string& username,
 Result<bus::UserUpdateRequest> UserUpdateRequestOf(const std::string& username,
                                                    const std::string& body) {
   DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
-  bus::UserUpdateRequest request{username, std::nullopt, std::nullopt};
+  bus::UserUpdateRequest request{username, std::nullopt, std::nullopt, std::nullopt};
   DET_ASSIGN_OR_RETURN(request.active, OptionalBool(fields, "active"));
   DET_ASSIGN_OR_RETURN(request.admin, OptionalBool(fields, "admin"));
-  if (!request.active && !request.admin) {
-    return InvalidArgument("request body: nothing to change; give \"active\" or \"admin\"");
+  DET_ASSIGN_OR_RETURN(request.agent_user_group, OptionalAgentUserGroup(fields));
+  if (!request.active && !request.admin && !request.agent_user_group) {
+    return InvalidArgument(
+        "request body: nothing to change; give \"active\", \"admin\" or \"agentUserGroup\"");
   }
   return request;
 }

@@ -37,7 +37,8 @@ std::function<void(const Request&, Response&)> ForUsersCached(auth::Users& users
 //   GET    /api/v1/users          {"users": [...]}
 //   POST   /api/v1/users          {"username", "password", "admin"} (admins) -> {"user"}
 //   POST   /api/v1/users/{name}/password  {"password"}: one's own, or anyone's (admins)
-//   PATCH  /api/v1/users/{name}   {"active", "admin"} (admins) -> {"user"}
+//   PATCH  /api/v1/users/{name}   {"active", "admin", "agentUserGroup": {"agentUid", "agentGid",
+//                                 "agentUser", "agentGroup"}} (admins) -> {"user"}
 //   POST   /api/v1/tokens         {"description", "lifespan_s" (0 default, -1 never), "username"}
 //                                 -> {"token", "summary"}
 //   GET    /api/v1/tokens[?all=true]  {"tokens": [...]}
@@ -54,7 +55,7 @@ Result<bus::UserLoginRequest> LoginRequestOf(const std::string& body);
 Result<bus::UserCreateRequest> UserCreateRequestOf(const std::string& body);
 Result<bus::UserPasswordRequest> PasswordRequestOf(const std::string& username,
                                                    const std::string& body);
-// InvalidArgument too when it changes nothing (neither "active" nor "admin").
+// InvalidArgument too when it changes nothing (none of "active", "admin", "agentUserGroup").
 Result<bus::UserUpdateRequest> UserUpdateRequestOf(const std::string& username,
                                                    const std::string& body);
 Result<bus::TokenCreateRequest> TokenCreateRequestOf(const std::string& body);

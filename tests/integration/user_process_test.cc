@@ -1,9 +1,12 @@
 // Users, sessions and access tokens end to end: the real det against a real master.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "tests/testing/cluster_fixture.h"
@@ -448,6 +451,88 @@ TEST_F(UserProcessTest, EveryAdminCommandIsRefusedToANonAdmin) {
   EXPECT_EQ(covered.size(), 12u) << "one command per admin operation of the REST document";
   EXPECT_NE(DetRc("admin", testing::kAdminPassword, "user whoami").find("rc=0"), std::string::npos)
       << "the admin was left as it was";
+}
+
+}  // namespace
+}  // namespace det
+
+namespace det {
+namespace {
+
+// Whom tasks run as on agents: a user linked to an account (`det user link-with-agent-user`, or
+// Determined's agentUserGroup over REST) runs as it; a user not linked, as security.default_task.
+class AgentAccountTest : public UserRestTest {
+ protected:
+  std::string ExtraSecurityConfig() const override {
+    return "  default_task: {user: nobody, uid: 65534, group: nogroup, gid: 65534}\n";
+  }
+  // Runs `command` as `user` and answers its output once it ended.
+  std::string RunAs(const std::string& user, const std::string& password,
+                    const std::string& command) {
+    const auto reply = nlohmann::json::parse(
+        DetAs(user, password, "--json cmd run '" + command + "'"), nullptr, false);
+    if (!reply.is_object() || !reply.contains("task_id")) return "no task: " + reply.dump();
+    const std::string id = reply["task_id"];
+    DetAs(user, password, "task wait " + id);
+    return DetAs(user, password, "task logs " + id);
+  }
+};
+
+TEST_F(AgentAccountTest, TasksRunAsTheirSubmittersAccountAndReadNothingOfRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "an agent switches users only as root; this test is not root";
+  auto agent = StartAgent("agent-1");
+  ASSERT_NE(CreateUser("alice", kAlicePassword).find("rc=0"), std::string::npos);
+  ASSERT_NE(CreateUser("bob", "bob-password-1").find("rc=0"), std::string::npos);
+  // A file only root may read, in a folder anyone may pass through.
+  std::filesystem::permissions(dir_, std::filesystem::perms(0711));
+  const std::string secret = (dir_ / "secret").string();
+  std::ofstream(secret) << "the cluster's secret\n";
+  std::filesystem::permissions(secret, std::filesystem::perms(0600));
+
+  const std::string linked =
+      Det("user link-with-agent-user alice --agent-uid 4242 --agent-gid 4243 --agent-user alice "
+          "--agent-group alices");
+  EXPECT_NE(linked.find("linked alice (uid 4242, gid 4243) on agents to \"alice\""),
+            std::string::npos)
+      << linked;
+  EXPECT_NE(Det("user list").find("alice (4242:4243)"), std::string::npos) << Det("user list");
+  EXPECT_NE(DetAs("alice", kAlicePassword,
+                  "user link-with-agent-user alice --agent-uid 0 --agent-gid 0 --agent-user root "
+                  "--agent-group root")
+                .find("only an admin"),
+            std::string::npos);
+
+  const std::string alice =
+      RunAs("alice", kAlicePassword,
+            "echo uid=$(id -u) gid=$(id -g) groups=$(id -G) user=$USER; cat " + secret +
+                "; echo cat=$?; touch mine && echo wrote=$?");
+  EXPECT_NE(alice.find("uid=4242 gid=4243 groups=4243 user=alice"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("Permission denied"), std::string::npos) << alice;
+  EXPECT_EQ(alice.find("the cluster's secret"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("cat=1"), std::string::npos) << alice;
+  EXPECT_NE(alice.find("wrote=0"), std::string::npos) << alice;  // its own folder is its own
+
+  // Not linked: the cluster's default_task.
+  const std::string bob = RunAs("bob", "bob-password-1", "echo uid=$(id -u) gid=$(id -g)");
+  EXPECT_NE(bob.find("uid=65534 gid=65534"), std::string::npos) << bob;
+
+  // Determined's REST form links bob; the user answer shows it under Determined's names.
+  const std::string admin = Login("admin", testing::kAdminPassword);
+  const auto patched = Send("PATCH", "/api/v1/users/bob", admin,
+                            R"({"agentUserGroup": {"agentUid": 5000, "agentGid": 5001,)"
+                            R"( "agentUser": "bob", "agentGroup": "bobs"}})");
+  EXPECT_EQ(patched.status, 200) << patched.text;
+  EXPECT_NE(patched.text.find(R"("agentUserGroup":{"agentUid":5000,"agentGid":5001,)"
+                              R"("agentUser":"bob","agentGroup":"bobs"})"),
+            std::string::npos)
+      << patched.text;
+  const auto bad = Send("PATCH", "/api/v1/users/bob", admin,
+                        R"({"agentUserGroup": {"agentUid": 5000, "agentGid": 5001,)"
+                        R"( "agentUser": "bob;rm", "agentGroup": "bobs"}})");
+  EXPECT_EQ(bad.status, 400) << bad.text;
+  EXPECT_NE(bad.text.find("agent user"), std::string::npos) << bad.text;
+  const std::string relinked = RunAs("bob", "bob-password-1", "echo uid=$(id -u) gid=$(id -g)");
+  EXPECT_NE(relinked.find("uid=5000 gid=5001"), std::string::npos) << relinked;
 }
 
 }  // namespace

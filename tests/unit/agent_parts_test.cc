@@ -9,6 +9,8 @@
 #include "agent/devices.h"
 #include "agent/interruption_watch.h"
 #include "agent/log_shipper.h"
+#include "agent/workload_shim.h"
+#include "agent/workload_spawn.h"
 
 namespace det::agent {
 namespace {
@@ -226,6 +228,35 @@ TEST(InterruptionWatchTest, PollsUntilANoticeComesAndKeepsIt) {
   const int seen = calls.load();
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   EXPECT_EQ(calls.load(), seen) << "no more questions once the notice came";
+}
+
+// The shim's instruction to switch accounts: what the agent writes, the shim reads back.
+TEST(RunAsTest, TheAgentsVariableIsWhatTheShimReads) {
+  // A user this host does not know: the primary group alone, the task's folder as home.
+  const std::string variable =
+      RunAsVariable({4242, 4243, "det-no-such-user-x", "somegroup"}, "/work/a-1");
+  EXPECT_EQ(variable, "DET_RUN_AS=4242:4243:4243:/work/a-1:det-no-such-user-x");
+  RunAs as;
+  ASSERT_TRUE(ParseRunAs(variable.substr(variable.find('=') + 1), &as));
+  EXPECT_EQ(as.uid, 4242u);
+  EXPECT_EQ(as.gid, 4243u);
+  EXPECT_EQ(as.groups, (std::vector<gid_t>{4243}));
+  EXPECT_EQ(as.home, "/work/a-1");
+  EXPECT_EQ(as.user, "det-no-such-user-x");
+  // A user it knows (root here): its home and groups from the account database.
+  const std::string root = RunAsVariable({0, 0, "root", "root"}, "/work/a-2");
+  EXPECT_EQ(root.rfind("DET_RUN_AS=0:0:0", 0), 0u) << root;
+  EXPECT_NE(root.find(":/root:root"), std::string::npos) << root;
+}
+
+TEST(RunAsTest, AnythingMalformedIsRefused) {
+  RunAs as;
+  for (const char* bad : {"", "1:2:3:/h", "x:2:3:/h:u", "1:2::/h:u", "1:2:3,:/h:u", "-1:2:3:/h:u",
+                          "1:2:3:/h:", "4294967296:2:3:/h:u", "1:2:3,x:/h:u"}) {
+    EXPECT_FALSE(ParseRunAs(bad, &as)) << bad;
+  }
+  EXPECT_TRUE(ParseRunAs("1:2:3,4,5:/home/u:u", &as));
+  EXPECT_EQ(as.groups, (std::vector<gid_t>{3, 4, 5}));
 }
 
 }  // namespace

@@ -145,6 +145,30 @@ TEST(MasterConfigTest, TlsNeedsBothFilesAndMovesHttpTo8443) {
       << unknown.status().message();
 }
 
+// security.default_task: Determined's AgentUserGroup, all four fields.
+TEST(MasterConfigTest, DefaultTaskIsAWholeAccount) {
+  auto none = master::ParseMasterConfig(YAML::Node());
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->security.default_task.has_value());  // tasks run as the agent's user
+  auto nobody = master::ParseMasterConfig(
+      Yaml("security: {default_task: {user: nobody, uid: 65534, group: nogroup, gid: 65534}}"));
+  ASSERT_TRUE(nobody.ok()) << nobody.status().ToString();
+  ASSERT_TRUE(nobody->security.default_task.has_value());
+  EXPECT_EQ(*nobody->security.default_task,
+            (bus::AgentUserGroup{65534, 65534, "nobody", "nogroup"}));
+  auto partial =
+      master::ParseMasterConfig(Yaml("security: {default_task: {user: nobody, uid: 1}}"));
+  ASSERT_FALSE(partial.ok());
+  EXPECT_NE(partial.status().message().find("security.default_task.gid: is required"),
+            std::string::npos)
+      << partial.status().message();
+  auto negative = master::ParseMasterConfig(
+      Yaml("security: {default_task: {user: a, uid: -1, group: b, gid: 2}}"));
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.status().message().find("security.default_task.uid"), std::string::npos)
+      << negative.status().message();
+}
+
 TEST(AgentConfigTest, ReadsDeterminedNames) {
   auto config = agent::ParseAgentConfig(
       Yaml("master_host: m\nmaster_port: 9\nagent_id: a\nagent_reconnect_attempts: 3\n"
