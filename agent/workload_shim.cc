@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 extern char** environ;
@@ -145,7 +146,7 @@ bool TakeRunAs(RunAs* as) {
 bool ParseRunAs(const std::string& text, RunAs* out) {
   std::vector<std::string> parts;
   size_t start = 0;
-  for (int i = 0; i < 4; ++i) {  // the last part (the user) may not hold ':', the home may not
+  for (int i = 0; i < 4; ++i) {  // the home may not hold ':'; the user is the rest
     const size_t colon = text.find(':', start);
     if (colon == std::string::npos) return false;
     parts.push_back(text.substr(start, colon - start));
@@ -154,18 +155,20 @@ bool ParseRunAs(const std::string& text, RunAs* out) {
   parts.push_back(text.substr(start));
   unsigned long uid = 0, gid = 0;
   if (!ParseId(parts[0], &uid) || !ParseId(parts[1], &gid) || parts[4].empty()) return false;
-  out->uid = static_cast<uid_t>(uid);
-  out->gid = static_cast<gid_t>(gid);
+  RunAs as;  // *out changes only when the whole text is read
+  as.uid = static_cast<uid_t>(uid);
+  as.gid = static_cast<gid_t>(gid);
   size_t from = 0;
   while (from <= parts[2].size()) {
     const size_t comma = std::min(parts[2].find(',', from), parts[2].size());
     unsigned long group = 0;
     if (!ParseId(parts[2].substr(from, comma - from), &group)) return false;
-    out->groups.push_back(static_cast<gid_t>(group));
+    as.groups.push_back(static_cast<gid_t>(group));
     from = comma + 1;
   }
-  out->home = parts[3];
-  out->user = parts[4];
+  as.home = parts[3];
+  as.user = parts[4];
+  *out = std::move(as);
   return true;
 }
 
