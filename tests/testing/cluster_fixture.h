@@ -111,7 +111,9 @@ class ClusterProcessTest : public ::testing::Test {
                                  (dir_ / "master.yaml").string(), "--endpoints-file",
                                  (dir_ / "endpoints.yaml").string()},
         dir_ / "master.log");
-    for (int i = 0; i < 100 && !fs::exists(dir_ / "endpoints.yaml"); ++i)
+    // Up to 30 s: under ASan on a loaded 2-core machine the first start (migrations, the admin's
+    // PBKDF2 hash) once took more than the 5 s this waited before.
+    for (int i = 0; i < 600 && !fs::exists(dir_ / "endpoints.yaml"); ++i)
       std::this_thread::sleep_for(50ms);
     auto endpoints = LoadYamlFile((dir_ / "endpoints.yaml").string());
     ASSERT_TRUE(endpoints.ok()) << "master did not start: " << Log("master.log");
