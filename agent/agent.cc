@@ -7,6 +7,7 @@
 
 #include "agent/devices.h"
 #include "agent/docker_client.h"
+#include "agent/workload_spawn.h"
 #include "common/process.h"
 #include "common/version.h"
 
@@ -32,6 +33,7 @@ int Agent::Run(const std::atomic<bool>& stop) {
     spdlog::critical("{}", security.status().message());
     return 2;
   }
+  KeepFromTasks(config_.security.key_file, "the agent's key");
   auto slots = DiscoverSlots(config_.devices, &RunCommand);
   if (!slots.ok()) {
     spdlog::critical("device discovery: {}", slots.status().message());

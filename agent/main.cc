@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "agent/agent.h"
+#include "agent/workload_spawn.h"
 #include "common/logging.h"
 #include "common/process.h"
 #include "common/version.h"
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
   if (!docker_socket.empty()) config->docker.socket = docker_socket;
   if (int rc = det::SetUpLogging(config->log, log_level, log_format); rc != 0) return rc;
 
+  det::agent::KeepFromTasks(config_path, "the agent's config");
   std::atomic<bool>& stop = det::InstallStopSignals();
   det::agent::Agent agent(*config, det::RealClock::Instance());
   return agent.Run(stop);

@@ -44,6 +44,10 @@ WorkloadFolders::WorkloadFolders(std::string work_dir, size_t max_spares)
       max_spares_(max_spares) {
   std::error_code ec;
   fs::create_directories(spare_dir_, ec);
+  // Tasks of other accounts pass through to their own folders but list nothing here, nor in the
+  // spares (each folder is 0700 for its task's account: workload_spawn.h).
+  fs::permissions(work_dir_, fs::perms(0711), ec);
+  fs::permissions(spare_dir_, fs::perms(0700), ec);
   for (const auto& entry : fs::directory_iterator(spare_dir_, ec)) {
     const std::string name = entry.path().filename().string();
     const bool numbered =

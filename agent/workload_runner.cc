@@ -69,6 +69,10 @@ bool WorkloadRunner::InContainer(const bus::WorkloadStart& start) const {
 
 Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& start, Workload& w) const {
   const std::vector<std::string> argv = WorkloadArgv(start.entrypoint);
+  if (auto checkpoints = start.env.find("DET_CHECKPOINT_DIR");
+      start.run_as && checkpoints != start.env.end()) {
+    DET_RETURN_IF_ERROR(OpenSharedFolder(checkpoints->second));
+  }
   if (w.in_container) {
     DET_RETURN_IF_ERROR(WriteContainerSpec(
         start, {Host(), options_.docker_socket, options_.docker_network_mode}, argv, w.dir));

@@ -89,6 +89,7 @@ pid_t SpawnAs(char** argv, const RunAs& as, const sigset_t& stops, int* error) {
       if (sigismember(&stops, sig) == 1) signal(sig, SIG_DFL);
     }
     int failure = 0;
+    umask(077);  // what the task makes (checkpoints in a shared folder too) is its account's only
     if (setgroups(as.groups.size(), as.groups.data()) != 0 || setgid(as.gid) != 0 ||
         setuid(as.uid) != 0) {
       failure = errno;

@@ -5,6 +5,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,11 +95,52 @@ std::string RunAsVariable(const bus::AgentUserGroup& account, const std::string&
 
 Status GiveFolder(const std::string& path, const bus::AgentUserGroup& account) {
   if (geteuid() != 0) return Status::Ok();
-  if (chown(path.c_str(), static_cast<uid_t>(account.uid), static_cast<gid_t>(account.gid)) != 0 ||
-      chmod(path.c_str(), 0700) != 0) {
-    return Internal("cannot give " + path + " to " + account.user + " (uid " +
+  const auto uid = static_cast<uid_t>(account.uid);
+  const auto gid = static_cast<gid_t>(account.gid);
+  auto refused = [&](const std::string& what) {
+    return Internal("cannot give " + what + " to " + account.user + " (uid " +
                     std::to_string(account.uid) + "): " + std::strerror(errno));
+  };
+  if (chown(path.c_str(), uid, gid) != 0 || chmod(path.c_str(), 0700) != 0) return refused(path);
+  // What the agent made inside for the run (its info files' folder, output files) is its too;
+  // links are changed themselves, never what they point to.
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (lchown(it->path().c_str(), uid, gid) != 0) return refused(it->path().string());
   }
+  if (ec) return Internal("cannot give " + path + " to " + account.user + ": " + ec.message());
+  return Status::Ok();
+}
+
+void KeepFromTasks(const std::string& path, const std::string& what) {
+  struct stat st {};
+  if (path.empty() || geteuid() != 0 || stat(path.c_str(), &st) != 0) return;
+  if ((st.st_mode & 077) == 0) return;
+  if (chmod(path.c_str(), 0600) != 0) {
+    spdlog::warn("{} {} is open to other users (mode {:o}) and cannot be closed: {}", what, path,
+                 st.st_mode & 0777, std::strerror(errno));
+    return;
+  }
+  spdlog::warn("{} {} was open to other users (mode {:o}): now 0600, as tasks run on this host",
+               what, path, st.st_mode & 0777);
+}
+
+Status OpenSharedFolder(const std::string& path) {
+  if (geteuid() != 0) return Status::Ok();
+  std::error_code made;
+  std::filesystem::create_directories(path, made);
+  struct stat st {};
+  if (made || stat(path.c_str(), &st) != 0) {
+    return Internal("cannot make the checkpoint folder " + path + ": " +
+                    (made ? made.message() : std::strerror(errno)));
+  }
+  if (st.st_uid != geteuid() || (st.st_mode & S_IWOTH) != 0) return Status::Ok();
+  if (chmod(path.c_str(), 01777) != 0) {
+    return Internal("cannot open " + path + " to tasks' accounts: " + std::strerror(errno));
+  }
+  spdlog::info("{}: mode 1777 (sticky), so that tasks of every account write their own entries",
+               path);
   return Status::Ok();
 }
 
@@ -152,7 +194,6 @@ Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& 
   std::error_code made;
   std::filesystem::create_directories(inside, made);
   if (made) return Internal("cannot make " + inside + ": " + made.message());
-  if (start.run_as) DET_RETURN_IF_ERROR(GiveFolder(inside, *start.run_as));
   bus::WorkloadStart with_info = start;
   if (wants_info) {
     const std::string info_dir = inside + "/" + kRunInfoFolder;
@@ -160,6 +201,7 @@ Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& 
     if (made) return Internal("cannot make " + info_dir + ": " + made.message());
     with_info.container.binds.push_back(info_dir + ":" + kRunInfoMount);
   }
+  if (start.run_as) DET_RETURN_IF_ERROR(GiveFolder(inside, *start.run_as));
   container.create = ContainerCreateBody(
       {&with_info, settings.host.agent_id, inside, argv,
        WorkloadEnvironment(start, settings.host, false, wants_info ? kRunInfoMount : ""), slots,

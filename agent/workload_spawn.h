@@ -39,9 +39,20 @@ std::vector<std::string> WorkloadEnvironment(const bus::WorkloadStart& start,
 // host's account database when it has the user under that uid; else the primary group alone and
 // `dir` as home.
 std::string RunAsVariable(const bus::AgentUserGroup& account, const std::string& dir);
-// Gives the folder at `path` to `account` (owner uid:gid, mode 0700) when this agent runs as root;
-// changes nothing otherwise (the agent cannot switch users: its tasks run as itself).
+// Gives the folder at `path` and everything in it to `account` (owner uid:gid; the folder's mode
+// 0700) when this agent runs as root; changes nothing otherwise (the agent cannot switch users:
+// its tasks run as itself).
 Status GiveFolder(const std::string& path, const bus::AgentUserGroup& account);
+// Keeps the agent's own file at `path` (its key, its config) from the tasks it runs as other
+// accounts: as root, a file others may read or write becomes 0600 (said in the log). Nothing
+// happens for "" or when the agent is not root (then its tasks run as itself).
+void KeepFromTasks(const std::string& path, const std::string& what);
+// Readies `path`, a folder tasks of several accounts write into (the checkpoint storage), for a
+// task that runs as another account: made if missing; if it is the agent's own and others cannot
+// write it, its mode becomes 1777 (as /tmp: anyone adds entries, only an entry's owner removes or
+// renames it). A folder of any other owner, or one the agent does not run as root for, is left as
+// it is (its operator chose who writes there).
+Status OpenSharedFolder(const std::string& path);
 // Takes a (recycled) folder back for the agent's own user (mode 0755): a workload that runs as the
 // agent gets none of another account's folders.
 void ReclaimFolder(const std::string& path);

@@ -177,6 +177,8 @@ int Up(const CliOptions& base, DeployOptions deploy) {
   }
   for (const char* sub : {"keys", "pids", "logs", "work"}) fs::create_directories(dir / sub);
   fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  // Tasks of other accounts on this host read neither the keys nor the components' logs.
+  for (const char* sub : {"keys", "logs"}) fs::permissions(dir / sub, fs::perms::owner_all);
   if (Status prepared = PrepareSecrets(dir); !prepared.ok()) return Fail(prepared);
   const std::string password = ReadText(dir / "admin-password");
   WriteConfigs(dir, deploy, password);

@@ -64,6 +64,9 @@ void CheckpointCollector::Delete(const experiment::Experiment& experiment) {
 Status CheckpointCollector::Remove(const experiment::Experiment& experiment,
                                    std::vector<std::string> uuids) {
   std::erase_if(uuids, [&](const std::string& uuid) { return removing_.count(uuid) > 0; });
+  if (uuids.empty()) return Status::Ok();
+  auto account = account_of_(experiment.id());
+  if (!account.ok()) return account.status().WithContext("cannot read the owner's account on agents");
   const std::string root = CheckpointRoot(experiment.config().checkpoint_storage);
   for (size_t first = 0; first < uuids.size(); first += kFoldersPerTask) {
     Removal removal{experiment.id(), {}};
@@ -74,6 +77,7 @@ Status CheckpointCollector::Remove(const experiment::Experiment& experiment,
         {}};
     submit.spec.entrypoint = {"rm", "-rf", "--"};
     submit.spec.slots = 0;
+    submit.spec.run_as = *account;
     for (size_t i = first; i < uuids.size() && i < first + kFoldersPerTask; ++i) {
       submit.spec.entrypoint.push_back(root + "/" + uuids[i]);  // uuids are checked UUIDs
       removal.uuids.push_back(uuids[i]);

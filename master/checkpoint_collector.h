@@ -1,12 +1,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "bus/catalog/workload.h"
 #include "bus/rpc_client.h"
 #include "common/status.h"
 #include "master/experiment/experiment.h"
@@ -26,8 +29,15 @@ namespace det::master {
 // client and database.
 class CheckpointCollector {
  public:
-  CheckpointCollector(bus::RpcClient& registry, storage::Database& db)
-      : registry_(registry), db_(db) {}
+  // The account on agents an experiment's tasks run as (its owner's; nullopt: the agent's own),
+  // or why it cannot be known (then nothing is removed for it).
+  using AccountOf =
+      std::function<Result<std::optional<bus::AgentUserGroup>>(int64_t experiment_id)>;
+
+  // Removal tasks run as the experiment's account (`account_of`), as its trials did: they remove
+  // only what that account may.
+  CheckpointCollector(bus::RpcClient& registry, storage::Database& db, AccountOf account_of)
+      : registry_(registry), db_(db), account_of_(std::move(account_of)) {}
 
   // Removes the checkpoints of `experiment`'s ended trials that its save_* policy does not keep.
   void Collect(const experiment::Experiment& experiment);
@@ -53,6 +63,7 @@ class CheckpointCollector {
 
   bus::RpcClient& registry_;
   storage::Database& db_;
+  AccountOf account_of_;
   std::map<std::string, Removal> removals_;  // by task id
   std::set<std::string> removing_;           // uuids with a removal task
   std::map<int64_t, Status> deletions_;      // experiment -> first failure of its removals

@@ -134,7 +134,11 @@ class ExperimentService : private experiment::ExperimentEffects {
   std::map<std::string, LiveRun> runs_;          // by task id
   std::vector<std::string> stop_after_restore_;  // paused trials' runs (task ids), at Run()
   std::vector<EndedRun> ended_;                  // to account for once the current call is done
-  CheckpointCollector collector_{registry_, db_};
+  CheckpointCollector collector_{
+      registry_, db_, [this](int64_t experiment_id) {
+        auto entry = experiments_.find(experiment_id);
+        return RunAs(entry == experiments_.end() ? 0 : entry->second.owner_id);
+      }};
   std::set<int64_t> to_collect_;  // experiments with a trial that ended since the last collection
   // Runs learn their tasks' states from task.state events; after a resync of the event stream (and
   // at the first turn) the registry is asked once for all of them.
