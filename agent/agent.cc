@@ -59,6 +59,16 @@ int Agent::Run(const std::atomic<bool>& stop) {
         "CAP_SYS_ADMIN), so Determined's library runs off-cluster in them; det_harness works");
   }
   WorkloadRunner::Options runner{config_.agent_id, config_.work_dir, slots_};
+  if (geteuid() == 0) {
+    auto account = HostAccount(config_.default_task_user);
+    if (!account.ok()) {
+      spdlog::critical("default_task_user: {}", account.status().message());
+      return 2;
+    }
+    runner.default_account = *account;
+    spdlog::info("tasks without an account of their own run as {} (uid {}, gid {})", account->user,
+                 account->uid, account->gid);
+  }
   runner.container_runtime = config_.container_runtime;
   runner.docker_socket = config_.docker.socket;
   runner.docker_network_mode = config_.docker.network_mode;

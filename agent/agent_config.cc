@@ -20,6 +20,7 @@ const std::vector<std::string> kAgentEnvFields = {"master_host",
                                                   "agent_reconnect_backoff",
                                                   "utilization_interval",
                                                   "container_runtime",
+                                                  "default_task_user",
                                                   "interruption_poll_interval"};
 
 std::string NormalizedDir(const std::string& dir) {
@@ -72,6 +73,7 @@ Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc) {
   reader.ReadInt("artificial_slots", &config.devices.artificial_slots, 0, 1024);
   ReadVisibleGpus(doc, reader, &config.devices.visible_gpus);
   reader.Read("work_dir", &config.work_dir);
+  reader.Read("default_task_user", &config.default_task_user);
   reader.ReadInt("agent_reconnect_attempts", &config.agent_reconnect_attempts, 0, 1000000);
   reader.Read("agent_reconnect_backoff", &config.agent_reconnect_backoff);
   reader.Read("utilization_interval", &config.utilization_interval);

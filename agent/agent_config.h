@@ -31,6 +31,10 @@ struct AgentConfig {
   // "process" (default): workloads run as processes. "docker": a workload whose experiment or
   // command names an image (environment.image) runs in a container of the Docker engine.
   std::string container_runtime = "process";
+  // As root: the account of this host that a task runs as when the master names none for it (its
+  // owner is not linked to one and master.yaml sets no security.default_task). Never root unless
+  // written here; ignored by an agent that is not root (its tasks run as itself).
+  std::string default_task_user = "nobody";
   // The cloud whose metadata service announces this machine's end ahead of time: "aws" (spot
   // interruption notices) or "gcp" (preemption); "": none. det-autoscaler's instances set it.
   std::string interruption_notice;

@@ -67,7 +67,13 @@ bool WorkloadRunner::InContainer(const bus::WorkloadStart& start) const {
   return options_.container_runtime == "docker" && !start.container.empty();
 }
 
-Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& start, Workload& w) const {
+Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& given, Workload& w) const {
+  std::optional<bus::WorkloadStart> defaulted;  // a copy only where the account is filled in
+  if (!given.run_as && options_.default_account) {
+    defaulted = given;
+    defaulted->run_as = options_.default_account;
+  }
+  const bus::WorkloadStart& start = defaulted ? *defaulted : given;
   const std::vector<std::string> argv = WorkloadArgv(start.entrypoint);
   if (auto checkpoints = start.env.find("DET_CHECKPOINT_DIR");
       start.run_as && checkpoints != start.env.end()) {

@@ -62,6 +62,8 @@ class WorkloadRunner {
     std::string docker_socket = "/var/run/docker.sock";
     std::string docker_network_mode = "host";
     std::string pump_program;  // empty: det-docker-pump next to this executable
+    // Whom a workload runs as when its start names no account (nullopt: the agent's own user).
+    std::optional<bus::AgentUserGroup> default_account;
   };
   // What the loop must send, in order: log batches first, then state changes.
   struct Reports {

@@ -113,6 +113,25 @@ Status GiveFolder(const std::string& path, const bus::AgentUserGroup& account) {
   return Status::Ok();
 }
 
+Result<bus::AgentUserGroup> HostAccount(const std::string& user) {
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  if (getpwnam_r(user.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || !found) {
+    return NotFound("no account \"" + user + "\" on this host (getpwnam)");
+  }
+  bus::AgentUserGroup account{static_cast<int32_t>(found->pw_uid),
+                              static_cast<int32_t>(found->pw_gid), user, ""};
+  group group_entry{};
+  group* group_found = nullptr;
+  if (getgrgid_r(found->pw_gid, &group_entry, buffer.data(), buffer.size(), &group_found) == 0 &&
+      group_found) {
+    account.group = group_found->gr_name;
+  }
+  if (account.group.empty()) account.group = std::to_string(account.gid);
+  return account;
+}
+
 void KeepFromTasks(const std::string& path, const std::string& what) {
   struct stat st {};
   if (path.empty() || geteuid() != 0 || stat(path.c_str(), &st) != 0) return;

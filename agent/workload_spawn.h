@@ -43,6 +43,8 @@ std::string RunAsVariable(const bus::AgentUserGroup& account, const std::string&
 // 0700) when this agent runs as root; changes nothing otherwise (the agent cannot switch users:
 // its tasks run as itself).
 Status GiveFolder(const std::string& path, const bus::AgentUserGroup& account);
+// The account `user` of this host (getpwnam): uid, primary gid and group name. NotFound names it.
+Result<bus::AgentUserGroup> HostAccount(const std::string& user);
 // Keeps the agent's own file at `path` (its key, its config) from the tasks it runs as other
 // accounts: as root, a file others may read or write becomes 0600 (said in the log). Nothing
 // happens for "" or when the agent is not root (then its tasks run as itself).

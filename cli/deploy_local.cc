@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -45,7 +47,10 @@ int DynamicAgentSlots(const DeployOptions& deploy) {
 constexpr int kRestPort = 8080;
 constexpr int kGatewayPort = 8090;
 
+// As root, a system folder: the agents run tasks as `nobody`, who must pass through to the work
+// folders, and root's home (0700) would keep them out.
 std::string DefaultDir() {
+  if (::geteuid() == 0) return "/var/lib/det/local";
   const char* data = std::getenv("XDG_DATA_HOME");
   if (data && *data) return std::string(data) + "/det/local";
   const char* home = std::getenv("HOME");
@@ -77,6 +82,25 @@ Result<pid_t> Launch(const fs::path& dir, const std::string& name, std::vector<s
 }
 
 // Keys and the admin password, made once per cluster folder.
+// As root, the agents run tasks as other accounts (default_task_user), which must pass through
+// every folder above the cluster's to reach their own work folders.
+Status CheckReachableByTasks(const fs::path& dir) {
+  if (::geteuid() != 0) return Status::Ok();
+  for (fs::path at = dir.parent_path(); !at.empty(); at = at.parent_path()) {
+    struct stat st {};
+    if (::stat(at.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+      return FailedPrecondition("tasks run as other accounts (nobody) and cannot reach " +
+                                dir.string() + ": " + at.string() + " is mode " + mode +
+                                "; choose a --cluster-dir others may pass through (the default " +
+                                DefaultDir() + ", or under /tmp)");
+    }
+    if (at == at.root_path()) break;
+  }
+  return Status::Ok();
+}
+
 Status PrepareSecrets(const fs::path& dir) {
   for (const char* name : {"master", "agent", "autoscaler", "cli"}) {
     if (fs::exists(dir / "keys" / (std::string(name) + ".key"))) continue;
@@ -175,6 +199,7 @@ int Up(const CliOptions& base, DeployOptions deploy) {
     std::cerr << "a local cluster already runs from " << dir.string() << "\n";
     return ShowStatus(base, deploy);
   }
+  if (Status reachable = CheckReachableByTasks(dir); !reachable.ok()) return Fail(reachable);
   for (const char* sub : {"keys", "pids", "logs", "work"}) fs::create_directories(dir / sub);
   fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
   // Tasks of other accounts on this host read neither the keys nor the components' logs.

@@ -356,7 +356,8 @@ Ec2Result<std::vector<Ec2Instance>> Ec2Client::RunInstances(const LaunchSpec& sp
   params["ClientToken"] = client_token;
   params["InstanceInitiatedShutdownBehavior"] = "terminate";
   params["MetadataOptions.HttpTokens"] = "required";
-  params["MetadataOptions.HttpPutResponseHopLimit"] = "2";
+  // 1: the host reaches the instance role's credentials, a container on a bridge network does not.
+  params["MetadataOptions.HttpPutResponseHopLimit"] = "1";
   params["MetadataOptions.HttpEndpoint"] = "enabled";
   AddTagSpecification("instance", spec.tags, &params);
   return CallForItems(*this, "RunInstances", std::move(params), false, &ReadInstancesAnswer);

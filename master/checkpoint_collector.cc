@@ -66,7 +66,8 @@ Status CheckpointCollector::Remove(const experiment::Experiment& experiment,
   std::erase_if(uuids, [&](const std::string& uuid) { return removing_.count(uuid) > 0; });
   if (uuids.empty()) return Status::Ok();
   auto account = account_of_(experiment.id());
-  if (!account.ok()) return account.status().WithContext("cannot read the owner's account on agents");
+  if (!account.ok())
+    return account.status().WithContext("cannot read the owner's account on agents");
   const std::string root = CheckpointRoot(experiment.config().checkpoint_storage);
   for (size_t first = 0; first < uuids.size(); first += kFoldersPerTask) {
     Removal removal{experiment.id(), {}};

@@ -522,10 +522,7 @@ Result<std::optional<bus::AgentUserGroup>> ExperimentService::RunAs(int64_t owne
   if (owner_id > 0) {
     DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) -> Status {
       auto owner = storage::FindUserById(tx, owner_id);
-      if (owner.ok() && owner->agent_account) {
-        const storage::AgentAccount& a = *owner->agent_account;
-        linked = bus::AgentUserGroup{a.uid, a.gid, a.user, a.group};
-      }
+      if (owner.ok()) linked = owner->agent_account;
       return Status::Ok();
     }));
   }

@@ -191,7 +191,9 @@ std::string Master::MasterCertificate() const {
 }
 
 Status Master::StartUsers() {
-  users_ = std::make_unique<auth::Users>(database_->db(), clock_);
+  auth::UsersConfig users;
+  users.allow_root_tasks = config_.security.allow_root_tasks;
+  users_ = std::make_unique<auth::Users>(database_->db(), clock_, users);
   DET_ASSIGN_OR_RETURN(std::optional<std::string> generated,
                        users_->Bootstrap(config_.security.initial_user_password));
   if (generated) {

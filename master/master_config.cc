@@ -30,8 +30,16 @@ void ReadDefaultTask(ConfigReader& reader, std::optional<bus::AgentUserGroup>* o
 
 void ReadSecurity(ConfigReader& reader, MasterSecurityConfig* security) {
   reader.Read("initial_user_password", &security->initial_user_password);
+  reader.Read("allow_root_tasks", &security->allow_root_tasks);
   if (reader.Has("default_task")) {
     ReadDefaultTask(reader.Child("default_task"), &security->default_task);
+    const auto& task = *security->default_task;
+    if ((task.uid == 0 || task.gid == 0) && !security->allow_root_tasks) {
+      reader.Child("default_task")
+          .Fail(task.uid == 0 ? "uid" : "gid",
+                "is root's: tasks run as root only with "
+                "security.allow_root_tasks: true");
+    }
   }
   reader.Ignore({"ssh", "authz", "token"}, "");
   ConfigReader& tls = reader.Child("tls");

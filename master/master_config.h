@@ -51,8 +51,12 @@ struct MasterSecurityConfig {
   std::string tls_key;
   bool tls() const { return !tls_cert.empty(); }
   // `default_task: {user, uid, group, gid}`: the account on agents that the tasks of users not
-  // linked to one (`det user link-with-agent-user`) run as. Unset: as the agent's own user.
+  // linked to one (`det user link-with-agent-user`) run as. Unset: each agent's default_task_user
+  // (`nobody` unless its agent.yaml says otherwise; an agent not root runs tasks as itself).
   std::optional<bus::AgentUserGroup> default_task;
+  // Whether tasks may run as root (uid or gid 0) on agents: a default_task or a user's link to
+  // root is refused without it. Determined ran every task as root; this is how to keep that.
+  bool allow_root_tasks = false;
 };
 
 // `retention_policy:` Determined's log retention: the logs of tasks that ended at least

@@ -13,14 +13,17 @@ BUILD="${DET_BUILD_DIR:-$ROOT/build}"
 DET="$BUILD/cli/det"
 CHECK=0
 [ "${1:-}" = "--check" ] && CHECK=1
-RUN="$(mktemp -d "${TMPDIR:-/tmp}/det-local.XXXXXX")"  # mode 0700, as /root is
+RUN="$(mktemp -d "${TMPDIR:-/tmp}/det-local.XXXXXX")"
+# Agents run as root here run tasks as `nobody`: it passes through to its work and checkpoint
+# folders (it lists and reads nothing of this folder's own).
+chmod 711 "$RUN"
 export DET_AUTH_FILE="$RUN/auth.json"  # this cluster's login, not the user's other sessions
 if [ "$CHECK" = 1 ]; then
-  # The README's own path: `det deploy local up` in the default folder under a 0700 home (as root,
-  # the private PostgreSQL runs as `postgres`, which cannot reach it).
+  # The README's own path: `det deploy local up` in the default folder, with a 0700 home (as
+  # /root is; as root the default folder is /var/lib/det/local, which tasks' accounts reach).
   export HOME="$RUN/home" XDG_DATA_HOME=""
   mkdir -m 700 "$HOME"
-  CLUSTER="$HOME/.local/share/det/local"
+  if [ "$(id -u)" = 0 ]; then CLUSTER=/var/lib/det/local; else CLUSTER="$HOME/.local/share/det/local"; fi
   deploy() { "$DET" deploy local "$@"; }
 else
   CLUSTER="$RUN/cluster"

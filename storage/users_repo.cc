@@ -14,8 +14,8 @@ UserRecord ReadUser(const pqxx::row& row) {
                   row[3].as<bool>(),    row[4].as<bool>(),        row[5].as<int64_t>(),
                   std::nullopt};
   if (!row[6].is_null()) {
-    user.agent_account = AgentAccount{row[6].as<int32_t>(), row[7].as<int32_t>(),
-                                      row[8].as<std::string>(), row[9].as<std::string>()};
+    user.agent_account = bus::AgentUserGroup{row[6].as<int32_t>(), row[7].as<int32_t>(),
+                                             row[8].as<std::string>(), row[9].as<std::string>()};
   }
   return user;
 }
@@ -77,9 +77,9 @@ Status SetUserAdmin(pqxx::work& tx, int64_t user_id, bool admin) {
 }
 
 Status SetAgentAccount(pqxx::work& tx, int64_t user_id,
-                       const std::optional<AgentAccount>& account) {
-  const AgentAccount none;
-  const AgentAccount& a = account ? *account : none;
+                       const std::optional<bus::AgentUserGroup>& account) {
+  const bus::AgentUserGroup none;
+  const bus::AgentUserGroup& a = account ? *account : none;
   return ExpectUpdated(
       tx.exec_params("UPDATE users SET agent_uid = $2, agent_gid = $3, agent_user = $4,"
                      " agent_group = $5 WHERE id = $1",

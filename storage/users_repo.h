@@ -12,18 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "bus/catalog/workload.h"
 #include "common/status.h"
 
 namespace det::storage {
-
-// The Unix account on agents a user's tasks run as (Determined's agent user group).
-struct AgentAccount {
-  int32_t uid = 0;
-  int32_t gid = 0;
-  std::string user;
-  std::string group;
-  bool operator==(const AgentAccount&) const = default;
-};
 
 struct UserRecord {
   int64_t id = 0;
@@ -32,7 +24,9 @@ struct UserRecord {
   bool admin = false;
   bool active = true;
   int64_t created_at_ns = 0;
-  std::optional<AgentAccount> agent_account;  // none: the cluster's security.default_task
+  // The Unix account on agents the user's tasks run as (Determined's agent user group); none: the
+  // cluster's security.default_task.
+  std::optional<bus::AgentUserGroup> agent_account;
 };
 
 struct AccessTokenRecord {
@@ -54,7 +48,8 @@ Status SetPasswordHash(pqxx::work& tx, int64_t user_id, const std::string& passw
 Status SetUserActive(pqxx::work& tx, int64_t user_id, bool active);
 Status SetUserAdmin(pqxx::work& tx, int64_t user_id, bool admin);
 // Links the user to `account` on agents, or unlinks (nullopt). NotFound for an unknown user.
-Status SetAgentAccount(pqxx::work& tx, int64_t user_id, const std::optional<AgentAccount>& account);
+Status SetAgentAccount(pqxx::work& tx, int64_t user_id,
+                       const std::optional<bus::AgentUserGroup>& account);
 
 // Sessions: created at login, found by token hash until they expire or the user is deactivated.
 Result<int64_t> CreateSession(pqxx::work& tx, int64_t user_id, const std::string& token_hash,

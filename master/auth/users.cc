@@ -24,14 +24,8 @@ bool HasPrefix(const std::string& text, std::string_view prefix) {
   return text.compare(0, prefix.size(), prefix) == 0;
 }
 
-std::optional<bus::AgentUserGroup> AccountOf(const storage::UserRecord& user) {
-  if (!user.agent_account) return std::nullopt;
-  const storage::AgentAccount& a = *user.agent_account;
-  return bus::AgentUserGroup{a.uid, a.gid, a.user, a.group};
-}
-
 bus::UserSummary SummaryOf(const storage::UserRecord& user) {
-  return {user.id, user.username, user.admin, user.active, user.created_at_ns, AccountOf(user)};
+  return {user.id, user.username, user.admin, user.active, user.created_at_ns, user.agent_account};
 }
 
 bus::TokenSummary SummaryOf(const storage::AccessTokenRecord& token, std::string username) {
@@ -237,7 +231,12 @@ Result<bus::UserReply> Users::Update(const Principal& caller,
     if (request.agent_user_group) {
       const bus::AgentUserGroup& a = *request.agent_user_group;
       DET_RETURN_IF_ERROR(CheckAgentUserGroup(a));
-      user.agent_account = storage::AgentAccount{a.uid, a.gid, a.user, a.group};
+      if ((a.uid == 0 || a.gid == 0) && !config_.allow_root_tasks) {
+        return InvalidArgument(
+            "tasks run as root (uid or gid 0) only where master.yaml sets "
+            "security.allow_root_tasks: true");
+      }
+      user.agent_account = a;
       DET_RETURN_IF_ERROR(storage::SetAgentAccount(tx, user.id, user.agent_account));
     }
     user.active = active;
@@ -253,7 +252,7 @@ Result<std::optional<bus::AgentUserGroup>> Users::AgentAccount(int64_t user_id) 
   std::optional<bus::AgentUserGroup> account;
   DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
     DET_ASSIGN_OR_RETURN(storage::UserRecord user, storage::FindUserById(tx, user_id));
-    account = AccountOf(user);
+    account = user.agent_account;
     return Status::Ok();
   }));
   return account;

@@ -29,6 +29,8 @@ struct UsersConfig {
   Duration session_lifespan = std::chrono::hours(24 * 7);         // a login lasts a week
   Duration default_token_lifespan = std::chrono::hours(24 * 30);  // as Determined's tokens
   int password_iterations = 600000;                               // PBKDF2 work factor
+  // security.allow_root_tasks: whether a user may be linked to root (uid or gid 0) on agents.
+  bool allow_root_tasks = false;
 };
 
 // Users, their login sessions and access tokens, with Determined's basic rules: admins create

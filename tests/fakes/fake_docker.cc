@@ -532,6 +532,22 @@ std::vector<std::string> WithMounts(const json& create, std::vector<std::string>
   return wrapped;
 }
 
+// `argv` run as the container's `User` ("uid:gid", as the agent writes it), as the engine runs a
+// container's process, when the fake may switch (as root) and it is another user: util-linux's
+// setpriv sets the gid, the uid and no supplementary groups before exec.
+std::vector<std::string> AsUser(const json& create, std::vector<std::string> argv) {
+  const std::string user = create.value("User", "");
+  const size_t colon = user.find(':');
+  if (geteuid() != 0 || user.empty() || colon == std::string::npos ||
+      user == std::to_string(geteuid()) + ":" + std::to_string(getegid())) {
+    return argv;
+  }
+  std::vector<std::string> switched = {"setpriv", "--reuid=" + user.substr(0, colon),
+                                       "--regid=" + user.substr(colon + 1), "--clear-groups", "--"};
+  switched.insert(switched.end(), argv.begin(), argv.end());
+  return switched;
+}
+
 }  // namespace
 
 void FakeDocker::Start(const std::string& ref, Res res) {
@@ -563,7 +579,9 @@ std::string FakeDocker::Launch(const std::shared_ptr<Container>& c) {
     env.push_back(e.get<std::string>());
     has_path |= env.back().rfind("PATH=", 0) == 0;
   }
-  if (!has_path && getenv("PATH")) env.push_back(std::string("PATH=") + getenv("PATH"));
+  // The image's PATH (a Debian image's), not this host's: a host PATH may name folders the
+  // container's user cannot enter (/root/.pyenv/shims), which no image has.
+  if (!has_path) env.push_back("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
   int out[2] = {-1, -1}, err[2] = {-1, -1};
   pid_t pid = -1;
   if (failure.empty()) {
@@ -590,7 +608,7 @@ std::string FakeDocker::Launch(const std::shared_ptr<Container>& c) {
     posix_spawnattr_setflags(
         &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     std::vector<char*> args, envp;
-    std::vector<std::string> argv_copy = WithMounts(c->create, argv);
+    std::vector<std::string> argv_copy = WithMounts(c->create, AsUser(c->create, argv));
     for (std::string& a : argv_copy) args.push_back(a.data());
     args.push_back(nullptr);
     for (std::string& e : env) envp.push_back(e.data());

@@ -108,6 +108,11 @@ TEST_F(AgentAccountTest, TasksRunAsTheirSubmittersAccountAndReadNothingOfRoot) {
                   "--agent-group root")
                 .find("only an admin"),
             std::string::npos);
+  // Not even an admin links anyone to root unless master.yaml allows root tasks.
+  const std::string to_root =
+      Det("user link-with-agent-user bob --agent-uid 0 --agent-gid 0 --agent-user root "
+          "--agent-group root");
+  EXPECT_NE(to_root.find("security.allow_root_tasks: true"), std::string::npos) << to_root;
 
   const std::string alice =
       RunAs("alice", kAlicesPassword,

@@ -1,6 +1,8 @@
 // The agent's docker runtime end to end: real det-master, det-agent (container_runtime docker),
 // det CLI and a Docker Engine API on a unix socket, which is the fake engine (fake-docker: its
 // containers are host processes) and, where one runs on this host, the real engine too.
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "agent/docker_client.h"
@@ -130,13 +132,18 @@ TEST_P(DockerRuntimeTest, CommandRunsInItsContainerWithItsFolderEnvironmentAndOu
   WaitForAgent();
   const std::string id = RunIn(engine_.image,
                                "echo \"task $DET_TASK_ID in $(pwd)\"; echo to-stderr >&2; "
-                               "echo ready; sleep 1; exit 3",
+                               "echo \"as $(id -u):$(id -g)\"; echo ready; sleep 1; exit 3",
                                "--shm-size 256M");
   ASSERT_FALSE(id.empty());
   const nlohmann::json container = RunningContainerOf(id);
   ASSERT_TRUE(container.is_object()) << ContainersOf(id) << Log("agent-d.log");
   const nlohmann::json config = container["Config"], host = container["HostConfig"];
   EXPECT_EQ(config.value("Image", ""), engine_.image);
+  // An agent as root runs a task no one linked to an account as its default_task_user (nobody);
+  // one that is not root, as itself.
+  const std::string account =
+      geteuid() == 0 ? "65534:65534" : std::to_string(getuid()) + ":" + std::to_string(getgid());
+  EXPECT_EQ(config.value("User", ""), account);
   const std::string folder = config.value("WorkingDir", "");
   EXPECT_EQ(folder.rfind((dir_ / "work-agent-d").string(), 0), 0u) << folder;
   EXPECT_EQ(config["Labels"].value("det.agent-id", ""), "agent-d");
@@ -159,6 +166,8 @@ TEST_P(DockerRuntimeTest, CommandRunsInItsContainerWithItsFolderEnvironmentAndOu
   EXPECT_NE(std::find(texts.begin(), texts.end(), "task " + id + " in " + folder), texts.end())
       << Det("task logs " + id);
   EXPECT_NE(std::find(texts.begin(), texts.end(), "to-stderr"), texts.end());
+  EXPECT_NE(std::find(texts.begin(), texts.end(), "as " + account), texts.end())
+      << Det("task logs " + id);
   EXPECT_EQ(ContainersOf(id), nlohmann::json::array()) << "the ended container is removed";
 }
 
@@ -171,6 +180,8 @@ TEST_P(DockerRuntimeTest, ExperimentTrialsRunInContainersAndWriteTheirCheckpoint
   ASSERT_GT(id, 0);
   EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("agent-d.log") << Log("master.log");
   auto trial = Describe(id)["trials"][0];
+  EXPECT_EQ(trial.value("state", ""), "COMPLETED")
+      << Det("trial logs " + std::to_string(trial.value("id", int64_t{0})));
   EXPECT_EQ(trial.value("state", ""), "COMPLETED");
   EXPECT_TRUE(
       fs::exists(dir_ / "checkpoints" / trial.value("latest_checkpoint", "") / "state.json"));

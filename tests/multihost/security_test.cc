@@ -116,5 +116,39 @@ TEST_F(SecurityTest, ClientsWithKeysThatDoNotFitAreToldWhyAtOnce) {
   EXPECT_NE(Det("master info").find("0.1.0"), std::string::npos);
 }
 
+// A task on an agent host reads none of the agent's secrets: a root agent runs it as `nobody`
+// and, at start, closes its key and config to 0600 when an operator left them open.
+TEST_F(SecurityTest, ATaskCannotReadTheAgentsKeyOrConfig) {
+  const std::string host = AgentHost(1);
+  const fs::path key = dir_ / "agent.key", config = dir_ / (host + ".yaml");
+  fs::permissions(key, fs::perms(0644));
+  fs::permissions(config, fs::perms(0644));
+  agents_[host]->Stop();
+  StartAgent(host);
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return ReadLog(host + ".log").find("now 0600, as tasks run on this host") !=
+               std::string::npos;
+      },
+      30s))
+      << ReadLog(host + ".log");
+  EXPECT_EQ(fs::status(key).permissions(), fs::perms(0600));
+  EXPECT_EQ(fs::status(config).permissions(), fs::perms(0600));
+
+  auto run =
+      nlohmann::json::parse(Det("--json cmd run 'id -u; cat " + key.string() +
+                                "; echo key=$?; cat " + config.string() + "; echo config=$?'"),
+                            nullptr, false);
+  ASSERT_TRUE(run.is_object()) << run.dump();
+  const std::string task = run.value("task_id", "");
+  Det("task wait " + task);
+  const std::string logs = Det("task logs " + task);
+  EXPECT_NE(logs.find("65534"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("key=1"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("config=1"), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("secret_key"), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("master_host"), std::string::npos) << logs;
+}
+
 }  // namespace
 }  // namespace det::testing

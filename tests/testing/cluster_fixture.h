@@ -99,6 +99,8 @@ class ClusterProcessTest : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("det-cluster-" + bus::RandomId());
     fs::create_directories(dir_);
+    // As /tmp is: tasks of a root agent run as `nobody` (its default_task_user) and write here.
+    fs::permissions(dir_, fs::perms(01777));
     db_ = det::testing::PostgresEnvironment::Get()->FreshDatabase();
     std::ofstream(dir_ / "master.yaml")
         << DbSection() << "port: 0\n"

@@ -1,8 +1,12 @@
 // The agent's pure parts: nvidia-smi parsing, slot discovery rules, log batching, and reading
 // interruption notices.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "agent/agent_config.h"
@@ -257,6 +261,51 @@ TEST(RunAsTest, AnythingMalformedIsRefused) {
   }
   EXPECT_TRUE(ParseRunAs("1:2:3,4,5:/home/u:u", &as));
   EXPECT_EQ(as.groups, (std::vector<gid_t>{3, 4, 5}));
+}
+
+// The account a task runs as when the master names none: from this host's account database.
+TEST(RunAsTest, TheDefaultTaskUserIsAnAccountOfThisHost) {
+  auto nobody = HostAccount("nobody");
+  ASSERT_TRUE(nobody.ok()) << nobody.status().ToString();
+  EXPECT_EQ(nobody->uid, 65534);  // Debian's
+  EXPECT_EQ(nobody->gid, 65534);
+  EXPECT_EQ(nobody->group, "nogroup");
+  auto missing = HostAccount("det-no-such-user-x");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(),
+            "no account \"det-no-such-user-x\" on this host (getpwnam)");
+  auto config = ParseAgentConfig(YAML::Load("default_task_user: det-task"));
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->default_task_user, "det-task");
+  EXPECT_EQ(ParseAgentConfig(YAML::Node())->default_task_user, "nobody");
+}
+
+// As root, the agent keeps its files from tasks and opens the checkpoint folder to them.
+TEST(RunAsTest, SecretsAreClosedAndTheSharedFolderIsSticky) {
+  if (geteuid() != 0) GTEST_SKIP() << "only a root agent changes modes; this test is not root";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("det-runas-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string key = (dir / "agent.key").string();
+  std::ofstream(key) << "secret\n";
+  std::filesystem::permissions(key, std::filesystem::perms(0644));
+  KeepFromTasks(key, "the agent's key");
+  EXPECT_EQ(std::filesystem::status(key).permissions(), std::filesystem::perms(0600));
+
+  const std::string shared = (dir / "checkpoints" / "deeper").string();
+  ASSERT_TRUE(OpenSharedFolder(shared).ok());
+  struct stat st {};
+  ASSERT_EQ(stat(shared.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 01777u);
+  // Another owner's folder is its operator's choice: left as it is.
+  const std::string theirs = (dir / "theirs").string();
+  std::filesystem::create_directories(theirs);
+  ASSERT_EQ(chown(theirs.c_str(), 4242, 4242), 0);
+  ASSERT_EQ(chmod(theirs.c_str(), 0750), 0);
+  ASSERT_TRUE(OpenSharedFolder(theirs).ok());
+  ASSERT_EQ(stat(theirs.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0750u);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -149,7 +149,8 @@ TEST(MasterConfigTest, TlsNeedsBothFilesAndMovesHttpTo8443) {
 TEST(MasterConfigTest, DefaultTaskIsAWholeAccount) {
   auto none = master::ParseMasterConfig(YAML::Node());
   ASSERT_TRUE(none.ok());
-  EXPECT_FALSE(none->security.default_task.has_value());  // tasks run as the agent's user
+  EXPECT_FALSE(none->security.default_task.has_value());  // each agent's default_task_user
+  EXPECT_FALSE(none->security.allow_root_tasks);
   auto nobody = master::ParseMasterConfig(
       Yaml("security: {default_task: {user: nobody, uid: 65534, group: nogroup, gid: 65534}}"));
   ASSERT_TRUE(nobody.ok()) << nobody.status().ToString();
@@ -167,6 +168,26 @@ TEST(MasterConfigTest, DefaultTaskIsAWholeAccount) {
   ASSERT_FALSE(negative.ok());
   EXPECT_NE(negative.status().message().find("security.default_task.uid"), std::string::npos)
       << negative.status().message();
+}
+
+TEST(MasterConfigTest, RootTasksOnlyWhenAllowed) {
+  const std::string root = "default_task: {user: root, uid: 0, group: root, gid: 0}";
+  auto refused = master::ParseMasterConfig(Yaml("security: {" + root + "}"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(
+                "security.default_task.uid: is root's: tasks run as root only with "
+                "security.allow_root_tasks: true"),
+            std::string::npos)
+      << refused.status().message();
+  auto root_group = master::ParseMasterConfig(
+      Yaml("security: {default_task: {user: op, uid: 1000, group: root, gid: 0}}"));
+  ASSERT_FALSE(root_group.ok());
+  EXPECT_NE(root_group.status().message().find("security.default_task.gid"), std::string::npos);
+  auto allowed =
+      master::ParseMasterConfig(Yaml("security: {allow_root_tasks: true, " + root + "}"));
+  ASSERT_TRUE(allowed.ok()) << allowed.status().ToString();
+  EXPECT_TRUE(allowed->security.allow_root_tasks);
+  EXPECT_EQ(allowed->security.default_task->uid, 0);
 }
 
 TEST(AgentConfigTest, ReadsDeterminedNames) {

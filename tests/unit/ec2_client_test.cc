@@ -74,7 +74,7 @@ TEST_F(Ec2ClientTest, RunInstancesSendsWhatTheLaunchNeedsAndParsesTheReservation
   EXPECT_EQ(p["NetworkInterface.1.AssociatePublicIpAddress"], "true");
   EXPECT_EQ(p["BlockDeviceMapping.1.Ebs.VolumeSize"], "150");
   EXPECT_EQ(p["MetadataOptions.HttpTokens"], "required");
-  EXPECT_EQ(p["MetadataOptions.HttpPutResponseHopLimit"], "2");
+  EXPECT_EQ(p["MetadataOptions.HttpPutResponseHopLimit"], "1");
   EXPECT_EQ(p["InstanceInitiatedShutdownBehavior"], "terminate");
   EXPECT_EQ(p["ClientToken"], "token-1");
   EXPECT_EQ(p["TagSpecification.1.ResourceType"], "instance");
