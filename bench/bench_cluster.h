@@ -74,6 +74,8 @@ class BenchCluster {
         extra_bus_config_(std::move(extra_bus_config)),
         curve_(security == Security::kCurve) {
     fs::create_directories(dir_);
+    // As /tmp is: a root agent's tasks (as `nobody`, its default_task_user) may write here.
+    fs::permissions(dir_, fs::perms(01777));
   }
   ~BenchCluster() {
     for (auto it = pids_.rbegin(); it != pids_.rend(); ++it) Terminate(*it);

@@ -259,6 +259,8 @@ int RunBench(const Shape& shape, const std::string& build) {
   const std::string& admin = cluster.admin_token();
   const fs::path dir = fs::temp_directory_path() / ("det-http-bench-" + det::bus::RandomId());
   fs::create_directories(dir);
+  // As /tmp is: a root agent's trial runs (as `nobody`, its default_task_user) write here.
+  fs::permissions(dir, fs::perms(01777));
   const int64_t one = SleepingExperiment(client, admin, dir, "one", 1);
   ProcessFigures before = FiguresOf(cluster.master_pid()), unused;
   const auto single = ParkAndPause(port, RunIdentities(dir, "one", 1), client, admin, {one},
