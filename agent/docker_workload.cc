@@ -56,6 +56,7 @@ nlohmann::json ContainerCreateBody(const ContainerRequest& request) {
                          {"Init", true},
                          {"AutoRemove", false}};
   if (start.container.shm_size_bytes > 0) host["ShmSize"] = start.container.shm_size_bytes;
+  if (!request.group_add.empty()) host["GroupAdd"] = request.group_add;
   if (!gpus.empty()) {
     host["DeviceRequests"] = {
         {{"Driver", "nvidia"}, {"DeviceIDs", gpus}, {"Capabilities", {{"gpu"}}}}};

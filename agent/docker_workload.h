@@ -68,16 +68,17 @@ struct ContainerRequest {
   const bus::WorkloadStart* start = nullptr;
   std::string agent_id;
   std::string dir;  // the container's folder (kContainerFolder): its working folder inside too
-  std::vector<std::string> argv;     // what runs
-  std::vector<std::string> env;      // KEY=VALUE: the DET_* variables and the task's own
-  std::vector<bus::SlotInfo> slots;  // the workload's slots
-  std::string network_mode;          // "host", "bridge", a network's name
+  std::vector<std::string> argv;       // what runs
+  std::vector<std::string> env;        // KEY=VALUE: the DET_* variables and the task's own
+  std::vector<bus::SlotInfo> slots;    // the workload's slots
+  std::string network_mode;            // "host", "bridge", a network's name
+  std::vector<std::string> group_add;  // supplementary group ids of the user (HostConfig.GroupAdd)
 };
 
 // The create body: the image for the slots' type, argv, env (and HOME, the folder, unless the
 // task sets it), the folder mounted at its own path and as working folder, the task's binds,
-// shm size, network mode, the GPUs by uuid (nvidia device request), the agent's uid and gid as
-// the user (files it leaves in the folder stay the agent's to recycle), an init process, labels.
+// shm size, network mode, the GPUs by uuid (nvidia device request), the start's account as the
+// user with its supplementary groups (else the agent's uid and gid), an init process, labels.
 nlohmann::json ContainerCreateBody(const ContainerRequest& request);
 
 }  // namespace det::agent

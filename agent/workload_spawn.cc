@@ -69,15 +69,15 @@ std::vector<std::string> WorkloadEnvironment(const bus::WorkloadStart& start,
   return entries;
 }
 
-std::string RunAsVariable(const bus::AgentUserGroup& account, const std::string& dir) {
-  std::vector<gid_t> groups = {static_cast<gid_t>(account.gid)};
-  std::string home = dir;
+AccountOnHost AccountGroups(const bus::AgentUserGroup& account, const std::string& dir) {
+  AccountOnHost found{{static_cast<gid_t>(account.gid)}, dir};
   struct passwd entry {};
-  struct passwd* found = nullptr;
+  struct passwd* known = nullptr;
   std::vector<char> buffer(16384);
-  if (getpwnam_r(account.user.c_str(), &entry, buffer.data(), buffer.size(), &found) == 0 &&
-      found && found->pw_uid == static_cast<uid_t>(account.uid)) {
-    home = found->pw_dir;
+  if (getpwnam_r(account.user.c_str(), &entry, buffer.data(), buffer.size(), &known) == 0 &&
+      known && known->pw_uid == static_cast<uid_t>(account.uid)) {
+    found.home = known->pw_dir;
+    std::vector<gid_t>& groups = found.groups;
     int count = 64;
     groups.resize(count);
     if (getgrouplist(account.user.c_str(), static_cast<gid_t>(account.gid), groups.data(), &count) <
@@ -87,10 +87,15 @@ std::string RunAsVariable(const bus::AgentUserGroup& account, const std::string&
     }
     groups.resize(std::max(count, 1));
   }
+  return found;
+}
+
+std::string RunAsVariable(const bus::AgentUserGroup& account, const std::string& dir) {
+  const AccountOnHost found = AccountGroups(account, dir);
   std::vector<std::string> ids;
-  for (gid_t group : groups) ids.push_back(std::to_string(group));
+  for (gid_t group : found.groups) ids.push_back(std::to_string(group));
   return std::string(kRunAsVariable) + "=" + std::to_string(account.uid) + ":" +
-         std::to_string(account.gid) + ":" + Join(ids, ",") + ":" + home + ":" + account.user;
+         std::to_string(account.gid) + ":" + Join(ids, ",") + ":" + found.home + ":" + account.user;
 }
 
 Status GiveFolder(const std::string& path, const bus::AgentUserGroup& account) {
@@ -220,11 +225,17 @@ Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& 
     if (made) return Internal("cannot make " + info_dir + ": " + made.message());
     with_info.container.binds.push_back(info_dir + ":" + kRunInfoMount);
   }
-  if (start.run_as) DET_RETURN_IF_ERROR(GiveFolder(inside, *start.run_as));
+  std::vector<std::string> groups;  // the account's other groups on this host, as the shim sets
+  if (start.run_as) {
+    DET_RETURN_IF_ERROR(GiveFolder(inside, *start.run_as));
+    for (gid_t group : AccountGroups(*start.run_as, inside).groups) {
+      if (group != static_cast<gid_t>(start.run_as->gid)) groups.push_back(std::to_string(group));
+    }
+  }
   container.create = ContainerCreateBody(
       {&with_info, settings.host.agent_id, inside, argv,
        WorkloadEnvironment(start, settings.host, false, wants_info ? kRunInfoMount : ""), slots,
-       settings.network_mode});
+       settings.network_mode, std::move(groups)});
   container.image = container.create.value("Image", "");
   const std::string spec_path = dir + "/" + kContainerSpecFile;
   const std::string spec = container.ToJson().dump();

@@ -39,6 +39,14 @@ std::vector<std::string> WorkloadEnvironment(const bus::WorkloadStart& start,
 // host's account database when it has the user under that uid; else the primary group alone and
 // `dir` as home.
 std::string RunAsVariable(const bus::AgentUserGroup& account, const std::string& dir);
+// What this host knows of `account`: its groups (primary first, then the supplementary ones from
+// the account database when it has the user under that uid; else the primary alone) and its home
+// (else `dir`).
+struct AccountOnHost {
+  std::vector<gid_t> groups;
+  std::string home;
+};
+AccountOnHost AccountGroups(const bus::AgentUserGroup& account, const std::string& dir);
 // Gives the folder at `path` and everything in it to `account` (owner uid:gid; the folder's mode
 // 0700) when this agent runs as root; changes nothing otherwise (the agent cannot switch users:
 // its tasks run as itself).

@@ -534,7 +534,7 @@ std::vector<std::string> WithMounts(const json& create, std::vector<std::string>
 
 // `argv` run as the container's `User` ("uid:gid", as the agent writes it), as the engine runs a
 // container's process, when the fake may switch (as root) and it is another user: util-linux's
-// setpriv sets the gid, the uid and no supplementary groups before exec.
+// setpriv sets the supplementary groups (HostConfig.GroupAdd, else none), gid and uid before exec.
 std::vector<std::string> AsUser(const json& create, std::vector<std::string> argv) {
   const std::string user = create.value("User", "");
   const size_t colon = user.find(':');
@@ -542,8 +542,14 @@ std::vector<std::string> AsUser(const json& create, std::vector<std::string> arg
       user == std::to_string(geteuid()) + ":" + std::to_string(getegid())) {
     return argv;
   }
-  std::vector<std::string> switched = {"setpriv", "--reuid=" + user.substr(0, colon),
-                                       "--regid=" + user.substr(colon + 1), "--clear-groups", "--"};
+  std::string groups;
+  for (const json& group :
+       create.value("HostConfig", json::object()).value("GroupAdd", json::array())) {
+    if (group.is_string()) groups += (groups.empty() ? "" : ",") + group.get<std::string>();
+  }
+  std::vector<std::string> switched = {
+      "setpriv", "--reuid=" + user.substr(0, colon), "--regid=" + user.substr(colon + 1),
+      groups.empty() ? "--clear-groups" : "--groups=" + groups, "--"};
   switched.insert(switched.end(), argv.begin(), argv.end());
   return switched;
 }

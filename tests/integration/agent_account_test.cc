@@ -34,12 +34,6 @@ class AgentAccountTest : public testing::ExperimentFixture {
     fs::permissions(dir_, fs::perms(0711));
     fs::permissions(dir_ / "master.yaml", fs::perms(0600));
   }
-  std::string CreateUser(const std::string& name, const std::string& password) {
-    return Shell("printf '%s\\n' '" + password + "' | " +
-                 DetCommand("DET_USER=admin DET_PASS=" + std::string(testing::kAdminPassword) +
-                                " DET_AUTH_FILE=" + (dir_ / "auth-admin.json").string(),
-                            "user create " + name + "; echo rc=$?"));
-  }
   testing::RestAnswer Send(const std::string& method, const std::string& path,
                            const std::string& token, const std::string& body = "") {
     return testing::RestClient(std::stoi(rest_port_)).Send(method, path, token, body);
@@ -48,12 +42,10 @@ class AgentAccountTest : public testing::ExperimentFixture {
     return testing::RestClient(std::stoi(rest_port_)).Login(user, password);
   }
   // Runs `command` as `user` and answers its output once it ended.
-  std::string RunAs(const std::string& user, const std::string& password,
-                    const std::string& command) {
-    const auto reply = nlohmann::json::parse(
-        DetAs(user, password, "--json cmd run '" + command + "'"), nullptr, false);
-    if (!reply.is_object() || !reply.contains("task_id")) return "no task: " + reply.dump();
-    const std::string id = reply["task_id"];
+  std::string RunToEnd(const std::string& user, const std::string& password,
+                       const std::string& command) {
+    const std::string id = RunAs(user, password, command);
+    if (id.empty()) return "no task";
     DetAs(user, password, "task wait " + id);
     return DetAs(user, password, "task logs " + id);
   }
@@ -115,9 +107,9 @@ TEST_F(AgentAccountTest, TasksRunAsTheirSubmittersAccountAndReadNothingOfRoot) {
   EXPECT_NE(to_root.find("security.allow_root_tasks: true"), std::string::npos) << to_root;
 
   const std::string alice =
-      RunAs("alice", kAlicesPassword,
-            "echo uid=$(id -u) gid=$(id -g) groups=$(id -G) user=$USER; cat " + secret +
-                "; echo cat=$?; touch mine && echo wrote=$?");
+      RunToEnd("alice", kAlicesPassword,
+               "echo uid=$(id -u) gid=$(id -g) groups=$(id -G) user=$USER; cat " + secret +
+                   "; echo cat=$?; touch mine && echo wrote=$?");
   EXPECT_NE(alice.find("uid=4242 gid=4243 groups=4243 user=alice"), std::string::npos) << alice;
   EXPECT_NE(alice.find("Permission denied"), std::string::npos) << alice;
   EXPECT_EQ(alice.find("the cluster's secret"), std::string::npos) << alice;
@@ -125,27 +117,15 @@ TEST_F(AgentAccountTest, TasksRunAsTheirSubmittersAccountAndReadNothingOfRoot) {
   EXPECT_NE(alice.find("wrote=0"), std::string::npos) << alice;  // its own folder is its own
 
   // Another account's running task: its folder is its own (0700), as is what it writes there.
-  const auto bobs = nlohmann::json::parse(
-      DetAs("bob", kBobsPassword,
-            "--json cmd run 'echo bobs-note > note; echo dir=$PWD; sleep 60'"),
-      nullptr, false);
-  ASSERT_TRUE(bobs.is_object() && bobs.contains("task_id")) << bobs.dump();
-  const std::string bobs_task = bobs["task_id"];
-  std::string bobs_dir;
-  ASSERT_TRUE(testing::Eventually(
-      [&] {
-        const std::string logs = DetAs("bob", kBobsPassword, "task logs " + bobs_task);
-        const size_t at = logs.find("dir=");
-        if (at == std::string::npos) return false;
-        bobs_dir = logs.substr(at + 4, logs.find('\n', at) - at - 4);
-        return true;
-      },
-      30s));
+  const std::string bobs_task =
+      RunAs("bob", kBobsPassword, "echo bobs-note > note; echo dir=$PWD; sleep 60");
+  const std::string bobs_dir = WaitForOutput("bob", kBobsPassword, bobs_task, "dir=");
+  ASSERT_FALSE(bobs_dir.empty()) << DetAs("bob", kBobsPassword, "task logs " + bobs_task);
   const std::string prying =
-      RunAs("alice", kAlicesPassword,
-            "cat " + bobs_dir + "/note; echo note=$?; ls " + bobs_dir + "; echo list=$?; head -1 " +
-                (dir_ / "master.yaml").string() + "; echo yaml=$?; ls " +
-                (dir_ / "work-agent-1").string() + "; echo work=$?");
+      RunToEnd("alice", kAlicesPassword,
+               "cat " + bobs_dir + "/note; echo note=$?; ls " + bobs_dir +
+                   "; echo list=$?; head -1 " + (dir_ / "master.yaml").string() +
+                   "; echo yaml=$?; ls " + (dir_ / "work-agent-1").string() + "; echo work=$?");
   EXPECT_EQ(prying.find("bobs-note"), std::string::npos) << prying;
   EXPECT_EQ(prying.find("db:"), std::string::npos) << prying;
   for (const char* failed : {"note=1", "list=2", "yaml=1", "work=2"}) {
@@ -154,7 +134,7 @@ TEST_F(AgentAccountTest, TasksRunAsTheirSubmittersAccountAndReadNothingOfRoot) {
   DetAs("bob", kBobsPassword, "task kill " + bobs_task);
 
   // Not linked: the cluster's default_task.
-  const std::string bob = RunAs("bob", kBobsPassword, "echo uid=$(id -u) gid=$(id -g)");
+  const std::string bob = RunToEnd("bob", kBobsPassword, "echo uid=$(id -u) gid=$(id -g)");
   EXPECT_NE(bob.find("uid=65534 gid=65534"), std::string::npos) << bob;
 
   // Determined's REST form links bob; the user answer shows it under Determined's names.
@@ -172,7 +152,7 @@ TEST_F(AgentAccountTest, TasksRunAsTheirSubmittersAccountAndReadNothingOfRoot) {
                         R"( "agentUser": "bob;rm", "agentGroup": "bobs"}})");
   EXPECT_EQ(bad.status, 400) << bad.text;
   EXPECT_NE(bad.text.find("agent user"), std::string::npos) << bad.text;
-  const std::string relinked = RunAs("bob", kBobsPassword, "echo uid=$(id -u) gid=$(id -g)");
+  const std::string relinked = RunToEnd("bob", kBobsPassword, "echo uid=$(id -u) gid=$(id -g)");
   EXPECT_NE(relinked.find("uid=5000 gid=5001"), std::string::npos) << relinked;
 }
 
@@ -209,9 +189,9 @@ TEST_F(AgentAccountTest, CheckpointsAreTheOwnersAndAreRemovedAsTheOwner) {
   }
   const std::string target = paused.front().string();
   const std::string bob =
-      RunAs("bob", kBobsPassword,
-            "ls " + target + "; echo list=$?; rm -rf " + target + "; echo remove=$?; mv " + target +
-                " " + target + ".moved; echo move=$?");
+      RunToEnd("bob", kBobsPassword,
+               "ls " + target + "; echo list=$?; rm -rf " + target + "; echo remove=$?; mv " +
+                   target + " " + target + ".moved; echo move=$?");
   for (const char* failed : {"list=2", "remove=1", "move=1"}) {
     EXPECT_NE(bob.find(failed), std::string::npos) << failed << "\n" << bob;
   }

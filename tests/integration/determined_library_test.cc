@@ -61,14 +61,22 @@ class DeterminedLibraryTest : public testing::ExperimentFixture {
     fs::create_directories(dir_ / "checkpoints");
     fs::copy(ConformanceDir() / "examples" / "tutorials" / "core_api", dir_ / "core_api",
              fs::copy_options::recursive);
+    // The runs import the library as their account (`nobody`, the agents' default_task_user),
+    // which need not pass through the folders above the checkout and ../shared: they read a copy
+    // in the test's folder (3 MB), as they would read an image's.
+    fs::create_directories(dir_ / "library");
+    fs::copy(ConformanceDir() / "harness", dir_ / "library" / "harness",
+             fs::copy_options::recursive);
+    fs::copy(fs::path(SourceDir()) / "tests" / "data" / "ml_framework_stub",
+             dir_ / "library" / "ml_framework_stub", fs::copy_options::recursive);
     // Agents (and so their runs) import the library and find Debian's python3 first.
     saved_path_ = std::getenv("PATH");
     const char* pythonpath = std::getenv("PYTHONPATH");
     saved_pythonpath_ = pythonpath ? pythonpath : "";
     setenv("PATH", ("/usr/bin:" + saved_path_).c_str(), 1);
     setenv("PYTHONPATH",
-           ((ConformanceDir() / "harness").string() + ":" + SourceDir() +
-            "/tests/data/ml_framework_stub")
+           ((dir_ / "library" / "harness").string() + ":" +
+            (dir_ / "library" / "ml_framework_stub").string())
                .c_str(),
            1);
   }

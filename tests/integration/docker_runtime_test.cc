@@ -188,6 +188,41 @@ TEST_P(DockerRuntimeTest, ExperimentTrialsRunInContainersAndWriteTheirCheckpoint
   EXPECT_NE(Log("agent-d.log").find("in container det-"), std::string::npos);
 }
 
+// Users linked to accounts on agents: each container runs as its user's account (uid, gid and
+// the host's other groups of it) and reaches nothing of another account's task.
+TEST_P(DockerRuntimeTest, ALinkedUsersContainerRunsAsItsAccountAndReachesOnlyItsOwn) {
+  if (geteuid() != 0) GTEST_SKIP() << "an agent switches users only as root; this test is not root";
+  auto agent = StartDockerAgent("agent-d");
+  WaitForAgent();
+  for (const auto& [user, uid] : {std::pair{"alice", 4242}, {"bob", 5000}}) {
+    ASSERT_NE(CreateUser(user, "password-of-" + std::string(user)).find("rc=0"), std::string::npos);
+    Det("user link-with-agent-user " + std::string(user) + " --agent-uid " + std::to_string(uid) +
+        " --agent-gid " + std::to_string(uid + 1) + " --agent-user " + user + " --agent-group " +
+        user + "s");
+  }
+  const std::string image = "--image " + engine_.image;
+  const std::string bobs_task =
+      RunAs("bob", "password-of-bob", "echo bobs-note > note; echo dir=$PWD; sleep 60", image);
+  const std::string bobs_dir = WaitForOutput("bob", "password-of-bob", bobs_task, "dir=");
+  ASSERT_FALSE(bobs_dir.empty()) << Log("agent-d.log");
+
+  const std::string alices_task = RunAs("alice", "password-of-alice",
+                                        "echo as $(id -u):$(id -g); cat " + bobs_dir +
+                                            "/note; echo note=$?; touch mine; echo "
+                                            "wrote=$?; sleep 1",
+                                        image);
+  const nlohmann::json container = RunningContainerOf(alices_task);
+  ASSERT_TRUE(container.is_object()) << Log("agent-d.log");
+  EXPECT_EQ(container["Config"].value("User", ""), "4242:4243");
+  Wait(alices_task);
+  const std::string alice = DetAs("alice", "password-of-alice", "task logs " + alices_task);
+  for (const char* expected : {"as 4242:4243", "note=1", "wrote=0"}) {
+    EXPECT_NE(alice.find(expected), std::string::npos) << expected << "\n" << alice;
+  }
+  EXPECT_EQ(alice.find("bobs-note"), std::string::npos) << alice;
+  Det("task kill " + bobs_task);
+}
+
 TEST_P(DockerRuntimeTest, MissingImageIsPulledWithProgressInTheLogs) {
   auto agent = StartDockerAgent("agent-d");
   WaitForAgent();

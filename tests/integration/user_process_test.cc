@@ -33,14 +33,6 @@ class UserProcessTest : public ClusterProcessTest {
         "DET_USER_TOKEN=" + token + " DET_AUTH_FILE=" + (dir_ / "no-cache.json").string(),
         args + "; echo rc=$?"));
   }
-  // `det user create` as admin, the password on standard input.
-  std::string CreateUser(const std::string& name, const std::string& password,
-                         const std::string& flags = "") {
-    return Shell("printf '%s\\n' '" + password + "' | " +
-                 DetCommand("DET_USER=admin DET_PASS=" + std::string(testing::kAdminPassword) +
-                                " DET_AUTH_FILE=" + (dir_ / "auth-admin.json").string(),
-                            "user create " + name + " " + flags + "; echo rc=$?"));
-  }
 };
 
 TEST_F(UserProcessTest, EveryCommandButLoginNeedsAUser) {

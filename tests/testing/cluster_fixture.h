@@ -191,6 +191,14 @@ class ClusterProcessTest : public ::testing::Test {
                                                            (dir_ / "master2.yaml").string()},
                                   dir_ / "master2.log");
   }
+  // `det user create` as admin, the password on standard input; "rc=N" on the last line.
+  std::string CreateUser(const std::string& name, const std::string& password,
+                         const std::string& flags = "") {
+    return Shell("printf '%s\\n' '" + password + "' | " +
+                 DetCommand("DET_USER=admin DET_PASS=" + std::string(kAdminPassword) +
+                                " DET_AUTH_FILE=" + (dir_ / "auth-admin.json").string(),
+                            "user create " + name + " " + flags + "; echo rc=$?"));
+  }
   // Runs det with the test's master as `admin` (logged in by DET_USER/DET_PASS, the session kept
   // in the test's folder); gives up after two minutes.
   std::string Det(const std::string& args) { return DetAs("admin", kAdminPassword, args); }
@@ -208,7 +216,28 @@ class ClusterProcessTest : public ::testing::Test {
   }
   // det cmd run: the new task's id ("" on failure, which the test is told of).
   std::string Run(const std::string& entrypoint, const std::string& flags = "") {
-    const std::string out = Det("--json cmd run " + flags + " '" + entrypoint + "'");
+    return RunAs("admin", kAdminPassword, entrypoint, flags);
+  }
+  // What follows `marker` on the first line of `task_id`'s output that has it, once one has (as
+  // `user`; at most 30 s, then "").
+  std::string WaitForOutput(const std::string& user, const std::string& password,
+                            const std::string& task_id, const std::string& marker) {
+    for (int i = 0; i < 300; ++i) {
+      const std::string logs = DetAs(user, password, "task logs " + task_id);
+      const size_t at = logs.find(marker);
+      if (at != std::string::npos) {
+        const size_t from = at + marker.size();
+        return logs.substr(from, logs.find('\n', from) - from);
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    return "";
+  }
+  // `det cmd run` as `user`: the task's id ("" when it was not submitted).
+  std::string RunAs(const std::string& user, const std::string& password,
+                    const std::string& entrypoint, const std::string& flags = "") {
+    const std::string out =
+        DetAs(user, password, "--json cmd run " + flags + " '" + entrypoint + "'");
     auto reply = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
     EXPECT_TRUE(reply.is_object()) << out;
     return reply.is_object() ? reply.value("task_id", "") : "";

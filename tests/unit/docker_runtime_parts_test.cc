@@ -157,6 +157,13 @@ TEST(ContainerCreateBodyTest, CarriesTheWorkloadsImageFolderGpusAndLabels) {
   EXPECT_EQ(host["DeviceRequests"][0]["Driver"], "nvidia");
   EXPECT_EQ(host["DeviceRequests"][0]["DeviceIDs"], nlohmann::json({"GPU-aaa", "GPU-bbb"}));
   EXPECT_FALSE(host["DeviceRequests"][0].contains("Count")) << "Count and DeviceIDs exclude";
+  EXPECT_FALSE(host.contains("GroupAdd"));
+  // A task's account: the container's user, with its other groups.
+  start.run_as = bus::AgentUserGroup{4242, 4243, "alice", "alices"};
+  request.group_add = {"27", "100"};
+  const nlohmann::json as_alice = agent::ContainerCreateBody(request);
+  EXPECT_EQ(as_alice["User"], "4242:4243");
+  EXPECT_EQ(as_alice["HostConfig"]["GroupAdd"], nlohmann::json({"27", "100"}));
 
   request.slots = {{"cpu0", "cpu", "x86", ""}};
   request.env = {"HOME=/root"};
