@@ -14,6 +14,7 @@
 #include "agent/workload_record.h"
 #include "agent/workload_shim.h"
 #include "common/files.h"
+#include "common/process.h"
 
 extern char** environ;
 
@@ -52,7 +53,7 @@ WorkloadRunner::WorkloadRunner(Options options, const Clock& clock, LogShipper& 
   folders_.StockUp();
   std::error_code ec;
   const fs::path here = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  if (options_.shim_program.empty()) options_.shim_program = (here / "det-workload-shim").string();
+  if (options_.shim_program.empty()) options_.shim_program = (here / kWorkloadShimProgram).string();
   if (options_.pump_program.empty()) options_.pump_program = (here / "det-docker-pump").string();
 }
 

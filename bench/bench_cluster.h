@@ -22,6 +22,7 @@
 #include "bus/catalog/users.h"
 #include "bus/rpc_client.h"
 #include "common/config.h"
+#include "common/process.h"
 #include "storage/local_postgres.h"
 
 extern char** environ;
@@ -79,6 +80,9 @@ class BenchCluster {
   }
   ~BenchCluster() {
     for (auto it = pids_.rbegin(); it != pids_.rend(); ++it) Terminate(*it);
+    // Workloads outlive their agents by design; a benchmark's must not outlive the benchmark.
+    StopProcessGroups(ProcessGroupsLedBy(kWorkloadShimProgram, dir_.string()),
+                      std::chrono::milliseconds(0));
     pg_.reset();
     std::error_code ec;
     fs::remove_all(dir_, ec);

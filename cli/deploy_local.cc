@@ -137,6 +137,15 @@ std::string ClientSecurity(const fs::path& dir, const std::string& name) {
 
 // The default pool grows by det-agent processes on this host (the autoscaler's local provider),
 // each with its slots and the agents' key from dynamic-agent.yaml.
+// A configuration file that is the owner's only from the moment it exists (0600): they name key
+// files, and the master's holds the admin password. An agent as root would otherwise close its own
+// at start, as tasks of other accounts run on its host.
+std::ofstream PrivateFile(const fs::path& path) {
+  ::close(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600));
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+  return std::ofstream(path);
+}
+
 void WriteLocalProvider(const fs::path& dir, const DeployOptions& deploy) {
   std::ofstream(dir / "master.yaml", std::ios::app)
       << "resource_pools:\n  - pool_name: default\n    provider:\n      type: local\n"
@@ -144,16 +153,13 @@ void WriteLocalProvider(const fs::path& dir, const DeployOptions& deploy) {
       << "\n      instance_slots: " << DynamicAgentSlots(deploy) << "\n      agent_args: [-c, \""
       << (dir / "dynamic-agent.yaml").string() << "\"]"
       << "\n      work_dir: \"" << (dir / "instances").string() << "\"\n";
-  std::ofstream(dir / "dynamic-agent.yaml")
+  PrivateFile(dir / "dynamic-agent.yaml")
       << "master_host: 127.0.0.1\nartificial_slots: " << DynamicAgentSlots(deploy) << "\n"
       << ClientSecurity(dir, "agent");
 }
 
 void WriteConfigs(const fs::path& dir, const DeployOptions& deploy, const std::string& password) {
-  // It holds the admin password: the owner's only, from the moment it exists.
-  ::close(::open((dir / "master.yaml").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600));
-  fs::permissions(dir / "master.yaml", fs::perms::owner_read | fs::perms::owner_write);
-  std::ofstream(dir / "master.yaml")
+  PrivateFile(dir / "master.yaml")
       << "port: " << kRestPort << "\nendpoints_file: " << (dir / "endpoints.yaml").string()
       << "\nlocal_db:\n  data_dir: " << (dir / "postgres").string()
       << "\nsecurity:\n  initial_user_password: \"" << password << "\"\nbus:\n  host: 127.0.0.1\n"
@@ -167,14 +173,14 @@ void WriteConfigs(const fs::path& dir, const DeployOptions& deploy, const std::s
   if (deploy.max_agents > 0) WriteLocalProvider(dir, deploy);
   for (int i = 0; i < deploy.agents; ++i) {
     const std::string id = "local-agent-" + std::to_string(i);
-    std::ofstream out(dir / (id + ".yaml"));
+    std::ofstream out = PrivateFile(dir / (id + ".yaml"));
     out << "master_host: 127.0.0.1\nagent_id: " << id
         << "\nwork_dir: " << (dir / "work" / id).string() << "\n"
         << ClientSecurity(dir, "agent");
     if (deploy.artificial_slots > 0) out << "artificial_slots: " << deploy.artificial_slots << "\n";
   }
-  std::ofstream(dir / "autoscaler.yaml") << "master_host: 127.0.0.1\n"
-                                         << ClientSecurity(dir, "autoscaler");
+  PrivateFile(dir / "autoscaler.yaml") << "master_host: 127.0.0.1\n"
+                                       << ClientSecurity(dir, "autoscaler");
 }
 
 // How this det reaches the deployed cluster, as admin.
@@ -292,6 +298,16 @@ void StopDynamicAgents(const fs::path& dir) {
   }
 }
 
+// What the cluster's agents still run: workloads outlive their agent by design (a restarted agent
+// adopts them), but not the cluster.
+void StopWorkloads(const fs::path& dir) {
+  const std::vector<pid_t> workloads = ProcessGroupsLedBy(kWorkloadShimProgram, dir.string());
+  if (workloads.empty()) return;
+  StopProcessGroups(workloads, 10s);
+  std::cout << "stopped " << workloads.size() << " workload" << (workloads.size() == 1 ? "" : "s")
+            << "\n";
+}
+
 // The private PostgreSQL keeps its server files outside the cluster folder when its `postgres`
 // account cannot reach that folder (storage/local_postgres.h): `server_dir` names them. Removed
 // only when they look like a PostgreSQL server's folder.
@@ -315,6 +331,7 @@ int Down(const DeployOptions& deploy) {
     if (name.starts_with("local-agent-")) StopProcess(dir, name);
   }
   StopDynamicAgents(dir);
+  StopWorkloads(dir);
   StopProcess(dir, "master");
   if (deploy.delete_data) {
     RemoveDatabaseServerFiles(dir / "postgres");

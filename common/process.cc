@@ -5,13 +5,16 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 extern char** environ;
 
@@ -110,34 +113,90 @@ std::map<std::string, std::string> DetEnvironment(const std::filesystem::path& p
   return env;
 }
 
-// Whether `pid` leads its own session and has not exited.
-bool LiveSessionLeader(const std::filesystem::path& proc, pid_t pid) {
+// What /proc/PID/stat says of a process: its state, process group and session.
+struct ProcessStat {
+  char state = 0;
+  long group = 0;
+  long session = 0;
+};
+std::optional<ProcessStat> ReadProcessStat(const std::filesystem::path& proc) {
   std::ifstream in(proc / "stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return false;
+  if (paren == std::string::npos) return std::nullopt;
   std::istringstream fields(stat.substr(paren + 1));
-  char state = 0;
-  long parent = 0, group = 0, session = 0;
-  fields >> state >> parent >> group >> session;
-  return fields && state != 'Z' && session == pid;
+  ProcessStat read;
+  long parent = 0;
+  fields >> read.state >> parent >> read.group >> read.session;
+  if (!fields) return std::nullopt;
+  return read;
+}
+
+// Whether `pid` leads its own session and has not exited.
+bool LiveSessionLeader(const std::filesystem::path& proc, pid_t pid) {
+  const auto stat = ReadProcessStat(proc);
+  return stat && stat->state != 'Z' && stat->session == pid;
+}
+
+// The numbered entries of /proc: every process.
+template <typename Visit>
+void ForEachProcess(Visit&& visit) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    visit(entry.path(), static_cast<pid_t>(std::stol(name)));
+  }
 }
 
 }  // namespace
 
 std::vector<TaggedProcess> FindSessionLeaders(const std::string& key, const std::string& value) {
   std::vector<TaggedProcess> found;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    auto env = DetEnvironment(entry.path());
+  ForEachProcess([&](const std::filesystem::path& proc, pid_t pid) {
+    auto env = DetEnvironment(proc);
     auto tag = env.find(key);
-    if (tag == env.end() || tag->second != value) continue;
-    const auto pid = static_cast<pid_t>(std::stol(name));
-    if (LiveSessionLeader(entry.path(), pid)) found.push_back({pid, std::move(env)});
-  }
+    if (tag == env.end() || tag->second != value) return;
+    if (LiveSessionLeader(proc, pid)) found.push_back({pid, std::move(env)});
+  });
   return found;
+}
+
+std::vector<pid_t> ProcessGroupsLedBy(const std::string& program, const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(folder, ec);
+  std::vector<pid_t> found;
+  if (ec || root.empty()) return found;
+  ForEachProcess([&](const fs::path& proc, pid_t pid) {
+    const auto stat = ReadProcessStat(proc);
+    if (!stat || stat->state == 'Z' || stat->group != pid) return;
+    std::error_code unreadable;
+    std::string exe = fs::read_symlink(proc / "exe", unreadable).filename().string();
+    if (exe.ends_with(" (deleted)")) exe.resize(exe.size() - std::strlen(" (deleted)"));
+    if (unreadable || exe != program) return;
+    const fs::path cwd = fs::read_symlink(proc / "cwd", unreadable);
+    if (unreadable) return;
+    const auto [inside, rest] = std::mismatch(root.begin(), root.end(), cwd.begin(), cwd.end());
+    if (inside == root.end()) found.push_back(pid);
+  });
+  return found;
+}
+
+void StopProcessGroups(const std::vector<pid_t>& groups, std::chrono::milliseconds grace) {
+  for (pid_t group : groups) kill(-group, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  auto any_left = [&] {  // a leader that has not exited (a zombie has)
+    for (pid_t group : groups) {
+      const auto stat = ReadProcessStat("/proc/" + std::to_string(group));
+      if (stat && stat->state != 'Z') return true;
+    }
+    return false;
+  };
+  while (any_left() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (pid_t group : groups) kill(-group, SIGKILL);
 }
 
 std::string SiblingProgram(const std::string& folder, const std::string& name) {

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -45,6 +46,19 @@ struct TaggedProcess {
 // The live session leaders whose environment has `key`=`value` (processes of other users, which
 // cannot be read, and exited ones are left out).
 std::vector<TaggedProcess> FindSessionLeaders(const std::string& key, const std::string& value);
+
+// The program that leads each workload's process group (agent/workload_shim.h), installed next to
+// det-agent.
+inline constexpr const char* kWorkloadShimProgram = "det-workload-shim";
+// The live process groups whose leader runs `program` (its executable's file name) and works (its
+// cwd) in `folder` or below it. With kWorkloadShimProgram and an agent's work folder: the workloads
+// that agent started, each led by its shim in the workload's own folder. Workloads outlive their
+// agent by design (a restarted agent adopts them); this finds them when a whole cluster goes.
+// Other users' processes are seen only by root.
+std::vector<pid_t> ProcessGroupsLedBy(const std::string& program, const std::string& folder);
+// SIGTERM to each group, then SIGKILL to them all (what a leader left behind too) once every
+// leader has exited or `grace` has passed.
+void StopProcessGroups(const std::vector<pid_t>& groups, std::chrono::milliseconds grace);
 
 // A sibling program of the running one: `name` in the same folder (installed), else in the build
 // tree's `folder` next to it (build/<folder>/<name>). DET_BIN_DIR, when set, wins.

@@ -64,8 +64,17 @@ if [ "$CHECK" = 1 ]; then
   [ "$launched" = 1 ] || fail "the autoscaler launched no agent (det autoscaler decisions)"
   [ "$seen" = 1 ] || fail "the agent the autoscaler started did not connect"
   [ "$experiment_ok" = 1 ] || fail "the example experiment did not complete"
+  for f in master.yaml autoscaler.yaml dynamic-agent.yaml admin-password; do
+    [ "$(stat -c %a "$CLUSTER/$f")" = 600 ] || fail "$f is not the owner's only (mode 600)"
+  done
+  # A command still running when the cluster goes down goes with it.
+  marker="local-cluster-check-$$"
+  "$DET" cmd run "sleep 600; echo $marker" >/dev/null
+  for _ in $(seq 300); do pgrep -f "$marker" >/dev/null && break; sleep 0.1; done
+  pgrep -f "$marker" >/dev/null || fail "the command did not start"
   deploy down >/dev/null
   if pgrep -f "$CLUSTER/instances" >/dev/null; then fail "agents still run after deploy down"; fi
+  if pgrep -f "$marker" >/dev/null; then fail "a command still runs after deploy down"; fi
   echo "local cluster OK"
   exit 0
 fi

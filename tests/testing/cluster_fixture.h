@@ -24,6 +24,7 @@
 
 #include "bus/rpc_client.h"
 #include "common/config.h"
+#include "common/process.h"
 #include "tests/testing/postgres_fixture.h"
 
 namespace det::testing {
@@ -131,16 +132,8 @@ class ClusterProcessTest : public ::testing::Test {
   }
   // Workloads outlive their agents by design; a test's must not outlive the test.
   void KillLeftoverWorkloads() {
-    std::error_code ec;
-    for (const auto& entry : fs::recursive_directory_iterator(dir_, ec)) {
-      if (entry.path().filename() != "workload.json") continue;
-      std::ifstream in(entry.path());
-      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      const size_t at = text.find("\"pid\":");
-      if (at == std::string::npos) continue;
-      const pid_t pid = static_cast<pid_t>(std::atol(text.c_str() + at + 6));
-      if (pid > 0) kill(-pid, SIGKILL);
-    }
+    StopProcessGroups(ProcessGroupsLedBy(kWorkloadShimProgram, dir_.string()),
+                      std::chrono::milliseconds(0));
   }
 
   std::string SecurityConfig() const {

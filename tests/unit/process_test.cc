@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +36,46 @@ TEST(SpawnDetachedTest, AMissingProgramIsNamed) {
   auto pid = SpawnDetached({"/no/such/program"}, {}, "/dev/null");
   ASSERT_FALSE(pid.ok());
   EXPECT_EQ(pid.status().message(), "/no/such/program is not an executable file");
+}
+
+// A `sleep` leading its own process group in `dir`, as the agent starts a workload's shim.
+pid_t StartGroupLeaderIn(const std::filesystem::path& dir) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    if (chdir(dir.c_str()) != 0) _exit(127);
+    execlp("sleep", "sleep", "30", nullptr);
+    _exit(127);
+  }
+  return pid;
+}
+
+TEST(ProcessGroupsLedByTest, FindsTheGroupsOfAProgramInAFolderAndStopsThem) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("det-groups-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir / "work" / "a1");
+  std::filesystem::create_directories(dir / "elsewhere");
+  const pid_t inside = StartGroupLeaderIn(dir / "work" / "a1");
+  const pid_t outside = StartGroupLeaderIn(dir / "elsewhere");
+  ASSERT_GT(inside, 0);
+  ASSERT_GT(outside, 0);
+  std::vector<pid_t> found;
+  for (int i = 0; i < 200 && found.empty(); ++i) {  // until the child has exec'd sleep
+    found = ProcessGroupsLedBy("sleep", (dir / "work").string());
+    if (found.empty()) usleep(10000);
+  }
+  EXPECT_EQ(found, std::vector<pid_t>{inside});
+  EXPECT_TRUE(ProcessGroupsLedBy("det-workload-shim", (dir / "work").string()).empty());
+  EXPECT_TRUE(ProcessGroupsLedBy("sleep", (dir / "wor").string()).empty());  // not a prefix match
+
+  StopProcessGroups(found, std::chrono::seconds(5));
+  int status = 0;
+  ASSERT_EQ(waitpid(inside, &status, 0), inside);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  EXPECT_EQ(waitpid(outside, &status, WNOHANG), 0);  // the one elsewhere runs on
+  kill(outside, SIGKILL);
+  waitpid(outside, &status, 0);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
