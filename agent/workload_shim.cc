@@ -71,37 +71,49 @@ bool ParseId(const std::string& text, unsigned long* out) {
 
 // The child's half of SpawnAs, between vfork and exec. It shares the shim's memory until it execs
 // or exits, so it makes system calls only (the raw set*id calls: glibc's act on every thread of
-// the process they believe they are in) and leaves why it failed in *failure.
-[[noreturn]] void BecomeAndExec(char** argv, const RunAs& as, const sigset_t& stops,
-                                volatile int* failure) {
+// the process they believe they are in). Why it failed goes to `report` (closed by a successful
+// exec): a pipe works whether the child shares memory (vfork) or not (TSan makes vfork a fork).
+[[noreturn]] void BecomeAndExec(char** argv, const RunAs& as, const sigset_t& stops, int report) {
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sigismember(&stops, sig) == 1) signal(sig, SIG_DFL);
   }
   umask(077);  // what the task makes (checkpoints in a shared folder too) is its account's only
-  if (syscall(SYS_setgroups, as.groups.size(), as.groups.data()) != 0 ||
-      syscall(SYS_setresgid, as.gid, as.gid, as.gid) != 0 ||
-      syscall(SYS_setresuid, as.uid, as.uid, as.uid) != 0) {
-    *failure = errno;
-    _exit(127);
+  if (syscall(SYS_setgroups, as.groups.size(), as.groups.data()) == 0 &&
+      syscall(SYS_setresgid, as.gid, as.gid, as.gid) == 0 &&
+      syscall(SYS_setresuid, as.uid, as.uid, as.uid) == 0) {
+    execvp(argv[0], argv);
   }
-  execvp(argv[0], argv);
-  *failure = errno;
+  const int failure = errno;
+  const ssize_t sent = write(report, &failure, sizeof failure);
+  (void)sent;
   _exit(127);
 }
 
 // Starts argv as `as`: groups, gid, then uid are set in the child before exec. The child's pid, or
 // -1 with *error set (why the switch or the exec failed). vfork, as posix_spawn does, rather than
-// fork: copying the shim's address space for every workload cost a root agent's job arrays a
-// tenth of their throughput.
+// fork: copying the shim's address space for every workload cost a root agent's job arrays about
+// a tenth of their throughput.
 pid_t SpawnAs(char** argv, const RunAs& as, const sigset_t& stops, int* error) {
-  volatile int failure = 0;
-  const pid_t pid = vfork();
-  if (pid == 0) BecomeAndExec(argv, as, stops, &failure);
-  if (pid < 0) {
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
     *error = errno;
     return -1;
   }
-  if (failure != 0) {  // the child exited without exec: it is a zombie now
+  const pid_t pid = vfork();
+  if (pid == 0) BecomeAndExec(argv, as, stops, report[1]);
+  const int spawn_errno = errno;
+  close(report[1]);
+  if (pid < 0) {
+    close(report[0]);
+    *error = spawn_errno;
+    return -1;
+  }
+  int failure = 0;
+  ssize_t got;
+  while ((got = read(report[0], &failure, sizeof failure)) < 0 && errno == EINTR) {
+  }
+  close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof failure)) {  // exec never happened
     while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
     *error = failure;

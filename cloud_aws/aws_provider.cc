@@ -76,11 +76,15 @@ Result<std::vector<Instance>> AwsProvider::List(const std::string& resource_pool
   Ec2Result<std::vector<Ec2Instance>> listed = client_->DescribeInstances(filters);
   if (!listed.ok()) return Unavailable(listed.error().ToString());
   std::vector<Instance> instances;
+  std::set<std::string> live;
   for (const Ec2Instance& found : listed.value()) {
     instances.push_back({found.id, resource_pool, StateOf(found.state),
                          Offering{found.instance_type, found.zone, found.lifecycle == "spot"},
                          found.launch_time, found.spot_request_id});
+    CloseMetadataService(found);
+    live.insert(found.id);
   }
+  std::erase_if(metadata_asked_, [&](const std::string& id) { return !live.contains(id); });
   if (config_.spot) DET_RETURN_IF_ERROR(ListSpotRequests(resource_pool, &instances));
   return instances;
 }
@@ -165,6 +169,26 @@ std::vector<provider::LaunchOutcome> AwsProvider::TakeLaunchOutcomes() {
   return taken;
 }
 
+void AwsProvider::CloseMetadataService(const Ec2Instance& instance) {
+  const InstanceState state = StateOf(instance.state);
+  if (instance.MetadataClosedToContainers() || metadata_asked_.contains(instance.id) ||
+      (state != InstanceState::kStarting && state != InstanceState::kRunning)) {
+    return;
+  }
+  metadata_asked_.insert(instance.id);
+  Ec2Result<bool> closed = client_->ModifyInstanceMetadataOptions(instance.id);
+  if (closed.ok()) {
+    spdlog::info("{}: metadata service closed to containers (IMDSv2 required, hop limit 1)",
+                 instance.id);
+  } else {
+    spdlog::warn(
+        "{}: its metadata service stays open to containers (tokens {}, hop limit {}), so they can "
+        "read the instance role's credentials: {}",
+        instance.id, instance.metadata_tokens.empty() ? "?" : instance.metadata_tokens,
+        instance.metadata_hop_limit, closed.error().ToString());
+  }
+}
+
 Status AwsProvider::AdoptSpotInstances(const std::string& resource_pool,
                                        const std::vector<const SpotRequest*>& fulfilled,
                                        std::vector<Instance>* instances) {
@@ -180,6 +204,7 @@ Status AwsProvider::AdoptSpotInstances(const std::string& resource_pool,
     seen.insert(instance.id);
     if (StateOf(instance.state) == InstanceState::kTerminated) continue;
     alive[instance.id] = &instance;
+    CloseMetadataService(instance);
   }
   const WallTime now = clock_.WallNow();
   for (const SpotRequest* request : fulfilled) {

@@ -66,6 +66,9 @@ class AwsProvider final : public provider::Provider {
   void GiveUpSpotRequests(const std::vector<const SpotRequest*>& requests);
   Status TerminateInstances(const std::vector<std::string>& ids);
   Status CancelSpotRequests(const std::vector<std::string>& ids);
+  // Closes the metadata service of a live instance to its containers once, when it is open (spot
+  // instances are: their requests cannot say so). A refusal is logged, naming the permission.
+  void CloseMetadataService(const Ec2Instance& instance);
 
   AwsProviderConfig config_;
   AgentBootstrap bootstrap_;
@@ -74,6 +77,8 @@ class AwsProvider final : public provider::Provider {
   std::map<std::string, UnseenSpotRequest> unseen_spot_;  // by spot request id
   std::set<std::string> dead_spot_instances_;  // of requests still listed: not looked up again
   std::map<std::string, WallTime> invisible_since_;  // fulfilled requests' unlisted instances
+  std::set<std::string>
+      metadata_asked_;  // instances whose metadata options were changed (or tried)
   std::vector<provider::LaunchOutcome> outcomes_;
 };
 

@@ -62,6 +62,15 @@ std::vector<Ec2Tag> ReadTags(const pugi::xml_node& node) {
   return tags;
 }
 
+// The metadata options that keep the instance role's credentials from containers
+// (Ec2Instance::MetadataClosedToContainers), under `prefix`.
+void AddClosedMetadataOptions(const std::string& prefix,
+                              std::map<std::string, std::string>* params) {
+  (*params)[prefix + "HttpTokens"] = "required";
+  (*params)[prefix + "HttpPutResponseHopLimit"] = "1";
+  (*params)[prefix + "HttpEndpoint"] = "enabled";
+}
+
 Ec2Instance ReadInstance(const pugi::xml_node& item) {
   Ec2Instance instance;
   instance.id = Text(item, "instanceId");
@@ -73,6 +82,9 @@ Ec2Instance ReadInstance(const pugi::xml_node& item) {
   instance.private_ip = Text(item, "privateIpAddress");
   instance.launch_time = TimeOf(Text(item, "launchTime"));
   instance.tags = ReadTags(item);
+  const pugi::xml_node metadata = item.child("metadataOptions");
+  instance.metadata_tokens = Text(metadata, "httpTokens");
+  instance.metadata_hop_limit = metadata.child("httpPutResponseHopLimit").text().as_int();
   return instance;
 }
 
@@ -168,6 +180,10 @@ std::string Ec2Instance::Tag(const std::string& key) const {
     if (tag.key == key) return tag.value;
   }
   return "";
+}
+
+bool Ec2Instance::MetadataClosedToContainers() const {
+  return metadata_tokens == "required" && metadata_hop_limit == 1;
 }
 
 std::string SpotRequest::Tag(const std::string& key) const {
@@ -355,10 +371,7 @@ Ec2Result<std::vector<Ec2Instance>> Ec2Client::RunInstances(const LaunchSpec& sp
   params["MaxCount"] = std::to_string(count);
   params["ClientToken"] = client_token;
   params["InstanceInitiatedShutdownBehavior"] = "terminate";
-  params["MetadataOptions.HttpTokens"] = "required";
-  // 1: the host reaches the instance role's credentials, a container on a bridge network does not.
-  params["MetadataOptions.HttpPutResponseHopLimit"] = "1";
-  params["MetadataOptions.HttpEndpoint"] = "enabled";
+  AddClosedMetadataOptions("MetadataOptions.", &params);
   AddTagSpecification("instance", spec.tags, &params);
   return CallForItems(*this, "RunInstances", std::move(params), false, &ReadInstancesAnswer);
 }
@@ -387,6 +400,14 @@ Ec2Result<bool> Ec2Client::CreateTags(const std::vector<std::string>& resource_i
     params["Tag." + std::to_string(i + 1) + ".Value"] = tags[i].value;
   }
   Ec2Result<std::string> body = Call("CreateTags", params);
+  if (!body.ok()) return body.error();
+  return true;
+}
+
+Ec2Result<bool> Ec2Client::ModifyInstanceMetadataOptions(const std::string& instance_id) {
+  std::map<std::string, std::string> params = {{"InstanceId", instance_id}};
+  AddClosedMetadataOptions("", &params);
+  Ec2Result<std::string> body = Call("ModifyInstanceMetadataOptions", params);
   if (!body.ok()) return body.error();
   return true;
 }

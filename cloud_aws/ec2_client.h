@@ -56,7 +56,15 @@ struct Ec2Instance {
   std::string private_ip;
   WallTime launch_time{};
   std::vector<Ec2Tag> tags;
+  // Its metadata service's options (metadataOptions): "required" or "optional" IMDSv2 tokens and
+  // the PUT response hop limit; "" and 0 when the answer leaves them out.
+  std::string metadata_tokens;
+  int metadata_hop_limit = 0;
   std::string Tag(const std::string& key) const;
+  // Whether only the host reaches the instance role's credentials: IMDSv2 tokens required (IMDSv1
+  // answers anyone who asks) and a hop limit of 1 (a token's answer does not reach a container
+  // behind a bridge network).
+  bool MetadataClosedToContainers() const;
 };
 
 struct SpotRequest {
@@ -107,8 +115,9 @@ class Ec2Client {
   Ec2Client(Ec2ClientOptions options, std::shared_ptr<CredentialsChain> credentials,
             const Clock& clock, std::function<void(Duration)> sleep = {});
 
-  // MinCount 1, MaxCount `count`: EC2 may start fewer. IMDSv2 required (hop limit 2), shutdown
-  // terminates, `client_token` makes a retried call launch nothing twice.
+  // MinCount 1, MaxCount `count`: EC2 may start fewer. The metadata service closed to containers
+  // (MetadataClosedToContainers), shutdown terminates, `client_token` makes a retried call launch
+  // nothing twice.
   Ec2Result<std::vector<Ec2Instance>> RunInstances(const LaunchSpec& spec, int count,
                                                    const std::string& client_token);
   // Follows NextToken through every page.
@@ -116,6 +125,9 @@ class Ec2Client {
   Ec2Result<std::vector<std::string>> TerminateInstances(const std::vector<std::string>& ids);
   Ec2Result<bool> CreateTags(const std::vector<std::string>& resource_ids,
                              const std::vector<Ec2Tag>& tags);
+  // Closes the metadata service of a running instance to containers as RunInstances does: spot
+  // requests cannot ask for it at launch (LaunchSpecification has no MetadataOptions).
+  Ec2Result<bool> ModifyInstanceMetadataOptions(const std::string& instance_id);
   // One-time requests; `max_price` "" offers up to the on-demand price. Tags go on the requests.
   Ec2Result<std::vector<SpotRequest>> RequestSpotInstances(const LaunchSpec& spec, int count,
                                                            const std::string& max_price,

@@ -9,6 +9,9 @@ namespace {
 // then exec the entrypoint. Retries while the master is unreachable (it may be restarting).
 constexpr const char* kLauncher = R"PY(
 import io, json, os, random, shlex, socket, ssl, sys, tarfile, time, urllib.error, urllib.parse, urllib.request
+# What the trial makes (its checkpoints in the shared folder too) is its account's only: in a
+# container as under the process runtime's shim, whatever umask the image has.
+os.umask(0o077)
 # An HTTPS master's certificate comes with the run (DET_MASTER_CERT); it is the one to trust.
 tls = ssl.create_default_context(cadata=os.environ["DET_MASTER_CERT"]) if os.environ.get("DET_MASTER_CERT") else None
 def fetch(path, body=None):

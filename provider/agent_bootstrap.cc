@@ -7,11 +7,12 @@
 namespace det::provider {
 namespace {
 
-// A line that writes `content` to `path` (mode `mode`) without quoting trouble.
+// Lines that write `content` to `path` (mode `mode`) without quoting trouble; the file is the
+// owner's only from the moment it exists (umask 077) until the chmod.
 std::string WriteFileLine(const std::string& path, const std::string& content,
                           const std::string& mode) {
-  return "echo " + ShellQuote(Base64Encode(content)) + " | base64 -d > " + path + "\nchmod " +
-         mode + " " + path + "\n";
+  return "(umask 077 && echo " + ShellQuote(Base64Encode(content)) + " | base64 -d > " + path +
+         ")\nchmod " + mode + " " + path + "\n";
 }
 
 Result<std::string> ReadWholeFile(const std::string& path, const std::string& field) {
@@ -19,6 +20,23 @@ Result<std::string> ReadWholeFile(const std::string& path, const std::string& fi
   if (!text) return InvalidArgument("provider." + field + ": cannot read " + path);
   return *text;
 }
+
+// The cloud's metadata service (169.254.169.254 on EC2 and Compute Engine alike) holds the
+// instance's credentials; containers on bridge networks do not reach it. Docker passes their
+// traffic through the chain DOCKER-USER before its own rules and keeps a chain made before it
+// starts. (EC2 also refuses them by IMDSv2 and hop limit 1; a Compute Engine metadata server
+// has no such setting.) DET_IPTABLES: tests' stand-in.
+constexpr const char* kCloseMetadataToContainers =
+    "iptables=\"${DET_IPTABLES:-iptables}\"\n"
+    "if command -v \"$iptables\" >/dev/null 2>&1; then\n"
+    "  \"$iptables\" -N DOCKER-USER 2>/dev/null || true\n"
+    "  \"$iptables\" -C DOCKER-USER -d 169.254.169.254/32 -j REJECT 2>/dev/null ||\n"
+    "    \"$iptables\" -I DOCKER-USER -d 169.254.169.254/32 -j REJECT ||\n"
+    "    echo 'iptables refused the rule: containers on bridge networks reach the metadata "
+    "service'\n"
+    "else\n"
+    "  echo 'no iptables: containers on bridge networks reach the metadata service'\n"
+    "fi\n";
 
 // `text` as a single-quoted YAML scalar.
 std::string YamlQuote(const std::string& text) {
@@ -95,7 +113,7 @@ std::string AgentBootScript(const AgentStartConfig& start, const AgentBootstrap&
       (interruption_notice.empty()
            ? std::string()
            : "interruption_notice: " + std::string(interruption_notice) + "\n");
-  script += WriteFileLine("\"$dir/agent.yaml\"", yaml, "644");
+  script += WriteFileLine("\"$dir/agent.yaml\"", yaml, "600");  // root's: tasks run on this host
   if (!bootstrap.agent_key.empty()) {
     script += WriteFileLine("\"$dir/agent.key\"", bootstrap.agent_key, "600");
     script += WriteFileLine("\"$dir/master.pub\"", bootstrap.master_public_key, "644");
@@ -103,6 +121,7 @@ std::string AgentBootScript(const AgentStartConfig& start, const AgentBootstrap&
         "printf 'security:\\n  key_file: \"%s\"\\n  server_public_key_file: \"%s\"\\n' "
         "\"$dir/agent.key\" \"$dir/master.pub\" >> \"$dir/agent.yaml\"\n";
   }
+  script += kCloseMetadataToContainers;
   script += "exec " + ShellQuote(start.agent_binary) +
             " --config \"$dir/agent.yaml\" --agent-id \"$agent_id\"";
   for (const std::string& arg : start.agent_args) script += " " + ShellQuote(arg);

@@ -17,6 +17,8 @@ class BootedScript {
  public:
   // Writes `script` to `dir`/`file_name` and runs it with `env` added, its output to
   // `dir`/boot.log; under `wrapper` (an argv that runs the rest of its arguments) when given.
+  // DET_IPTABLES (unless `env` sets it) is a stand-in that records the script's iptables calls
+  // in `dir`/iptables.log: this host's firewall is left alone.
   // False when it could not be started.
   bool Start(const std::filesystem::path& dir, const std::string& file_name,
              const std::string& script, const std::map<std::string, std::string>& env,

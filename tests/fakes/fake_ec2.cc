@@ -179,6 +179,17 @@ struct FakeEc2::Instance {
   Params launch_params;  // what it was launched with, for tests
   BootedScript boot;     // the booted user data
   int index = 0;
+  // Its metadata options: EC2's defaults (IMDSv1 allowed, hop limit 1) unless RunInstances or
+  // ModifyInstanceMetadataOptions said otherwise.
+  std::string metadata_tokens = "optional";
+  std::string metadata_hop_limit = "1";
+
+  std::string MetadataOptionsXml(const std::string& state) const {
+    return Element("state", state) + Element("httpTokens", metadata_tokens) +
+           Element("httpPutResponseHopLimit", metadata_hop_limit) +
+           Element("httpEndpoint", "enabled") + Element("httpProtocolIpv6", "disabled") +
+           Element("instanceMetadataTags", "disabled");
+  }
 
   std::string Xml() const {
     std::string xml =
@@ -192,7 +203,8 @@ struct FakeEc2::Instance {
       xml +=
           Element("instanceLifecycle", "spot") + Element("spotInstanceRequestId", spot_request_id);
     }
-    return xml + TagSetXml(tags) + "</item>";
+    return xml + TagSetXml(tags) + "<metadataOptions>" + MetadataOptionsXml("applied") +
+           "</metadataOptions></item>";
   }
 };
 
@@ -386,6 +398,9 @@ std::string FakeEc2::Dispatch(const std::string& action, const Params& params, i
   if (action == "RequestSpotInstances") return RequestSpotInstances(params, status);
   if (action == "DescribeSpotInstanceRequests") return DescribeSpotInstanceRequests(params, status);
   if (action == "CancelSpotInstanceRequests") return CancelSpotInstanceRequests(params, status);
+  if (action == "ModifyInstanceMetadataOptions") {
+    return ModifyInstanceMetadataOptions(params, status);
+  }
   *status = 400;
   return ErrorDocument("InvalidAction",
                        "The action " + action + " is not valid for this web service.");
@@ -406,6 +421,9 @@ FakeEc2::Instance& FakeEc2::NewInstance(const Params& params, const std::string&
   instance->launched = Clock::now();
   instance->visible_at = instance->launched + instance_visibility_delay_;
   instance->launch_params = params;
+  instance->metadata_tokens = Param(params, prefix + "MetadataOptions.HttpTokens", "optional");
+  instance->metadata_hop_limit =
+      Param(params, prefix + "MetadataOptions.HttpPutResponseHopLimit", "1");
   Instance& ref = *instance;
   instances_[ref.id] = std::move(instance);
   if (options_.boot_user_data && !ref.user_data.empty()) Boot(ref);
@@ -576,6 +594,32 @@ std::string FakeEc2::CreateTags(const Params& params, int* status) {
     }
   }
   return Document("CreateTags", Element("return", "true"));
+}
+
+std::string FakeEc2::ModifyInstanceMetadataOptions(const Params& params, int* status) {
+  const std::string id = Param(params, "InstanceId");
+  auto it = instances_.find(id);
+  if (it == instances_.end() || Clock::now() < it->second->visible_at) {
+    *status = 400;
+    return ErrorDocument("InvalidInstanceID.NotFound",
+                         "The instance ID '" + id + "' does not exist");
+  }
+  Instance& instance = *it->second;
+  const std::string tokens = Param(params, "HttpTokens", instance.metadata_tokens);
+  const std::string hops = Param(params, "HttpPutResponseHopLimit", instance.metadata_hop_limit);
+  const bool hops_valid = !hops.empty() && hops.size() <= 2 &&
+                          hops.find_first_not_of("0123456789") == std::string::npos &&
+                          std::stoi(hops) >= 1 && std::stoi(hops) <= 64;
+  if ((tokens != "optional" && tokens != "required") || !hops_valid) {
+    *status = 400;
+    return ErrorDocument("InvalidParameterValue",
+                         "Invalid value for HttpTokens or HttpPutResponseHopLimit");
+  }
+  instance.metadata_tokens = tokens;
+  instance.metadata_hop_limit = hops;
+  return Document("ModifyInstanceMetadataOptions",
+                  Element("instanceId", id) + "<instanceMetadataOptions>" +
+                      instance.MetadataOptionsXml("pending") + "</instanceMetadataOptions>");
 }
 
 std::string FakeEc2::RequestSpotInstances(const Params& params, int* status) {
@@ -821,7 +865,10 @@ nlohmann::json FakeEc2::State() {
                                   {"tags", tags},
                                   {"user_data", instance->user_data},
                                   {"booted", instance->boot.running()},
-                                  {"launch_params", instance->launch_params}});
+                                  {"launch_params", instance->launch_params},
+                                  {"metadata_options",
+                                   {{"http_tokens", instance->metadata_tokens},
+                                    {"hop_limit", instance->metadata_hop_limit}}}});
   }
   for (const auto& [id, request] : spot_requests_) {
     state["spot_requests"].push_back({{"id", id},

@@ -117,6 +117,7 @@ class FakeEc2 {
   std::string DescribeInstances(const Params& params, int* status);
   std::string TerminateInstances(const Params& params, int* status);
   std::string CreateTags(const Params& params, int* status);
+  std::string ModifyInstanceMetadataOptions(const Params& params, int* status);
   std::string RequestSpotInstances(const Params& params, int* status);
   std::string DescribeSpotInstanceRequests(const Params& params, int* status);
   std::string CancelSpotInstanceRequests(const Params& params, int* status);

@@ -183,8 +183,14 @@ TEST_P(DockerRuntimeTest, ExperimentTrialsRunInContainersAndWriteTheirCheckpoint
   EXPECT_EQ(trial.value("state", ""), "COMPLETED")
       << Det("trial logs " + std::to_string(trial.value("id", int64_t{0})));
   EXPECT_EQ(trial.value("state", ""), "COMPLETED");
-  EXPECT_TRUE(
-      fs::exists(dir_ / "checkpoints" / trial.value("latest_checkpoint", "") / "state.json"));
+  const fs::path checkpoint = dir_ / "checkpoints" / trial.value("latest_checkpoint", "");
+  EXPECT_TRUE(fs::exists(checkpoint / "state.json"));
+  // The trial's files are its account's only (umask 077), whatever the image's umask.
+  for (const fs::path& made : {checkpoint, checkpoint / "state.json"}) {
+    EXPECT_EQ(fs::status(made).permissions() & (fs::perms::group_all | fs::perms::others_all),
+              fs::perms::none)
+        << made;
+  }
   EXPECT_NE(Log("agent-d.log").find("in container det-"), std::string::npos);
 }
 

@@ -97,7 +97,24 @@ TEST_F(FakeEc2CliTest, SpotCallsWorkWithTheAwsCli) {
   const nlohmann::json active =
       Ec2("describe-spot-instance-requests --spot-instance-request-ids " + first);
   EXPECT_EQ(active["SpotInstanceRequests"][0]["State"], "active");
-  EXPECT_EQ(active["SpotInstanceRequests"][0]["InstanceId"].get<std::string>().substr(0, 2), "i-");
+  const std::string instance = active["SpotInstanceRequests"][0]["InstanceId"];
+  EXPECT_EQ(instance.substr(0, 2), "i-");
+
+  // A spot instance starts with EC2's default metadata options (its request could not set them);
+  // the provider closes them afterwards, as RunInstances does at launch.
+  auto metadata = [&] {
+    return Ec2("describe-instances --instance-ids " +
+               instance)["Reservations"][0]["Instances"][0]["MetadataOptions"];
+  };
+  EXPECT_EQ(metadata()["HttpTokens"], "optional") << metadata().dump();
+  EXPECT_EQ(metadata()["HttpPutResponseHopLimit"], 1);
+  const nlohmann::json modified =
+      Ec2("modify-instance-metadata-options --instance-id " + instance +
+          " --http-tokens required --http-put-response-hop-limit 1 --http-endpoint enabled");
+  EXPECT_EQ(modified["InstanceId"], instance) << modified.dump();
+  EXPECT_EQ(modified["InstanceMetadataOptions"]["State"], "pending");
+  EXPECT_EQ(metadata()["HttpTokens"], "required");
+  EXPECT_EQ(metadata()["State"], "applied");
 
   const nlohmann::json cancelled =
       Ec2("cancel-spot-instance-requests --spot-instance-request-ids " + first + " " + second);

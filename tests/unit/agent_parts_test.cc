@@ -2,12 +2,15 @@
 // interruption notices.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "agent/agent_config.h"
 #include "agent/devices.h"
@@ -305,6 +308,53 @@ TEST(RunAsTest, SecretsAreClosedAndTheSharedFolderIsSticky) {
   ASSERT_TRUE(OpenSharedFolder(theirs).ok());
   ASSERT_EQ(stat(theirs.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0750u);
+  std::filesystem::remove_all(dir);
+}
+
+// The shim (in a child of the test: it ignores stop signals) run as root with DET_RUN_AS naming
+// nobody and `program`; its exit code, and DIR/exit_status in *ending.
+int RunShimAsNobody(const std::filesystem::path& dir, std::vector<std::string> program,
+                    std::string* ending) {
+  program.insert(program.begin(), dir.string());
+  std::vector<char*> argv;
+  for (std::string& arg : program) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const std::string run_as = "65534:65534:65534:" + dir.string() + ":nobody";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setenv(kRunAsVariable, run_as.c_str(), 1);
+    _exit(RunWorkloadShim(static_cast<int>(program.size()), argv.data()));
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::ifstream in(dir / kExitStatusFile);
+  std::getline(in, *ending);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(RunAsTest, TheShimRunsTheWorkloadAsTheAccountAndReportsWhatCannotStart) {
+  if (geteuid() != 0) GTEST_SKIP() << "only root switches accounts; this test is not root";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("det-shim-as-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms(0777));
+  std::string ending;
+  EXPECT_EQ(
+      RunShimAsNobody(
+          dir, {"/bin/sh", "-c", "echo $(id -u):$(id -g):$(umask):$HOME > $HOME/id.txt"}, &ending),
+      0);
+  EXPECT_EQ(ending, "exit 0");
+  std::ifstream id(dir / "id.txt");
+  std::string line;
+  std::getline(id, line);
+  EXPECT_EQ(line, "65534:65534:0077:" + dir.string());
+
+  // As nobody the program in a 0700 folder of root's cannot be run: a start failure, with why.
+  const std::filesystem::path closed = dir / "closed";
+  std::filesystem::create_directories(closed);
+  std::filesystem::permissions(closed, std::filesystem::perms(0700));
+  EXPECT_EQ(RunShimAsNobody(dir, {(closed / "script").string()}, &ending), 127);
+  EXPECT_EQ(ending, "start-failed " + (closed / "script").string() + ": Permission denied");
   std::filesystem::remove_all(dir);
 }
 

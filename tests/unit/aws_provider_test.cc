@@ -136,6 +136,36 @@ TEST_F(AwsProviderTest, SpotRequestsAreCapacityOnTheWayAndFulfilledInstancesGetT
   EXPECT_TRUE(provider->List("gpu")->empty());
 }
 
+// A spot request cannot ask for the metadata options RunInstances sets; List() closes the
+// instance's metadata service to containers once it sees it, and asks only once, even when EC2
+// refuses (a role without ec2:ModifyInstanceMetadataOptions: logged, not retried every pass).
+TEST_F(AwsProviderTest, ASpotInstancesMetadataServiceIsClosedToContainersOnce) {
+  StartFake();
+  fake_->SetSpotBehaviour(true, {}, {});
+  AwsProviderConfig config = Config();
+  config.spot = true;
+  auto provider = Provider(config);
+  ASSERT_FALSE(provider->Launch({"gpu", 2, provider->Offerings().at(0)}).error);
+  fake_->InjectFault("ModifyInstanceMetadataOptions", "UnauthorizedOperation", 403, 1);
+  ASSERT_EQ(provider->List("gpu")->size(), 2u);
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(provider->List("gpu")->size(), 2u);
+  EXPECT_EQ(fake_->CallCount("ModifyInstanceMetadataOptions"), 2);
+  int closed = 0;
+  const nlohmann::json state = fake_->State();
+  for (const nlohmann::json& instance : state["instances"]) {
+    closed += instance["metadata_options"]["http_tokens"] == "required" &&
+              instance["metadata_options"]["hop_limit"] == "1";
+  }
+  EXPECT_EQ(closed, 1);  // the other was refused, and stays as EC2 started it
+
+  // On-demand instances are launched closed: nothing to change.
+  StartFake();
+  auto on_demand = Provider(Config());
+  ASSERT_FALSE(on_demand->Launch({"gpu", 1, on_demand->Offerings().at(0)}).error);
+  ASSERT_EQ(on_demand->List("gpu")->size(), 1u);
+  EXPECT_EQ(fake_->CallCount("ModifyInstanceMetadataOptions"), 0);
+}
+
 // EC2's two-minute warning: the request is marked-for-termination while the instance still runs.
 // List() reports it stopping (its place free for a replacement), then, once EC2 has reclaimed it,
 // not at all.
@@ -346,6 +376,16 @@ TEST_F(AwsProviderTest, BootstrapStartsTheAgentWithTheInstanceIdAfterTheStartupS
             std::string::npos)
       << yaml;
   EXPECT_EQ(ReadText(home / "agent.key"), "public_key: P\nsecret_key: S\n");
+  // Containers on bridge networks do not reach the metadata service (the instance's firewall).
+  EXPECT_NE(ReadText(home / "iptables.log").find("-I DOCKER-USER -d 169.254.169.254/32 -j REJECT"),
+            std::string::npos)
+      << ReadText(home / "iptables.log");
+  // The agent's key and config are root's only (tasks of other accounts run on the instance).
+  for (const char* file : {"agent.key", "agent.yaml"}) {
+    EXPECT_EQ(fs::status(home / file).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write)
+        << file;
+  }
 }
 
 TEST_F(AwsProviderTest, AFailingStartupScriptKeepsTheAgentFromStarting) {

@@ -81,6 +81,9 @@ TEST_F(Ec2ClientTest, RunInstancesSendsWhatTheLaunchNeedsAndParsesTheReservation
   EXPECT_EQ(p["TagSpecification.1.Tag.1.Key"], "managed-by");
   EXPECT_EQ(p["UserData"], Base64Encode(Spec().user_data));
   EXPECT_EQ(fake_.State()["instances"][0]["user_data"], Spec().user_data);
+  EXPECT_EQ(first.metadata_tokens, "required");  // read back from metadataOptions
+  EXPECT_EQ(first.metadata_hop_limit, 1);
+  EXPECT_TRUE(first.MetadataClosedToContainers());
 }
 
 TEST_F(Ec2ClientTest, ARetriedClientTokenLaunchesNothingTwice) {

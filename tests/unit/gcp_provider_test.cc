@@ -303,6 +303,11 @@ TEST_F(GcpProviderTest, TheStartupScriptStartsTheAgentWithTheInstanceNameAfterSt
   const std::string yaml = ReadText(home / "agent.yaml");
   EXPECT_NE(yaml.find("master_host: '10.1.2.3'"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("resource_pool: 'gpu'"), std::string::npos);
+  // A Compute Engine metadata server has no hop limit: the instance's firewall keeps containers
+  // on bridge networks from it.
+  EXPECT_NE(ReadText(home / "iptables.log").find("-I DOCKER-USER -d 169.254.169.254/32 -j REJECT"),
+            std::string::npos)
+      << ReadText(home / "iptables.log");
 }
 
 TEST_F(GcpProviderTest, AFailingStartupScriptKeepsTheAgentFromStarting) {
