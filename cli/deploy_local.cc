@@ -135,8 +135,6 @@ std::string ClientSecurity(const fs::path& dir, const std::string& name) {
          "\n  server_public_key_file: " + (dir / "keys" / "master.pub").string() + "\n";
 }
 
-// The default pool grows by det-agent processes on this host (the autoscaler's local provider),
-// each with its slots and the agents' key from dynamic-agent.yaml.
 // A configuration file that is the owner's only from the moment it exists (0600): they name key
 // files, and the master's holds the admin password. An agent as root would otherwise close its own
 // at start, as tasks of other accounts run on its host.
@@ -146,6 +144,8 @@ std::ofstream PrivateFile(const fs::path& path) {
   return std::ofstream(path);
 }
 
+// The default pool grows by det-agent processes on this host (the autoscaler's local provider),
+// each with its slots and the agents' key from dynamic-agent.yaml.
 void WriteLocalProvider(const fs::path& dir, const DeployOptions& deploy) {
   std::ofstream(dir / "master.yaml", std::ios::app)
       << "resource_pools:\n  - pool_name: default\n    provider:\n      type: local\n"

@@ -77,8 +77,7 @@ class AwsProvider final : public provider::Provider {
   std::map<std::string, UnseenSpotRequest> unseen_spot_;  // by spot request id
   std::set<std::string> dead_spot_instances_;  // of requests still listed: not looked up again
   std::map<std::string, WallTime> invisible_since_;  // fulfilled requests' unlisted instances
-  std::set<std::string>
-      metadata_asked_;  // instances whose metadata options were changed (or tried)
+  std::set<std::string> metadata_asked_;  // instances whose metadata options we changed or tried
   std::vector<provider::LaunchOutcome> outcomes_;
 };
 
