@@ -20,13 +20,6 @@ namespace {
 using experiment::Experiment;
 using experiment::Trial;
 
-std::optional<searcher::ExitReason> ExitReasonOf(const std::string& reason) {
-  if (reason == "ERRORED") return searcher::ExitReason::kErrored;
-  if (reason == "INVALID_HP") return searcher::ExitReason::kInvalidHyperparameters;
-  if (reason == "USER_CANCELED") return searcher::ExitReason::kUserCanceled;
-  return std::nullopt;
-}
-
 Result<YAML::Node> LoadConfigText(const std::string& yaml) {
   try {
     return YAML::Load(yaml);
@@ -81,6 +74,8 @@ Trial TrialOf(const storage::TrialRecord& record, const nlohmann::json& saved_tr
   if (saved_trials.contains(key)) {
     trial.searcher_steps = saved_trials[key].value("searcher_steps", int64_t{0});
     trial.searcher_stopped = saved_trials[key].value("searcher_stopped", false);
+    trial.exited_early =
+        experiment::ExitReasonNamed(saved_trials[key].value("exited_early", std::string()));
   }
   // A run was live when the previous master stopped unless the trial was over or paused.
   trial.running = trial.run_id > 0 && !experiment::IsTerminal(trial.state) &&
@@ -110,9 +105,13 @@ Status ExperimentService::Bind() { return server_.Bind(kEndpoint, {}).status(); 
 void ExperimentService::HandleRequests() {
   using bus::RpcContext;
   server_.Handle<bus::ExperimentCreateRequest, bus::ExperimentCreateReply>(
-      [this](const RpcContext&, const bus::ExperimentCreateRequest& r) { return Create(r); });
+      [this](const RpcContext&, const bus::ExperimentCreateRequest& r) {
+        return Committed([&] { return Create(r); });
+      });
   server_.Handle<bus::ExperimentActionRequest, bus::ExperimentActionReply>(
-      [this](const RpcContext&, const bus::ExperimentActionRequest& r) { return Act(r); });
+      [this](const RpcContext&, const bus::ExperimentActionRequest& r) {
+        return Committed([&] { return Act(r); });
+      });
   server_.Handle<bus::ExperimentListRequest, bus::ExperimentList>(
       [this](const RpcContext&, const bus::ExperimentListRequest& r) { return List(r); });
   server_.Handle<bus::ExperimentGetRequest, bus::ExperimentGetReply>(
@@ -140,24 +139,20 @@ void ExperimentService::HandleRequests() {
         return NotFound("trial " + std::to_string(r.id) + " not found");
       });
   server_.Handle<bus::TrialKillRequest, bus::TrialGetReply>(
-      [this](const RpcContext&, const bus::TrialKillRequest& r) -> Result<bus::TrialGetReply> {
-        for (auto& [id, entry] : experiments_) {
-          if (!entry.experiment->FindTrial(r.id)) continue;
-          DET_RETURN_IF_ERROR(entry.experiment->KillTrial(r.id, NowNs()));
-          FinishEndedRuns();
-          return bus::TrialGetReply{TrialSummaryOf(*entry.experiment->FindTrial(r.id))};
-        }
-        return NotFound("trial " + std::to_string(r.id) + " not found");
+      [this](const RpcContext&, const bus::TrialKillRequest& r) {
+        return Committed([&] { return KillTrial(r.id); });
       });
   server_.Handle<bus::TrialReport, bus::TrialSignal>(
-      [this](const RpcContext&, const bus::TrialReport& r) { return Report(r); });
+      [this](const RpcContext&, const bus::TrialReport& r) {
+        return Committed([&] { return Report(r); });
+      });
   server_.Handle<bus::TrialSignalRequest, bus::TrialSignal>(
       [this](const RpcContext&, const bus::TrialSignalRequest& r) {
         return Signal(r.allocation_id);
       });
   server_.Handle<bus::TrialSignalsRequest, bus::TrialSignals>(
       [this](const RpcContext&, const bus::TrialSignalsRequest& r) -> Result<bus::TrialSignals> {
-        FinishEndedRuns();
+        Commit();  // runs that ended are accounted for before their signals are read
         bus::TrialSignals reply;
         const MonoTime now = clock_.Now();
         for (const std::string& id : r.allocation_ids) {
@@ -205,7 +200,6 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
   entry.experiment =
       std::make_unique<Experiment>(id, std::move(config), std::move(search), Effects());
   Status started = entry.experiment->Start(NowNs());
-  FinishEndedRuns();
   if (!started.ok()) spdlog::error("experiment {}: {}", id, started.message());
   spdlog::info("experiment {} created ({} trials to start with)", id,
                entry.experiment->trials().size());
@@ -213,6 +207,15 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
     spdlog::warn("experiment {}: {}", id, warning);
   }
   return bus::ExperimentCreateReply{id, entry.experiment->config().warnings};
+}
+
+Result<bus::TrialGetReply> ExperimentService::KillTrial(int64_t trial_id) {
+  for (auto& [id, entry] : experiments_) {
+    if (!entry.experiment->FindTrial(trial_id)) continue;
+    DET_RETURN_IF_ERROR(entry.experiment->KillTrial(trial_id, NowNs()));
+    return bus::TrialGetReply{TrialSummaryOf(*entry.experiment->FindTrial(trial_id))};
+  }
+  return NotFound("trial " + std::to_string(trial_id) + " not found");
 }
 
 Status ExperimentService::Restore() {
@@ -227,6 +230,7 @@ Status ExperimentService::Restore() {
       spdlog::error("experiment {} cannot be resumed: {}", record.id, restored.message());
     }
   }
+  Commit();
   return Status::Ok();
 }
 
@@ -314,8 +318,8 @@ Result<bus::ExperimentActionReply> ExperimentService::Act(
   Experiment* experiment = Find(request.id);
   if (!experiment) return NotFound("experiment " + std::to_string(request.id) + " not found");
   DET_RETURN_IF_ERROR(experiment->Act(request.action, NowNs()).status());
+  Commit();
   if (request.action == "delete") collector_.Delete(*experiment);
-  FinishEndedRuns();
   return bus::ExperimentActionReply{experiment->state()};
 }
 
@@ -340,7 +344,7 @@ Result<bus::TrialSignal> ExperimentService::Report(const bus::TrialReport& repor
     experiment->CheckpointSaved(trial_id, report.checkpoint_uuid);
     ResumeFrom(run.trial->TaskId(), report.checkpoint_uuid);
   } else if (report.kind == "exit") {
-    auto reason = ExitReasonOf(report.reason);
+    auto reason = experiment::ExitReasonNamed(report.reason);
     if (!reason) {
       return InvalidArgument("reason: \"" + report.reason +
                              "\" is not one of ERRORED, INVALID_HP, USER_CANCELED");
@@ -349,7 +353,7 @@ Result<bus::TrialSignal> ExperimentService::Report(const bus::TrialReport& repor
   } else if (report.kind == "runner_state") {
     experiment->RunnerStateReported(trial_id, report.reason);
   }  // training metrics, a custom group's, progress and ready: stored or nothing to decide
-  FinishEndedRuns();
+  Commit();
   return Signal(report.allocation_id);
 }
 
@@ -468,7 +472,6 @@ void ExperimentService::PollRuns() {
                       run.trial_id,
                       {-1, std::string(bus::kFailureAgentFailed), "the run's task is gone"}});
   }
-  FinishEndedRuns();
 }
 
 void ExperimentService::FollowTaskEvents() {
@@ -490,7 +493,6 @@ void ExperimentService::FollowTaskEvents() {
     next_reconcile_ = now + kReconcileEvery;
     PollRuns();
   }
-  FinishEndedRuns();
 }
 
 void ExperimentService::FinishEndedRuns() {
@@ -530,8 +532,12 @@ Result<std::optional<bus::AgentUserGroup>> ExperimentService::RunAs(int64_t owne
 }
 
 void ExperimentService::StartRun(const Trial& trial) {
-  const Entry& entry = experiments_.at(trial.experiment_id);
   runs_[trial.TaskId()] = {trial.experiment_id, trial.id, "QUEUED", false};
+  after_commit_.push_back([this, trial] { SubmitRun(trial); });
+}
+
+void ExperimentService::SubmitRun(const Trial& trial) {
+  const Entry& entry = experiments_.at(trial.experiment_id);
   TrialRunIdentity identity{"{}", entry.owner};
   if (auto doc = LoadConfigText(entry.config_yaml); doc.ok()) {
     identity.config_json = YamlToJson(*doc).dump();
@@ -555,6 +561,10 @@ void ExperimentService::StartRun(const Trial& trial) {
 }
 
 void ExperimentService::StopRun(const Trial& trial) {
+  after_commit_.push_back([this, trial] { StopRunNow(trial); });
+}
+
+void ExperimentService::StopRunNow(const Trial& trial) {
   // A run that listens for the preemption signal has already been told (its poll is answered at
   // the board's next tick): it checkpoints and exits by itself, as Determined's library does,
   // and gets SIGTERM only if it has not after preemption_timeout. A kill is a kill; a run that
@@ -622,26 +632,45 @@ void ExperimentService::CollectCheckpoints() {
 
 void ExperimentService::TrialChanged(const Trial& trial) {
   if (experiment::IsTerminal(trial.state)) to_collect_.insert(trial.experiment_id);
-  Status stored = db_.Run([&](pqxx::work& tx) {
-    return storage::UpdateTrial(tx, trial.id, trial.state, trial.restarts, trial.run_id,
-                                trial.end_ns ? std::optional<int64_t>(trial.end_ns) : std::nullopt);
-  });
-  if (!stored.ok()) spdlog::error("trial {}: not stored: {}", trial.id, stored.message());
+  unsaved_trials_.insert({trial.experiment_id, trial.id});
 }
 
 void ExperimentService::ExperimentChanged(const Experiment& experiment) {
-  const bool over = experiment::IsTerminal(experiment.state()) &&
-                    experiment.state() != experiment::kDeleting &&
-                    experiment.state() != experiment::kDeleteFailed;
-  Status stored = db_.Run([&](pqxx::work& tx) {
-    DET_RETURN_IF_ERROR(
-        storage::SetExperimentState(tx, experiment.id(), experiment.state(),
-                                    over ? std::optional<int64_t>(NowNs()) : std::nullopt));
-    return storage::SaveSearcherState(tx, experiment.id(), experiment.SaveState().dump());
-  });
-  if (!stored.ok()) {
-    spdlog::error("experiment {}: not stored: {}", experiment.id(), stored.message());
+  unsaved_experiments_.insert(experiment.id());
+}
+
+void ExperimentService::Commit() {
+  while (true) {
+    FinishEndedRuns();
+    if (unsaved_trials_.empty() && unsaved_experiments_.empty() && after_commit_.empty()) return;
+    Status stored = db_.Run([&](pqxx::work& tx) { return WriteUnsaved(tx); });
+    if (!stored.ok()) spdlog::error("experiments: changes not stored: {}", stored.message());
+    unsaved_trials_.clear();
+    unsaved_experiments_.clear();
+    for (auto& effect : std::exchange(after_commit_, {})) effect();
   }
+}
+
+Status ExperimentService::WriteUnsaved(pqxx::work& tx) {
+  for (const auto& [experiment_id, trial_id] : unsaved_trials_) {
+    const Experiment* experiment = Find(experiment_id);
+    const Trial* trial = experiment ? experiment->FindTrial(trial_id) : nullptr;
+    if (!trial) continue;
+    DET_RETURN_IF_ERROR(
+        storage::UpdateTrial(tx, trial->id, trial->state, trial->restarts, trial->run_id,
+                             trial->end_ns ? std::optional<int64_t>(trial->end_ns) : std::nullopt));
+  }
+  for (int64_t id : unsaved_experiments_) {
+    const Experiment* experiment = Find(id);
+    if (!experiment) continue;
+    const bool over = experiment::IsTerminal(experiment->state()) &&
+                      experiment->state() != experiment::kDeleting &&
+                      experiment->state() != experiment::kDeleteFailed;
+    DET_RETURN_IF_ERROR(storage::SetExperimentState(
+        tx, id, experiment->state(), over ? std::optional<int64_t>(NowNs()) : std::nullopt));
+    DET_RETURN_IF_ERROR(storage::SaveSearcherState(tx, id, experiment->SaveState().dump()));
+  }
+  return Status::Ok();
 }
 
 void ExperimentService::Start() {
@@ -673,6 +702,7 @@ void ExperimentService::Run() {
       next_collect_ = now + collect_interval_;
       CollectCheckpoints();
     }
+    Commit();
   }
 }
 

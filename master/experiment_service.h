@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -30,9 +31,14 @@ namespace det::master {
 // trial that should run has a task in the agent registry, each run that ended has been accounted
 // for (restart, close, pause). Checkpoints the experiment's save_* policy does not keep are
 // removed as its trials end (CheckpointCollector); a deleted experiment's go with it. Actual state:
-// the registry's tasks, read every `poll_interval` for the runs this service started. State changes
-// are written to PostgreSQL before the service acts on them or answers (this actor is not the
-// scheduler's loop; its writes are a few rows per trial event).
+// the registry's tasks, read every `poll_interval` for the runs this service started.
+//
+// Durability: what one request or one turn of the loop changes (trials' states and runs, the
+// experiment's state and its search) reaches PostgreSQL in one transaction (Commit) before the
+// service answers or acts on other components (submits, stops): a master killed at any moment
+// leaves trials and the search that decided about them in agreement, and no run was submitted
+// that the database does not know. (This actor is not the scheduler's loop; its writes are a few
+// rows per trial event.)
 //
 // Threading: an actor. Start() runs it on its own thread; the CLI gateway and the Core API reach
 // it over its inproc endpoint (kEndpoint).
@@ -66,6 +72,18 @@ class ExperimentService : private experiment::ExperimentEffects {
   // Newest first, filtered, then paged.
   Result<bus::ExperimentList> List(const bus::ExperimentListRequest& request);
   Result<bus::TrialSignal> Report(const bus::TrialReport& report);
+  Result<bus::TrialGetReply> KillTrial(int64_t trial_id);
+  // `change()`'s result, answered once what it changed is committed.
+  template <typename Change>
+  auto Committed(Change&& change) {
+    auto result = change();
+    Commit();
+    return result;
+  }
+  // Accounts for ended runs, stores every unsaved trial and experiment in one transaction, then
+  // runs what waited for it (submits, stops), until nothing is left.
+  void Commit();
+  Status WriteUnsaved(pqxx::work& tx);
   Result<bus::TrialSignal> Signal(const std::string& allocation_id);
   bus::ExperimentSummary Summary(const experiment::Experiment& experiment) const;
   bus::TrialSummary TrialSummaryOf(const experiment::Trial& trial) const;
@@ -91,6 +109,9 @@ class ExperimentService : private experiment::ExperimentEffects {
   Result<int64_t> CreateTrial(int64_t experiment_id, const experiment::Trial& trial) override;
   void StartRun(const experiment::Trial& trial) override;
   void StopRun(const experiment::Trial& trial) override;
+  // StartRun's and StopRun's calls to the registry, made after the commit.
+  void SubmitRun(const experiment::Trial& trial);
+  void StopRunNow(const experiment::Trial& trial);
   void TrialChanged(const experiment::Trial& trial) override;
   void ExperimentChanged(const experiment::Experiment& experiment) override;
 
@@ -134,6 +155,9 @@ class ExperimentService : private experiment::ExperimentEffects {
   std::map<std::string, LiveRun> runs_;          // by task id
   std::vector<std::string> stop_after_restore_;  // paused trials' runs (task ids), at Run()
   std::vector<EndedRun> ended_;                  // to account for once the current call is done
+  std::set<std::pair<int64_t, int64_t>> unsaved_trials_;  // (experiment, trial), for Commit()
+  std::set<int64_t> unsaved_experiments_;
+  std::vector<std::function<void()>> after_commit_;  // registry calls, in order
   CheckpointCollector collector_{
       registry_, db_, [this](int64_t experiment_id) {
         auto entry = experiments_.find(experiment_id);

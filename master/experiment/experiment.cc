@@ -28,6 +28,26 @@ bool IsTerminal(std::string_view state) {
          state == kDeleteFailed;
 }
 
+std::string_view ExitReasonName(searcher::ExitReason reason) {
+  switch (reason) {
+    case searcher::ExitReason::kErrored:
+      return "ERRORED";
+    case searcher::ExitReason::kInvalidHyperparameters:
+      return "INVALID_HP";
+    case searcher::ExitReason::kUserCanceled:
+      return "USER_CANCELED";
+  }
+  return "ERRORED";
+}
+
+std::optional<searcher::ExitReason> ExitReasonNamed(std::string_view name) {
+  for (auto reason : {searcher::ExitReason::kErrored, searcher::ExitReason::kInvalidHyperparameters,
+                      searcher::ExitReason::kUserCanceled}) {
+    if (ExitReasonName(reason) == name) return reason;
+  }
+  return std::nullopt;
+}
+
 std::string Trial::TaskId() const {
   return "trial-" + std::to_string(id) + "-" + std::to_string(run_id);
 }
@@ -351,8 +371,10 @@ std::string Experiment::StopReason(int64_t trial_id) const {
 nlohmann::json Experiment::SaveState() const {
   nlohmann::json steps = nlohmann::json::object();
   for (const auto& [id, trial] : trials_) {
-    steps[std::to_string(id)] = {{"searcher_steps", trial.searcher_steps},
-                                 {"searcher_stopped", trial.searcher_stopped}};
+    nlohmann::json& saved = steps[std::to_string(id)];
+    saved = {{"searcher_steps", trial.searcher_steps},
+             {"searcher_stopped", trial.searcher_stopped}};
+    if (trial.exited_early) saved["exited_early"] = ExitReasonName(*trial.exited_early);
   }
   return {{"searcher", searcher_->Save()}, {"trials", steps}};
 }

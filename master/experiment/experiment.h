@@ -30,6 +30,11 @@ inline constexpr std::string_view kDeleteFailed = "DELETE_FAILED";  // delete ma
 
 bool IsTerminal(std::string_view state);
 
+// A trial's early exit as the Core API and the saved search state name it: ERRORED, INVALID_HP,
+// USER_CANCELED.
+std::string_view ExitReasonName(searcher::ExitReason reason);
+std::optional<searcher::ExitReason> ExitReasonNamed(std::string_view name);
+
 // How a trial's run (one task) ended, as the task reports it.
 struct RunEnd {
   int32_t exit_code = 0;
@@ -133,7 +138,8 @@ class Experiment {
   // Why the trial's run should stop now; empty when it should go on.
   std::string StopReason(int64_t trial_id) const;
 
-  // The search and the trials' searcher positions, for ExperimentChanged's caller to store.
+  // The search and the trials' searcher positions (steps, stopped, early exits), for
+  // ExperimentChanged's caller to store.
   nlohmann::json SaveState() const;
 
  private:

@@ -134,6 +134,22 @@ TEST(ExperimentTest, AValidationSentAgainIsNotNewsToTheSearch) {
       << "the searcher's metric is missing";
 }
 
+// The search already counted an early exit when the run was still ending: a master that restores
+// the trial from the saved state must close it the same way (ERROR, no restart).
+TEST(ExperimentTest, TheSavedStateCarriesEarlyExitsByTheirCoreApiNames) {
+  RecordingEffects effects;
+  auto experiment = Make(effects, "{name: random, metric: loss, max_trials: 2, max_length: 10}");
+  experiment->ExitedEarly(2, searcher::ExitReason::kInvalidHyperparameters, 1);
+  const nlohmann::json saved = experiment->SaveState();
+  EXPECT_FALSE(saved["trials"]["1"].contains("exited_early")) << saved.dump();
+  EXPECT_EQ(saved["trials"]["2"].value("exited_early", ""), "INVALID_HP") << saved.dump();
+  for (auto reason : {searcher::ExitReason::kErrored, searcher::ExitReason::kInvalidHyperparameters,
+                      searcher::ExitReason::kUserCanceled}) {
+    EXPECT_EQ(ExitReasonNamed(ExitReasonName(reason)), reason);
+  }
+  EXPECT_EQ(ExitReasonNamed("CRASHED"), std::nullopt);
+}
+
 TEST(ExperimentTest, OnlyAFinishedExperimentMayBeDeletedAndAFailedDeleteMayBeAskedAgain) {
   RecordingEffects effects;
   auto experiment = Make(effects, kSingle);
