@@ -76,6 +76,7 @@ Trial TrialOf(const storage::TrialRecord& record, const nlohmann::json& saved_tr
     trial.searcher_stopped = saved_trials[key].value("searcher_stopped", false);
     trial.exited_early =
         experiment::ExitReasonNamed(saved_trials[key].value("exited_early", std::string()));
+    trial.stopped_for_pause = saved_trials[key].value("stopped_for_pause", false);
   }
   // A run was live when the previous master stopped unless the trial was over or paused.
   trial.running = trial.run_id > 0 && !experiment::IsTerminal(trial.state) &&
@@ -152,7 +153,7 @@ void ExperimentService::HandleRequests() {
       });
   server_.Handle<bus::TrialSignalsRequest, bus::TrialSignals>(
       [this](const RpcContext&, const bus::TrialSignalsRequest& r) -> Result<bus::TrialSignals> {
-        Commit();  // runs that ended are accounted for before their signals are read
+        (void)Commit();  // runs that ended are accounted for before their signals are read
         bus::TrialSignals reply;
         const MonoTime now = clock_.Now();
         for (const std::string& id : r.allocation_ids) {
@@ -230,7 +231,7 @@ Status ExperimentService::Restore() {
       spdlog::error("experiment {} cannot be resumed: {}", record.id, restored.message());
     }
   }
-  Commit();
+  (void)Commit();  // what PostgreSQL does not take now, the loop stores later
   return Status::Ok();
 }
 
@@ -277,6 +278,15 @@ Status ExperimentService::RestoreOne(const storage::ExperimentRecord& record) {
     // run is stopped now, whether or not it is still there.
     if (trial.state == experiment::kPaused && trial.run_id > 0) {
       stop_after_restore_.push_back(trial.TaskId());
+    } else if (trial.running && !over && !entry.experiment->StopReason(id).empty()) {
+      // Told to stop by the previous master, which may have died before its stop went out: a
+      // kill is sent again at once; a stop the run may finish by itself (it checkpoints on the
+      // signal) gets preemption_timeout again.
+      if (trial.exited_early || entry.experiment->state() == experiment::kStoppingKilled) {
+        stop_after_restore_.push_back(trial.TaskId());
+      } else {
+        runs_[trial.TaskId()].kill_at = clock_.Now() + launch_.preemption_timeout;
+      }
     }
   }
   if (fresh && !over) (void)entry.experiment->Start(NowNs());
@@ -318,7 +328,7 @@ Result<bus::ExperimentActionReply> ExperimentService::Act(
   Experiment* experiment = Find(request.id);
   if (!experiment) return NotFound("experiment " + std::to_string(request.id) + " not found");
   DET_RETURN_IF_ERROR(experiment->Act(request.action, NowNs()).status());
-  Commit();
+  DET_RETURN_IF_ERROR(Commit());  // DELETING is stored before anything is removed
   if (request.action == "delete") collector_.Delete(*experiment);
   return bus::ExperimentActionReply{experiment->state()};
 }
@@ -353,7 +363,7 @@ Result<bus::TrialSignal> ExperimentService::Report(const bus::TrialReport& repor
   } else if (report.kind == "runner_state") {
     experiment->RunnerStateReported(trial_id, report.reason);
   }  // training metrics, a custom group's, progress and ready: stored or nothing to decide
-  Commit();
+  FinishEndedRuns();
   return Signal(report.allocation_id);
 }
 
@@ -509,13 +519,14 @@ void ExperimentService::FinishEndedRuns() {
   }
 }
 
-Result<int64_t> ExperimentService::CreateTrial(int64_t experiment_id, const Trial& trial) {
+Result<int64_t> ExperimentService::CreateTrial(int64_t experiment_id, const Trial&) {
   int64_t id = 0;
   DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
-    id = storage::CreateTrial(tx, experiment_id, std::to_string(trial.request_id),
-                              trial.hparams.dump(), trial.state);
+    id = storage::NextTrialId(tx);
     return Status::Ok();
   }));
+  new_trials_.insert({experiment_id, id});  // stored with the search that asked for it
+  unsaved_trials_.insert({experiment_id, id});
   return id;
 }
 
@@ -639,38 +650,81 @@ void ExperimentService::ExperimentChanged(const Experiment& experiment) {
   unsaved_experiments_.insert(experiment.id());
 }
 
-void ExperimentService::Commit() {
+Status ExperimentService::Commit() {
   while (true) {
     FinishEndedRuns();
-    if (unsaved_trials_.empty() && unsaved_experiments_.empty() && after_commit_.empty()) return;
-    Status stored = db_.Run([&](pqxx::work& tx) { return WriteUnsaved(tx); });
-    if (!stored.ok()) spdlog::error("experiments: changes not stored: {}", stored.message());
+    if (unsaved_trials_.empty() && unsaved_experiments_.empty() && after_commit_.empty()) {
+      return Status::Ok();
+    }
+    Status stored = WriteUnsaved();
+    if (stored.code() == StatusCode::kUnavailable) {
+      // PostgreSQL is out of reach: nothing is acted on until it is stored (the next turn tries).
+      spdlog::error("experiments: changes not stored yet: {}", stored.message());
+      return stored;
+    }
+    new_trials_.clear();
     unsaved_trials_.clear();
     unsaved_experiments_.clear();
     for (auto& effect : std::exchange(after_commit_, {})) effect();
   }
 }
 
-Status ExperimentService::WriteUnsaved(pqxx::work& tx) {
-  for (const auto& [experiment_id, trial_id] : unsaved_trials_) {
-    const Experiment* experiment = Find(experiment_id);
-    const Trial* trial = experiment ? experiment->FindTrial(trial_id) : nullptr;
-    if (!trial) continue;
-    DET_RETURN_IF_ERROR(
-        storage::UpdateTrial(tx, trial->id, trial->state, trial->restarts, trial->run_id,
-                             trial->end_ns ? std::optional<int64_t>(trial->end_ns) : std::nullopt));
+Status ExperimentService::WriteUnsaved() {
+  Status stored = db_.Run([&](pqxx::work& tx) {
+    for (const auto& [experiment_id, trial_id] : new_trials_) {
+      DET_RETURN_IF_ERROR(WriteTrial(tx, experiment_id, trial_id, /*created=*/true));
+    }
+    for (const auto& [experiment_id, trial_id] : unsaved_trials_) {
+      DET_RETURN_IF_ERROR(WriteTrial(tx, experiment_id, trial_id, /*created=*/false));
+    }
+    for (int64_t id : unsaved_experiments_) DET_RETURN_IF_ERROR(WriteExperiment(tx, id));
+    return Status::Ok();
+  });
+  if (stored.ok() || stored.code() == StatusCode::kUnavailable) return stored;
+  // A row the database refuses must not hold back every other experiment: each row alone.
+  spdlog::error("experiments: changes not stored together ({}); storing them one by one",
+                stored.message());
+  auto alone = [&](const std::string& what, const std::function<Status(pqxx::work&)>& write) {
+    Status written = db_.Run(write);
+    if (!written.ok()) spdlog::error("{}: not stored: {}", what, written.message());
+  };
+  for (bool created : {true, false}) {
+    for (const auto& [experiment_id, trial_id] : created ? new_trials_ : unsaved_trials_) {
+      alone("trial " + std::to_string(trial_id),
+            [&, experiment_id = experiment_id, trial_id = trial_id](pqxx::work& tx) {
+              return WriteTrial(tx, experiment_id, trial_id, created);
+            });
+    }
   }
   for (int64_t id : unsaved_experiments_) {
-    const Experiment* experiment = Find(id);
-    if (!experiment) continue;
-    const bool over = experiment::IsTerminal(experiment->state()) &&
-                      experiment->state() != experiment::kDeleting &&
-                      experiment->state() != experiment::kDeleteFailed;
-    DET_RETURN_IF_ERROR(storage::SetExperimentState(
-        tx, id, experiment->state(), over ? std::optional<int64_t>(NowNs()) : std::nullopt));
-    DET_RETURN_IF_ERROR(storage::SaveSearcherState(tx, id, experiment->SaveState().dump()));
+    alone("experiment " + std::to_string(id),
+          [&](pqxx::work& tx) { return WriteExperiment(tx, id); });
   }
   return Status::Ok();
+}
+
+Status ExperimentService::WriteTrial(pqxx::work& tx, int64_t experiment_id, int64_t trial_id,
+                                     bool created) {
+  const Experiment* experiment = Find(experiment_id);
+  const Trial* trial = experiment ? experiment->FindTrial(trial_id) : nullptr;
+  if (!trial) return Status::Ok();
+  if (created) {
+    return storage::InsertTrial(tx, trial->id, experiment_id, std::to_string(trial->request_id),
+                                trial->hparams.dump(), trial->state);
+  }
+  return storage::UpdateTrial(tx, trial->id, trial->state, trial->restarts, trial->run_id,
+                              trial->end_ns ? std::optional<int64_t>(trial->end_ns) : std::nullopt);
+}
+
+Status ExperimentService::WriteExperiment(pqxx::work& tx, int64_t id) {
+  const Experiment* experiment = Find(id);
+  if (!experiment) return Status::Ok();
+  const bool over = experiment::IsTerminal(experiment->state()) &&
+                    experiment->state() != experiment::kDeleting &&
+                    experiment->state() != experiment::kDeleteFailed;
+  DET_RETURN_IF_ERROR(storage::SetExperimentState(
+      tx, id, experiment->state(), over ? std::optional<int64_t>(NowNs()) : std::nullopt));
+  return storage::SaveSearcherState(tx, id, experiment->SaveState().dump());
 }
 
 void ExperimentService::Start() {
@@ -702,7 +756,7 @@ void ExperimentService::Run() {
       next_collect_ = now + collect_interval_;
       CollectCheckpoints();
     }
-    Commit();
+    (void)Commit();
   }
 }
 

@@ -73,17 +73,25 @@ class ExperimentService : private experiment::ExperimentEffects {
   Result<bus::ExperimentList> List(const bus::ExperimentListRequest& request);
   Result<bus::TrialSignal> Report(const bus::TrialReport& report);
   Result<bus::TrialGetReply> KillTrial(int64_t trial_id);
-  // `change()`'s result, answered once what it changed is committed.
+  // `change()`'s result, answered once what it changed is committed (Unavailable when PostgreSQL
+  // is out of reach: the change is kept and stored at a later turn).
   template <typename Change>
   auto Committed(Change&& change) {
     auto result = change();
-    Commit();
+    Status committed = Commit();
+    if (result.ok() && !committed.ok()) {
+      return decltype(result)(committed.WithContext("accepted but not stored yet"));
+    }
     return result;
   }
-  // Accounts for ended runs, stores every unsaved trial and experiment in one transaction, then
-  // runs what waited for it (submits, stops), until nothing is left.
-  void Commit();
-  Status WriteUnsaved(pqxx::work& tx);
+  // Accounts for ended runs, stores every new and changed trial and experiment in one transaction,
+  // then runs what waited for it (submits, stops), until nothing is left. Unavailable (everything
+  // kept for the next call, nothing acted on) when PostgreSQL is out of reach; when it refuses a
+  // row, that row is logged and the others are stored without it.
+  Status Commit();
+  Status WriteUnsaved();
+  Status WriteTrial(pqxx::work& tx, int64_t experiment_id, int64_t trial_id, bool created);
+  Status WriteExperiment(pqxx::work& tx, int64_t id);
   Result<bus::TrialSignal> Signal(const std::string& allocation_id);
   bus::ExperimentSummary Summary(const experiment::Experiment& experiment) const;
   bus::TrialSummary TrialSummaryOf(const experiment::Trial& trial) const;
@@ -152,9 +160,11 @@ class ExperimentService : private experiment::ExperimentEffects {
   bus::RpcServer server_;
   bus::RpcClient registry_;
   std::map<int64_t, Entry> experiments_;
-  std::map<std::string, LiveRun> runs_;          // by task id
-  std::vector<std::string> stop_after_restore_;  // paused trials' runs (task ids), at Run()
-  std::vector<EndedRun> ended_;                  // to account for once the current call is done
+  std::map<std::string, LiveRun> runs_;  // by task id
+  // Runs to kill at Run() (task ids): paused trials', and those a previous master was killing.
+  std::vector<std::string> stop_after_restore_;
+  std::vector<EndedRun> ended_;  // to account for once the current call is done
+  std::set<std::pair<int64_t, int64_t>> new_trials_;      // (experiment, trial): rows to insert
   std::set<std::pair<int64_t, int64_t>> unsaved_trials_;  // (experiment, trial), for Commit()
   std::set<int64_t> unsaved_experiments_;
   std::vector<std::function<void()>> after_commit_;  // registry calls, in order

@@ -123,6 +123,23 @@ int64_t CreateTrial(pqxx::work& tx, int64_t experiment_id, const std::string& re
       .as<int64_t>();
 }
 
+int64_t NextTrialId(pqxx::work& tx) {
+  return tx.exec1("SELECT nextval(pg_get_serial_sequence('trials', 'id'))")[0].as<int64_t>();
+}
+
+Status InsertTrial(pqxx::work& tx, int64_t id, int64_t experiment_id, const std::string& request_id,
+                   const std::string& hparams_json, const std::string& state) {
+  const auto inserted = tx.exec_params(
+      "INSERT INTO trials (id, experiment_id, request_id, hparams, state)"
+      " VALUES ($1, $2, $3, $4::jsonb, $5) ON CONFLICT (experiment_id, request_id) DO NOTHING",
+      id, experiment_id, request_id, hparams_json, state);
+  if (inserted.affected_rows() == 0) {
+    return AlreadyExists("experiment " + std::to_string(experiment_id) +
+                         " already has a trial for request " + request_id);
+  }
+  return Status::Ok();
+}
+
 Result<TrialRecord> GetTrial(pqxx::work& tx, int64_t id) {
   auto result = tx.exec_params(std::string(kTrialSelect) + " WHERE id = $1", id);
   if (result.empty()) return NotFound(TrialName(id) + " not found");

@@ -68,6 +68,12 @@ struct TrialRecord {
 // Idempotent: creating the same (experiment, request id) again returns the first trial's id.
 int64_t CreateTrial(pqxx::work& tx, int64_t experiment_id, const std::string& request_id,
                     const std::string& hparams_json, const std::string& state);
+// A trial id from the trials' sequence, for a row InsertTrial writes later (in the transaction
+// that also stores the search that asked for it). AlreadyExists when the experiment has a trial
+// of that request id.
+int64_t NextTrialId(pqxx::work& tx);
+Status InsertTrial(pqxx::work& tx, int64_t id, int64_t experiment_id, const std::string& request_id,
+                   const std::string& hparams_json, const std::string& state);
 Result<TrialRecord> GetTrial(pqxx::work& tx, int64_t id);  // NotFound
 std::vector<TrialRecord> ListTrials(pqxx::work& tx, int64_t experiment_id);
 Status SetTrialState(pqxx::work& tx, int64_t id, const std::string& state,

@@ -375,6 +375,7 @@ nlohmann::json Experiment::SaveState() const {
     saved = {{"searcher_steps", trial.searcher_steps},
              {"searcher_stopped", trial.searcher_stopped}};
     if (trial.exited_early) saved["exited_early"] = ExitReasonName(*trial.exited_early);
+    if (trial.stopped_for_pause) saved["stopped_for_pause"] = true;
   }
   return {{"searcher", searcher_->Save()}, {"trials", steps}};
 }

@@ -74,7 +74,8 @@ class Experiment;
 class ExperimentEffects {
  public:
   virtual ~ExperimentEffects() = default;
-  // Stores a new trial; its id (the same one again for a request id already stored).
+  // A new trial's id; the trial is stored with the next writes of TrialChanged and
+  // ExperimentChanged, together with the search that asked for it.
   virtual Result<int64_t> CreateTrial(int64_t experiment_id, const Trial& trial) = 0;
   // Submits the trial's current run (trial.TaskId()).
   virtual void StartRun(const Trial& trial) = 0;
@@ -138,8 +139,8 @@ class Experiment {
   // Why the trial's run should stop now; empty when it should go on.
   std::string StopReason(int64_t trial_id) const;
 
-  // The search and the trials' searcher positions (steps, stopped, early exits), for
-  // ExperimentChanged's caller to store.
+  // The search and the trials' searcher positions (steps, stopped, early exits, stopped for a
+  // pause), for ExperimentChanged's caller to store.
   nlohmann::json SaveState() const;
 
  private:

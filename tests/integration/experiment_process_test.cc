@@ -521,6 +521,24 @@ TEST_F(ExperimentProcessTest, RestApiCreatesReadsKillsAndDeletesExperiments) {
       << "not a route: no number that large";
 }
 
+// A master killed after it stored an experiment's kill but before the kill reached the run: the
+// next master sends it again, and the run does not go on to its end (400 s here; it does not
+// listen for the Core API's signal, which would stop it without the kill).
+TEST_F(ExperimentProcessTest, AKillTheDeadMasterStoredButNeverSentIsSentByTheNext) {
+  auto agent = StartAgent("agent-k", 1);
+  const int64_t id =
+      Create(Config("const.yaml", [](YAML::Node& c) { c["entrypoint"] = "sleep 400"; }));
+  ASSERT_TRUE(WaitForTrial(id, [](auto& t) { return t.value("task_state", "") == "RUNNING"; }));
+  master_->Stop(SIGKILL);
+  storage::Database db(db_, 1);
+  ASSERT_TRUE(db.Run([&](pqxx::work& tx) {
+                  return storage::SetExperimentState(tx, id, "STOPPING_KILLED", std::nullopt);
+                }).ok());
+  RestartMaster();
+  EXPECT_EQ(WaitEnded(id), "CANCELED") << Log("master2.log");
+  EXPECT_EQ(Describe(id)["trials"][0].value("state", ""), "CANCELED");
+}
+
 TEST_F(ExperimentProcessTest, MasterKilledAgainAndAgainMidSearchEndsWithTheSameTrials) {
   auto agent = StartAgent("agent-r", 4);
   auto hparams_of = [&](int64_t id) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "storage/ingest_writer.h"
 #include "storage/tasks_repo.h"
 #include "storage/telemetry_repo.h"
@@ -54,6 +56,27 @@ TEST_F(ExperimentsRepoTest, ExperimentKeepsConfigOwnerAndModelBytes) {
     EXPECT_FALSE(experiment->end_ns.has_value());
     EXPECT_EQ(*GetModelDefinition(tx, id), model);
     EXPECT_EQ(GetExperiment(tx, id + 100).status().code(), StatusCode::kNotFound);
+  });
+}
+
+// The experiment service reserves a trial's id when the search asks for it and writes the row in
+// the transaction that stores the search: ids never collide with CreateTrial's, a request id is
+// taken once.
+TEST_F(ExperimentsRepoTest, AReservedTrialIdIsWrittenLaterAndARequestIsTakenOnce) {
+  const int64_t experiment = NewExperiment("reserved");
+  InTransaction(db_, [&](pqxx::work& tx) {
+    const int64_t reserved = NextTrialId(tx);
+    const int64_t created = CreateTrial(tx, experiment, "1", "{}", "ACTIVE");
+    EXPECT_NE(created, reserved);
+    ASSERT_TRUE(InsertTrial(tx, reserved, experiment, "2", R"({"lr": 0.5})", "PAUSED").ok());
+    auto trial = GetTrial(tx, reserved);
+    ASSERT_TRUE(trial.ok()) << trial.status().ToString();
+    EXPECT_EQ(trial->request_id, "2");
+    EXPECT_EQ(trial->state, "PAUSED");
+    EXPECT_EQ(nlohmann::json::parse(trial->hparams_json)["lr"], 0.5);
+    const Status again = InsertTrial(tx, NextTrialId(tx), experiment, "2", "{}", "ACTIVE");
+    EXPECT_EQ(again.code(), StatusCode::kAlreadyExists) << again.ToString();
+    EXPECT_EQ(ListTrials(tx, experiment).size(), 2u);
   });
 }
 

@@ -136,7 +136,7 @@ TEST(ExperimentTest, AValidationSentAgainIsNotNewsToTheSearch) {
 
 // The search already counted an early exit when the run was still ending: a master that restores
 // the trial from the saved state must close it the same way (ERROR, no restart).
-TEST(ExperimentTest, TheSavedStateCarriesEarlyExitsByTheirCoreApiNames) {
+TEST(ExperimentTest, TheSavedStateCarriesEarlyExitsAndStopsForAPause) {
   RecordingEffects effects;
   auto experiment = Make(effects, "{name: random, metric: loss, max_trials: 2, max_length: 10}");
   experiment->ExitedEarly(2, searcher::ExitReason::kInvalidHyperparameters, 1);
@@ -148,6 +148,10 @@ TEST(ExperimentTest, TheSavedStateCarriesEarlyExitsByTheirCoreApiNames) {
     EXPECT_EQ(ExitReasonNamed(ExitReasonName(reason)), reason);
   }
   EXPECT_EQ(ExitReasonNamed("CRASHED"), std::nullopt);
+  EXPECT_FALSE(saved["trials"]["1"].contains("stopped_for_pause")) << saved.dump();
+  ASSERT_EQ(*experiment->Act("pause", 2), kPaused);
+  EXPECT_TRUE(experiment->SaveState()["trials"]["1"].value("stopped_for_pause", false))
+      << "a run still finishing its pause is stopped again, and not counted, after a restore";
 }
 
 TEST(ExperimentTest, OnlyAFinishedExperimentMayBeDeletedAndAFailedDeleteMayBeAskedAgain) {
