@@ -167,7 +167,7 @@ Status DockerClient::Pull(const std::string& image, const std::string& registry_
   HttpRequest request = Request("POST", path);
   request.timeout = Duration::zero();  // a large image takes as long as it takes
   if (!registry_auth_json.empty()) {
-    request.headers.emplace_back("X-Registry-Auth", Base64UrlEncode(registry_auth_json));
+    request.headers.emplace_back("X-Registry-Auth", Base64UrlEncodePadded(registry_auth_json));
   }
   std::map<std::string, std::pair<int64_t, int64_t>> layers;  // id → (current, total)
   std::string pending;

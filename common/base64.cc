@@ -40,9 +40,8 @@ Result<std::string> Base64Decode(std::string_view text) {
   return out;
 }
 
-std::string Base64UrlEncode(std::string_view bytes) {
+std::string Base64UrlEncodePadded(std::string_view bytes) {
   std::string out = Base64Encode(bytes);
-  while (!out.empty() && out.back() == '=') out.pop_back();
   for (char& c : out) {
     if (c == '+') c = '-';
     if (c == '/') c = '_';
@@ -50,19 +49,43 @@ std::string Base64UrlEncode(std::string_view bytes) {
   return out;
 }
 
-Result<std::string> Base64UrlDecode(std::string_view text) {
+std::string Base64UrlEncode(std::string_view bytes) {
+  std::string out = Base64UrlEncodePadded(bytes);
+  while (!out.empty() && out.back() == '=') out.pop_back();
+  return out;
+}
+
+namespace {
+
+// `text` in the base64url alphabet, written in base64's ('-' → '+', '_' → '/'); an error when it
+// has a character of base64's own, or a '=' where `padded` says there is none.
+Result<std::string> ToStandardAlphabet(std::string_view text, bool padded) {
+  const auto invalid = [padded] {
+    return InvalidArgument(padded ? "expected padded base64url (RFC 4648 §5)"
+                                  : "expected base64url (RFC 4648 §5)");
+  };
   std::string standard(text);
   for (char& c : standard) {
-    if (c == '+' || c == '/' || c == '=')
-      return InvalidArgument("expected base64url (RFC 4648 §5)");
+    if (c == '+' || c == '/' || (c == '=' && !padded)) return invalid();
     if (c == '-') c = '+';
     if (c == '_') c = '/';
   }
-  if (standard.size() % 4 == 1) return InvalidArgument("expected base64url (RFC 4648 §5)");
+  if (padded && standard.size() % 4 != 0) return invalid();
+  if (standard.size() % 4 == 1) return invalid();
   while (standard.size() % 4 != 0) standard += '=';
   Result<std::string> decoded = Base64Decode(standard);
-  if (!decoded.ok()) return InvalidArgument("expected base64url (RFC 4648 §5)");
+  if (!decoded.ok()) return invalid();
   return decoded;
+}
+
+}  // namespace
+
+Result<std::string> Base64UrlDecode(std::string_view text) {
+  return ToStandardAlphabet(text, false);
+}
+
+Result<std::string> Base64UrlDecodePadded(std::string_view text) {
+  return ToStandardAlphabet(text, true);
 }
 
 }  // namespace det

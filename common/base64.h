@@ -18,4 +18,9 @@ Result<std::string> Base64Decode(std::string_view text);
 std::string Base64UrlEncode(std::string_view bytes);
 Result<std::string> Base64UrlDecode(std::string_view text);
 
+// base64url with its '=' padding, as Go's base64.URLEncoding: Docker's X-Registry-Auth header,
+// which the engine reads as no credentials at all when it is not padded.
+std::string Base64UrlEncodePadded(std::string_view bytes);
+Result<std::string> Base64UrlDecodePadded(std::string_view text);
+
 }  // namespace det

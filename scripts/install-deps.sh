@@ -14,6 +14,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   postgresql openssl wrk nginx-light awscli
   chromium fonts-liberation
+  # The private Docker engine's image is a Debian root file system (scripts/docker-test-engine.sh);
+  # its private registry's users are an htpasswd file.
+  debootstrap apache2-utils
   # Determined 0.38.1's Python library imports these (its trial code runs on this project
   # unmodified: tests/integration/determined_library_test.cc).
   python3-requests python3-psutil python3-filelock python3-termcolor python3-tabulate
@@ -26,13 +29,16 @@ PACKAGES=(
 # when the machine's apt sources carry it (Google's repository), else the check says it is missing.
 OPTIONAL=(google-cloud-cli)
 
-# The docker CLI checks the fake Docker engine (tests/integration/fake_docker_cli_test.cc). Debian
-# ships it with the engine (docker.io), installed when no `docker` is on PATH; the install starts
-# no engine (tests that use a real one run where one already runs).
-WITHOUT_SERVICES=()
-command -v docker >/dev/null 2>&1 || WITHOUT_SERVICES+=(docker.io)
-
+# The Docker engine (dockerd 20.10, and the docker CLI that checks the fake engine:
+# tests/integration/fake_docker_cli_test.cc) and Docker's registry, for the real-engine tests.
+# Installed without starting their system services: the tests start a private engine and
+# registries of their own (scripts/docker-test-engine.sh) and stop them by pid.
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+WITHOUT_SERVICES=()
+for p in docker.io docker-registry; do
+  installed "$p" || WITHOUT_SERVICES+=("$p")
+done
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   installed "$p" || missing+=("$p")

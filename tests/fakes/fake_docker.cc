@@ -133,12 +133,11 @@ std::string Frame(int stream, const std::string& payload) {
   return frame + payload;
 }
 
-// The X-Registry-Auth header's JSON (base64url or base64, padded or not); null when absent.
+// The X-Registry-Auth header's JSON; null when absent or not padded base64url, which the real
+// engine (20.10 and later) takes for no credentials, silently.
 json RegistryAuth(const httplib::Request& req) {
   if (!req.has_header("X-Registry-Auth")) return nullptr;
-  const std::string header = req.get_header_value("X-Registry-Auth");
-  Result<std::string> decoded = Base64UrlDecode(header);
-  if (!decoded.ok()) decoded = Base64Decode(header);
+  Result<std::string> decoded = Base64UrlDecodePadded(req.get_header_value("X-Registry-Auth"));
   if (!decoded.ok()) return nullptr;
   json auth = json::parse(*decoded, nullptr, false);
   return auth.is_discarded() ? json(nullptr) : auth;
@@ -149,6 +148,7 @@ json RegistryAuth(const httplib::Request& req) {
 FakeDocker::FakeDocker(FakeDockerOptions options) : options_(std::move(options)) {
   for (const std::string& image : options_.images) images_.insert(NormalImage(image));
   for (std::string& image : options_.pullable) image = NormalImage(image);
+  for (std::string& image : options_.interrupted_pulls) image = NormalImage(image);
   std::map<std::string, std::string> private_images;
   for (const auto& [image, secret] : options_.private_images) {
     private_images[NormalImage(image)] = secret;
@@ -351,25 +351,42 @@ void FakeDocker::Pull(Req req, Res res) {
   const std::string tag = req.has_param("tag") ? req.get_param_value("tag") : "";
   if (!tag.empty()) image += (tag.rfind("sha256:", 0) == 0 ? "@" : ":") + tag;
   image = NormalImage(image);
-  std::string failure;
-  const bool known = std::find(options_.pullable.begin(), options_.pullable.end(), image) !=
-                     options_.pullable.end();
+  const auto listed = [&image](const std::vector<std::string>& images) {
+    return std::find(images.begin(), images.end(), image) != images.end();
+  };
+  const bool interrupted = listed(options_.interrupted_pulls);
+  const bool known = interrupted || listed(options_.pullable);
   const std::string repo = image.substr(0, image.rfind(':'));
+  // What the registry refuses, the engine answers before any progress line, with an HTTP error.
   if (auto secret = options_.private_images.find(image); secret != options_.private_images.end()) {
     const json auth = RegistryAuth(req);
-    const std::string given =
-        auth.is_object() ? auth.value("username", "") + ":" + auth.value("password", "") : "";
-    if (given != secret->second) failure = "unauthorized: authentication required";
+    if (!auth.is_object()) {
+      return Error(res, 500,
+                   "Head \"https://registry/v2/" + repo + "/manifests/" +
+                       image.substr(image.rfind(':') + 1) + "\": no basic auth credentials");
+    }
+    if (auth.value("username", "") + ":" + auth.value("password", "") != secret->second) {
+      return Error(res, 500, "unauthorized: authentication required");
+    }
   } else if (!known) {
     std::lock_guard lock(mu_);
     if (!images_.count(image)) {
-      failure = "pull access denied for " + repo +
-                ", repository does not exist or may require 'docker login': denied: requested "
-                "access to the resource is denied";
+      return Error(res, 404,
+                   "pull access denied for " + repo +
+                       ", repository does not exist or may require 'docker login': denied: "
+                       "requested access to the resource is denied");
     }
   }
+  // A failure while layers download comes as the stream's last line, after HTTP 200.
+  const std::string failure = interrupted ? "unexpected EOF" : "";
   std::vector<std::string> lines = {
       json{{"status", "Pulling from " + repo}, {"id", image.substr(image.rfind(':') + 1)}}.dump()};
+  if (interrupted) {
+    lines.push_back(json{{"status", "Downloading"},
+                         {"progressDetail", {{"current", 1000000}, {"total", 4000000}}},
+                         {"id", "3e731ddb7fc9"}}
+                        .dump());
+  }
   if (failure.empty()) {
     const bool present = [&] {
       std::lock_guard lock(mu_);

@@ -14,10 +14,13 @@
 // - Images: names are normalised ("docker.io/library/" and "docker.io/" dropped, ":latest" when
 //   untagged). `images` are present from the start. `POST /images/create?fromImage=&tag=` pulls
 //   one of `pullable` with the engine's progress lines (two layers, "\r\n" after each, one every
-//   `pull_delay`), "Image is up to date" when present; anything else fails the way the engine
-//   fails mid-stream: HTTP 200, then a last {"errorDetail","error"} line ("pull access denied
-//   ..."). A `private_images` entry pulls only with an X-Registry-Auth (base64url or base64 of
-//   JSON) whose username and password match ("unauthorized: authentication required" otherwise).
+//   `pull_delay`), "Image is up to date" when present. What a registry refuses is refused before
+//   any progress, as dockerd 20.10 does: an unknown image 404 "pull access denied ..."; a
+//   `private_images` entry pulls only with an X-Registry-Auth (padded base64url of JSON, as the
+//   engine reads it: anything else is no credentials, 500 "... no basic auth credentials") whose
+//   username and password match (500 "unauthorized: authentication required" otherwise). An
+//   `interrupted_pulls` entry fails mid-stream: HTTP 200, a layer's progress, then a last
+//   {"errorDetail","error"} line ("unexpected EOF").
 //   `GET /images/{name}/json`.
 // - Containers are host processes, started from the create body: argv = Entrypoint + Cmd (a
 //   string runs through /bin/sh -c), exactly its Env (plus the fake's PATH when it sets none),
@@ -67,9 +70,10 @@ struct FakeDockerOptions {
   std::vector<std::string> images;    // present from the start ("name:tag"; no tag: ":latest")
   std::vector<std::string> pullable;  // what its registry serves
   std::map<std::string, std::string> private_images;  // image → "user:password" its pull needs
-  std::string api_version = "1.47";                   // the newest it speaks
-  std::string min_api_version = "1.24";               // the oldest it accepts
-  std::chrono::milliseconds pull_delay{10};           // between pull progress lines
+  std::vector<std::string> interrupted_pulls;  // pulls that fail mid-stream ("unexpected EOF")
+  std::string api_version = "1.47";            // the newest it speaks
+  std::string min_api_version = "1.24";        // the oldest it accepts
+  std::chrono::milliseconds pull_delay{10};    // between pull progress lines
 };
 
 class FakeDocker {

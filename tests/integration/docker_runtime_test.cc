@@ -1,8 +1,11 @@
 // The agent's docker runtime end to end: real det-master, det-agent (container_runtime docker),
 // det CLI and a Docker Engine API on a unix socket, which is the fake engine (fake-docker: its
-// containers are host processes) and, where one runs on this host, the real engine too.
+// containers are host processes) and the real one: dockerd with two registries on loopback, which
+// the test command starts (scripts/docker-test-engine.sh writes <build>/docker-test/engine.env).
 #include <unistd.h>
 
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "agent/docker_client.h"
@@ -16,50 +19,88 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-// The images the tests use on either engine.
+// The images and registry the tests use on either engine.
 struct Engine {
-  std::string name;      // "fake" | "real"
-  std::string socket;    // its API
-  std::string image;     // present, with /bin/sh and python3
-  std::string pullable;  // absent until pulled (the fake's registry); the real engine: Docker Hub
+  std::string name;            // "fake" | "real"
+  std::string socket;          // its API
+  std::string image;           // present, with /bin/sh and python3
+  std::string pullable;        // absent until pulled; anyone may pull it
+  std::string private_image;   // absent until pulled with the registry's credentials
+  std::string registry;        // the private image's registry (serveraddress)
+  std::string user, password;  // its credentials
+  std::string no_such_image;   // an image no registry has
+  std::string no_such_reason;  // what the engine says when asked to pull it
 };
 
-constexpr const char* kRealSocket = "/var/run/docker.sock";
+// KEY=value lines of the real engine's description; empty when there is no such file.
+std::map<std::string, std::string> ReadEngineEnv(const fs::path& path) {
+  std::map<std::string, std::string> values;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (const size_t eq = line.find('='); eq != std::string::npos)
+      values[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return values;
+}
+
+// "host:port" of image reference "host:port/repository:tag".
+std::string OpenRegistryOf(const std::string& image) { return image.substr(0, image.find('/')); }
+
+fs::path RealEngineEnvFile() {
+  const char* path = std::getenv("DET_TEST_DOCKER_ENV");
+  return path ? fs::path(path) : fs::path(testing::BuildDir()) / "docker-test" / "engine.env";
+}
 
 class DockerRuntimeTest : public testing::ExperimentFixture,
                           public ::testing::WithParamInterface<std::string> {
  protected:
   void SetUp() override {
     if (GetParam() == "real") {
-      if (!fs::exists(kRealSocket)) {
-        GTEST_SKIP() << "no Docker engine on " << kRealSocket
-                     << ": the docker runtime tests ran against the fake engine only";
+      const fs::path env_file = RealEngineEnvFile();
+      std::map<std::string, std::string> env = ReadEngineEnv(env_file);
+      if (env.empty()) {
+        GTEST_SKIP() << "no real Docker engine (" << env_file
+                     << " is missing: scripts/docker-test-engine.sh start <build>/docker-test "
+                        "starts one, as scripts/test.sh does); ran against the fake engine only";
       }
-      const char* image = std::getenv("DET_TEST_DOCKER_IMAGE");
-      engine_ = {"real", kRealSocket, image ? image : "python:3.11-slim",
-                 image ? image : "python:3.11-slim"};
-      agent::DockerClient engine(kRealSocket);
-      if (Result<std::string> api = engine.Ping(); !api.ok()) {
-        GTEST_SKIP() << "the Docker engine on " << kRealSocket
-                     << " does not answer: " << api.status().message();
-      }
-      if (Status pulled = engine.Pull(engine_.image, "", {}); !pulled.ok()) {
-        GTEST_SKIP() << "no " << engine_.image << " for the real engine's tests ("
-                     << pulled.message() << "); pull it or set DET_TEST_DOCKER_IMAGE";
-      }
+      engine_ = {"real",
+                 env["DET_TEST_DOCKER_SOCKET"],
+                 env["DET_TEST_DOCKER_IMAGE"],
+                 env["DET_TEST_DOCKER_PULLABLE"],
+                 env["DET_TEST_DOCKER_PRIVATE"],
+                 env["DET_TEST_DOCKER_REGISTRY"],
+                 env["DET_TEST_DOCKER_REGISTRY_USER"],
+                 env["DET_TEST_DOCKER_REGISTRY_PASSWORD"],
+                 OpenRegistryOf(env["DET_TEST_DOCKER_PULLABLE"]) + "/det-test/no-such-image:1",
+                 "manifest unknown"};
+      // The file says an engine runs: one that does not answer, or lacks the image, fails.
+      agent::DockerClient engine(engine_.socket);
+      Result<std::string> api = engine.Ping();
+      ASSERT_TRUE(api.ok()) << "the Docker engine of " << env_file
+                            << " does not answer: " << api.status().message();
+      Result<bool> has_image = engine.ImageExists(engine_.image);
+      ASSERT_TRUE(has_image.ok() && *has_image) << engine_.image << " is not in the engine";
     } else {
       socket_dir_ = fs::path("/tmp") / ("det-docker-" + bus::RandomId().substr(0, 8));
       fs::create_directories(socket_dir_);
-      engine_ = {"fake", (socket_dir_ / "docker.sock").string(), "det-test/python:3",
-                 "det-test/pullable:1"};
+      engine_ = {"fake",
+                 (socket_dir_ / "docker.sock").string(),
+                 "det-test/python:3",
+                 "det-test/pullable:1",
+                 "det-test/private:1",
+                 "registry",
+                 "det-user",
+                 "det-secret",
+                 "det-test/no-such-image:1",
+                 "denied"};
     }
     ExperimentFixture::SetUp();
     if (engine_.name == "fake") {
       fake_ = std::make_unique<testing::Process>(
-          std::vector<std::string>{testing::BuildDir() + "/tests/fake-docker", "--socket",
-                                   engine_.socket, "--image", engine_.image, "--pullable",
-                                   engine_.pullable, "--private",
-                                   "det-test/private:1=det-user:det-secret"},
+          std::vector<std::string>{
+              testing::BuildDir() + "/tests/fake-docker", "--socket", engine_.socket, "--image",
+              engine_.image, "--pullable", engine_.pullable, "--private",
+              engine_.private_image + "=" + engine_.user + ":" + engine_.password},
           dir_ / "fake-docker.log");
       for (int i = 0; i < 100 && !fs::exists(engine_.socket); ++i)
         std::this_thread::sleep_for(50ms);
@@ -68,6 +109,8 @@ class DockerRuntimeTest : public testing::ExperimentFixture,
   }
   void TearDown() override {
     if (fake_) fake_->Stop(SIGTERM);  // the fake kills its containers' processes
+    // The real engine outlives the test: what a failed test left there must not reach the next.
+    if (engine_.name == "real") RemoveContainersLabelled("det.agent-id=agent-d");
     ExperimentFixture::TearDown();
     if (!socket_dir_.empty()) fs::remove_all(socket_dir_);
   }
@@ -83,19 +126,37 @@ class DockerRuntimeTest : public testing::ExperimentFixture,
   }
 
   // A call to the engine's API (either engine answers these the same way).
-  nlohmann::json EngineCall(const std::string& method, const std::string& path) {
+  nlohmann::json EngineCall(const std::string& method, const std::string& path,
+                            const nlohmann::json& body = nullptr) {
     HttpRequest request;
     request.method = method;
     request.url = "http://docker/v1.41" + path;
     request.unix_socket = engine_.socket;
+    if (!body.is_null()) {
+      request.headers = {{"Content-Type", "application/json"}};
+      request.body = body.dump();
+    }
     auto response = http_.Send(request);
     if (!response.ok()) return {{"error", response.status().message()}};
     return nlohmann::json::parse(response->body, nullptr, false);
   }
-  // The containers (running or not) of task `task_id`.
-  nlohmann::json ContainersOf(const std::string& task_id) {
-    const nlohmann::json filters = {{"label", {"det.task-id=" + task_id}}};
+  // The containers (running or not) labelled `label` ("key=value").
+  nlohmann::json ContainersLabelled(const std::string& label) {
+    const nlohmann::json filters = {{"label", {label}}};
     return EngineCall("GET", "/containers/json?all=1&filters=" + UriEncode(filters.dump(), false));
+  }
+  nlohmann::json ContainersOf(const std::string& task_id) {
+    return ContainersLabelled("det.task-id=" + task_id);
+  }
+  void RemoveContainersLabelled(const std::string& label) {
+    const nlohmann::json list = ContainersLabelled(label);
+    if (!list.is_array()) return;
+    for (const auto& container : list)
+      EngineCall("DELETE", "/containers/" + container.value("Id", "") + "?force=1");
+  }
+  // Removes `image` from the engine, so that running it must pull it.
+  void RemoveImage(const std::string& image) {
+    EngineCall("DELETE", "/images/" + image + "?force=1");
   }
   // Waits for task `task_id` to have a running container; its inspection.
   nlohmann::json RunningContainerOf(const std::string& task_id) {
@@ -230,6 +291,7 @@ TEST_P(DockerRuntimeTest, ALinkedUsersContainerRunsAsItsAccountAndReachesOnlyIts
 }
 
 TEST_P(DockerRuntimeTest, MissingImageIsPulledWithProgressInTheLogs) {
+  RemoveImage(engine_.pullable);
   auto agent = StartDockerAgent("agent-d");
   WaitForAgent();
   const std::string id = RunIn(engine_.pullable, "echo pulled-and-ran", "--force-pull-image");
@@ -243,32 +305,33 @@ TEST_P(DockerRuntimeTest, MissingImageIsPulledWithProgressInTheLogs) {
 TEST_P(DockerRuntimeTest, PullFailureFailsTheTaskWithTheEnginesReason) {
   auto agent = StartDockerAgent("agent-d");
   WaitForAgent();
-  const std::string id = RunIn("det-test/no-such-image:1", "echo never");
+  const std::string id = RunIn(engine_.no_such_image, "echo never");
   nlohmann::json summary = Wait(id);
   EXPECT_EQ(summary.value("failure_type", ""), "StartFailed") << summary.dump();
   const std::string message = summary.value("message", "");
-  EXPECT_NE(message.find("det-test/no-such-image:1"), std::string::npos) << message;
-  EXPECT_NE(message.find("denied"), std::string::npos) << message;
+  EXPECT_NE(message.find(engine_.no_such_image), std::string::npos) << message;
+  EXPECT_NE(message.find(engine_.no_such_reason), std::string::npos) << message;
 }
 
 TEST_P(DockerRuntimeTest, PrivateImageIsPulledWithTheRegistryAuthOfTheCommand) {
-  if (engine_.name == "real") GTEST_SKIP() << "needs a private registry";
+  RemoveImage(engine_.private_image);
   auto agent = StartDockerAgent("agent-d");
   WaitForAgent();
   const testing::RestClient rest(std::stoi(rest_port_));
   const std::string token = rest.Login("admin", testing::kAdminPassword);
   auto run = [&](const std::string& password) {
-    const nlohmann::json body = {
-        {"entrypoint", {"/bin/sh", "-c", "echo private-ran"}},
-        {"environment",
-         {{"image", "det-test/private:1"},
-          {"registry_auth",
-           {{"username", "det-user"}, {"password", password}, {"serveraddress", "registry"}}}}}};
+    const nlohmann::json body = {{"entrypoint", {"/bin/sh", "-c", "echo private-ran"}},
+                                 {"environment",
+                                  {{"image", engine_.private_image},
+                                   {"registry_auth",
+                                    {{"username", engine_.user},
+                                     {"password", password},
+                                     {"serveraddress", engine_.registry}}}}}};
     const testing::RestAnswer answer = rest.Send("POST", "/api/v1/commands", token, body.dump());
     EXPECT_EQ(answer.status, 200) << answer.text;
     return answer.body.is_object() ? answer.body.value("task_id", "") : "";
   };
-  const std::string refused = run("wrong"), accepted = run("det-secret");
+  const std::string refused = run("wrong"), accepted = run(engine_.password);
   ASSERT_FALSE(refused.empty());
   ASSERT_FALSE(accepted.empty());
   EXPECT_EQ(Wait(refused).value("failure_type", ""), "StartFailed");
@@ -278,11 +341,26 @@ TEST_P(DockerRuntimeTest, PrivateImageIsPulledWithTheRegistryAuthOfTheCommand) {
 }
 
 TEST_P(DockerRuntimeTest, OutOfMemoryKillIsReportedAsSuch) {
-  if (engine_.name == "real") GTEST_SKIP() << "needs a memory limit (resources.memory) to hit";
   auto agent = StartDockerAgent("agent-d");
   WaitForAgent();
-  // The fake reports a SIGKILL it did not send as the kernel's OOM killer's (fake_docker.h).
-  const std::string id = RunIn(engine_.image, "echo allocating; kill -9 $$");
+  std::string id;
+  if (engine_.name == "fake") {
+    // The fake reports a SIGKILL it did not send as the kernel's OOM killer's (fake_docker.h).
+    id = RunIn(engine_.image, "echo allocating; kill -9 $$");
+  } else {
+    // The real one: the running container is given a 64 MiB limit (the engine's update call, as
+    // `docker update --memory` makes it), then allocates 512 MiB.
+    id = RunIn(engine_.image,
+               "while [ ! -e go ]; do sleep 0.1; done; echo allocating; "
+               "exec python3 -c \"b = bytearray(512 << 20); print(1)\"");
+    const nlohmann::json container = RunningContainerOf(id);
+    ASSERT_TRUE(container.is_object()) << Log("agent-d.log");
+    const nlohmann::json updated =
+        EngineCall("POST", "/containers/" + container.value("Id", "") + "/update",
+                   {{"Memory", 64 << 20}, {"MemorySwap", 64 << 20}});
+    ASSERT_TRUE(updated.is_object() && !updated.contains("message")) << updated;
+    std::ofstream(fs::path(container["Config"].value("WorkingDir", "")) / "go").flush();
+  }
   nlohmann::json summary = Wait(id);
   EXPECT_EQ(summary.value("exit_code", 0), 137) << summary.dump();
   EXPECT_EQ(summary.value("failure_type", ""), "TaskError");
@@ -348,6 +426,7 @@ TEST_P(DockerRuntimeTest, OrphanContainersOfTheAgentAreRemovedWhenItStarts) {
     auto response = http_.Send(request);
     ASSERT_TRUE(response.ok() && response->status == 201) << response->body;
   };
+  RemoveContainersLabelled("det.allocation-id=gone.1");  // a failed run's, on the real engine
   create("det-orphan-" + bus::RandomId().substr(0, 6), "agent-d");
   create("det-other-" + bus::RandomId().substr(0, 6), "agent-elsewhere");
   auto agent = StartDockerAgent("agent-d");

@@ -38,6 +38,16 @@ TEST(Base64Test, UrlFormHasNoPaddingAndNoUnsafeCharacters) {
   EXPECT_EQ(*Base64UrlDecode(Base64UrlEncode(binary)), binary);
 }
 
+// Docker's X-Registry-Auth: the real engine reads an unpadded header as no credentials.
+TEST(Base64Test, PaddedUrlFormKeepsItsPaddingAndRequiresIt) {
+  EXPECT_EQ(Base64UrlEncodePadded("fo"), "Zm8=");
+  EXPECT_EQ(Base64UrlEncodePadded("\xfb\xff\xbf"), "-_-_");
+  EXPECT_EQ(*Base64UrlDecodePadded("Zm8="), "fo");
+  for (const char* bad : {"Zm8", "+/+/", "Zg=", "a b="}) {
+    EXPECT_FALSE(Base64UrlDecodePadded(bad).ok()) << bad;
+  }
+}
+
 TEST(FormEncodeTest, PercentEncodesEverythingButUnreservedCharacters) {
   EXPECT_EQ(FormEncode(
                 {{"grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"}, {"a b", "x&y=z~"}}),

@@ -35,7 +35,9 @@ class DockerClientTest : public ::testing::Test {
     fake_->Start(SocketPath("fake"));
     client_ = std::make_unique<DockerClient>(fake_->socket_path());
   }
-  void SetUp() override { Serve({{"det/sh:1"}, {"det/pullable:2"}, {{"det/private:3", "u:p"}}}); }
+  void SetUp() override {
+    Serve({{"det/sh:1"}, {"det/pullable:2"}, {{"det/private:3", "u:p"}}, {"det/interrupted:4"}});
+  }
 
   // Runs `script` in a new container of det/sh:1 labelled `label`=yes; its id.
   std::string Run(const std::string& name, const std::string& script,
@@ -139,14 +141,30 @@ TEST_F(DockerClientTest, PullReportsProgressAndTheImageIsThenPresent) {
   EXPECT_EQ(call["query"].value("tag", ""), "2");
 }
 
-TEST_F(DockerClientTest, PullErrorsTheEngineStreamsFailThePullWithItsMessage) {
+// The engine refuses what the registry refuses before any progress (an HTTP error), and reports
+// a failure while layers download as the stream's last line: both fail the pull with its message.
+TEST_F(DockerClientTest, PullErrorsFailThePullWithTheEnginesMessage) {
   Status unknown = client_->Pull("det/absent:1", "", {});
   ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.code(), StatusCode::kNotFound);
   EXPECT_NE(unknown.message().find("pull access denied for det/absent"), std::string::npos)
       << unknown.message();
   Status anonymous = client_->Pull("det/private:3", "", {});
   ASSERT_FALSE(anonymous.ok());
-  EXPECT_NE(anonymous.message().find("authentication required"), std::string::npos);
+  EXPECT_NE(anonymous.message().find("no basic auth credentials"), std::string::npos)
+      << anonymous.message();
+  Status wrong = client_->Pull("det/private:3", R"({"username":"u","password":"x"})", {});
+  EXPECT_NE(wrong.message().find("unauthorized: authentication required"), std::string::npos)
+      << wrong.message();
+  int reports = 0;
+  Status interrupted = client_->Pull("det/interrupted:4", "", [&](const PullProgress&) {
+    ++reports;
+    return true;
+  });
+  ASSERT_FALSE(interrupted.ok());
+  EXPECT_NE(interrupted.message().find("unexpected EOF"), std::string::npos)
+      << interrupted.message();
+  EXPECT_GT(reports, 0) << "its progress came first";
   const std::string auth = R"({"username":"u","password":"p","serveraddress":"reg"})";
   Status with_auth = client_->Pull("det/private:3", auth, {});
   EXPECT_TRUE(with_auth.ok()) << with_auth.message();
