@@ -72,6 +72,8 @@ int Agent::Run(const std::atomic<bool>& stop) {
   runner.container_runtime = config_.container_runtime;
   runner.docker_socket = config_.docker.socket;
   runner.docker_network_mode = config_.docker.network_mode;
+  runner.container_master_host = config_.container_master_host;
+  runner.container_master_port = config_.container_master_port;
   runner_ = std::make_unique<WorkloadRunner>(std::move(runner), clock_, shipper_);
   bus::BackoffPolicy backoff{config_.agent_reconnect_backoff, std::chrono::minutes(1)};
   channel_ = std::make_unique<bus::AgentChannelClient>(

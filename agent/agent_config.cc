@@ -21,7 +21,9 @@ const std::vector<std::string> kAgentEnvFields = {"master_host",
                                                   "utilization_interval",
                                                   "container_runtime",
                                                   "default_task_user",
-                                                  "interruption_poll_interval"};
+                                                  "interruption_poll_interval",
+                                                  "container_master_host",
+                                                  "container_master_port"};
 
 std::string NormalizedDir(const std::string& dir) {
   std::string normal = std::filesystem::absolute(dir).lexically_normal().string();
@@ -86,6 +88,8 @@ Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc) {
   ConfigReader& docker = reader.Child("docker");
   docker.Read("socket", &config.docker.socket);
   docker.Read("network_mode", &config.docker.network_mode);
+  reader.Read("container_master_host", &config.container_master_host);
+  reader.ReadInt("container_master_port", &config.container_master_port, 0, 65535);
   config.security.Read(reader.Child("security"));
   ReadLogConfig(reader.Child("log"), &config.log);
   DET_RETURN_IF_ERROR(reader.Finish());

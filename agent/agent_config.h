@@ -43,6 +43,10 @@ struct AgentConfig {
     std::string socket = "/var/run/docker.sock";  // the engine's API
     std::string network_mode = "host";            // containers' network: host, bridge, a name
   } docker;
+  // The master as containers reach it (Determined's fields): DET_MASTER's host and port inside
+  // a container, where its network is not the host's ("": master's own host; 0: its own port).
+  std::string container_master_host;
+  int container_master_port = 0;
 };
 
 Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc);

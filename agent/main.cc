@@ -13,8 +13,8 @@
 int main(int argc, char** argv) {
   CLI::App app{"det-agent: offers this host's slots to the det-master and runs its workloads"};
   std::string config_path, log_level, log_format, master_host, agent_id, pool, slot_type, work_dir;
-  std::string container_runtime, docker_socket;
-  int master_port = -1, artificial_slots = -1;
+  std::string container_runtime, docker_socket, container_master_host;
+  int master_port = -1, artificial_slots = -1, container_master_port = -1;
   bool plaintext = false;
   app.set_version_flag("--version", std::string("det-agent ") + det::kVersion);
   app.add_option("-c,--config", config_path, "agent.yaml to load");
@@ -30,6 +30,10 @@ int main(int argc, char** argv) {
                  "process|docker (overrides container_runtime)")
       ->check(CLI::IsMember({"process", "docker"}));
   app.add_option("--docker-socket", docker_socket, "the Docker engine's socket (docker.socket)");
+  app.add_option("--container-master-host", container_master_host,
+                 "the master's host as containers reach it (container_master_host)");
+  app.add_option("--container-master-port", container_master_port,
+                 "the master's port as containers reach it (container_master_port)");
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error");
   app.add_option("--log-format", log_format, "text|json");
   app.add_flag("--plaintext", plaintext, "allow TCP without CURVE (bus.security.plaintext)");
@@ -50,6 +54,8 @@ int main(int argc, char** argv) {
   if (plaintext) config->security.plaintext = true;
   if (!container_runtime.empty()) config->container_runtime = container_runtime;
   if (!docker_socket.empty()) config->docker.socket = docker_socket;
+  if (!container_master_host.empty()) config->container_master_host = container_master_host;
+  if (container_master_port >= 0) config->container_master_port = container_master_port;
   if (int rc = det::SetUpLogging(config->log, log_level, log_format); rc != 0) return rc;
 
   det::agent::KeepFromTasks(config_path, "the agent's config");

@@ -81,8 +81,11 @@ Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& given, Wor
     DET_RETURN_IF_ERROR(OpenSharedFolder(checkpoints->second));
   }
   if (w.in_container) {
-    DET_RETURN_IF_ERROR(WriteContainerSpec(
-        start, {Host(), options_.docker_socket, options_.docker_network_mode}, argv, w.dir));
+    DET_RETURN_IF_ERROR(
+        WriteContainerSpec(start,
+                           {Host(), options_.docker_socket, options_.docker_network_mode,
+                            options_.container_master_host, options_.container_master_port},
+                           argv, w.dir));
     return SpawnPump(w.dir);
   }
   // A run that wants Determined's info files (DET_TASK_TYPE) gets a folder of its own for them,

@@ -61,7 +61,9 @@ class WorkloadRunner {
     std::string container_runtime = "process";
     std::string docker_socket = "/var/run/docker.sock";
     std::string docker_network_mode = "host";
-    std::string pump_program;  // empty: det-docker-pump next to this executable
+    std::string container_master_host;  // DET_MASTER's host in containers ("": the master's)
+    int container_master_port = 0;      // and its port (0: the master's)
+    std::string pump_program;           // empty: det-docker-pump next to this executable
     // Whom a workload runs as when its start names no account (nullopt: the agent's own user).
     std::optional<bus::AgentUserGroup> default_account;
   };

@@ -69,6 +69,24 @@ std::vector<std::string> WorkloadEnvironment(const bus::WorkloadStart& start,
   return entries;
 }
 
+std::string WithHostAndPort(const std::string& address, const std::string& host, int port) {
+  if (host.empty() && port == 0) return address;
+  const size_t scheme_end = address.find("://");
+  const size_t authority = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+  const size_t path = std::min(address.find('/', authority), address.size());
+  const size_t bracket = address.rfind(']', path);  // an IPv6 literal's end
+  size_t colon = address.rfind(':', path);
+  if (colon == std::string::npos || colon < authority ||
+      (bracket != std::string::npos && bracket > colon && bracket >= authority)) {
+    colon = path;  // no port
+  }
+  const std::string own_port = colon < path ? address.substr(colon + 1, path - colon - 1) : "";
+  const std::string new_host = host.empty() ? address.substr(authority, colon - authority) : host;
+  const std::string new_port = port != 0 ? std::to_string(port) : own_port;
+  return address.substr(0, authority) + new_host + (new_port.empty() ? "" : ":" + new_port) +
+         address.substr(path);
+}
+
 AccountOnHost AccountGroups(const bus::AgentUserGroup& account, const std::string& dir) {
   AccountOnHost found{{static_cast<gid_t>(account.gid)}, dir};
   struct passwd entry {};
@@ -219,6 +237,8 @@ Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& 
   std::filesystem::create_directories(inside, made);
   if (made) return Internal("cannot make " + inside + ": " + made.message());
   bus::WorkloadStart with_info = start;
+  with_info.master_address =
+      WithHostAndPort(start.master_address, settings.master_host, settings.master_port);
   if (wants_info) {
     const std::string info_dir = inside + "/" + kRunInfoFolder;
     std::filesystem::create_directories(info_dir, made);
@@ -234,7 +254,7 @@ Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& 
   }
   container.create = ContainerCreateBody(
       {&with_info, settings.host.agent_id, inside, argv,
-       WorkloadEnvironment(start, settings.host, false, wants_info ? kRunInfoMount : ""), slots,
+       WorkloadEnvironment(with_info, settings.host, false, wants_info ? kRunInfoMount : ""), slots,
        settings.network_mode, std::move(groups)});
   container.image = container.create.value("Image", "");
   const std::string spec_path = dir + "/" + kContainerSpecFile;

@@ -77,10 +77,17 @@ struct ContainerHost {
   WorkloadHost host;
   std::string docker_socket;
   std::string network_mode;
+  std::string master_host;  // DET_MASTER's host in the container ("": the master's own)
+  int master_port = 0;      // and its port (0: the master's own)
 };
+
+// `address` ("scheme://host:port[/path]", the master's URL) with its host replaced by `host`
+// and its port by `port`, where given ("" and 0 keep the address's own).
+std::string WithHostAndPort(const std::string& address, const std::string& host, int port);
 // Writes the spec of `start`'s container to `dir` (0600: it may hold registry credentials) for
 // the pump, and makes the container's folder (with Determined's info folder when the run wants
-// it, bound at /run/determined/info).
+// it, bound at /run/determined/info). DET_MASTER in it names the master as `settings` say
+// containers reach it.
 Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& settings,
                           const std::vector<std::string>& argv, const std::string& dir);
 

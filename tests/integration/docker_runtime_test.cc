@@ -115,14 +115,29 @@ class DockerRuntimeTest : public testing::ExperimentFixture,
     if (!socket_dir_.empty()) fs::remove_all(socket_dir_);
   }
 
-  std::unique_ptr<testing::Process> StartDockerAgent(const std::string& id, int slots = 2) {
-    return std::make_unique<testing::Process>(
-        std::vector<std::string>{
-            testing::BuildDir() + "/agent/det-agent", "--master-port", agent_port_, "--agent-id",
-            id, "--artificial-slots", std::to_string(slots), "--work-dir",
-            (dir_ / ("work-" + id)).string(), "--plaintext", "--container-runtime", "docker",
-            "--docker-socket", engine_.socket},
-        dir_ / (id + ".log"), /*append=*/true);
+  // An agent of the docker runtime; `yaml`: its agent.yaml, if any.
+  std::unique_ptr<testing::Process> StartDockerAgent(const std::string& id, int slots = 2,
+                                                     const std::string& yaml = "") {
+    std::vector<std::string> argv = {testing::BuildDir() + "/agent/det-agent",
+                                     "--master-port",
+                                     agent_port_,
+                                     "--agent-id",
+                                     id,
+                                     "--artificial-slots",
+                                     std::to_string(slots),
+                                     "--work-dir",
+                                     (dir_ / ("work-" + id)).string(),
+                                     "--plaintext",
+                                     "--container-runtime",
+                                     "docker",
+                                     "--docker-socket",
+                                     engine_.socket};
+    if (!yaml.empty()) {
+      const fs::path config = dir_ / (id + ".yaml");
+      std::ofstream(config) << yaml;
+      argv.insert(argv.end(), {"-c", config.string()});
+    }
+    return std::make_unique<testing::Process>(argv, dir_ / (id + ".log"), /*append=*/true);
   }
 
   // A call to the engine's API (either engine answers these the same way).
@@ -253,6 +268,29 @@ TEST_P(DockerRuntimeTest, ExperimentTrialsRunInContainersAndWriteTheirCheckpoint
         << made;
   }
   EXPECT_NE(Log("agent-d.log").find("in container det-"), std::string::npos);
+}
+
+// The agent's docker.network_mode reaches the engine (none: a container with no interface but
+// loopback), and DET_MASTER names the master as containers reach it (container_master_host).
+TEST_P(DockerRuntimeTest, ContainersGetTheAgentsNetworkAndTheMasterAsTheyReachIt) {
+  auto agent = StartDockerAgent("agent-d", 2,
+                                "docker: {network_mode: none}\n"
+                                "container_master_host: localhost\n");
+  WaitForAgent();
+  const std::string id =
+      RunIn(engine_.image, "echo \"master=$DET_MASTER\"; ls /sys/class/net; sleep 1");
+  const nlohmann::json container = RunningContainerOf(id);
+  ASSERT_TRUE(container.is_object()) << Log("agent-d.log");
+  EXPECT_EQ(container["HostConfig"].value("NetworkMode", ""), "none");
+  EXPECT_EQ(Wait(id).value("exit_code", -1), 0) << Log("agent-d.log");
+  const std::vector<std::string> texts = LogTexts(id);
+  ASSERT_FALSE(texts.empty()) << Det("task logs " + id);
+  EXPECT_EQ(texts[0], "master=http://localhost:" + rest_port_);
+  // The fake's containers are host processes, on the host's network.
+  if (engine_.name == "real") {
+    EXPECT_EQ(std::vector<std::string>(texts.begin() + 1, texts.end()),
+              std::vector<std::string>{"lo"});
+  }
 }
 
 // Users linked to accounts on agents: each container runs as its user's account (uid, gid and

@@ -215,6 +215,23 @@ TEST(InterruptionNoticeTest, OnlyKnownCloudsAreWatched) {
   EXPECT_EQ(ParseAgentConfig(YAML::Load("interruption_notice: gcp"))->interruption_notice, "gcp");
 }
 
+// Determined's container_master_host and container_master_port: DET_MASTER as containers see it.
+TEST(ContainerMasterTest, TheMastersAddressTakesTheContainersHostAndPort) {
+  Result<AgentConfig> config = ParseAgentConfig(
+      YAML::Load("container_master_host: host.docker.internal\ncontainer_master_port: 8443"));
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  EXPECT_EQ(config->container_master_host, "host.docker.internal");
+  EXPECT_EQ(config->container_master_port, 8443);
+  EXPECT_FALSE(ParseAgentConfig(YAML::Load("container_master_port: 70000")).ok());
+
+  EXPECT_EQ(WithHostAndPort("http://127.0.0.1:8080", "", 0), "http://127.0.0.1:8080");
+  EXPECT_EQ(WithHostAndPort("http://127.0.0.1:8080", "172.17.0.1", 0), "http://172.17.0.1:8080");
+  EXPECT_EQ(WithHostAndPort("https://master:8443/api", "", 9000), "https://master:9000/api");
+  EXPECT_EQ(WithHostAndPort("http://[::1]:8080", "gw", 81), "http://gw:81");
+  EXPECT_EQ(WithHostAndPort("http://[::1]", "", 81), "http://[::1]:81");
+  EXPECT_EQ(WithHostAndPort("http://master", "m2", 0), "http://m2");
+}
+
 // The watch asks until a notice comes, then keeps it; errors do not stop it.
 TEST(InterruptionWatchTest, PollsUntilANoticeComesAndKeepsIt) {
   std::atomic<int> calls{0};
