@@ -118,13 +118,14 @@ class BenchCluster {
     return LogInAsAdmin();
   }
 
-  // Starts an agent; its pid.
-  pid_t StartAgent(const std::string& id, int slots) {
+  // Starts an agent (`extra_yaml`: more of its agent.yaml); its pid.
+  pid_t StartAgent(const std::string& id, int slots, const std::string& extra_yaml = "") {
     const fs::path config = dir_ / ("agent-" + id + ".yaml");
     std::ofstream(config) << (curve_ ? "security: {key_file: " + (dir_ / "agent.key").string() +
                                            ", server_public_key_file: " +
                                            (dir_ / "master.pub").string() + "}\n"
-                                     : std::string("security: {plaintext: true}\n"));
+                                     : std::string("security: {plaintext: true}\n"))
+                          << extra_yaml;
     pids_.push_back(Spawn({build_ + "/agent/det-agent", "-c", config.string(), "--master-port",
                            std::to_string(agent_port()), "--agent-id", id, "--artificial-slots",
                            std::to_string(slots), "--work-dir", (dir_ / ("work-" + id)).string(),
@@ -176,6 +177,8 @@ class BenchCluster {
   // The private PostgreSQL (after StartMaster).
   const storage::DbConfig& db() const { return pg_->db(); }
   const fs::path& dir() const { return dir_; }
+  // The build tree whose binaries it runs.
+  const std::string& build() const { return build_; }
 
  private:
   Status WriteKeys() {
