@@ -47,10 +47,8 @@ class AutoscalerProcessTest : public testing::AutoscalerFixture {
     std::set<pid_t> pids;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-      std::ifstream environ(entry.path() / "environ", std::ios::binary);
-      std::string env((std::istreambuf_iterator<char>(environ)), {});
-      std::ifstream cmdline(entry.path() / "cmdline", std::ios::binary);
-      std::string args((std::istreambuf_iterator<char>(cmdline)), {});
+      const std::string env = testing::ReadProcFile(entry.path() / "environ");
+      const std::string args = testing::ReadProcFile(entry.path() / "cmdline");
       if (env.find("DET_INSTANCE_ID=") == std::string::npos ||
           args.find((dir_ / "instances").string()) == std::string::npos) {
         continue;

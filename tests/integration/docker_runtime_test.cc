@@ -94,6 +94,7 @@ class DockerRuntimeTest : public testing::ExperimentFixture,
                  "det-test/no-such-image:1",
                  "denied"};
     }
+    BeforeMasterStarts();
     ExperimentFixture::SetUp();
     if (engine_.name == "fake") {
       fake_ = std::make_unique<testing::Process>(
@@ -115,6 +116,9 @@ class DockerRuntimeTest : public testing::ExperimentFixture,
     if (!socket_dir_.empty()) fs::remove_all(socket_dir_);
   }
 
+  // What a test needs of the engine before its master starts.
+  virtual void BeforeMasterStarts() {}
+
   // An agent of the docker runtime; `yaml`: its agent.yaml, if any.
   std::unique_ptr<testing::Process> StartDockerAgent(const std::string& id, int slots = 2,
                                                      const std::string& yaml = "") {
@@ -131,7 +135,9 @@ class DockerRuntimeTest : public testing::ExperimentFixture,
                                      "--container-runtime",
                                      "docker",
                                      "--docker-socket",
-                                     engine_.socket};
+                                     engine_.socket,
+                                     "--master-host",
+                                     BusHost()};
     if (!yaml.empty()) {
       const fs::path config = dir_ / (id + ".yaml");
       std::ofstream(config) << yaml;
@@ -481,6 +487,62 @@ TEST_P(DockerRuntimeTest, OrphanContainersOfTheAgentAreRemovedWhenItStarts) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, DockerRuntimeTest, ::testing::Values("fake", "real"),
+                         [](const auto& info) { return info.param; });
+
+// Trials on a bridge network of the real engine's (not the host's network): the master listens
+// on the bridge's gateway, which DET_MASTER names, and nowhere else.
+class DockerBridgeTest : public DockerRuntimeTest {
+ protected:
+  static constexpr const char* kNetwork = "det-test-bridge";
+  static constexpr const char* kGateway = "172.31.250.1";
+
+  std::string BusHost() const override { return kGateway; }
+  void BeforeMasterStarts() override {
+    const nlohmann::json made = EngineCall(
+        "POST", "/networks/create",
+        {{"Name", kNetwork},
+         {"Driver", "bridge"},
+         {"CheckDuplicate", true},
+         {"IPAM", {{"Config", {{{"Subnet", "172.31.250.0/24"}, {"Gateway", kGateway}}}}}}});
+    // 409: made by an earlier test; the engine keeps it.
+    ASSERT_TRUE(made.contains("Id") ||
+                made.value("message", "").find("already exists") != std::string::npos)
+        << made;
+  }
+};
+
+TEST_P(DockerBridgeTest, ATrialOnABridgeNetworkReportsAndCheckpointsThroughItsGateway) {
+  auto agent =
+      StartDockerAgent("agent-d", 2, "docker: {network_mode: " + std::string(kNetwork) + "}\n");
+  const int64_t id = Create(Config("const.yaml", [&](YAML::Node& config) {
+    config["environment"]["image"]["cpu"] = engine_.image;
+    config["searcher"]["max_length"]["batches"] = 40;
+  }));
+  ASSERT_GT(id, 0);
+  // The trial's container, while it runs: on the bridge, with an address of its own there.
+  nlohmann::json running;
+  for (int i = 0; i < 1200 && running.is_null(); ++i) {
+    const nlohmann::json list = ContainersLabelled("det.agent-id=agent-d");
+    if (list.is_array() && !list.empty() && list[0].value("State", "") == "running")
+      running = EngineCall("GET", "/containers/" + list[0].value("Id", "") + "/json");
+    else
+      std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(running.is_object()) << Log("agent-d.log");
+  EXPECT_EQ(running["HostConfig"].value("NetworkMode", ""), kNetwork);
+  const std::string address =
+      running["NetworkSettings"]["Networks"][kNetwork].value("IPAddress", "");
+  EXPECT_EQ(address.rfind("172.31.250.", 0), 0u) << running["NetworkSettings"];
+  EXPECT_EQ(WaitEnded(id), "COMPLETED") << Log("agent-d.log") << Log("master.log");
+  const nlohmann::json trial = Describe(id)["trials"][0];
+  const std::string trial_id = std::to_string(trial.value("id", int64_t{0}));
+  ASSERT_FALSE(trial.value("latest_checkpoint", "").empty()) << Det("trial logs " + trial_id);
+  EXPECT_TRUE(
+      fs::exists(dir_ / "checkpoints" / trial.value("latest_checkpoint", "") / "state.json"));
+}
+
+// Only the real engine makes networks (the fake's containers are host processes).
+INSTANTIATE_TEST_SUITE_P(Engines, DockerBridgeTest, ::testing::Values("real"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

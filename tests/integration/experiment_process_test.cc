@@ -84,8 +84,7 @@ class ExperimentProcessTest : public testing::ExperimentFixture {
       std::error_code ec;
       const fs::path cwd = fs::read_symlink(entry.path() / "cwd", ec);
       if (ec || cwd.string().rfind(dir_.string(), 0) != 0) continue;
-      std::ifstream cmdline(entry.path() / "cmdline");
-      std::string text((std::istreambuf_iterator<char>(cmdline)), {});
+      const std::string text = testing::ReadProcFile(entry.path() / "cmdline");
       if (text.find("train.py") == std::string::npos) continue;
       return kill(std::stoi(entry.path().filename()), SIGKILL) == 0;
     }

@@ -415,8 +415,7 @@ void MultiHostTest::CheckNothingLost(int64_t experiment_id, const TrialShape& sh
         [&] {
           left.clear();
           for (pid_t pid : net_->ProcessesOn(host)) {
-            std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
-            std::string args((std::istreambuf_iterator<char>(cmdline)), {});
+            const std::string args = ReadProcFile("/proc/" + std::to_string(pid) + "/cmdline");
             if (args.find("det-agent") == std::string::npos) left.push_back(pid);
           }
           return left.empty();
@@ -472,8 +471,7 @@ void MultiHostTest::Report(const std::string& fault, const std::string& outcome,
 
 pid_t MultiHostTest::FindProcess(const std::string& host, const std::string& needle) const {
   for (pid_t pid : net_->ProcessesOn(host)) {
-    std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
-    std::string args((std::istreambuf_iterator<char>(cmdline)), {});
+    const std::string args = ReadProcFile("/proc/" + std::to_string(pid) + "/cmdline");
     if (args.find(needle) != std::string::npos) return pid;
   }
   return -1;

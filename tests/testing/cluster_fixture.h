@@ -92,6 +92,8 @@ class ClusterProcessTest : public ::testing::Test {
  protected:
   // Extra master.yaml lines under `bus:` (indented two spaces).
   virtual std::string ExtraBusConfig() const { return ""; }
+  // The address every master socket listens on (bus.host).
+  virtual std::string BusHost() const { return "127.0.0.1"; }
   // Extra top-level master.yaml sections (resource_manager, resource_pools, ...).
   virtual std::string ExtraConfig() const { return ""; }
   // Extra master.yaml lines under `security:` (indented two spaces).
@@ -105,7 +107,8 @@ class ClusterProcessTest : public ::testing::Test {
     db_ = det::testing::PostgresEnvironment::Get()->FreshDatabase();
     std::ofstream(dir_ / "master.yaml")
         << DbSection() << "port: 0\n"
-        << "bus:\n  host: 127.0.0.1\n  gateway_port: 0\n  agent_port: 0\n"
+        << "bus:\n  host: " << BusHost()
+        << "\n  gateway_port: 0\n  agent_port: 0\n"
            "  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
            "  agent_silence_limit: 2s\n  security: {plaintext: true}\n"
         << ExtraBusConfig() << SecurityConfig() << ExtraConfig();
@@ -173,9 +176,8 @@ class ClusterProcessTest : public ::testing::Test {
   void RestartMaster() {
     master_->Stop(SIGKILL);
     std::ofstream(dir_ / "master2.yaml")
-        << DbSection() << "port: " << rest_port_
-        << "\nbus:\n  host: 127.0.0.1\n  gateway_port: " << gateway_port_of(gateway_)
-        << "\n  agent_port: " << agent_port_
+        << DbSection() << "port: " << rest_port_ << "\nbus:\n  host: " << BusHost()
+        << "\n  gateway_port: " << gateway_port_of(gateway_) << "\n  agent_port: " << agent_port_
         << "\n  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
            "  security: {plaintext: true}\n"
         << ExtraBusConfig() << SecurityConfig() << ExtraConfig();

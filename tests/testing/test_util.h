@@ -1,5 +1,8 @@
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -8,6 +11,19 @@
 #include <thread>
 
 namespace det::testing {
+
+// The whole of a /proc file (cmdline, environ, ...) of a process that may end while it is read:
+// what was read before it ended, "" when it had already ended. (std::ifstream throws then:
+// libstdc++'s underflow turns read's ESRCH into an exception.)
+inline std::string ReadProcFile(const std::filesystem::path& path) {
+  std::string text;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, n);
+  close(fd);
+  return text;
+}
 
 // Calls `step` until `done` returns true or `timeout` of real time passes; returns done().
 // For tests whose sockets are real but whose protocol time is simulated: `step` pumps sockets.
