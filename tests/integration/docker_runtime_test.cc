@@ -491,7 +491,7 @@ INSTANTIATE_TEST_SUITE_P(Engines, DockerRuntimeTest, ::testing::Values("fake", "
 
 // Trials on a bridge network of the real engine's (not the host's network): the master listens
 // on the bridge's gateway, which DET_MASTER names, and nowhere else.
-class DockerBridgeTest : public DockerRuntimeTest {
+class DockerRuntimeBridgeTest : public DockerRuntimeTest {
  protected:
   static constexpr const char* kNetwork = "det-test-bridge";
   static constexpr const char* kGateway = "172.31.250.1";
@@ -511,7 +511,7 @@ class DockerBridgeTest : public DockerRuntimeTest {
   }
 };
 
-TEST_P(DockerBridgeTest, ATrialOnABridgeNetworkReportsAndCheckpointsThroughItsGateway) {
+TEST_P(DockerRuntimeBridgeTest, ATrialOnABridgeNetworkReportsAndCheckpointsThroughItsGateway) {
   auto agent =
       StartDockerAgent("agent-d", 2, "docker: {network_mode: " + std::string(kNetwork) + "}\n");
   const int64_t id = Create(Config("const.yaml", [&](YAML::Node& config) {
@@ -542,7 +542,7 @@ TEST_P(DockerBridgeTest, ATrialOnABridgeNetworkReportsAndCheckpointsThroughItsGa
 }
 
 // Only the real engine makes networks (the fake's containers are host processes).
-INSTANTIATE_TEST_SUITE_P(Engines, DockerBridgeTest, ::testing::Values("real"),
+INSTANTIATE_TEST_SUITE_P(Engines, DockerRuntimeBridgeTest, ::testing::Values("real"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
