@@ -33,7 +33,8 @@ int main(int argc, char** argv) {
   app.add_option("--container-master-host", container_master_host,
                  "the master's host as containers reach it (container_master_host)");
   app.add_option("--container-master-port", container_master_port,
-                 "the master's port as containers reach it (container_master_port)");
+                 "the master's port as containers reach it (container_master_port)")
+      ->check(CLI::Range(1, 65535));
   app.add_option("--log-level", log_level, "trace|debug|info|warn|error");
   app.add_option("--log-format", log_format, "text|json");
   app.add_flag("--plaintext", plaintext, "allow TCP without CURVE (bus.security.plaintext)");

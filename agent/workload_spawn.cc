@@ -239,6 +239,10 @@ Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& 
   bus::WorkloadStart with_info = start;
   with_info.master_address =
       WithHostAndPort(start.master_address, settings.master_host, settings.master_port);
+  // A trial's launcher reaches the master by DET_MASTER_URL, which the master sets.
+  if (auto url = with_info.env.find("DET_MASTER_URL"); url != with_info.env.end()) {
+    url->second = WithHostAndPort(url->second, settings.master_host, settings.master_port);
+  }
   if (wants_info) {
     const std::string info_dir = inside + "/" + kRunInfoFolder;
     std::filesystem::create_directories(info_dir, made);

@@ -4,9 +4,12 @@
 #   scripts/docker-test-engine.sh start DIR   # prepares and starts them; writes DIR/engine.env
 #   scripts/docker-test-engine.sh stop DIR    # stops every process it started, by pid
 # Needs root and Debian's docker.io, docker-registry, debootstrap and apache2-utils
-# (scripts/install-deps.sh). Nothing outside DIR is touched but a short exec-root under /run
-# (containerd's socket paths must stay short) and dockerd's empty /run/docker/plugins: the system's
-# own dockerd, containerd and registry are neither used nor started.
+# (scripts/install-deps.sh). Outside DIR: a short exec-root under /run (containerd's socket paths
+# must stay short), removed by `stop`; and what dockerd 20.10 writes wherever it runs: its
+# identity /etc/docker/key.json, an empty /run/docker/plugins, shim sockets under
+# /run/containerd/s. The system's own dockerd and registry are neither used nor started, nor is its
+# /etc/docker/daemon.json read; where a system containerd runs (/run/containerd/containerd.sock),
+# dockerd 20.10 uses it rather than one of its own (none runs on the machines this was made for).
 #
 # The engine: dockerd 20.10 (API 1.41) on DIR/run/docker.sock, vfs storage, no iptables rules, no
 # bridge (containers run with host networking or none), data in DIR/data.
@@ -41,11 +44,13 @@ log() { echo "docker-test-engine: $*"; }
 docker_cli() { DOCKER_CONFIG="$DIR/cli" docker -H "unix://$SOCKET" "$@"; }
 pid_of() { cat "$DIR/pids/$1.pid" 2>/dev/null || true; }
 alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+# Whether pid $1 is one this script started for DIR (a stale pid file may name a reused pid).
+ours() { tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -qF -e "$DIR" -e "$EXEC_ROOT"; }
 
-# Sends SIGTERM to pid $1, waits up to $2 seconds, then SIGKILL.
+# Sends SIGTERM to pid $1 (if it is ours), waits up to $2 seconds, then SIGKILL.
 stop_pid() {
   local pid="$1" wait_s="$2"
-  alive "$pid" || return 0
+  alive "$pid" && ours "$pid" || return 0
   kill -TERM "$pid" 2>/dev/null || true
   for _ in $(seq $((wait_s * 10))); do
     alive "$pid" || return 0
@@ -59,20 +64,27 @@ stop_all() {
     local ids
     ids="$(docker_cli ps -aq 2>/dev/null || true)"
     [ -z "$ids" ] || docker_cli rm -f $ids >/dev/null 2>&1 || true
+    # A network's bridge interface would outlive the engine on the host.
+    docker_cli network prune -f >/dev/null 2>&1 || true
   fi
   stop_pid "$(pid_of dockerd)" 30
   stop_pid "$(cat "$EXEC_ROOT/containerd/containerd.pid" 2>/dev/null || true)" 10
   # Shims outlive a killed containerd: ours are those whose command line names our exec-root.
   for pid in $(pgrep -f "containerd-shim.*$EXEC_ROOT" || true); do stop_pid "$pid" 5; done
   for name in registry-open registry-private; do stop_pid "$(pid_of "$name")" 10; done
-  # Network namespaces of containers run with --network none stay mounted after a killed engine.
-  if [ -d "$EXEC_ROOT" ]; then
-    { grep -o " $EXEC_ROOT[^ ]*" /proc/mounts || true; } | sort -r | while read -r mount; do
-      umount -l "$mount" 2>/dev/null || true
-    done
-    rm -rf "$EXEC_ROOT"
-  fi
+  # Network namespaces of containers run with --network none stay mounted after a killed engine,
+  # and so does the /proc of a debootstrap that was killed.
+  unmount_under "$EXEC_ROOT"
+  rm -rf "$EXEC_ROOT"
+  unmount_under "$DIR/cache"
   rm -rf "$DIR/run" "$DIR/pids" "$DIR/engine.env"
+}
+
+# Lazily unmounts whatever is mounted under $1, deepest first.
+unmount_under() {
+  { grep -o " $1/[^ ]*" /proc/mounts || true; } | sort -r | while read -r mount; do
+    umount -l "$mount" 2>/dev/null || true
+  done
 }
 
 wait_until() {  # wait_until SECONDS WHAT COMMAND...
@@ -99,10 +111,11 @@ make_rootfs() {
   mirror="$(grep -hs '^URIs:' /etc/apt/sources.list.d/debian.sources | head -1 | awk '{print $2}')"
   mirror="${mirror:-http://deb.debian.org/debian}"
   tree="$DIR/cache/rootfs.tmp"
+  unmount_under "$tree"
   rm -rf "$tree"
   mkdir -p "$DIR/cache"
   log "making the image's root file system (debootstrap from $mirror, about a minute)"
-  debootstrap --variant=minbase --include=python3 bookworm "$tree" "$mirror" \
+  nice -n 10 debootstrap --variant=minbase --include=python3 bookworm "$tree" "$mirror" \
     > "$DIR/logs/debootstrap.log" 2>&1 || { log "debootstrap failed: $DIR/logs/debootstrap.log"; tail -5 "$DIR/logs/debootstrap.log"; return 1; }
   rm -rf "$tree"/usr/share/{doc,man,info,locale} "$tree"/var/cache/apt/* "$tree"/var/lib/apt/lists/*
   tar --numeric-owner -C "$tree" -cf "$ROOTFS_TAR.tmp" .
@@ -112,14 +125,22 @@ make_rootfs() {
 
 start_engine() {
   mkdir -p "$DIR/run" "$DIR/data" "$DIR/logs" "$DIR/pids" "$EXEC_ROOT"
-  setsid dockerd -H "unix://$SOCKET" --data-root "$DIR/data" --exec-root "$EXEC_ROOT" \
+  echo '{}' > "$DIR/daemon.json"  # not the system's /etc/docker/daemon.json
+  setsid dockerd --config-file "$DIR/daemon.json" -H "unix://$SOCKET" --data-root "$DIR/data" \
+    --exec-root "$EXEC_ROOT" \
     --pidfile "$DIR/pids/dockerd.pid" --storage-driver vfs --iptables=false --ip-forward=false \
     --ip-masq=false --bridge=none --userland-proxy=false --log-level warn \
     < /dev/null > "$DIR/logs/dockerd.log" 2>&1 &  # it writes its own pid file
   wait_until 60 "dockerd ($DIR/logs/dockerd.log)" curl -sf --unix-socket "$SOCKET" http://docker/_ping
 }
 
-# start_registry NAME PORT [htpasswd file]
+# Whether GET /v2/ on 127.0.0.1:$1 answers HTTP status $2.
+registry_answers() {
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/v2/" || true)" = "$2" ]
+}
+
+# start_registry NAME PORT [htpasswd file]: fails unless this registry answers there (200 open,
+# 401 with auth), so that a port taken meanwhile is not mistaken for it.
 start_registry() {
   local name="$1" port="$2" htpasswd="${3:-}" config="$DIR/registry/$1.yml"
   mkdir -p "$DIR/registry/$name"
@@ -134,8 +155,11 @@ start_registry() {
   } > "$config"
   setsid docker-registry serve "$config" < /dev/null > "$DIR/logs/$name.log" 2>&1 &
   echo $! > "$DIR/pids/$name.pid"
+  local expected=200
+  [ -z "$htpasswd" ] || expected=401
   wait_until 30 "registry $name ($DIR/logs/$name.log)" \
-    curl -s -o /dev/null "http://127.0.0.1:$port/v2/"
+    registry_answers "$port" "$expected"
+  alive "$(pid_of "$name")" || { log "registry $name exited: $DIR/logs/$name.log"; return 1; }
 }
 
 # push_only IMAGE REMOTE: pushes IMAGE as REMOTE and leaves only IMAGE in the engine.
@@ -161,6 +185,7 @@ start() {
   local open_port private_port password
   open_port="$(free_port)"
   private_port="$(free_port)"
+  while [ "$private_port" = "$open_port" ]; do private_port="$(free_port)"; done
   password="$(random_text)"
   mkdir -p "$DIR/registry"
   htpasswd -Bbn det-user "$password" > "$DIR/registry/htpasswd" 2>/dev/null

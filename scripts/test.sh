@@ -30,10 +30,11 @@ DOCKER_DIR=build/docker-test
 rm -f build/docker-engine.rc
 if [ "$(id -u)" -eq 0 ]; then
   mkdir -p build
-  trap 'scripts/docker-test-engine.sh stop "$DOCKER_DIR" || true' EXIT
+  # On any exit; a start still under way is waited for first, or it would start after the stop.
+  trap 'wait "${DOCKER_PID:-}" 2>/dev/null; scripts/docker-test-engine.sh stop "$DOCKER_DIR" || true' EXIT
   (
     rc=0
-    nice -n 10 scripts/docker-test-engine.sh start "$DOCKER_DIR" > build/docker-engine.log 2>&1 ||
+    scripts/docker-test-engine.sh start "$DOCKER_DIR" > build/docker-engine.log 2>&1 ||
       rc=$?
     echo "$rc" > build/docker-engine.rc
   ) &
