@@ -210,6 +210,12 @@ Result<Credentials> CredentialsChain::Get() {
   return cached_->credentials;
 }
 
+void CredentialsChain::Invalidate() {
+  std::lock_guard lock(mu_);
+  cached_.reset();
+  ask_again_at_ = {};
+}
+
 std::string CredentialsChain::source() const {
   std::lock_guard lock(mu_);
   return cached_ ? cached_->source : "";

@@ -53,6 +53,9 @@ class CredentialsChain {
                    Duration refresh_before = std::chrono::minutes(10));
   // Unauthenticated naming every place looked when there are none.
   Result<Credentials> Get();
+  // Forgets the cached credentials, so that the next Get looks again from the start of the chain
+  // (for a call refused with ExpiredToken: the role's credentials changed before they said).
+  void Invalidate();
   // Where the current credentials came from ("" before the first Get).
   std::string source() const;
 

@@ -147,10 +147,13 @@ Signature ComputeSignature(const SignableRequest& request, const Credentials& cr
     names.push_back(name);
   }
   signature.signed_headers = Join(names, ";");
-  signature.canonical_request = request.method + "\n" +
-                                UriEncode(NormalizePath(request.path), true) + "\n" +
+  const bool s3 = scope.service == "s3";
+  const std::string path = s3 ? request.path : NormalizePath(request.path);
+  const std::string declared_hash = s3 ? request.Header("x-amz-content-sha256") : "";
+  const std::string payload_hash = declared_hash.empty() ? Sha256Hex(request.body) : declared_hash;
+  signature.canonical_request = request.method + "\n" + UriEncode(path, true) + "\n" +
                                 CanonicalQuery(request.query) + "\n" + canonical_headers + "\n" +
-                                signature.signed_headers + "\n" + Sha256Hex(request.body);
+                                signature.signed_headers + "\n" + payload_hash;
 
   const std::string amz_date = request.Header("x-amz-date");
   const std::string date = amz_date.substr(0, 8);
@@ -177,6 +180,9 @@ void SignRequest(SignableRequest* request, const Credentials& credentials,
     const std::string name = Lower(header.first);
     return name == "authorization" || name == "x-amz-date" || name == "x-amz-security-token";
   });
+  if (scope.service == "s3" && request->Header("x-amz-content-sha256").empty()) {
+    request->headers.emplace_back("x-amz-content-sha256", Sha256Hex(request->body));
+  }
   request->headers.emplace_back("X-Amz-Date", AmzDate(now));
   if (!credentials.session_token.empty()) {
     request->headers.emplace_back("X-Amz-Security-Token", credentials.session_token);

@@ -40,6 +40,10 @@ struct SignableRequest {
 };
 
 // Where a signature is valid: `region` and `service` ("ec2") form the credential scope.
+// Service "s3" signs as S3 wants (and as botocore's S3 signer does): the path is taken as it is
+// (no "." or "//" folding: "a//b" and "./x" are keys of their own), and the payload hash is the
+// request's x-amz-content-sha256 header when it has one (UNSIGNED-PAYLOAD, or a hash computed
+// while streaming a file that is not in `body`).
 struct SigningScope {
   std::string region;
   std::string service;
@@ -59,7 +63,8 @@ Signature ComputeSignature(const SignableRequest& request, const Credentials& cr
                            const SigningScope& scope);
 
 // Adds X-Amz-Date (from `now`), X-Amz-Security-Token (when the credentials have a session token)
-// and Authorization to `request`. Host must already be set.
+// and Authorization to `request`; for service "s3" also x-amz-content-sha256 (the body's hash)
+// unless the request has one. Host must already be set.
 void SignRequest(SignableRequest* request, const Credentials& credentials,
                  const SigningScope& scope, WallTime now);
 

@@ -12,6 +12,7 @@
 #include "common/base64.h"
 #include "common/http_client.h"
 #include "tests/fakes/booted_script.h"
+#include "tests/fakes/fake_aws_auth.h"
 
 namespace det::testing {
 namespace {
@@ -286,77 +287,12 @@ void FakeEc2::Route() {
   server_->Get(R"(/_fake/.*)", admin);
 }
 
-std::string FakeEc2::VerifySignature(const httplib::Request& request, std::string* message) const {
-  const std::string authorization = request.get_header_value("Authorization");
-  if (authorization.empty()) {
-    *message = "Request is missing Authentication Token";
-    return "MissingAuthenticationToken";
-  }
-  // AWS4-HMAC-SHA256 Credential=KEY/DATE/REGION/SERVICE/aws4_request, SignedHeaders=a;b,
-  // Signature=x
-  auto field = [&](const std::string& name) {
-    const size_t at = authorization.find(name + "=");
-    if (at == std::string::npos) return std::string();
-    const size_t start = at + name.size() + 1;
-    return authorization.substr(start, authorization.find(',', start) - start);
-  };
-  const std::string credential = field("Credential");
-  std::vector<std::string> scope;
-  for (size_t start = 0; start <= credential.size();) {
-    size_t end = credential.find('/', start);
-    if (end == std::string::npos) end = credential.size();
-    scope.push_back(credential.substr(start, end - start));
-    start = end + 1;
-  }
-  if (scope.size() != 5) {
-    *message = "Authorization header has a malformed Credential";
-    return "IncompleteSignature";
-  }
-  std::string secret;
-  if (scope[0] == options_.access_key_id) {
-    secret = options_.secret_access_key;
-  } else if (scope[0].starts_with("ASIAFAKE")) {
-    secret = "role-secret-" + scope[0];  // what the host IMDS hands out
-  } else {
-    *message = "AWS was not able to validate the provided access credentials";
-    return "AuthFailure";
-  }
-  if (scope[2] != options_.region || scope[3] != "ec2") {
-    *message = "Credential should be scoped to a valid region (" + options_.region +
-               ") and service ec2, not " + scope[2] + "/" + scope[3];
-    return "SignatureDoesNotMatch";
-  }
-  if (scope[0].starts_with("ASIAFAKE") &&
-      request.get_header_value("X-Amz-Security-Token") != "role-session-" + scope[0]) {
-    *message = "The security token included in the request is invalid";
-    return "AuthFailure";
-  }
-  aws::SignableRequest signable{request.method, request.path, "", {}, request.body};
-  const size_t question = request.target.find('?');
-  if (question != std::string::npos) signable.query = request.target.substr(question + 1);
-  const std::string signed_headers = field("SignedHeaders");
-  for (size_t start = 0; start < signed_headers.size();) {
-    size_t end = signed_headers.find(';', start);
-    if (end == std::string::npos) end = signed_headers.size();
-    const std::string name = signed_headers.substr(start, end - start);
-    signable.headers.emplace_back(name, request.get_header_value(name));
-    start = end + 1;
-  }
-  const aws::Signature expected =
-      aws::ComputeSignature(signable, {scope[0], secret, ""}, {scope[2], scope[3]});
-  if (expected.authorization != authorization) {
-    *message = "The request signature we calculated does not match the signature you provided.";
-    return "SignatureDoesNotMatch";
-  }
-  return "";
-}
-
 void FakeEc2::HandleApi(const httplib::Request& request, httplib::Response& response) {
-  std::string message;
-  const std::string auth_error = VerifySignature(request, &message);
-  if (!auth_error.empty()) {
-    response.status = auth_error == "SignatureDoesNotMatch" ? 403 : 401;
-    response.set_content(ErrorDocument(auth_error, message), "text/xml;charset=UTF-8");
+  const std::optional<AwsAuthFailure> refused = VerifyAwsSignature(
+      request, {options_.access_key_id, options_.secret_access_key, options_.region, "ec2"});
+  if (refused) {
+    response.status = refused->code == "SignatureDoesNotMatch" ? 403 : 401;
+    response.set_content(ErrorDocument(refused->code, refused->message), "text/xml;charset=UTF-8");
     return;
   }
   Params params = FormDecode(request.body);

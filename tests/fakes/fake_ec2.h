@@ -108,8 +108,6 @@ class FakeEc2 {
   void HandleImds(const httplib::Request& request, httplib::Response& response,
                   const std::string& instance_id);
   void HandleAdmin(const httplib::Request& request, httplib::Response& response);
-  // "" if the signature is right, else the error code; `message` says why.
-  std::string VerifySignature(const httplib::Request& request, std::string* message) const;
   std::string Dispatch(const std::string& action, const Params& params, int* status);
   void Advance();  // moves time-driven states on (pending → running, spot fulfilment)
 

@@ -156,6 +156,19 @@ TEST_F(AwsCredentialsTest, ARefreshThatBringsTheSameCredentialsIsNotRepeatedOnEv
   EXPECT_EQ(fake.credentials_served(), 3);
 }
 
+TEST_F(AwsCredentialsTest, InvalidateMakesTheNextGetAskTheRoleAgain) {
+  testing::FakeEc2 fake({});
+  fake.Start();
+  CredentialsChain chain(Env({}), Imds(fake), clock_);
+  const std::string first = chain.Get()->access_key_id;
+  ASSERT_TRUE(chain.Get().ok());
+  EXPECT_EQ(fake.credentials_served(), 1);
+  chain.Invalidate();
+  const std::string second = chain.Get()->access_key_id;
+  EXPECT_EQ(fake.credentials_served(), 2);
+  EXPECT_NE(second, first);
+}
+
 TEST_F(AwsCredentialsTest, InstanceRoleCredentialsSignEc2CallsWithTheirSessionToken) {
   testing::FakeEc2 fake({});
   fake.Start();

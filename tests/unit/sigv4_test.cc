@@ -186,6 +186,48 @@ TEST(SigV4ExampleTest, TheGetObjectCanonicalRequestIsTheDocumentedText) {
             "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972");
 }
 
+TEST(SigV4S3Test, KeysAreSignedAsTheyAreWithoutPathFolding) {
+  // "a//b/./c" is a key of its own in S3: folding it as other services' paths are would sign
+  // another key's path, and S3 would refuse the signature.
+  SignableRequest request{"GET", "/bucket/a//b/./c d+e", "", {}, ""};
+  request.headers = {{"Host", "s3.amazonaws.com"}, {"x-amz-date", "20130524T000000Z"}};
+  const Signature s3 = ComputeSignature(request, kS3ExampleCredentials, {"us-east-1", "s3"});
+  EXPECT_EQ(s3.canonical_request.substr(0, s3.canonical_request.find('\n', 4)),
+            "GET\n/bucket/a//b/./c%20d%2Be");
+  const Signature ec2 = ComputeSignature(request, kS3ExampleCredentials, {"us-east-1", "ec2"});
+  EXPECT_EQ(ec2.canonical_request.substr(0, ec2.canonical_request.find('\n', 4)),
+            "GET\n/bucket/a/b/c%20d%2Be");
+}
+
+TEST(SigV4S3Test, ThePayloadHashIsTheDeclaredOneForS3Only) {
+  SignableRequest request{"PUT", "/bucket/key", "", {}, "streamed elsewhere"};
+  request.headers = {{"Host", "s3.amazonaws.com"},
+                     {"x-amz-content-sha256", "UNSIGNED-PAYLOAD"},
+                     {"x-amz-date", "20130524T000000Z"}};
+  const Signature s3 = ComputeSignature(request, kS3ExampleCredentials, {"us-east-1", "s3"});
+  EXPECT_TRUE(s3.canonical_request.ends_with("\nUNSIGNED-PAYLOAD"));
+  const Signature ec2 = ComputeSignature(request, kS3ExampleCredentials, {"us-east-1", "ec2"});
+  EXPECT_TRUE(ec2.canonical_request.ends_with("\n" + Sha256Hex("streamed elsewhere")));
+}
+
+TEST(SigV4S3Test, SignRequestDeclaresTheBodyHashForS3) {
+  // The documented PUT example, signed from scratch: SignRequest adds the x-amz-content-sha256
+  // the example carries, so the signature is the documented one.
+  DocumentedExample example = DocumentedExamples()[2];
+  std::erase_if(example.request.headers, [](const auto& h) {
+    return h.first == "x-amz-date" || h.first == "x-amz-content-sha256";
+  });
+  const WallTime when = std::chrono::system_clock::from_time_t(1369353600);  // 20130524T000000Z
+  SignRequest(&example.request, example.credentials, example.scope, when);
+  EXPECT_EQ(example.request.Header("x-amz-content-sha256"), Sha256Hex("Welcome to Amazon S3."));
+  const std::string authorization = example.request.Header("Authorization");
+  EXPECT_EQ(authorization.substr(authorization.rfind('=') + 1), example.signature);
+  // Other services get no such header.
+  DocumentedExample iam = DocumentedExamples()[0];
+  SignRequest(&iam.request, iam.credentials, iam.scope, when);
+  EXPECT_EQ(iam.request.Header("x-amz-content-sha256"), "");
+}
+
 TEST(SigV4ExampleTest, SignRequestProducesTheDocumentedIamHeader) {
   DocumentedExample example = DocumentedExamples()[0];
   std::erase_if(example.request.headers, [](const auto& h) { return h.first == "X-Amz-Date"; });
