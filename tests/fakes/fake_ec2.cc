@@ -13,48 +13,13 @@
 #include "common/http_client.h"
 #include "tests/fakes/booted_script.h"
 #include "tests/fakes/fake_aws_auth.h"
+#include "tests/fakes/fake_xml.h"
 
 namespace det::testing {
 namespace {
 
 using Clock = std::chrono::system_clock;
 using Params = std::map<std::string, std::string>;
-
-std::string XmlEscape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-std::string Element(const std::string& name, const std::string& value) {
-  return "<" + name + ">" + XmlEscape(value) + "</" + name + ">";
-}
-
-std::string IsoTime(Clock::time_point time) {
-  const std::time_t seconds = Clock::to_time_t(time);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S.000Z", &utc);
-  return text;
-}
 
 std::string Document(const std::string& action, const std::string& inner) {
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<" + action +

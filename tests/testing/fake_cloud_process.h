@@ -1,7 +1,7 @@
 #pragma once
 
-// The cloud fakes (`fake-ec2`, `fake-gce`) as child processes with their admin endpoints, the
-// real `aws` and `gcloud` CLIs pointed at them, and the command runner both use.
+// The cloud fakes (`fake-ec2`, `fake-gce`, `fake-s3`) as child processes with their admin
+// endpoints, the real `aws` and `gcloud` CLIs pointed at them, and the command runner both use.
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -89,6 +89,22 @@ class FakeGceProcess : public FakeCloudProcess {
     return args;
   }
   fs::path key_file_;
+};
+
+// `fake-s3` with `buckets` made at start, its objects' bytes under `dir`/s3-data.
+class FakeS3Process : public FakeCloudProcess {
+ public:
+  FakeS3Process(const fs::path& dir, const std::vector<std::string>& buckets,
+                std::vector<std::string> extra_args = {})
+      : FakeCloudProcess("fake-s3", dir, Args(dir, buckets, std::move(extra_args))) {}
+
+ private:
+  static std::vector<std::string> Args(const fs::path& dir, const std::vector<std::string>& buckets,
+                                       std::vector<std::string> args) {
+    args.insert(args.end(), {"--data-dir", (dir / "s3-data").string()});
+    for (const std::string& bucket : buckets) args.insert(args.end(), {"--bucket", bucket});
+    return args;
+  }
 };
 
 struct CommandOutput {
