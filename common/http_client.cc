@@ -128,6 +128,8 @@ Result<HttpResponse> HttpClient::Send(const HttpRequest& request) {
   headers = curl_slist_append(headers, "Expect:");  // no 100-continue round trip
   curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  // The path goes out as given: "./" and "../" are parts of S3 keys, not steps to fold.
+  curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
   if (request.method == "HEAD") curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   if (!request.body.empty() || request.method == "POST" || request.method == "PUT") {
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());

@@ -418,11 +418,7 @@ void FakeS3::PutObject(Call& call, httplib::Response& response) {
     fs::remove(file);
     return Fail(call.request, response, 404, "NoSuchBucket", "The specified bucket does not exist");
   }
-  auto [it, inserted] = bucket->second.objects.try_emplace(call.key, object);
-  if (!inserted) {
-    fs::remove(it->second.file);
-    it->second = object;
-  }
+  Replace(bucket->second.objects, call.key, object);
 }
 
 void FakeS3::GetObject(Call& call, httplib::Response& response) {
@@ -506,6 +502,16 @@ void FakeS3::DeleteObjects(Call& call, httplib::Response& response) {
     if (!quiet) inner += "<Deleted>" + Element("Key", key) + "</Deleted>";
   }
   response.set_content(S3Document("DeleteResult", inner), "application/xml");
+}
+
+void FakeS3::Put(const std::string& bucket, const std::string& key, const std::string& bytes) {
+  CreateBucket(bucket);
+  const fs::path file = NewDataFile();
+  std::ofstream(file, std::ios::binary) << bytes;
+  Object object{file, bytes.size(), "\"" + Digests::Hex(Digests::Md5(bytes)) + "\"", "",
+                Clock::now()};
+  std::lock_guard lock(mu_);
+  Replace(buckets_[bucket].objects, key, object);
 }
 
 void FakeS3::InjectFault(const std::string& op, const std::string& code, int status, int times) {

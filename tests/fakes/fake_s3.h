@@ -63,6 +63,8 @@ class FakeS3 {
 
   // A bucket, as if created by CreateBucket (in `region`, else the endpoint's).
   void CreateBucket(const std::string& name, const std::string& region = "");
+  // An object, as if put by PutObject (the bucket is made if need be).
+  void Put(const std::string& bucket, const std::string& key, const std::string& bytes);
   // The next `times` calls of `op` ("DeleteObjects") fail with `code` and HTTP `status`.
   void InjectFault(const std::string& op, const std::string& code, int status, int times);
   // The next `times` keys that DeleteObjects is asked to delete fail with `code` (kept).
@@ -73,12 +75,13 @@ class FakeS3 {
   nlohmann::json Calls();
   int CallCount(const std::string& op);
 
- private:
+  // The fake's state and one call being served (tests/fakes/fake_s3_wire.h).
   struct Object;
   struct Bucket;
   struct Upload;
   struct Call;
 
+ private:
   void Route();
   void Handle(const httplib::Request& request, httplib::Response& response, Call& call);
   void HandleAdmin(const httplib::Request& request, httplib::Response& response);

@@ -56,11 +56,7 @@ void FakeS3::UploadPart(Call& call, httplib::Response& response) {
     return Fail(call.request, response, 404, "NoSuchUpload",
                 "The specified upload does not exist.");
   }
-  auto [it, inserted] = upload->second.parts.try_emplace(number, part);
-  if (!inserted) {
-    fs::remove(it->second.file);
-    it->second = part;
-  }
+  Replace(upload->second.parts, number, part);
 }
 
 void FakeS3::CompleteMultipartUpload(Call& call, httplib::Response& response) {
@@ -140,11 +136,7 @@ void FakeS3::CompleteMultipartUpload(Call& call, httplib::Response& response) {
   }
   for (const auto& [number, part] : it->second.parts) fs::remove(part.file);
   uploads_.erase(it);
-  auto [existing, inserted] = bucket->second.objects.try_emplace(upload.key, object);
-  if (!inserted) {
-    fs::remove(existing->second.file);
-    existing->second = object;
-  }
+  Replace(bucket->second.objects, upload.key, object);
   response.set_content(S3Document("CompleteMultipartUploadResult",
                                   Element("Location", "/" + upload.bucket + "/" + upload.key) +
                                       Element("Bucket", upload.bucket) +

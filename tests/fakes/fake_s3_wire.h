@@ -239,5 +239,16 @@ inline void ServeFile(httplib::Response& response, const fs::path& file, uint64_
       });
 }
 
+// Puts `value` at `key` of `map` (objects by key, parts by number); the bytes of one it replaces
+// are removed.
+template <class Map, class Key>
+void Replace(Map& map, const Key& key, const FakeS3::Object& value) {
+  auto [it, inserted] = map.try_emplace(key, value);
+  if (!inserted) {
+    fs::remove(it->second.file);
+    it->second = value;
+  }
+}
+
 }  // namespace s3wire
 }  // namespace det::testing

@@ -1,0 +1,51 @@
+#pragma once
+
+// What the master needs of a bucket to remove checkpoints from it, whichever cloud keeps it
+// (S3: s3_client.h; GCS: gcs_client.h), and how their failures read.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/cloud_error.h"
+#include "common/status.h"
+
+namespace det::object_store {
+
+struct ObjectStoreError {
+  std::string service;  // "s3", "gcs"
+  std::string op;       // the API call: "DeleteObjects", "objects.list"
+  std::string code;     // the service's code ("AccessDenied"), "" for transport failures
+  std::string message;
+  long http_status = 0;
+  std::string request_id;
+  CloudErrorKind kind = CloudErrorKind::kTransient;
+  // "s3:DeleteObjects on bucket b failed: AccessDenied: Access Denied (HTTP 403, request id x);
+  // the credentials used need s3:DeleteObject on arn:aws:s3:::b/*" (the permission named for
+  // auth failures).
+  std::string bucket;
+  std::string ToString() const;
+};
+
+template <class T>
+using ObjectResult = Result<T, ObjectStoreError>;
+
+struct ObjectInfo {
+  std::string key;
+  uint64_t size = 0;
+};
+
+// One bucket. Implementations are not thread-safe: one per thread.
+class ObjectStore {
+ public:
+  virtual ~ObjectStore() = default;
+  // Every object whose key starts with `prefix`, by key, through every page.
+  virtual ObjectResult<std::vector<ObjectInfo>> List(const std::string& prefix) = 0;
+  // Deletes `keys` (a key that is not there counts as deleted); returns how many were asked. An
+  // error when any key is left, naming the first and how many.
+  virtual ObjectResult<size_t> Delete(const std::vector<std::string>& keys) = 0;
+  // The bucket's name, for messages.
+  virtual const std::string& bucket() const = 0;
+};
+
+}  // namespace det::object_store
