@@ -7,6 +7,7 @@
 #include "bus/rpc_client.h"
 #include "master/experiment/checkpoint_policy.h"
 #include "master/trial_launch.h"
+#include "object_store/checkpoint_keys.h"
 #include "storage/experiments_repo.h"
 
 namespace det::master {
@@ -65,12 +66,21 @@ Status CheckpointCollector::Remove(const experiment::Experiment& experiment,
                                    std::vector<std::string> uuids) {
   std::erase_if(uuids, [&](const std::string& uuid) { return removing_.count(uuid) > 0; });
   if (uuids.empty()) return Status::Ok();
+  if (experiment.config().checkpoint_storage.IsObjectStore()) {
+    RemoveFromBucket(experiment, uuids);
+    return Status::Ok();
+  }
+  return RemoveByTasks(experiment, uuids);
+}
+
+Status CheckpointCollector::RemoveByTasks(const experiment::Experiment& experiment,
+                                          const std::vector<std::string>& uuids) {
   auto account = account_of_(experiment.id());
   if (!account.ok())
     return account.status().WithContext("cannot read the owner's account on agents");
   const std::string root = CheckpointRoot(experiment.config().checkpoint_storage);
   for (size_t first = 0; first < uuids.size(); first += kFoldersPerTask) {
-    Removal removal{experiment.id(), {}};
+    Removal removal{experiment.id(), {}, false};
     bus::TaskSubmitRequest submit{
         "checkpoint-gc-" + std::to_string(experiment.id()) + "-" + bus::RandomId(),
         "CHECKPOINT_GC",
@@ -93,6 +103,25 @@ Status CheckpointCollector::Remove(const experiment::Experiment& experiment,
   return Status::Ok();
 }
 
+void CheckpointCollector::RemoveFromBucket(const experiment::Experiment& experiment,
+                                           const std::vector<std::string>& uuids) {
+  const experiment::CheckpointStorage& storage = experiment.config().checkpoint_storage;
+  BucketRemover::Job job{
+      "bucket-removal-" + std::to_string(experiment.id()) + "-" + bus::RandomId(),
+      {storage.type, storage.bucket, storage.access_key, storage.secret_key, storage.endpoint_url},
+      {}};
+  // Only the objects of checkpoints the experiment's trials reported (checked UUIDs), never
+  // anything else under the prefix.
+  for (const std::string& uuid : uuids) {
+    job.key_prefixes.push_back(object_store::CheckpointKeyPrefix(storage.prefix, uuid));
+  }
+  removing_.insert(uuids.begin(), uuids.end());
+  removals_[job.id] = Removal{experiment.id(), uuids, true};
+  spdlog::info("experiment {}: removing {} checkpoint(s) from {}://{} ({})", experiment.id(),
+               uuids.size(), storage.type, storage.bucket, job.id);
+  bucket_remover_.Submit(std::move(job));
+}
+
 bool CheckpointCollector::Removing(int64_t experiment_id) const {
   for (const auto& [task_id, removal] : removals_) {
     if (removal.experiment_id == experiment_id) return true;
@@ -102,35 +131,51 @@ bool CheckpointCollector::Removing(int64_t experiment_id) const {
 
 std::vector<std::pair<int64_t, Status>> CheckpointCollector::Poll() {
   std::vector<std::pair<int64_t, Status>> finished;
-  if (!removals_.empty()) {
-    bus::TaskListRequest request;
-    for (const auto& [task_id, removal] : removals_) request.task_ids.push_back(task_id);
-    auto listed = registry_.Call<bus::TaskListRequest, bus::TaskList>(request);
-    if (!listed.ok()) {
-      spdlog::warn("checkpoint collection: cannot read its tasks: {}", listed.status().message());
-      return finished;
+  for (BucketRemover::Done& done : bucket_remover_.TakeDone()) {
+    auto removal = removals_.find(done.id);
+    if (removal == removals_.end()) continue;
+    if (done.outcome.ok()) {
+      spdlog::info("experiment {}: removed {} object(s), {} bytes, of {} checkpoint(s) ({})",
+                   removal->second.experiment_id, done.objects, done.bytes,
+                   removal->second.uuids.size(), done.id);
     }
-    std::map<std::string, Status> ended;
-    for (const auto& [task_id, removal] : removals_) {
-      ended[task_id] = Unavailable("its task " + task_id + " is gone");
-    }
-    for (const bus::TaskSummary& task : listed->tasks) {
-      if (task.state != bus::kWorkloadTerminated) {
-        ended.erase(task.id);
-      } else if (task.exit_code == 0) {
-        ended[task.id] = Status::Ok();
-      } else {
-        ended[task.id] = Internal("task " + task.id + " exited " + std::to_string(task.exit_code) +
-                                  (task.message.empty() ? "" : ": " + task.message));
-      }
-    }
-    for (const auto& [task_id, outcome] : ended) {
-      Ended(removals_.at(task_id), outcome);
-      removals_.erase(task_id);
-    }
+    Ended(removal->second, done.outcome);
+    removals_.erase(removal);
   }
+  PollTasks();
   FinishDeletions(&finished);
   return finished;
+}
+
+void CheckpointCollector::PollTasks() {
+  bus::TaskListRequest request;
+  for (const auto& [task_id, removal] : removals_) {
+    if (!removal.in_bucket) request.task_ids.push_back(task_id);
+  }
+  if (request.task_ids.empty()) return;
+  auto listed = registry_.Call<bus::TaskListRequest, bus::TaskList>(request);
+  if (!listed.ok()) {
+    spdlog::warn("checkpoint collection: cannot read its tasks: {}", listed.status().message());
+    return;
+  }
+  std::map<std::string, Status> ended;
+  for (const std::string& task_id : request.task_ids) {
+    ended[task_id] = Unavailable("its task " + task_id + " is gone");
+  }
+  for (const bus::TaskSummary& task : listed->tasks) {
+    if (task.state != bus::kWorkloadTerminated) {
+      ended.erase(task.id);
+    } else if (task.exit_code == 0) {
+      ended[task.id] = Status::Ok();
+    } else {
+      ended[task.id] = Internal("task " + task.id + " exited " + std::to_string(task.exit_code) +
+                                (task.message.empty() ? "" : ": " + task.message));
+    }
+  }
+  for (const auto& [task_id, outcome] : ended) {
+    Ended(removals_.at(task_id), outcome);
+    removals_.erase(task_id);
+  }
 }
 
 void CheckpointCollector::Ended(const Removal& removal, const Status& outcome) {

@@ -12,6 +12,7 @@
 #include "bus/catalog/workload.h"
 #include "bus/rpc_client.h"
 #include "common/status.h"
+#include "master/bucket_remover.h"
 #include "master/experiment/experiment.h"
 #include "storage/database.h"
 
@@ -19,11 +20,13 @@ namespace det::master {
 
 // Checkpoint garbage collection and experiment deletion.
 //
-// Checkpoint files live where agents see them (shared_fs host_path, not necessarily mounted on
+// shared_fs checkpoint files live where agents see them (host_path, not necessarily mounted on
 // the master's host), so removing them is a task: `rm -rf` of the checkpoint folders, with no
-// slots, run by the agent registry on some agent (Determined's checkpoint GC task). A checkpoint
-// is marked DELETED only once its task exited 0; a failed task leaves it COMPLETED, and the next
-// collection (at the latest when the master starts again) tries it again.
+// slots, run by the agent registry on some agent (Determined's checkpoint GC task). Checkpoints
+// in a bucket (s3) the master removes itself, on the BucketRemover's thread: every object under
+// `<prefix>/<uuid>/`. A checkpoint is marked DELETED only once its removal succeeded; a failed
+// one leaves it COMPLETED, and the next collection (at the latest when the master starts again)
+// tries it again.
 //
 // Threading: not thread-safe; owned by the experiment service's thread, sharing its registry
 // client and database.
@@ -52,9 +55,16 @@ class CheckpointCollector {
   struct Removal {
     int64_t experiment_id = 0;
     std::vector<std::string> uuids;
+    bool in_bucket = false;  // a BucketRemover job, not a task
   };
-  // Starts removal tasks for `uuids` of the experiment (those not already being removed).
+  // Starts removals for `uuids` of the experiment (those not already being removed).
   Status Remove(const experiment::Experiment& experiment, std::vector<std::string> uuids);
+  Status RemoveByTasks(const experiment::Experiment& experiment,
+                       const std::vector<std::string>& uuids);
+  void RemoveFromBucket(const experiment::Experiment& experiment,
+                        const std::vector<std::string>& uuids);
+  // The removal tasks that ended, from the registry's view of them.
+  void PollTasks();
   bool Removing(int64_t experiment_id) const;
   // The removal ended: marks its checkpoints DELETED if it succeeded.
   void Ended(const Removal& removal, const Status& outcome);
@@ -64,7 +74,8 @@ class CheckpointCollector {
   bus::RpcClient& registry_;
   storage::Database& db_;
   AccountOf account_of_;
-  std::map<std::string, Removal> removals_;  // by task id
+  BucketRemover bucket_remover_;
+  std::map<std::string, Removal> removals_;  // by task id (or bucket job id)
   std::set<std::string> removing_;           // uuids with a removal task
   std::map<int64_t, Status> deletions_;      // experiment -> first failure of its removals
 };

@@ -151,9 +151,12 @@ bus::ContainerSpec ContainerOf(const experiment::ExperimentConfig& config) {
   container.force_pull = config.container.force_pull_image;
   container.registry_auth_json = config.container.registry_auth_json;
   container.shm_size_bytes = config.resources.shm_size;
-  // Trial code writes checkpoints under host_path: the same folder inside the container.
-  container.binds = {config.checkpoint_storage.host_path + ":" +
-                     config.checkpoint_storage.host_path};
+  // Trial code writes shared_fs checkpoints under host_path: the same folder inside the
+  // container. A bucket needs no mount.
+  if (!config.checkpoint_storage.IsObjectStore()) {
+    container.binds = {config.checkpoint_storage.host_path + ":" +
+                       config.checkpoint_storage.host_path};
+  }
   return container;
 }
 
@@ -189,7 +192,9 @@ bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
   spec.env["DET_USER"] = run.user.empty() ? "determined" : run.user;
   spec.env["DET_HPARAMS"] = trial.hparams.dump();
   spec.env["DET_LATEST_CHECKPOINT"] = trial.latest_checkpoint;
-  spec.env["DET_CHECKPOINT_DIR"] = CheckpointRoot(config.checkpoint_storage);
+  if (!config.checkpoint_storage.IsObjectStore()) {
+    spec.env["DET_CHECKPOINT_DIR"] = CheckpointRoot(config.checkpoint_storage);
+  }
   spec.env["DET_ENTRYPOINT"] = nlohmann::json(config.entrypoint).dump();
   spec.env["DET_SEARCHER_METRIC"] = config.searcher.metric;
   spec.env["DET_SMALLER_IS_BETTER"] = config.searcher.smaller_is_better ? "1" : "0";

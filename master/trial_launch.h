@@ -44,9 +44,10 @@ struct TrialRunIdentity {
 // writes Determined's info files (cluster.json, trial.json, rendezvous.json after meeting the
 // allocation's other containers, resources.json) into DET_INFO_DIR, which the agent shows the run
 // at /run/determined/info, and then executes the experiment's entrypoint there. Checkpoint
-// storage of type shared_fs is given to the library as "directory" storage at the same folder.
+// storage of type shared_fs is given to the library as "directory" storage at the same folder;
+// a bucket (s3) goes to it as configured, and the run gets no DET_CHECKPOINT_DIR.
 // Where a trial runs on an agent whose runtime is docker: environment.image and friends,
-// resources.shm_size, and the checkpoint storage mounted where trial code expects it.
+// resources.shm_size, and a shared_fs checkpoint folder mounted where trial code expects it.
 bus::ContainerSpec ContainerOf(const experiment::ExperimentConfig& config);
 
 bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,

@@ -28,8 +28,8 @@ ALLOWED = {
     "agent": ["bus", "common", "cloud_aws/imds.h", "cloud_gcp/metadata.h"],
     "autoscaler": ["provider", "bus", "common"],
     # The master reads the clouds' provider sections to refuse a bad master.yaml at start.
-    "master": ["storage", "provider", "cloud_aws/aws_config.h", "cloud_gcp/gcp_config.h", "bus",
-               "common"],
+    "master": ["storage", "provider", "object_store", "cloud_aws/aws_config.h",
+               "cloud_gcp/gcp_config.h", "bus", "common"],
     # det decodes stored log chunks, and reads nothing else of storage.
     "cli": ["storage/log_chunk.h", "storage/log_line.h", "bus", "common"],
 }

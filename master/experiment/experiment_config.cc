@@ -11,9 +11,9 @@
 namespace det::master::experiment {
 namespace {
 
-constexpr const char* kStorageTypes[] = {"shared_fs"};
+constexpr const char* kStorageTypes[] = {"shared_fs", "s3"};
 // Determined's other kinds, named in the error until they are implemented here.
-constexpr const char* kPlannedStorageTypes[] = {"s3", "gcs", "azure", "directory"};
+constexpr const char* kPlannedStorageTypes[] = {"gcs", "azure", "directory"};
 
 void ReadEntrypoint(ConfigReader& reader, std::vector<std::string>* entrypoint) {
   const nlohmann::json value = YamlToJson(reader.Raw("entrypoint"));
@@ -60,16 +60,9 @@ void ReadResources(ConfigReader& reader, TrialResources* resources) {
 
 }  // namespace
 
-void ReadCheckpointStorage(ConfigReader& reader, CheckpointStorage* storage) {
-  const std::string type = reader.Raw("type").as<std::string>("");
-  for (const char* planned : kPlannedStorageTypes) {
-    if (type != planned) continue;
-    reader.AllowOtherKeys();
-    return reader.Fail("type", "\"" + type +
-                                   "\" checkpoint storage is not implemented yet; use type "
-                                   "shared_fs with a host_path every agent mounts");
-  }
-  reader.ReadOneOf("type", &storage->type, kStorageTypes);
+namespace {
+
+void ReadSharedFs(ConfigReader& reader, CheckpointStorage* storage) {
   reader.Read("host_path", &storage->host_path);
   if (storage->host_path.empty() || storage->host_path.front() != '/') {
     reader.Fail("host_path", "is required: an absolute folder every agent sees at the same place");
@@ -79,6 +72,59 @@ void ReadCheckpointStorage(ConfigReader& reader, CheckpointStorage* storage) {
                 "trial code finds checkpoints at host_path, on every runtime");
   if (storage->storage_path.find("..") != std::string::npos) {
     reader.Fail("storage_path", "must stay under host_path (no \"..\")");
+  }
+}
+
+// Whether `prefix` has a ".." segment (Determined refuses "../", "/../", "/.." and "..").
+bool ClimbsOut(const std::string& prefix) {
+  for (size_t start = 0; start <= prefix.size();) {
+    size_t end = prefix.find('/', start);
+    if (end == std::string::npos) end = prefix.size();
+    if (prefix.compare(start, end - start, "..") == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+void ReadBucket(ConfigReader& reader, CheckpointStorage* storage) {
+  reader.Read("bucket", &storage->bucket);
+  if (storage->bucket.empty()) {
+    reader.Fail("bucket", "is required: the " + storage->type + " bucket checkpoints go to");
+  }
+  reader.Read("prefix", &storage->prefix);
+  if (ClimbsOut(storage->prefix)) reader.Fail("prefix", "must not have a \"..\" segment");
+  if (storage->type != "s3") return;
+  reader.Read("access_key", &storage->access_key);
+  reader.Read("secret_key", &storage->secret_key);
+  if (storage->access_key.empty() != storage->secret_key.empty()) {
+    reader.Fail(storage->access_key.empty() ? "access_key" : "secret_key",
+                "is needed with " +
+                    std::string(storage->access_key.empty() ? "secret_key" : "access_key") +
+                    " (or leave both out: trials and the master then use their own credentials)");
+  }
+  reader.Read("endpoint_url", &storage->endpoint_url);
+  const std::string& url = storage->endpoint_url;
+  if (!url.empty() && !url.starts_with("http://") && !url.starts_with("https://")) {
+    reader.Fail("endpoint_url", "must be an http:// or https:// URL, not \"" + url + "\"");
+  }
+}
+
+}  // namespace
+
+void ReadCheckpointStorage(ConfigReader& reader, CheckpointStorage* storage) {
+  const std::string type = reader.Raw("type").as<std::string>("");
+  for (const char* planned : kPlannedStorageTypes) {
+    if (type != planned) continue;
+    reader.AllowOtherKeys();
+    return reader.Fail("type", "\"" + type +
+                                   "\" checkpoint storage is not implemented yet; use type "
+                                   "shared_fs or s3");
+  }
+  reader.ReadOneOf("type", &storage->type, kStorageTypes);
+  if (storage->type == "shared_fs") {
+    ReadSharedFs(reader, storage);
+  } else {
+    ReadBucket(reader, storage);
   }
   reader.ReadInt("save_experiment_best", &storage->save_experiment_best, 0, 1000000);
   reader.ReadInt("save_trial_best", &storage->save_trial_best, 0, 1000000);
@@ -188,6 +234,20 @@ bool RedactSecretVariables(YAML::Node environment) {
   return redacted;
 }
 
+// Replaces checkpoint_storage's S3 keys (Determined prints them as "********" too); true when
+// there were any.
+bool RedactStorageKeys(YAML::Node storage) {
+  if (!storage.IsMap()) return false;
+  bool redacted = false;
+  for (const char* secret : {"access_key", "secret_key"}) {
+    if (storage[secret] && !storage[secret].IsNull()) {
+      storage[secret] = kRedacted;
+      redacted = true;
+    }
+  }
+  return redacted;
+}
+
 }  // namespace
 
 bool NameSuggestsSecret(const std::string& name) {
@@ -212,10 +272,13 @@ std::string RedactedConfig(const std::string& config_yaml) {
   if (Status checked = CheckYamlDocument(doc); !checked.ok()) {
     return "# the stored config is not shown: " + checked.message() + "\n";
   }
-  if (!doc.IsMap() || !doc["environment"].IsMap()) return config_yaml;
-  const bool auth_redacted = RedactRegistryAuth(doc["environment"]);
-  const bool variables_redacted = RedactSecretVariables(doc["environment"]);
-  if (!auth_redacted && !variables_redacted) return config_yaml;
+  if (!doc.IsMap()) return config_yaml;
+  bool redacted = RedactStorageKeys(doc["checkpoint_storage"]);
+  if (doc["environment"].IsMap()) {
+    redacted |= RedactRegistryAuth(doc["environment"]);
+    redacted |= RedactSecretVariables(doc["environment"]);
+  }
+  if (!redacted) return config_yaml;
   YAML::Emitter out;
   out << doc;
   return std::string(out.c_str()) + "\n";

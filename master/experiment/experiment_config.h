@@ -35,15 +35,23 @@ struct ContainerEnvironment {
   std::string registry_auth_json;  // `registry_auth: {username, password, serveraddress, ...}`
 };
 
-// `checkpoint_storage:` (type shared_fs): where trial code writes checkpoints, and which the
-// experiment keeps when it ends.
+// `checkpoint_storage:`: where trial code writes checkpoints, and which the experiment keeps when
+// it ends. Type shared_fs is a folder every agent mounts; s3 and gcs are buckets (Determined's
+// fields; unset ones are "", as Determined's null).
 struct CheckpointStorage {
   std::string type = "shared_fs";
-  std::string host_path;     // required: a folder every agent mounts at the same place
-  std::string storage_path;  // under host_path
+  std::string host_path;     // shared_fs, required: a folder every agent mounts at the same place
+  std::string storage_path;  // shared_fs: under host_path
+  std::string bucket;        // s3, gcs: required
+  std::string prefix;        // s3, gcs: keys start with it (no ".." segment)
+  std::string access_key;    // s3: else the trial's and the master's own credentials
+  std::string secret_key;    // s3
+  std::string endpoint_url;  // s3: an S3-compatible endpoint ("" for AWS)
   int save_experiment_best = 0;
   int save_trial_best = 1;
   int save_trial_latest = 1;
+  // A bucket (s3, gcs) rather than a folder.
+  bool IsObjectStore() const { return type == "s3" || type == "gcs"; }
 };
 
 // An experiment's configuration (Determined's field names and defaults).
@@ -83,7 +91,8 @@ bool NameSuggestsSecret(const std::string& name);
 
 // `config_yaml` as readers of the experiment may see it: the secrets of environment.registry_auth
 // (password, auth, identitytoken, registrytoken) and the values of environment_variables whose
-// names suggest secrets (NameSuggestsSecret) replaced by "********"; the trial's runs still get
+// names suggest secrets (NameSuggestsSecret), and checkpoint_storage's access_key and secret_key,
+// replaced by "********"; the trial's runs still get
 // the real values. Unchanged, comments and all, when it has none. `config_yaml` is text
 // ParseExperimentConfig accepted (every stored config is); other text comes back unchanged.
 std::string RedactedConfig(const std::string& config_yaml);

@@ -118,7 +118,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"resources: {slots_per_trial: -1}", "resources.slots_per_trial"},
         BadCase{"resources: {priority: 100}", "resources.priority"},
         BadCase{"resources: {gpus: 2}", "resources.gpus: unknown field"},
-        BadCase{"checkpoint_storage: {type: s3, host_path: /c}", "checkpoint_storage.type"},
+        BadCase{"checkpoint_storage: {type: gcs, bucket: b}", "checkpoint_storage.type"},
+        BadCase{"checkpoint_storage: {type: s3, host_path: /c, bucket: b}",
+                "checkpoint_storage.host_path: unknown field"},
+        BadCase{"checkpoint_storage: {type: s3}", "checkpoint_storage.bucket: is required"},
+        BadCase{"checkpoint_storage: {type: s3, bucket: b, prefix: a/../b}",
+                "checkpoint_storage.prefix: must not have a \"..\" segment"},
+        BadCase{"checkpoint_storage: {type: s3, bucket: b, access_key: AKID}",
+                "checkpoint_storage.secret_key: is needed with access_key"},
+        BadCase{"checkpoint_storage: {type: s3, bucket: b, endpoint_url: minio:9000}",
+                "checkpoint_storage.endpoint_url: must be an http:// or https:// URL"},
         BadCase{"checkpoint_storage: {storage_path: x}",
                 "checkpoint_storage.host_path: is required"},
         BadCase{"min_validation_period: {batches: 0}", "min_validation_period: must be"},
@@ -292,12 +301,60 @@ TEST(DeterminedConfigTest, MaxLengthStillWorksWithADeprecationWarning) {
 TEST(DeterminedConfigTest, OtherCheckpointStorageKindsAreNamedAsNotYetImplemented) {
   auto config = ParseExperimentConfig(
       YAML::Load("entrypoint: x\nsearcher: {name: single, metric: x}\n"
-                 "checkpoint_storage: {type: s3, bucket: b, save_trial_best: 1}\n"));
+                 "checkpoint_storage: {type: gcs, bucket: b, save_trial_best: 1}\n"));
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.status().message().find(
-                "checkpoint_storage.type: \"s3\" checkpoint storage is not implemented yet"),
+                "checkpoint_storage.type: \"gcs\" checkpoint storage is not implemented yet"),
             std::string::npos)
       << config.status().message();
+}
+
+TEST(DeterminedConfigTest, S3StorageTakesDeterminedsFieldsWithNullsAsUnset) {
+  auto config = ParseExperimentConfig(
+      YAML::Load("entrypoint: x\nsearcher: {name: single, metric: x}\n"
+                 "checkpoint_storage: {type: s3, bucket: ckpt, prefix: /team/a/, access_key: AKID,"
+                 " secret_key: s3cr3t, endpoint_url: 'http://minio:9000', save_trial_best: 2}\n"));
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  const CheckpointStorage& storage = config->checkpoint_storage;
+  EXPECT_TRUE(storage.IsObjectStore());
+  EXPECT_EQ(storage.bucket, "ckpt");
+  EXPECT_EQ(storage.prefix, "/team/a/");
+  EXPECT_EQ(storage.access_key, "AKID");
+  EXPECT_EQ(storage.secret_key, "s3cr3t");
+  EXPECT_EQ(storage.endpoint_url, "http://minio:9000");
+  EXPECT_EQ(storage.save_trial_best, 2);
+  EXPECT_EQ(storage.save_trial_latest, 1);
+
+  auto nulls = ParseExperimentConfig(
+      YAML::Load("entrypoint: x\nsearcher: {name: single, metric: x}\n"
+                 "checkpoint_storage: {type: s3, bucket: ckpt, prefix: null, access_key: null,"
+                 " secret_key: null, endpoint_url: null}\n"));
+  ASSERT_TRUE(nulls.ok()) << nulls.status().ToString();
+  EXPECT_EQ(nulls->checkpoint_storage.access_key, "");
+  EXPECT_EQ(nulls->checkpoint_storage.endpoint_url, "");
+}
+
+TEST(DeterminedConfigTest, S3KeysAreRedactedWhereverTheConfigIsShown) {
+  const std::string text =
+      "entrypoint: x\ncheckpoint_storage: {type: s3, bucket: ckpt, access_key: AKIDSHOWN,"
+      " secret_key: s3cr3t}\n";
+  const std::string shown = RedactedConfig(text);
+  EXPECT_EQ(shown.find("s3cr3t"), std::string::npos) << shown;
+  EXPECT_EQ(shown.find("AKIDSHOWN"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("bucket: ckpt"), std::string::npos) << shown;
+  const std::string without = "entrypoint: x\ncheckpoint_storage: {type: s3, bucket: ckpt}\n";
+  EXPECT_EQ(RedactedConfig(without), without) << "nothing to hide: unchanged";
+}
+
+TEST(DeterminedConfigTest, ClusterS3StorageFillsTheExperimentsFields) {
+  const YAML::Node cluster = YAML::Load("{type: s3, bucket: det-example-checkpoints}");
+  const YAML::Node partial = YAML::Load(
+      "entrypoint: x\nsearcher: {name: single, metric: x}\n"
+      "checkpoint_storage: {type: s3, prefix: exp-a}\n");
+  auto filled = ParseExperimentConfig(WithClusterDefaults(partial, cluster));
+  ASSERT_TRUE(filled.ok()) << filled.status().ToString();
+  EXPECT_EQ(filled->checkpoint_storage.bucket, "det-example-checkpoints");
+  EXPECT_EQ(filled->checkpoint_storage.prefix, "exp-a");
 }
 
 // master.yaml's checkpoint_storage is each experiment's default, merged field by field when both

@@ -1,0 +1,26 @@
+#pragma once
+
+// The client of a checkpoint bucket, as the master opens one for an experiment's
+// checkpoint_storage: with the experiment's own keys when it gives them, else with the master's
+// credentials (the AWS CLI's chain: environment, shared files, instance role) and region.
+
+#include <memory>
+#include <string>
+
+#include "object_store/object_store.h"
+
+namespace det::object_store {
+
+// The fields of checkpoint_storage a bucket is opened with (Determined's names).
+struct BucketSpec {
+  std::string type;  // "s3"
+  std::string bucket;
+  std::string access_key;
+  std::string secret_key;
+  std::string endpoint_url;
+};
+
+// InvalidArgument for a type without a client here.
+Result<std::unique_ptr<ObjectStore>> OpenBucket(const BucketSpec& spec);
+
+}  // namespace det::object_store
