@@ -59,6 +59,12 @@ void CheckpointCollector::Delete(const experiment::Experiment& experiment) {
     return Status::Ok();
   });
   if (outcome.ok()) outcome = Remove(experiment, std::move(uuids));
+  const experiment::CheckpointStorage& storage = experiment.config().checkpoint_storage;
+  if (outcome.ok() && storage.IsObjectStore()) {
+    RemoveFromBucket(
+        experiment, {},
+        {object_store::TensorboardKeyPrefix(storage.prefix, cluster_id_, experiment.id())});
+  }
   deletions_.emplace(experiment.id(), outcome);
 }
 
@@ -66,8 +72,15 @@ Status CheckpointCollector::Remove(const experiment::Experiment& experiment,
                                    std::vector<std::string> uuids) {
   std::erase_if(uuids, [&](const std::string& uuid) { return removing_.count(uuid) > 0; });
   if (uuids.empty()) return Status::Ok();
-  if (experiment.config().checkpoint_storage.IsObjectStore()) {
-    RemoveFromBucket(experiment, uuids);
+  const experiment::CheckpointStorage& storage = experiment.config().checkpoint_storage;
+  if (storage.IsObjectStore()) {
+    // Only the objects of checkpoints the experiment's trials reported (checked UUIDs), never
+    // anything else under the prefix.
+    std::vector<std::string> key_prefixes;
+    for (const std::string& uuid : uuids) {
+      key_prefixes.push_back(object_store::CheckpointKeyPrefix(storage.prefix, uuid));
+    }
+    RemoveFromBucket(experiment, uuids, std::move(key_prefixes));
     return Status::Ok();
   }
   return RemoveByTasks(experiment, uuids);
@@ -104,21 +117,19 @@ Status CheckpointCollector::RemoveByTasks(const experiment::Experiment& experime
 }
 
 void CheckpointCollector::RemoveFromBucket(const experiment::Experiment& experiment,
-                                           const std::vector<std::string>& uuids) {
+                                           const std::vector<std::string>& uuids,
+                                           std::vector<std::string> key_prefixes) {
   const experiment::CheckpointStorage& storage = experiment.config().checkpoint_storage;
   BucketRemover::Job job{
       "bucket-removal-" + std::to_string(experiment.id()) + "-" + bus::RandomId(),
       {storage.type, storage.bucket, storage.access_key, storage.secret_key, storage.endpoint_url},
-      {}};
-  // Only the objects of checkpoints the experiment's trials reported (checked UUIDs), never
-  // anything else under the prefix.
-  for (const std::string& uuid : uuids) {
-    job.key_prefixes.push_back(object_store::CheckpointKeyPrefix(storage.prefix, uuid));
-  }
+      std::move(key_prefixes)};
   removing_.insert(uuids.begin(), uuids.end());
   removals_[job.id] = Removal{experiment.id(), uuids, true};
-  spdlog::info("experiment {}: removing {} checkpoint(s) from {}://{} ({})", experiment.id(),
-               uuids.size(), storage.type, storage.bucket, job.id);
+  spdlog::info(
+      "experiment {}: removing {} from {}://{} ({})", experiment.id(),
+      uuids.empty() ? "its TensorBoard files" : std::to_string(uuids.size()) + " checkpoint(s)",
+      storage.type, storage.bucket, job.id);
   bucket_remover_.Submit(std::move(job));
 }
 

@@ -39,12 +39,18 @@ class CheckpointCollector {
 
   // Removal tasks run as the experiment's account (`account_of`), as its trials did: they remove
   // only what that account may.
-  CheckpointCollector(bus::RpcClient& registry, storage::Database& db, AccountOf account_of)
-      : registry_(registry), db_(db), account_of_(std::move(account_of)) {}
+  // `cluster_id` names the folder Determined's library syncs TensorBoard files to in a bucket.
+  CheckpointCollector(bus::RpcClient& registry, storage::Database& db, AccountOf account_of,
+                      std::string cluster_id)
+      : registry_(registry),
+        db_(db),
+        account_of_(std::move(account_of)),
+        cluster_id_(std::move(cluster_id)) {}
 
   // Removes the checkpoints of `experiment`'s ended trials that its save_* policy does not keep.
   void Collect(const experiment::Experiment& experiment);
-  // Removes every checkpoint of `experiment`, then its rows (DELETING): Poll() reports the end.
+  // Removes every checkpoint of `experiment` (and, in a bucket, its TensorBoard files), then its
+  // rows (DELETING): Poll() reports the end.
   void Delete(const experiment::Experiment& experiment);
 
   // Reads the registry's view of the tasks this collector started and records what they did.
@@ -61,8 +67,10 @@ class CheckpointCollector {
   Status Remove(const experiment::Experiment& experiment, std::vector<std::string> uuids);
   Status RemoveByTasks(const experiment::Experiment& experiment,
                        const std::vector<std::string>& uuids);
+  // Removes every object under `key_prefixes`; `uuids` (their checkpoints) are DELETED after.
   void RemoveFromBucket(const experiment::Experiment& experiment,
-                        const std::vector<std::string>& uuids);
+                        const std::vector<std::string>& uuids,
+                        std::vector<std::string> key_prefixes);
   // The removal tasks that ended, from the registry's view of them.
   void PollTasks();
   bool Removing(int64_t experiment_id) const;
@@ -74,6 +82,7 @@ class CheckpointCollector {
   bus::RpcClient& registry_;
   storage::Database& db_;
   AccountOf account_of_;
+  std::string cluster_id_;
   BucketRemover bucket_remover_;
   std::map<std::string, Removal> removals_;  // by task id (or bucket job id)
   std::set<std::string> removing_;           // uuids with a removal task

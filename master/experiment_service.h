@@ -169,10 +169,12 @@ class ExperimentService : private experiment::ExperimentEffects {
   std::set<int64_t> unsaved_experiments_;
   std::vector<std::function<void()>> after_commit_;  // registry calls, in order
   CheckpointCollector collector_{
-      registry_, db_, [this](int64_t experiment_id) {
+      registry_, db_,
+      [this](int64_t experiment_id) {
         auto entry = experiments_.find(experiment_id);
         return RunAs(entry == experiments_.end() ? 0 : entry->second.owner_id);
-      }};
+      },
+      launch_.cluster_id};
   std::set<int64_t> to_collect_;  // experiments with a trial that ended since the last collection
   // Runs learn their tasks' states from task.state events; after a resync of the event stream (and
   // at the first turn) the registry is asked once for all of them.

@@ -34,4 +34,10 @@ std::string CheckpointKeyPrefix(const std::string& prefix, const std::string& uu
   return (normalized.empty() ? uuid : normalized + "/" + uuid) + "/";
 }
 
+std::string TensorboardKeyPrefix(const std::string& prefix, const std::string& cluster_id,
+                                 int64_t experiment_id) {
+  return CheckpointKeyPrefix(prefix, cluster_id) + "tensorboard/experiment/" +
+         std::to_string(experiment_id) + "/";
+}
+
 }  // namespace det::object_store

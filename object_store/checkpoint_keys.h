@@ -4,6 +4,7 @@
 // (`<prefix>/<uuid>/<file>`, the prefix normalized as its normalize_prefix does), so that
 // checkpoints written by its library and by det_harness are found and removed alike.
 
+#include <cstdint>
 #include <string>
 
 namespace det::object_store {
@@ -16,5 +17,10 @@ std::string NormalizePrefix(const std::string& prefix);
 // "<normalized prefix>/<uuid>/" (or "<uuid>/" without a prefix): every object of the checkpoint
 // starts with it.
 std::string CheckpointKeyPrefix(const std::string& prefix, const std::string& uuid);
+
+// "<normalized prefix>/<cluster id>/tensorboard/experiment/<id>/": where Determined's library
+// syncs an experiment's TensorBoard files (its tensorboard/build.py), in the checkpoints' bucket.
+std::string TensorboardKeyPrefix(const std::string& prefix, const std::string& cluster_id,
+                                 int64_t experiment_id);
 
 }  // namespace det::object_store

@@ -34,6 +34,9 @@ std::string OpOf(const httplib::Request& request, const std::map<std::string, st
     if (method == "GET" && params.count("list-type") && params.at("list-type") == "2") {
       return "ListObjectsV2";
     }
+    if (method == "GET" && !params.count("list-type") && !params.count("uploads")) {
+      return "ListObjects";
+    }
     if (method == "HEAD") return "HeadBucket";
     if (method == "PUT" && params.empty()) return "CreateBucket";
     if (method == "DELETE" && params.empty()) return "DeleteBucket";
@@ -192,7 +195,8 @@ void FakeS3::Handle(const httplib::Request& request, httplib::Response& response
       {"HeadBucket", &FakeS3::BucketCall},
       {"DeleteBucket", &FakeS3::BucketCall},
       {"GetBucketLocation", &FakeS3::BucketCall},
-      {"ListObjectsV2", &FakeS3::ListObjectsV2},
+      {"ListObjectsV2", &FakeS3::ListObjects},
+      {"ListObjects", &FakeS3::ListObjects},
       {"PutObject", &FakeS3::PutObject},
       {"GetObject", &FakeS3::GetObject},
       {"HeadObject", &FakeS3::GetObject},
@@ -301,7 +305,8 @@ void FakeS3::BucketCall(Call& call, httplib::Response& response) {
   }
 }
 
-void FakeS3::ListObjectsV2(Call& call, httplib::Response& response) {
+void FakeS3::ListObjects(Call& call, httplib::Response& response) {
+  const bool v2 = call.op == "ListObjectsV2";
   auto param = [&](const char* name) {
     auto it = call.params.find(name);
     return it == call.params.end() ? std::string() : it->second;
@@ -324,10 +329,12 @@ void FakeS3::ListObjectsV2(Call& call, httplib::Response& response) {
     }
   }
   const size_t page = std::min(max_keys, options_.page_size);
-  // Where to start: after the token's marker, else after start-after.
+  // Where to start: after the token's marker, else after start-after (v1: after `marker`, a key
+  // or a common prefix).
   char kind = 'k';
-  std::string marker = start_after;
-  if (const std::string token = param("continuation-token"); !token.empty()) {
+  std::string marker = v2 ? start_after : param("marker");
+  if (!v2 && !delimiter.empty() && marker.ends_with(delimiter)) kind = 'p';
+  if (const std::string token = param("continuation-token"); v2 && !token.empty()) {
     Result<std::string> decoded = Base64UrlDecode(token);
     if (!decoded.ok() || decoded->empty()) {
       return Fail(call.request, response, 400, "InvalidArgument",
@@ -374,7 +381,7 @@ void FakeS3::ListObjectsV2(Call& call, httplib::Response& response) {
         last_prefix = common;
         common_prefixes +=
             "<CommonPrefixes>" + Element("Prefix", encode(common)) + "</CommonPrefixes>";
-        next_token = Token('p', common);
+        next_token = v2 ? Token('p', common) : common;
         continue;
       }
       const Object& object = it->second;
@@ -382,20 +389,24 @@ void FakeS3::ListObjectsV2(Call& call, httplib::Response& response) {
                   Element("LastModified", IsoTime(object.modified)) + Element("ETag", object.etag) +
                   Element("Size", std::to_string(object.size)) +
                   Element("StorageClass", "STANDARD") + "</Contents>";
-      next_token = Token('k', key);
+      next_token = v2 ? Token('k', key) : key;
     }
   }
   std::string inner = Element("Name", call.bucket) + Element("Prefix", encode(prefix)) +
-                      Element("KeyCount", std::to_string(count)) +
+                      (v2 ? Element("KeyCount", std::to_string(count))
+                          : Element("Marker", encode(param("marker")))) +
                       Element("MaxKeys", std::to_string(max_keys)) +
                       (delimiter.empty() ? "" : Element("Delimiter", encode(delimiter))) +
                       (url_encoded ? Element("EncodingType", "url") : "") +
                       Element("IsTruncated", truncated ? "true" : "false");
-  if (!param("continuation-token").empty()) {
+  if (v2 && !param("continuation-token").empty()) {
     inner += Element("ContinuationToken", param("continuation-token"));
   }
-  if (truncated) inner += Element("NextContinuationToken", next_token);
-  if (!start_after.empty()) inner += Element("StartAfter", encode(start_after));
+  if (truncated) {
+    inner += v2 ? Element("NextContinuationToken", next_token)
+                : Element("NextMarker", encode(next_token));
+  }
+  if (v2 && !start_after.empty()) inner += Element("StartAfter", encode(start_after));
   response.set_content(S3Document("ListBucketResult", inner + contents + common_prefixes),
                        "application/xml");
 }

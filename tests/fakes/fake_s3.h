@@ -11,9 +11,10 @@
 //
 // Calls: ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation, ListObjectsV2
 // (prefix, delimiter, start-after, continuation, encoding-type=url, pages of at most
-// `page_size`), PutObject, GetObject (Range), HeadObject, DeleteObject, DeleteObjects,
-// CreateMultipartUpload, UploadPart, CompleteMultipartUpload, AbortMultipartUpload, ListParts.
-// Anything else is 501 NotImplemented naming the call.
+// `page_size`) and ListObjects (v1: marker, NextMarker; boto3's bucket.objects uses it), PutObject,
+// GetObject (Range), HeadObject, DeleteObject, DeleteObjects, CreateMultipartUpload, UploadPart,
+// CompleteMultipartUpload, AbortMultipartUpload, ListParts. Anything else is 501 NotImplemented
+// naming the call.
 //
 // Admin endpoints (JSON, no signature): POST /_fake/fault {"op","code","status","times"},
 // POST /_fake/key_fault {"code","times"} (the next `times` keys of DeleteObjects fail with
@@ -93,7 +94,7 @@ class FakeS3 {
   void ListBuckets(Call& call, httplib::Response& response);
   void CreateBucket(Call& call, httplib::Response& response);
   void BucketCall(Call& call, httplib::Response& response);
-  void ListObjectsV2(Call& call, httplib::Response& response);
+  void ListObjects(Call& call, httplib::Response& response);  // V2, and V1 (`marker`)
   void PutObject(Call& call, httplib::Response& response);
   void GetObject(Call& call, httplib::Response& response);
   void DeleteObject(Call& call, httplib::Response& response);

@@ -175,6 +175,14 @@ TEST_F(FakeS3CliTest, ListsComeInPagesAndDeleteObjectsReportsEachKey) {
   EXPECT_EQ(folded["Contents"].size(), 3u) << folded.dump();
   ASSERT_EQ(folded["CommonPrefixes"].size(), 1u) << folded.dump();
   EXPECT_EQ(folded["CommonPrefixes"][0]["Prefix"], "p/c/");
+  // Version 1 (boto3's bucket.objects.filter lists with it): markers instead of tokens.
+  const nlohmann::json v1 = Json("s3api list-objects --bucket ckpt --prefix p/ --page-size 2");
+  EXPECT_EQ(v1["Contents"].size(), 5u) << v1.dump();
+  EXPECT_EQ(Calls("ListObjects"), 3);
+  const nlohmann::json v1_folded =
+      Json("s3api list-objects --bucket ckpt --prefix p/ --delimiter / --page-size 1");
+  EXPECT_EQ(v1_folded["Contents"].size(), 3u) << v1_folded.dump();
+  EXPECT_EQ(v1_folded["CommonPrefixes"].size(), 1u) << v1_folded.dump();
 
   fake_->Admin("key_fault", {{"code", "InternalError"}, {"times", 1}});
   const nlohmann::json deleted = Json(

@@ -37,6 +37,8 @@ TEST(CheckpointKeysTest, PrefixesAreNormalizedAsDeterminedsLibraryNormalizesThem
   EXPECT_EQ(object_store::CheckpointKeyPrefix("", uuid), uuid + "/");
   EXPECT_EQ(object_store::CheckpointKeyPrefix("/team/exp/", uuid), "team/exp/" + uuid + "/");
   EXPECT_EQ(object_store::CheckpointKeyPrefix(".", uuid), "./" + uuid + "/");
+  EXPECT_EQ(object_store::TensorboardKeyPrefix("/team/exp/", "c0737eae", 12),
+            "team/exp/c0737eae/tensorboard/experiment/12/");
 }
 
 TEST(CheckpointStorageLaunchTest, ABucketNeedsNoFolderAndNoMount) {
