@@ -23,6 +23,8 @@ PACKAGES=(
   python3-ruamel.yaml python3-dateutil python3-tz python3-pathspec python3-certifi
   python3-packaging python3-numpy python3-zmq python3-argcomplete python3-openssl
   python3-appdirs python3-tqdm
+  # Its S3 checkpoint storage (determined_library_s3_test.cc) imports boto3.
+  python3-boto3
 )
 
 # gcloud (the fake Compute Engine's check) is Google's package, not in Debian's archive: installed
