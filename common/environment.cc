@@ -48,7 +48,10 @@ bool WorkloadInherits(const std::string& name) {
       "LANG",        "LANGUAGE",   "TZ",          "TMPDIR",          "TERM",
       "PYTHONPATH",  "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "CUDA_HOME",
       "CUDA_PATH",   "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",        "http_proxy",
-      "https_proxy", "no_proxy"};
+      "https_proxy", "no_proxy",
+      // Where the cloud's metadata service and region are (no secrets): trial code finds the
+      // instance's role or service account through them (the harness's checkpoint storage).
+      "AWS_EC2_METADATA_SERVICE_ENDPOINT", "AWS_REGION", "AWS_DEFAULT_REGION", "GCE_METADATA_HOST"};
   for (const char* prefix : {"LC_", "NCCL_", "CONDA_"}) {
     if (name.rfind(prefix, 0) == 0) return true;
   }

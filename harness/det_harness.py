@@ -17,13 +17,16 @@ launcher puts it there), so trial code just does::
 
 Everything comes from the environment the master gives the run: DET_MASTER_URL, DET_SESSION_TOKEN
 (the allocation's token), DET_TRIAL_ID, DET_EXPERIMENT_ID, DET_ALLOCATION_ID, DET_HPARAMS,
-DET_LATEST_CHECKPOINT, DET_CHECKPOINT_DIR, DET_MAX_LENGTH, DET_TIME_METRIC, DET_SEARCHER_METRIC;
+DET_LATEST_CHECKPOINT, DET_CHECKPOINT_DIR, DET_MAX_LENGTH, DET_TIME_METRIC, DET_SEARCHER_METRIC,
+DET_EXPERIMENT_CONFIG (its checkpoint_storage: a shared_fs folder or an s3 bucket, through
+det_storage.py beside this module);
 a trial spread over several agents runs one container on each, told DET_CONTAINER_RANK and
 DET_NUM_CONTAINERS, which meet through rendezvous() (only the chief, rank 0, should report).
 Calls retry while the master is unreachable (it may be restarting) and raise CoreApiError on an
 answer that refuses them.
 """
 
+import contextlib
 import json
 import os
 import random
@@ -64,6 +67,10 @@ class Context:
         self.hparams = json.loads(env.get("DET_HPARAMS", "{}"))
         self.latest_checkpoint = env.get("DET_LATEST_CHECKPOINT") or None
         self.checkpoint_dir = env.get("DET_CHECKPOINT_DIR", "")
+        config = json.loads(env.get("DET_EXPERIMENT_CONFIG") or "{}")
+        self.checkpoint_storage = config.get("checkpoint_storage") or {"type": "shared_fs"}
+        self._env = env
+        self._storage = None  # det_storage's store, opened at the first checkpoint
         self.max_length = int(env.get("DET_MAX_LENGTH", "0"))
         self.time_metric = env.get("DET_TIME_METRIC", "batches")
         self.searcher_metric = env.get("DET_SEARCHER_METRIC", "")
@@ -139,35 +146,56 @@ class Context:
         wire = {"USER_CANCELED": "USER_REQUESTED_STOP"}.get(reason, reason)
         self._call("POST", self._trial_path("early_exit"), {"reason": "EXITED_REASON_" + wire})
 
-    # --- checkpoints (shared_fs) -----------------------------------------------------------
+    # --- checkpoints (det_storage: shared_fs or s3) -----------------------------------------
 
-    def checkpoint_path(self, checkpoint_uuid):
-        return os.path.join(self.checkpoint_dir, checkpoint_uuid)
+    def _store(self):
+        if self._storage is None:
+            import det_storage  # beside this module in the run's folder
+            self._storage = det_storage.open_storage(self.checkpoint_storage, self._env)
+        return self._storage
 
-    def save_checkpoint(self, steps_completed, state, metadata=None):
-        """Writes `state` (JSON-serialisable) as a new checkpoint and registers it; its uuid."""
+    @contextlib.contextmanager
+    def store_checkpoint(self, steps_completed, metadata=None):
+        """Yields (folder, uuid): write the checkpoint's files into the folder; when the block
+        ends they are stored (renamed in place for shared_fs, uploaded to the bucket for s3) and
+        the checkpoint is registered. A block that raises stores nothing."""
+        store = self._store()
         checkpoint_uuid = str(uuid.uuid4())
-        folder = self.checkpoint_path(checkpoint_uuid)
-        partial = folder + ".partial"
-        os.makedirs(partial)
-        with open(os.path.join(partial, "state.json"), "w") as f:
-            json.dump({"steps_completed": steps_completed, "state": state}, f)
-        os.rename(partial, folder)  # readers never see a half-written checkpoint
-        resources = {name: os.path.getsize(os.path.join(folder, name))
-                     for name in os.listdir(folder)}
+        staged = store.staging_folder(checkpoint_uuid)
+        try:
+            yield staged, checkpoint_uuid
+        except BaseException:
+            store.discard(staged)
+            raise
+        resources = store.commit(staged, checkpoint_uuid)
         metadata = dict(metadata or {})
         metadata["steps_completed"] = steps_completed
         self._note_signal(self._call("POST", "/api/v1/checkpoints", {
             "uuid": checkpoint_uuid, "metadata": metadata, "resources": resources,
             "allocationId": self.allocation_id, "state": "STATE_COMPLETED"}))
         self.latest_checkpoint = checkpoint_uuid
+
+    def restore_checkpoint(self, checkpoint_uuid=None):
+        """A local folder with the files of the checkpoint (default: the latest), or None for a
+        trial that has none. For s3 they are downloaded under the run's folder."""
+        checkpoint_uuid = checkpoint_uuid or self.latest_checkpoint
+        if not checkpoint_uuid:
+            return None
+        return self._store().restore(checkpoint_uuid, os.getcwd())
+
+    def save_checkpoint(self, steps_completed, state, metadata=None):
+        """Writes `state` (JSON-serialisable) as a new checkpoint and registers it; its uuid."""
+        with self.store_checkpoint(steps_completed, metadata) as (folder, checkpoint_uuid):
+            with open(os.path.join(folder, "state.json"), "w") as f:
+                json.dump({"steps_completed": steps_completed, "state": state}, f)
         return checkpoint_uuid
 
     def load_checkpoint(self):
         """The state the latest checkpoint saved, or None for a trial that has none."""
-        if not self.latest_checkpoint:
+        folder = self.restore_checkpoint()
+        if folder is None:
             return None
-        with open(os.path.join(self.checkpoint_path(self.latest_checkpoint), "state.json")) as f:
+        with open(os.path.join(folder, "state.json")) as f:
             return json.load(f)["state"]
 
     # --- preemption ------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 
 namespace det::generated {
 extern const char kHarnessPy[];
+extern const char kStoragePy[];
 extern const char kOpenApiJson[];
 }  // namespace det::generated
 
@@ -209,6 +210,9 @@ void TrialRoutes::Route(Router& router) {
   });
   router.Get("/api/v1/harness/det_harness.py", [](const Request&, Response& res) {
     res.SetContent(generated::kHarnessPy, "text/x-python");
+  });
+  router.Get("/api/v1/harness/det_storage.py", [](const Request&, Response& res) {
+    res.SetContent(generated::kStoragePy, "text/x-python");
   });
 }
 

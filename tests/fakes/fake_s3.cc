@@ -86,6 +86,9 @@ FakeS3::~FakeS3() {
 
 void FakeS3::Start(int port) {
   server_ = std::make_unique<httplib::Server>();
+  // httplib's default pool (8 threads here) holds a worker per kept-alive connection: the aws
+  // CLI's 10 download threads would leave two waiting out the 5 s keep-alive of others.
+  server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
   Route();
   port_ = port == 0 ? server_->bind_to_any_port(options_.host)
                     : (server_->bind_to_port(options_.host, port) ? port : -1);

@@ -19,6 +19,7 @@ namespace det {
 namespace {
 
 using namespace std::chrono_literals;
+namespace fs = std::filesystem;
 using testing::ExperimentFixture;
 using SteadyClock = std::chrono::steady_clock;
 
