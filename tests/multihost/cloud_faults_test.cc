@@ -25,9 +25,18 @@ class CloudFaultTest : public MultiHostTest {
     if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_NO_FATAL_FAILURE(StartCloud());
   }
-  int64_t CreateCloudExperiment() {
-    return CreateExperiment(kCloudShape, kCloudStepSeconds, [](nlohmann::json& config) {
+  // The experiment on the cloud pool; with `s3_bucket`, its checkpoints in the fake S3 (the
+  // fake's keys) instead of the folder every host shares.
+  int64_t CreateCloudExperiment(const std::string& s3_bucket = "") {
+    return CreateExperiment(kCloudShape, kCloudStepSeconds, [&](nlohmann::json& config) {
       config["resources"]["resource_pool"] = "cloud";
+      if (s3_bucket.empty()) return;
+      config["checkpoint_storage"] = {{"type", "s3"},
+                                      {"bucket", s3_bucket},
+                                      {"prefix", "multihost"},
+                                      {"endpoint_url", S3Endpoint()},
+                                      {"access_key", "AKIDFAKE"},
+                                      {"secret_key", "fake-secret"}};
     });
   }
   int CallCount(const std::string& action) {
@@ -129,9 +138,10 @@ class SpotCloudFaultTest : public CloudFaultTest {
   std::string ExtraMasterConfig() const override { return CloudPools("      spot: true\n"); }
   // Starts the autoscaler and the experiment and waits until its trial is 40 batches in on an
   // instance: the experiment's id and that instance.
-  void StartTrialOnAnInstance(int64_t* id, std::string* instance) {
+  void StartTrialOnAnInstance(int64_t* id, std::string* instance,
+                              const std::string& s3_bucket = "") {
     StartAutoscaler();
-    *id = CreateCloudExperiment();
+    *id = CreateCloudExperiment(s3_bucket);
     ASSERT_GT(*id, 0);
     auto trial =
         WaitForTrial(*id, [](const auto& t) { return t.value("steps_completed", 0) >= 40; });
@@ -196,6 +206,55 @@ TEST_F(SpotCloudFaultTest, SpotInterruptionNoticeCheckpointsAndTheReplacementSta
          "the trial checkpoints at once and goes on from there on a replacement requested during "
          "the notice",
          recovery);
+}
+
+// The notice again with checkpoints in S3, so that no folder is shared between the instances: the
+// checkpoint made during the notice goes to the bucket, the replacement restores it from there,
+// and the master's GC leaves the bucket holding exactly the checkpoints the policy keeps.
+TEST_F(SpotCloudFaultTest, SpotInterruptionNoticeWithS3StorageResumesFromTheBucket) {
+  ASSERT_NO_FATAL_FAILURE(StartS3("ckpt"));
+  int64_t id = 0;
+  std::string victim;
+  ASSERT_NO_FATAL_FAILURE(StartTrialOnAnInstance(&id, &victim, "ckpt"));
+  const auto notice = Clock::now();
+  ASSERT_TRUE(
+      CloudAdmin("interrupt", {{"instance_id", victim}, {"notice_ms", 20000}}).value("ok", false));
+  std::string replacement;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        replacement = HostRunningTrial(id);
+        return replacement.rfind("i-", 0) == 0 && replacement != victim;
+      },
+      90s))
+      << "the trial never moved off " << victim << ": " << ReadLog("autoscaler.log");
+  const double moved = std::chrono::duration<double>(Clock::now() - notice).count();
+  const double progress = SecondsUntilProgress(MarkProgress(id), /*in_a_new_run=*/false);
+  CheckNothingLost(id, kCloudShape);
+  EXPECT_EQ(Describe(id)["trials"][0].value("restarts", -1), 0);
+  EXPECT_TRUE(fs::is_empty(dir_ / "checkpoints")) << "the shared folder was used";
+  // GC: what the bucket holds is what the master keeps (save_trial_best 1, save_trial_latest 1).
+  auto kept = [&] {
+    std::set<std::string> uuids;
+    const nlohmann::json listed = nlohmann::json::parse(
+        Det("--json experiment list-checkpoints " + std::to_string(id)), nullptr, false);
+    for (const auto& c : listed) {
+      if (c.value("state", "") == "COMPLETED") uuids.insert(c.value("uuid", ""));
+    }
+    return uuids;
+  };
+  auto in_bucket = [&] {
+    std::set<std::string> uuids;
+    for (const auto& object : S3Admin("objects?bucket=ckpt&prefix=multihost/")) {
+      uuids.insert(object.value("key", "").substr(std::string("multihost/").size(), 36));
+    }
+    return uuids;
+  };
+  EXPECT_TRUE(Eventually([&] { return kept().size() <= 2 && in_bucket() == kept(); }, 60s))
+      << in_bucket().size() << " checkpoints in the bucket, " << kept().size() << " kept";
+  CheckNoInstanceLeft();
+  Report("a spot instance's interruption notice, checkpoints in S3 (no shared folder)",
+         "the trial checkpoints to the bucket and the replacement resumes from it",
+         progress < 0 ? -1 : moved + progress);
 }
 
 // EC2's eventual consistency: a spot request missing from DescribeSpotInstanceRequests for 15 s

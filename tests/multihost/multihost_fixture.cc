@@ -20,6 +20,7 @@ constexpr int kMasterGatewayPort = 8090;
 constexpr int kMasterAgentPort = 8091;
 constexpr int kMasterRestPort = 8080;
 constexpr int kCloudPort = 8773;
+constexpr int kS3Port = 8774;
 
 std::string SourceDir() {
   const char* dir = std::getenv("DET_SOURCE_DIR");
@@ -73,6 +74,7 @@ void MultiHostTest::TearDown() {
   reaping_ = false;
   if (instance_reaper_.joinable()) instance_reaper_.join();
   cloud_.reset();
+  s3_.reset();
   agents_.clear();
   master_.reset();
   if (pg_) (void)net_->RunOn("db", [&] { pg_.reset(); });
@@ -191,14 +193,36 @@ void MultiHostTest::StartAutoscaler() {
       dir_ / log);
 }
 
+void MultiHostTest::StartS3(const std::string& bucket) {
+  s3_ = std::make_unique<Process>(
+      net_->On("cloud", {BuildDir() + "/tests/fake-s3", "--host", Host("cloud").address, "--port",
+                         std::to_string(kS3Port), "--data-dir", (dir_ / "s3-data").string(),
+                         "--bucket", bucket}),
+      dir_ / "fake-s3.log");
+  ASSERT_TRUE(Eventually([&] { return S3Admin("calls").is_array(); }, std::chrono::seconds(10)))
+      << ReadLog("fake-s3.log");
+}
+
+std::string MultiHostTest::S3Endpoint() const {
+  return "http://" + Host("cloud").address + ":" + std::to_string(kS3Port);
+}
+
+nlohmann::json MultiHostTest::S3Admin(const std::string& path, const nlohmann::json& body) {
+  return FakeAdmin(kS3Port, path, body);
+}
+
 nlohmann::json MultiHostTest::CloudAdmin(const std::string& path, const nlohmann::json& body) {
+  return FakeAdmin(kCloudPort, path, body);
+}
+
+nlohmann::json MultiHostTest::FakeAdmin(int port, const std::string& path,
+                                        const nlohmann::json& body) {
   nlohmann::json answer;
   (void)net_->RunOn("client", [&] {
     HttpClient http;
     HttpRequest request;
     request.method = body.is_null() ? "GET" : "POST";
-    request.url =
-        "http://" + Host("cloud").address + ":" + std::to_string(kCloudPort) + "/_fake/" + path;
+    request.url = "http://" + Host("cloud").address + ":" + std::to_string(port) + "/_fake/" + path;
     request.body = body.is_null() ? "" : body.dump();
     request.timeout = std::chrono::seconds(10);
     request.connect_timeout = std::chrono::seconds(2);

@@ -81,6 +81,13 @@ class MultiHostTest : public ::testing::Test {
   std::string CloudPools(const std::string& extra_provider_lines = "") const;
   // POST (a body) or GET /_fake/`path` of the fake EC2; null when it did not answer.
   nlohmann::json CloudAdmin(const std::string& path, const nlohmann::json& body = nullptr);
+  // fake-s3 on `cloud` (kS3Port) with bucket `bucket`, its objects under the test's folder; its
+  // admin endpoints through S3Admin. Stopped at TearDown.
+  void StartS3(const std::string& bucket);
+  nlohmann::json S3Admin(const std::string& path, const nlohmann::json& body = nullptr);
+  std::string S3Endpoint() const;
+  // GET (no body) or POST of /_fake/`path` on a fake on `cloud` listening on `port`.
+  nlohmann::json FakeAdmin(int port, const std::string& path, const nlohmann::json& body);
   // The fake's instances (id, state, ...).
   nlohmann::json Instances() { return CloudAdmin("state")["instances"]; }
   // Every instance the fake launched is terminated (within a minute).
@@ -129,6 +136,7 @@ class MultiHostTest : public ::testing::Test {
   std::string ReadLog(const std::string& name) const;
 
   std::unique_ptr<VirtualNetwork> net_;
+  std::unique_ptr<Process> s3_;
   fs::path dir_;
   std::unique_ptr<storage::LocalPostgres> pg_;
   std::unique_ptr<Process> master_;
