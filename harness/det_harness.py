@@ -158,7 +158,8 @@ class Context:
     def store_checkpoint(self, steps_completed, metadata=None):
         """Yields (folder, uuid): write the checkpoint's files into the folder; when the block
         ends they are stored (renamed in place for shared_fs, uploaded to the bucket for s3) and
-        the checkpoint is registered. A block that raises stores nothing."""
+        the checkpoint is registered. A block that raises, or a store that fails, stores nothing
+        (for s3 the objects already uploaded are deleted again)."""
         store = self._store()
         checkpoint_uuid = str(uuid.uuid4())
         staged = store.staging_folder(checkpoint_uuid)
@@ -167,7 +168,11 @@ class Context:
         except BaseException:
             store.discard(staged)
             raise
-        resources = store.commit(staged, checkpoint_uuid)
+        try:
+            resources = store.commit(staged, checkpoint_uuid)
+        except BaseException:
+            store.discard(staged)  # a shared_fs folder half renamed, or S3's staging copy
+            raise
         metadata = dict(metadata or {})
         metadata["steps_completed"] = steps_completed
         self._note_signal(self._call("POST", "/api/v1/checkpoints", {

@@ -185,9 +185,21 @@ class S3Bucket:
 
     def commit(self, staged, uuid):
         sizes = _sizes(staged)
-        for rel in sorted(sizes):
-            self.upload_file(os.path.join(staged, rel), self.key_prefix(uuid) + rel)
-        shutil.rmtree(staged, ignore_errors=True)
+        uploaded = []
+        try:
+            for rel in sorted(sizes):
+                self.upload_file(os.path.join(staged, rel), self.key_prefix(uuid) + rel)
+                uploaded.append(self.key_prefix(uuid) + rel)
+        except BaseException:
+            # Never registered, the checkpoint would be no one's to remove: its objects go now.
+            for key in uploaded:
+                try:
+                    self._call("DELETE", key)
+                except StorageError:
+                    pass
+            raise
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
         return sizes
 
     def discard(self, staged):
@@ -267,7 +279,7 @@ class S3Bucket:
 
     def list(self, prefix):
         """[(key, size)] of every object under `prefix`, through every page."""
-        objects, token = [], None
+        objects, token, seen = [], None, set()
         while True:
             query = {"list-type": "2", "prefix": prefix}
             if token:
@@ -275,10 +287,13 @@ class S3Bucket:
             root = ET.fromstring(self._call("GET", "", query=query))
             for item in _children(root, "Contents"):
                 objects.append((_text(item, "Key"), int(_text(item, "Size") or 0)))
-            token = _text(root, "NextContinuationToken") if _text(root, "IsTruncated") == "true" \
-                else None
-            if not token:
+            if _text(root, "IsTruncated") != "true":
                 return objects
+            token = _text(root, "NextContinuationToken")
+            if not token or token in seen:
+                raise StorageError("s3://%s: ListObjectsV2 gave %s continuation token"
+                                   % (self.bucket, "a repeated" if token else "no"))
+            seen.add(token)
 
     # --- requests --------------------------------------------------------------------------
 

@@ -20,6 +20,11 @@ void BucketRemover::Submit(Job job) {
   wake_.notify_all();
 }
 
+bool BucketRemover::Stopping() {
+  std::lock_guard lock(mu_);
+  return stopping_;
+}
+
 std::vector<BucketRemover::Done> BucketRemover::TakeDone() {
   std::lock_guard lock(mu_);
   return std::exchange(done_, {});
@@ -60,6 +65,11 @@ BucketRemover::Done BucketRemover::Work(const Job& job) {
   object_store::ObjectStore* store = StoreFor(job.bucket, &done.outcome);
   if (store == nullptr) return done;
   for (const std::string& prefix : job.key_prefixes) {
+    if (Stopping()) {
+      // The checkpoints left stay COMPLETED: the next master's collection removes them.
+      done.outcome = Unavailable("the master is stopping");
+      return done;
+    }
     object_store::ObjectResult<std::vector<object_store::ObjectInfo>> listed = store->List(prefix);
     if (!listed.ok()) {
       done.outcome = Unavailable(listed.error().ToString());

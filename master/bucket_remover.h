@@ -6,7 +6,8 @@
 // collector submits jobs and collects what they did at each poll.
 //
 // Threading: Submit and TakeDone may be called from any thread; the work runs on the remover's
-// thread, started at the first Submit and stopped (after the job under way) at destruction.
+// thread, started at the first Submit and stopped at destruction (the job under way ends at its
+// next checkpoint; what it left is removed by the next master's collection).
 
 #include <condition_variable>
 #include <cstdint>
@@ -52,6 +53,7 @@ class BucketRemover {
  private:
   void Run();
   Done Work(const Job& job);
+  bool Stopping();  // the destructor is waiting: a job ends at its next prefix
   object_store::ObjectStore* StoreFor(const object_store::BucketSpec& spec, Status* why);
 
   Opener open_;

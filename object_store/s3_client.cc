@@ -265,6 +265,7 @@ ObjectResult<HttpResponse> S3Client::Send(const Call& call) {
 ObjectResult<std::vector<ObjectInfo>> S3Client::List(const std::string& prefix) {
   std::vector<ObjectInfo> objects;
   std::string token;
+  std::set<std::string> tokens_seen;  // a token twice would list forever
   do {
     std::string query = "encoding-type=url&list-type=2&prefix=" + UriEncode(prefix, false);
     if (!token.empty()) query = "continuation-token=" + UriEncode(token, false) + "&" + query;
@@ -276,9 +277,9 @@ ObjectResult<std::vector<ObjectInfo>> S3Client::List(const std::string& prefix) 
       error.bucket = options_.bucket;
       return error;
     }
-    if (!page->next_token.empty() && page->next_token == token) {
+    if (!page->next_token.empty() && !tokens_seen.insert(page->next_token).second) {
       ObjectStoreError error =
-          Malformed("ListObjectsV2", "the same continuation token twice: " + token);
+          Malformed("ListObjectsV2", "the same continuation token twice: " + page->next_token);
       error.bucket = options_.bucket;
       return error;
     }
@@ -316,7 +317,8 @@ ObjectResult<size_t> S3Client::Delete(const std::vector<std::string>& keys) {
       pending.clear();
       std::vector<S3KeyError> retry_later;
       for (S3KeyError& error : *failed) {
-        const CloudErrorKind kind = ClassifyS3Error(error.code, 0);
+        // A key's error has no status of its own: an unknown code is the request's fault.
+        const CloudErrorKind kind = ClassifyS3Error(error.code, 400);
         const bool retryable = kind == CloudErrorKind::kThrottled ||
                                (kind == CloudErrorKind::kTransient && !error.code.empty());
         if (retryable && attempt + 1 < options_.retry.max_attempts) {
@@ -338,7 +340,7 @@ ObjectResult<size_t> S3Client::Delete(const std::vector<std::string>& keys) {
                               first.message,
                           0,
                           "",
-                          ClassifyS3Error(first.code, 0),
+                          ClassifyS3Error(first.code, 400),
                           options_.bucket};
 }
 

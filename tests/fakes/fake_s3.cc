@@ -437,6 +437,7 @@ void FakeS3::PutObject(Call& call, httplib::Response& response) {
 
 void FakeS3::GetObject(Call& call, httplib::Response& response) {
   std::optional<Object> object;
+  SharedFd fd;
   {
     std::lock_guard lock(mu_);
     auto bucket = buckets_.find(call.bucket);
@@ -445,18 +446,24 @@ void FakeS3::GetObject(Call& call, httplib::Response& response) {
                   "The specified bucket does not exist", Element("BucketName", call.bucket));
     }
     auto it = bucket->second.objects.find(call.key);
-    if (it != bucket->second.objects.end()) object = it->second;
+    if (it != bucket->second.objects.end()) {
+      object = it->second;
+      fd = OpenShared(object->file);  // under the lock: the bytes of this version
+    }
   }
   if (!object) {
     return Fail(call.request, response, 404, "NoSuchKey", "The specified key does not exist.",
                 Element("Key", call.key));
+  }
+  if (*fd < 0) {
+    return Fail(call.request, response, 500, "InternalError", "the fake lost the object's bytes");
   }
   response.set_header("ETag", object->etag);
   response.set_header("Last-Modified", HttpDate(object->modified));
   response.set_header("Accept-Ranges", "bytes");
   const std::string type =
       object->content_type.empty() ? "binary/octet-stream" : object->content_type;
-  ServeFile(response, object->file, object->size, type);
+  ServeFile(response, fd, object->size, type);
 }
 
 void FakeS3::DeleteObject(Call& call, httplib::Response& response) {

@@ -114,13 +114,26 @@ void FakeS3::CompleteMultipartUpload(Call& call, httplib::Response& response) {
   }
   const fs::path file = NewDataFile();
   uint64_t size = 0;
+  uint64_t copied = 0;
   {
     std::ofstream out(file, std::ios::binary);
     for (const auto& [number, etag] : listed) {
       std::ifstream in(upload.parts.at(number).file, std::ios::binary);
-      out << in.rdbuf();
+      char buffer[1 << 16];
+      while (in.read(buffer, sizeof(buffer)) || in.gcount() > 0) {
+        out.write(buffer, in.gcount());
+        copied += static_cast<uint64_t>(in.gcount());
+      }
       size += upload.parts.at(number).size;
     }
+    out.flush();
+    if (!out) copied = 0;
+  }
+  if (copied != size) {
+    // A part sent again (or the upload aborted) while this one was completing.
+    fs::remove(file);
+    return Fail(call.request, response, 500, "InternalError",
+                "a part changed while the upload was being completed; complete it again");
   }
   Object object{
       file, size,
