@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 namespace det::master {
+namespace {
+constexpr size_t kMaxStores = 32;
+}  // namespace
 
 BucketRemover::~BucketRemover() {
   {
@@ -52,6 +55,8 @@ object_store::ObjectStore* BucketRemover::StoreFor(const object_store::BucketSpe
                           spec.access_key + "\n" + spec.secret_key;
   auto it = stores_.find(key);
   if (it != stores_.end()) return it->second.get();
+  // One client per bucket and credentials seen; a master that saw many keep only the latest.
+  if (stores_.size() >= kMaxStores) stores_.clear();
   Result<std::unique_ptr<object_store::ObjectStore>> opened = open_(spec);
   if (!opened.ok()) {
     *why = opened.status();

@@ -9,6 +9,7 @@
 
 #include "cloud_aws/sigv4.h"
 #include "common/base64.h"
+#include "common/strings.h"
 #include "common/url.h"
 
 namespace det::object_store {
@@ -31,32 +32,6 @@ const std::set<std::string> kNotFoundCodes = {"NoSuchBucket", "NoSuchKey", "NoSu
                                               "NotFound"};
 const std::set<std::string> kTransientCodes = {"InternalError", "ServiceUnavailable",
                                                "RequestTimeout", "OperationAborted"};
-
-std::string XmlEscape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 std::string Md5Base64(const std::string& data) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};

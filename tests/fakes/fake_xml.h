@@ -6,30 +6,11 @@
 #include <ctime>
 #include <string>
 
+#include "common/strings.h"
+
 namespace det::testing {
 
-inline std::string XmlEscape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+using det::XmlEscape;  // common/strings.h
 
 // <name>value</name>, the value escaped.
 inline std::string Element(const std::string& name, const std::string& value) {

@@ -108,11 +108,7 @@ TEST_F(DeterminedLibraryS3Test, ResumesOnAnotherAgentAndGarbageCollectsTheBucket
   EXPECT_EQ(trial.value("run_id", 0), 2) << trial.dump();
   EXPECT_EQ(trial["best_validation"].value("x", 0), 100) << trial.dump();
   const std::string logs = Logs(id);
-  size_t batches = 0;
-  for (size_t at = logs.find("x is now "); at != std::string::npos;
-       at = logs.find("x is now ", at + 1)) {
-    ++batches;
-  }
+  const size_t batches = Occurrences(logs, "x is now ");
   EXPECT_LT(batches, 115u) << "run 2 did not resume from run 1's checkpoint in S3: " << logs;
   EXPECT_FALSE(fs::exists(dir_ / "checkpoints" / "determined-checkpoint")) << "no folder used";
 
@@ -135,13 +131,7 @@ TEST_F(DeterminedLibraryS3Test, ResumesOnAnotherAgentAndGarbageCollectsTheBucket
 
   EXPECT_NE(Det("experiment delete --yes " + std::to_string(id)).find("DELETING"),
             std::string::npos);
-  ASSERT_TRUE(testing::Eventually(
-      [&] {
-        return Det("experiment describe " + std::to_string(id)).find("not found") !=
-               std::string::npos;
-      },
-      60s))
-      << Log("master.log");
+  ASSERT_TRUE(WaitDeleted(id)) << Log("master.log");
   EXPECT_TRUE(KeysUnderPrefix().empty())
       << "delete left objects in the bucket: " << KeysUnderPrefix().size();
 }
@@ -175,13 +165,7 @@ TEST_F(DeterminedLibraryS3Test, ADeleteTheBucketRefusesFailsNamingThePermission)
       << Log("master.log");
   EXPECT_FALSE(UuidsInBucket().empty());
   Det("experiment delete --yes " + std::to_string(id));
-  ASSERT_TRUE(testing::Eventually(
-      [&] {
-        return Det("experiment describe " + std::to_string(id)).find("not found") !=
-               std::string::npos;
-      },
-      60s))
-      << Log("master.log");
+  ASSERT_TRUE(WaitDeleted(id)) << Log("master.log");
   EXPECT_TRUE(KeysUnderPrefix().empty());
 }
 

@@ -51,11 +51,7 @@ TEST_F(DeterminedLibraryTest, Stage2PausedAndActivatedResumesFromItsCheckpoint) 
   // Restored, run 2 went on from the checkpoint's batch: the two runs logged about 100 batches
   // between them (a run started afresh would log 100 of its own after run 1's 30 or more).
   const std::string logs = Logs(id);
-  size_t batches = 0;
-  for (size_t at = logs.find("x is now "); at != std::string::npos;
-       at = logs.find("x is now ", at + 1)) {
-    ++batches;
-  }
+  const size_t batches = Occurrences(logs, "x is now ");
   EXPECT_GE(batches, 100u);
   EXPECT_LT(batches, 115u) << "run 2 did not resume from run 1's checkpoint: " << logs;
   // Run 1 listened for the preemption signal (the library's long poll): told to stop, it

@@ -421,13 +421,7 @@ TEST_F(ExperimentProcessTest, CheckpointsThePolicyDoesNotKeepAreRemovedAndDelete
       << "no terminal to ask: refused";
   EXPECT_NE(Det("experiment delete --yes " + std::to_string(id)).find("DELETING"),
             std::string::npos);
-  ASSERT_TRUE(testing::Eventually(
-      [&] {
-        return Det("experiment describe " + std::to_string(id)).find("not found") !=
-               std::string::npos;
-      },
-      30s))
-      << Log("master.log");
+  ASSERT_TRUE(WaitDeleted(id, 30s)) << Log("master.log");
   EXPECT_TRUE(kept_on_disk().empty());
   EXPECT_TRUE(states().empty());
   EXPECT_TRUE(MetricSteps(trial_id, "validation").empty());

@@ -63,9 +63,6 @@ class HarnessS3Test : public testing::ExperimentFixture {
     }
     return uuids;
   }
-  bool Deleted(int64_t id) {
-    return Det("experiment describe " + std::to_string(id)).find("not found") != std::string::npos;
-  }
 
   std::unique_ptr<testing::FakeS3Process> s3_;
 };
@@ -107,7 +104,7 @@ TEST_F(HarnessS3Test, APausedTrialResumesOnAnotherAgentFromTheBucket) {
       << Log("master.log");
   EXPECT_LE(Completed(id).size(), 2u);
   Det("experiment delete --yes " + std::to_string(id));
-  ASSERT_TRUE(testing::Eventually([&] { return Deleted(id); }, 60s)) << Log("master.log");
+  ASSERT_TRUE(WaitDeleted(id)) << Log("master.log");
   EXPECT_TRUE(UuidsInBucket("runs/lr").empty());
 }
 

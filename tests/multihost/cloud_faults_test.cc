@@ -135,6 +135,25 @@ TEST_F(FallbackCloudFaultTest, ThrottlingCapacityErrorsAndSlowCallsOnlyDelayTheS
 
 class SpotCloudFaultTest : public CloudFaultTest {
  protected:
+  // EC2's two-minute warning (20 s here) for `victim`, then the wait until the trial runs on
+  // another instance; `recovery`: seconds from the notice until it makes progress there (-1:
+  // never).
+  void NoticeAndWaitForTheReplacement(int64_t id, const std::string& victim, double* recovery) {
+    const auto notice = Clock::now();
+    ASSERT_TRUE(CloudAdmin("interrupt", {{"instance_id", victim}, {"notice_ms", 20000}})
+                    .value("ok", false));
+    std::string replacement;
+    ASSERT_TRUE(Eventually(
+        [&] {
+          replacement = HostRunningTrial(id);
+          return replacement.rfind("i-", 0) == 0 && replacement != victim;
+        },
+        90s))
+        << "the trial never moved off " << victim << ": " << ReadLog("autoscaler.log");
+    const double moved = std::chrono::duration<double>(Clock::now() - notice).count();
+    const double progress = SecondsUntilProgress(MarkProgress(id), /*in_a_new_run=*/false);
+    *recovery = progress < 0 ? -1 : moved + progress;
+  }
   std::string ExtraMasterConfig() const override { return CloudPools("      spot: true\n"); }
   // Starts the autoscaler and the experiment and waits until its trial is 40 batches in on an
   // instance: the experiment's id and that instance.
@@ -182,21 +201,8 @@ TEST_F(SpotCloudFaultTest, SpotInterruptionNoticeCheckpointsAndTheReplacementSta
   int64_t id = 0;
   std::string victim;
   ASSERT_NO_FATAL_FAILURE(StartTrialOnAnInstance(&id, &victim));
-  const auto notice = Clock::now();
-  ASSERT_TRUE(
-      CloudAdmin("interrupt", {{"instance_id", victim}, {"notice_ms", 20000}}).value("ok", false));
-  // Recovery: from the notice until the trial makes progress on the replacement.
-  std::string replacement;
-  ASSERT_TRUE(Eventually(
-      [&] {
-        replacement = HostRunningTrial(id);
-        return replacement.rfind("i-", 0) == 0 && replacement != victim;
-      },
-      90s))
-      << "the trial never moved off " << victim << ": " << ReadLog("autoscaler.log");
-  const double moved = std::chrono::duration<double>(Clock::now() - notice).count();
-  const double progress = SecondsUntilProgress(MarkProgress(id), /*in_a_new_run=*/false);
-  const double recovery = progress < 0 ? -1 : moved + progress;
+  double recovery = -1;
+  ASSERT_NO_FATAL_FAILURE(NoticeAndWaitForTheReplacement(id, victim, &recovery));
   CheckNothingLost(id, kCloudShape);
   EXPECT_EQ(Describe(id)["trials"][0].value("restarts", -1), 0)
       << "losing the machine is not the trial's failure";
@@ -216,19 +222,8 @@ TEST_F(SpotCloudFaultTest, SpotInterruptionNoticeWithS3StorageResumesFromTheBuck
   int64_t id = 0;
   std::string victim;
   ASSERT_NO_FATAL_FAILURE(StartTrialOnAnInstance(&id, &victim, "ckpt"));
-  const auto notice = Clock::now();
-  ASSERT_TRUE(
-      CloudAdmin("interrupt", {{"instance_id", victim}, {"notice_ms", 20000}}).value("ok", false));
-  std::string replacement;
-  ASSERT_TRUE(Eventually(
-      [&] {
-        replacement = HostRunningTrial(id);
-        return replacement.rfind("i-", 0) == 0 && replacement != victim;
-      },
-      90s))
-      << "the trial never moved off " << victim << ": " << ReadLog("autoscaler.log");
-  const double moved = std::chrono::duration<double>(Clock::now() - notice).count();
-  const double progress = SecondsUntilProgress(MarkProgress(id), /*in_a_new_run=*/false);
+  double recovery = -1;
+  ASSERT_NO_FATAL_FAILURE(NoticeAndWaitForTheReplacement(id, victim, &recovery));
   CheckNothingLost(id, kCloudShape);
   EXPECT_EQ(Describe(id)["trials"][0].value("restarts", -1), 0);
   EXPECT_TRUE(fs::is_empty(dir_ / "checkpoints")) << "the shared folder was used";
@@ -253,8 +248,7 @@ TEST_F(SpotCloudFaultTest, SpotInterruptionNoticeWithS3StorageResumesFromTheBuck
       << in_bucket().size() << " checkpoints in the bucket, " << kept().size() << " kept";
   CheckNoInstanceLeft();
   Report("a spot instance's interruption notice, checkpoints in S3 (no shared folder)",
-         "the trial checkpoints to the bucket and the replacement resumes from it",
-         progress < 0 ? -1 : moved + progress);
+         "the trial checkpoints to the bucket and the replacement resumes from it", recovery);
 }
 
 // EC2's eventual consistency: a spot request missing from DescribeSpotInstanceRequests for 15 s

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "tests/testing/cluster_fixture.h"
+#include "tests/testing/test_util.h"
 
 namespace det::testing {
 
@@ -45,6 +46,23 @@ class ExperimentFixture : public ClusterProcessTest {
   std::string WaitEnded(int64_t id) {
     Det("experiment wait " + std::to_string(id));
     return Describe(id)["experiment"].value("state", "");
+  }
+  // Waits (up to `limit`) until `det experiment describe` no longer finds the experiment.
+  bool WaitDeleted(int64_t id, std::chrono::milliseconds limit = std::chrono::seconds(60)) {
+    return Eventually(
+        [&] {
+          return Det("experiment describe " + std::to_string(id)).find("not found") !=
+                 std::string::npos;
+        },
+        limit);
+  }
+  // How many times `needle` occurs in `text`.
+  static size_t Occurrences(const std::string& text, const std::string& needle) {
+    size_t count = 0;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+      ++count;
+    }
+    return count;
   }
   // Polls the first trial until `done` holds (at most a minute).
   bool WaitForTrial(int64_t id, const std::function<bool(const nlohmann::json&)>& done) {
