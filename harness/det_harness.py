@@ -18,8 +18,8 @@ launcher puts it there), so trial code just does::
 Everything comes from the environment the master gives the run: DET_MASTER_URL, DET_SESSION_TOKEN
 (the allocation's token), DET_TRIAL_ID, DET_EXPERIMENT_ID, DET_ALLOCATION_ID, DET_HPARAMS,
 DET_LATEST_CHECKPOINT, DET_CHECKPOINT_DIR, DET_MAX_LENGTH, DET_TIME_METRIC, DET_SEARCHER_METRIC,
-DET_EXPERIMENT_CONFIG (its checkpoint_storage: a shared_fs folder or an s3 bucket, through
-det_storage.py beside this module);
+DET_EXPERIMENT_CONFIG (its checkpoint_storage: a shared_fs folder, an s3 bucket or a gcs
+bucket, through det_storage.py and det_gcs.py beside this module);
 a trial spread over several agents runs one container on each, told DET_CONTAINER_RANK and
 DET_NUM_CONTAINERS, which meet through rendezvous() (only the chief, rank 0, should report).
 Calls retry while the master is unreachable (it may be restarting) and raise CoreApiError on an
@@ -146,7 +146,7 @@ class Context:
         wire = {"USER_CANCELED": "USER_REQUESTED_STOP"}.get(reason, reason)
         self._call("POST", self._trial_path("early_exit"), {"reason": "EXITED_REASON_" + wire})
 
-    # --- checkpoints (det_storage: shared_fs or s3) -----------------------------------------
+    # --- checkpoints (det_storage: shared_fs, s3 or gcs) ------------------------------------
 
     def _store(self):
         if self._storage is None:

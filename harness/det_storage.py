@@ -1,5 +1,6 @@
 """Checkpoint storage for det_harness (Python standard library only): a shared folder
-(checkpoint_storage type shared_fs) or an S3 bucket (type s3).
+(checkpoint_storage type shared_fs), an S3 bucket (type s3) or a GCS bucket (type gcs, in
+det_gcs.py).
 
 Objects are laid out as Determined's storage managers lay them out, `<prefix>/<uuid>/<file>` with
 the prefix normalized as its normalize_prefix does, so the master finds and removes checkpoints
@@ -30,7 +31,8 @@ import time
 import urllib.parse
 import xml.etree.ElementTree as ET
 
-__all__ = ["open_storage", "normalize_prefix", "StorageError", "SharedFolder", "S3Bucket"]
+__all__ = ["open_storage", "normalize_prefix", "StorageError", "SharedFolder", "ObjectBucket",
+           "S3Bucket", "backoff"]
 
 _MIB = 1 << 20
 _ATTEMPTS = 5
@@ -61,6 +63,9 @@ def open_storage(storage, env=None):
     if kind == "s3":
         return S3Bucket(storage["bucket"], storage.get("prefix"), storage.get("access_key"),
                         storage.get("secret_key"), storage.get("endpoint_url"), env)
+    if kind == "gcs":
+        import det_gcs  # the launcher fetches it beside this module
+        return det_gcs.GcsBucket(storage["bucket"], storage.get("prefix"), env)
     raise StorageError("det_harness cannot store checkpoints in %r storage" % kind)
 
 
@@ -159,20 +164,17 @@ def _imds(endpoint, method, path, headers):
         connection.close()
 
 
-class S3Bucket:
-    """type s3: objects <prefix>/<uuid>/<file> in a bucket, over S3's REST API."""
+class ObjectBucket:
+    """What the buckets share: a checkpoint is the objects under <prefix>/<uuid>/, uploaded
+    from a staging folder and downloaded (large objects in ranged parts, `threads` at a time)
+    into the run's folder. Subclasses provide upload_file, list, delete_object and get_range,
+    each retried as its service wants, and set `url` ("s3://b", "gs://b") for messages."""
 
-    def __init__(self, bucket, prefix, access_key, secret_key, endpoint_url, env):
+    def __init__(self, bucket, prefix, part_size, threads):
         self.bucket = bucket
         self.prefix = normalize_prefix(prefix)
-        self._credentials = _Credentials(access_key, secret_key, env)
-        self.region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
-        self.part_size = max(5 * _MIB, int(env.get("HARNESS_S3_PART_SIZE", 16 * _MIB)))
-        self.threads = max(1, int(env.get("HARNESS_S3_THREADS", 4)))
-        self._endpoint_url = endpoint_url
-        style = env.get("HARNESS_S3_ADDRESSING_STYLE", "auto")
-        dns_name = bucket == bucket.lower() and "." not in bucket and "_" not in bucket
-        self._virtual = style == "virtual" or (style == "auto" and not endpoint_url and dns_name)
+        self.part_size = part_size
+        self.threads = threads
         self._local = threading.local()
 
     # --- checkpoints ---------------------------------------------------------------------
@@ -194,7 +196,7 @@ class S3Bucket:
             # Never registered, the checkpoint would be no one's to remove: its objects go now.
             for key in uploaded:
                 try:
-                    self._call("DELETE", key)
+                    self.delete_object(key)
                 except StorageError:
                     pass
             raise
@@ -209,8 +211,8 @@ class S3Bucket:
         folder = os.path.join(workdir, "checkpoints", uuid)
         objects = self.list(self.key_prefix(uuid))
         if not objects:
-            raise StorageError("checkpoint %s has no objects under s3://%s/%s"
-                               % (uuid, self.bucket, self.key_prefix(uuid)))
+            raise StorageError("checkpoint %s has no objects under %s/%s"
+                               % (uuid, self.url, self.key_prefix(uuid)))
         for key, size in objects:
             rel = key[len(self.key_prefix(uuid)):]
             if not rel or rel.endswith("/"):
@@ -222,7 +224,83 @@ class S3Bucket:
             self.download_file(key, size, dest)
         return folder
 
+    def download_file(self, key, size, dest):
+        with open(dest, "wb") as f:
+            f.truncate(size)
+        if size == 0:
+            return
+        parts = [(start, min(size, start + self.part_size) - 1)
+                 for start in range(0, size, self.part_size)]
+
+        def get_part(span):
+            data = self.get_range(key, span[0], span[1])
+            if len(data) != span[1] - span[0] + 1:
+                raise StorageError("%s/%s: range %d-%d came back with %d bytes"
+                                   % (self.url, key, span[0], span[1], len(data)))
+            with open(dest, "r+b") as f:
+                f.seek(span[0])
+                f.write(data)
+
+        with concurrent.futures.ThreadPoolExecutor(self.threads) as pool:
+            list(pool.map(get_part, parts))
+
+    # --- connections: one a thread, kept while the peer keeps it --------------------------
+
+    def _connection(self, scheme, host, port):
+        cached = getattr(self._local, "connection", None)
+        if cached is not None and cached[0] == (scheme, host, port):
+            return cached[1]
+        if cached is not None:
+            cached[1].close()
+        factory = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
+        connection = factory(host, port, timeout=120)
+        self._local.connection = ((scheme, host, port), connection)
+        return connection
+
+    def _drop_connection(self):
+        cached = getattr(self._local, "connection", None)
+        if cached is not None:
+            cached[1].close()
+            self._local.connection = None
+
+    def _exchange(self, scheme, host, port, method, target, body, headers):
+        """One request on this thread's connection: (status, lower-case headers, body)."""
+        connection = self._connection(scheme, host, port)
+        connection.request(method, target, body=body, headers=headers)
+        answer = connection.getresponse()
+        data = answer.read()
+        if answer.getheader("Connection", "").lower() == "close":
+            self._drop_connection()
+        return answer.status, {k.lower(): v for k, v in answer.getheaders()}, data
+
+
+def backoff(attempt):
+    """Full-jitter exponential backoff before retry `attempt` (1, 2, ...)."""
+    time.sleep(random.uniform(0, min(20.0, 0.2 * 2 ** attempt)))
+
+
+class S3Bucket(ObjectBucket):
+    """type s3: objects <prefix>/<uuid>/<file> in a bucket, over S3's REST API."""
+
+    def __init__(self, bucket, prefix, access_key, secret_key, endpoint_url, env):
+        super().__init__(bucket, prefix,
+                         max(5 * _MIB, int(env.get("HARNESS_S3_PART_SIZE", 16 * _MIB))),
+                         max(1, int(env.get("HARNESS_S3_THREADS", 4))))
+        self.url = "s3://" + bucket
+        self._credentials = _Credentials(access_key, secret_key, env)
+        self.region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
+        self._endpoint_url = endpoint_url
+        style = env.get("HARNESS_S3_ADDRESSING_STYLE", "auto")
+        dns_name = bucket == bucket.lower() and "." not in bucket and "_" not in bucket
+        self._virtual = style == "virtual" or (style == "auto" and not endpoint_url and dns_name)
+
     # --- objects ---------------------------------------------------------------------------
+
+    def delete_object(self, key):
+        self._call("DELETE", key)
+
+    def get_range(self, key, first, last):
+        return self._call("GET", key, headers={"Range": "bytes=%d-%d" % (first, last)})
 
     def upload_file(self, path, key):
         size = os.path.getsize(path)
@@ -257,26 +335,6 @@ class S3Bucket:
                 pass  # the bucket's lifecycle rule for incomplete uploads is the backstop
             raise
 
-    def download_file(self, key, size, dest):
-        with open(dest, "wb") as f:
-            f.truncate(size)
-        if size == 0:
-            return
-        parts = [(start, min(size, start + self.part_size) - 1)
-                 for start in range(0, size, self.part_size)]
-
-        def get_part(span):
-            data = self._call("GET", key, headers={"Range": "bytes=%d-%d" % span})
-            if len(data) != span[1] - span[0] + 1:
-                raise StorageError("s3://%s/%s: range %d-%d came back with %d bytes"
-                                   % (self.bucket, key, span[0], span[1], len(data)))
-            with open(dest, "r+b") as f:
-                f.seek(span[0])
-                f.write(data)
-
-        with concurrent.futures.ThreadPoolExecutor(self.threads) as pool:
-            list(pool.map(get_part, parts))
-
     def list(self, prefix):
         """[(key, size)] of every object under `prefix`, through every page."""
         objects, token, seen = [], None, set()
@@ -310,23 +368,6 @@ class S3Bucket:
             return scheme, self.bucket + "." + host, port, base
         return scheme, host, port, base + "/" + self.bucket
 
-    def _connection(self, scheme, host, port):
-        cached = getattr(self._local, "connection", None)
-        if cached is not None and cached[0] == (scheme, host, port):
-            return cached[1]
-        if cached is not None:
-            cached[1].close()
-        factory = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
-        connection = factory(host, port, timeout=120)
-        self._local.connection = ((scheme, host, port), connection)
-        return connection
-
-    def _drop_connection(self):
-        cached = getattr(self._local, "connection", None)
-        if cached is not None:
-            cached[1].close()
-            self._local.connection = None
-
     def _call(self, method, key, query=None, body=b"", headers=None, with_headers=False):
         redirected = refreshed = False
         attempt = 0
@@ -355,7 +396,7 @@ class S3Bucket:
                 raise StorageError("s3 %s s3://%s/%s failed: %s%s%s" % (
                     method, self.bucket, key, "HTTP %d " % status if status else "",
                     code + ": " if code else "", message or data[:200].decode(errors="replace")))
-            time.sleep(random.uniform(0, min(20.0, 0.2 * 2 ** attempt)))
+            backoff(attempt)
 
     def _attempt(self, method, key, query, body, headers):
         scheme, host, port, base = self._target()
@@ -389,15 +430,9 @@ class S3Bucket:
         signature = hmac.new(signing_key, to_sign.encode(), hashlib.sha256).hexdigest()
         headers["Authorization"] = "AWS4-HMAC-SHA256 Credential=%s/%s, SignedHeaders=%s, " \
                                    "Signature=%s" % (access_key, scope, signed_names, signature)
-        connection = self._connection(scheme, host, port)
-        connection.request(method, quoted_path + ("?" + canonical_query if query else ""),
-                           body=body if body or method in ("PUT", "POST") else None,
-                           headers=headers)
-        answer = connection.getresponse()
-        data = answer.read()
-        if answer.getheader("Connection", "").lower() == "close":
-            self._drop_connection()
-        return answer.status, {k.lower(): v for k, v in answer.getheaders()}, data
+        return self._exchange(scheme, host, port, method,
+                              quoted_path + ("?" + canonical_query if query else ""),
+                              body if body or method in ("PUT", "POST") else None, headers)
 
 
 def _children(node, name):

@@ -122,11 +122,11 @@ void ReadDefaultCheckpointStorage(ConfigReader& reader, MasterConfig* config) {
   if (!reader.Has("checkpoint_storage")) return;
   const YAML::Node given = reader.Raw("checkpoint_storage");
   const std::string type = given.IsMap() ? given["type"].as<std::string>("") : "";
-  if (type == "gcs" || type == "azure" || type == "directory") {
+  if (type == "azure" || type == "directory") {
     config->checkpoint_storage = YAML::Node();
     reader.Warn("checkpoint_storage", "type " + type +
                                           " is not implemented yet; each experiment must name "
-                                          "a checkpoint_storage of its own (shared_fs or s3)");
+                                          "a checkpoint_storage of its own (shared_fs, s3 or gcs)");
     return;
   }
   config->checkpoint_storage_given = true;

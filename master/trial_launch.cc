@@ -35,7 +35,7 @@ with tarfile.open(fileobj=io.BytesIO(fetch("/api/v1/trials/%s/context" % os.envi
         if m.name.startswith("/") or ".." in parts or not (m.isfile() or m.isdir()):
             sys.exit("det launcher: refusing model definition entry %r" % m.name)
     tar.extractall(".")
-for module in ("det_harness.py", "det_storage.py"):
+for module in ("det_harness.py", "det_storage.py", "det_gcs.py"):
     with open(module, "wb") as f:
         f.write(fetch("/api/v1/harness/" + module))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))

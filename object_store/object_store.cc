@@ -1,5 +1,7 @@
 #include "object_store/object_store.h"
 
+#include <set>
+
 namespace det::object_store {
 namespace {
 
@@ -38,6 +40,30 @@ std::string ObjectStoreError::ToString() const {
                              : " on gs://" + bucket);
   }
   return text;
+}
+
+ObjectResult<std::vector<ObjectInfo>> ListEveryPage(
+    const std::string& service, const std::string& op, const std::string& bucket,
+    const std::function<ObjectResult<ListPage>(const std::string& token)>& fetch_page) {
+  std::vector<ObjectInfo> objects;
+  std::string token;
+  std::set<std::string> tokens_seen;
+  do {
+    ObjectResult<ListPage> page = fetch_page(token);
+    if (!page.ok()) {
+      ObjectStoreError error = page.error();
+      error.bucket = bucket;
+      return error;
+    }
+    if (!page->next_token.empty() && !tokens_seen.insert(page->next_token).second) {
+      return ObjectStoreError{
+          service, op, "MalformedResponse",        "the same page token twice: " + page->next_token,
+          200,     "", CloudErrorKind::kTransient, bucket};
+    }
+    for (ObjectInfo& object : page->objects) objects.push_back(std::move(object));
+    token = page->next_token;
+  } while (!token.empty());
+  return objects;
 }
 
 }  // namespace det::object_store

@@ -4,6 +4,7 @@
 // (S3: s3_client.h; GCS: gcs_client.h), and how their failures read.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,17 @@ struct ObjectInfo {
   std::string key;
   uint64_t size = 0;
 };
+
+// One page of a listing, and the token of the next ("" on the last page).
+struct ListPage {
+  std::vector<ObjectInfo> objects;
+  std::string next_token;
+};
+// Every object `fetch_page(token)` gives, from token "" through the last page. A token given
+// twice is an error of `service`'s `op` on `bucket` (it would list forever).
+ObjectResult<std::vector<ObjectInfo>> ListEveryPage(
+    const std::string& service, const std::string& op, const std::string& bucket,
+    const std::function<ObjectResult<ListPage>(const std::string& token)>& fetch_page);
 
 // One bucket. Implementations are not thread-safe: one per thread.
 class ObjectStore {

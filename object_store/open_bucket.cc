@@ -3,6 +3,8 @@
 #include <cstdlib>
 
 #include "cloud_aws/credentials.h"
+#include "cloud_gcp/credentials.h"
+#include "object_store/gcs_client.h"
 #include "object_store/s3_client.h"
 
 namespace det::object_store {
@@ -34,10 +36,36 @@ std::unique_ptr<ObjectStore> OpenS3(const BucketSpec& spec) {
   return std::make_unique<S3Client>(options, std::move(credentials), clock);
 }
 
+// The master's Application Default Credentials (key file, gcloud's ADC, the metadata server).
+// With STORAGE_EMULATOR_HOST (an emulator, the tests' fake) calls go there, anonymous when no
+// credentials are found, as Google's client libraries do.
+Result<std::unique_ptr<ObjectStore>> OpenGcs(const BucketSpec& spec) {
+  const Clock& clock = RealClock::Instance();
+  const Environment env = Environment::Process();
+  const std::string emulator = env.GetOr("STORAGE_EMULATOR_HOST", "");
+  auto metadata = std::make_shared<gcp::MetadataClient>(gcp::MetadataOptionsFromEnvironment(env));
+  Result<std::unique_ptr<gcp::TokenSource>> source =
+      gcp::ResolveTokenSource(env, std::move(metadata), clock);
+  std::shared_ptr<gcp::GcpCredentials> credentials;
+  if (source.ok()) {
+    credentials = std::make_shared<gcp::GcpCredentials>(std::move(*source), clock);
+  } else if (emulator.empty()) {
+    return Status(source.status().code(), "no Google credentials for gs://" + spec.bucket + ": " +
+                                              source.status().message());
+  }
+  GcsClientOptions options;
+  options.bucket = spec.bucket;
+  options.endpoint_url = GcsEndpointFor(emulator);
+  std::unique_ptr<ObjectStore> client =
+      std::make_unique<GcsClient>(std::move(options), std::move(credentials));
+  return client;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ObjectStore>> OpenBucket(const BucketSpec& spec) {
   if (spec.type == "s3") return OpenS3(spec);
+  if (spec.type == "gcs") return OpenGcs(spec);
   return InvalidArgument("no client for checkpoint storage type \"" + spec.type + "\"");
 }
 

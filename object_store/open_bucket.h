@@ -13,7 +13,7 @@ namespace det::object_store {
 
 // The fields of checkpoint_storage a bucket is opened with (Determined's names).
 struct BucketSpec {
-  std::string type;  // "s3"
+  std::string type;  // "s3", "gcs"
   std::string bucket;
   std::string access_key;
   std::string secret_key;

@@ -115,14 +115,14 @@ ObjectStoreError ReadS3Error(const std::string& op, long http_status, const std:
   return error;
 }
 
-ObjectResult<S3ListPage> ReadListObjectsV2(const std::string& body) {
+ObjectResult<ListPage> ReadListObjectsV2(const std::string& body) {
   pugi::xml_document doc;
   if (!doc.load_buffer(body.data(), body.size()) || !doc.child("ListBucketResult")) {
     return Malformed("ListObjectsV2", "the answer is not a ListBucketResult document");
   }
   const pugi::xml_node root = doc.child("ListBucketResult");
   const bool url_encoded = std::string(root.child_value("EncodingType")) == "url";
-  S3ListPage page;
+  ListPage page;
   for (const pugi::xml_node contents : root.children("Contents")) {
     const std::string key = contents.child_value("Key");
     if (key.empty()) return Malformed("ListObjectsV2", "an object without a Key");
@@ -238,30 +238,17 @@ ObjectResult<HttpResponse> S3Client::Send(const Call& call) {
 }
 
 ObjectResult<std::vector<ObjectInfo>> S3Client::List(const std::string& prefix) {
-  std::vector<ObjectInfo> objects;
-  std::string token;
-  std::set<std::string> tokens_seen;  // a token twice would list forever
-  do {
-    std::string query = "encoding-type=url&list-type=2&prefix=" + UriEncode(prefix, false);
-    if (!token.empty()) query = "continuation-token=" + UriEncode(token, false) + "&" + query;
-    ObjectResult<HttpResponse> response = Send({"ListObjectsV2", "GET", "", query, "", {}});
-    if (!response.ok()) return response.error();
-    ObjectResult<S3ListPage> page = ReadListObjectsV2(response->body);
-    if (!page.ok()) {
-      ObjectStoreError error = page.error();
-      error.bucket = options_.bucket;
-      return error;
-    }
-    if (!page->next_token.empty() && !tokens_seen.insert(page->next_token).second) {
-      ObjectStoreError error =
-          Malformed("ListObjectsV2", "the same continuation token twice: " + page->next_token);
-      error.bucket = options_.bucket;
-      return error;
-    }
-    for (ObjectInfo& object : page->objects) objects.push_back(std::move(object));
-    token = page->next_token;
-  } while (!token.empty());
-  return objects;
+  return ListEveryPage(
+      "s3", "ListObjectsV2", options_.bucket,
+      [&](const std::string& token) -> ObjectResult<ListPage> {
+        std::string query = "encoding-type=url&list-type=2&prefix=" + UriEncode(prefix, false);
+        if (!token.empty()) {
+          query = "continuation-token=" + UriEncode(token, false) + "&" + query;
+        }
+        ObjectResult<HttpResponse> response = Send({"ListObjectsV2", "GET", "", query, "", {}});
+        if (!response.ok()) return response.error();
+        return ReadListObjectsV2(response->body);
+      });
 }
 
 ObjectResult<std::vector<S3KeyError>> S3Client::DeleteBatch(const std::vector<std::string>& keys) {

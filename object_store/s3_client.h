@@ -37,11 +37,7 @@ struct S3ClientOptions {
 };
 
 // S3's answer to one ListObjectsV2 call, parsed (exposed for the fuzzer and tests).
-struct S3ListPage {
-  std::vector<ObjectInfo> objects;
-  std::string next_token;  // "" on the last page
-};
-ObjectResult<S3ListPage> ReadListObjectsV2(const std::string& body);
+ObjectResult<ListPage> ReadListObjectsV2(const std::string& body);
 // The keys a DeleteObjects answer says were not deleted: (key, code, message).
 struct S3KeyError {
   std::string key;

@@ -11,9 +11,9 @@
 namespace det::master::experiment {
 namespace {
 
-constexpr const char* kStorageTypes[] = {"shared_fs", "s3"};
+constexpr const char* kStorageTypes[] = {"shared_fs", "s3", "gcs"};
 // Determined's other kinds, named in the error until they are implemented here.
-constexpr const char* kPlannedStorageTypes[] = {"gcs", "azure", "directory"};
+constexpr const char* kPlannedStorageTypes[] = {"azure", "directory"};
 
 void ReadEntrypoint(ConfigReader& reader, std::vector<std::string>* entrypoint) {
   const nlohmann::json value = YamlToJson(reader.Raw("entrypoint"));
@@ -118,7 +118,7 @@ void ReadCheckpointStorage(ConfigReader& reader, CheckpointStorage* storage) {
     reader.AllowOtherKeys();
     return reader.Fail("type", "\"" + type +
                                    "\" checkpoint storage is not implemented yet; use type "
-                                   "shared_fs or s3");
+                                   "shared_fs, s3 or gcs");
   }
   reader.ReadOneOf("type", &storage->type, kStorageTypes);
   if (storage->type == "shared_fs") {

@@ -11,6 +11,7 @@
 namespace det::generated {
 extern const char kHarnessPy[];
 extern const char kStoragePy[];
+extern const char kGcsPy[];
 extern const char kOpenApiJson[];
 }  // namespace det::generated
 
@@ -208,12 +209,15 @@ void TrialRoutes::Route(Router& router) {
   router.Get("/api/v1/openapi.json", [](const Request&, Response& res) {
     res.SetContent(generated::kOpenApiJson, "application/json");
   });
-  router.Get("/api/v1/harness/det_harness.py", [](const Request&, Response& res) {
-    res.SetContent(generated::kHarnessPy, "text/x-python");
-  });
-  router.Get("/api/v1/harness/det_storage.py", [](const Request&, Response& res) {
-    res.SetContent(generated::kStoragePy, "text/x-python");
-  });
+  const std::pair<const char*, const char*> modules[] = {{"det_harness.py", generated::kHarnessPy},
+                                                         {"det_storage.py", generated::kStoragePy},
+                                                         {"det_gcs.py", generated::kGcsPy}};
+  for (const auto& module : modules) {
+    const char* source = module.second;
+    router.Get(
+        std::string("/api/v1/harness/") + module.first,
+        [source](const Request&, Response& res) { res.SetContent(source, "text/x-python"); });
+  }
 }
 
 Result<TrialRun> TrialRoutes::Caller(const Request& req, int64_t trial_id) {

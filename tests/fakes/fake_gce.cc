@@ -149,6 +149,20 @@ FakeGce::FakeGce(FakeGceOptions options)
     : options_(std::move(options)),
       server_(std::make_unique<httplib::Server>()),
       auth_(options_.client_email, options_.token_ttl) {
+  // httplib's default pool (8 threads here) holds a worker per kept-alive connection, and
+  // zoneOperations.wait holds one for as long as it waits: gcloud storage's parallel ranged
+  // downloads and the autoscaler's calls would queue behind them.
+  server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
+  gcs_ = std::make_unique<FakeGcs>(
+      FakeGcsOptions{options_.gcs_data_dir, options_.gcs_page_size, options_.gcs_allow_anonymous},
+      FakeGcsHost{[this] { return base_url(); },
+                  [this](const std::string& authorization) {
+                    std::lock_guard lock(mu_);
+                    return auth_.Authorized(authorization);
+                  },
+                  [this](const std::string& method, const std::string& path) {
+                    return AdmitStorageCall(method, path);
+                  }});
   Route();
 }
 
@@ -210,6 +224,7 @@ void FakeGce::Route() {
   };
   server_->Post(R"(/_fake/.*)", admin);
   server_->Get(R"(/_fake/.*)", admin);
+  gcs_->Route(*server_);
 }
 
 json FakeGce::ServiceAccountKey() const { return auth_.KeyFile(options_.project, token_uri()); }
@@ -332,12 +347,8 @@ FakeGce::Reply FakeGce::Dispatch(const std::string& http_method,
         404, "notFound",
         "The resource 'projects/" + options_.project + "/zones/" + parts[3] + "' was not found");
   }
-  auto& faults = faults_[*method];
-  if (!faults.empty()) {
-    Fault& fault = faults.front();
-    Reply reply = ErrorReply(fault.status, fault.reason, "scripted fault: " + fault.reason);
-    if (--fault.times <= 0) faults.erase(faults.begin());
-    return reply;
+  if (const std::optional<Fault> fault = TakeFault(*method)) {
+    return ErrorReply(fault->status, fault->reason, "scripted fault: " + fault->reason);
   }
   if (*method == "projects.get") {
     return {200,
@@ -353,6 +364,25 @@ FakeGce::Reply FakeGce::Dispatch(const std::string& http_method,
   if (*method == "instances.get") return Get(parts[5]);
   if (*method == "instances.delete") return Delete(parts[5], request);
   return GetOperation(parts[5]);  // zoneOperations.get and .wait (which then blocks)
+}
+
+std::optional<FakeGce::Fault> FakeGce::TakeFault(const std::string& method) {
+  auto it = faults_.find(method);
+  if (it == faults_.end() || it->second.empty()) return std::nullopt;
+  Fault& fault = it->second.front();
+  const Fault taken = fault;
+  if (--fault.times <= 0) it->second.erase(it->second.begin());
+  return taken;
+}
+
+std::optional<std::pair<int, std::string>> FakeGce::AdmitStorageCall(const std::string& method,
+                                                                     const std::string& path) {
+  constexpr size_t kMaxStorageCalls = 100000;  // a test's worth; more are not recorded
+  std::lock_guard lock(mu_);
+  if (calls_.size() < kMaxStorageCalls) calls_.push_back({{"method", method}, {"path", path}});
+  const std::optional<Fault> fault = TakeFault(method);
+  if (!fault) return std::nullopt;
+  return std::make_pair(fault->status, fault->reason);
 }
 
 FakeGce::Operation& FakeGce::NewOperation(const std::string& type, const std::string& target) {
@@ -624,6 +654,9 @@ void FakeGce::HandleAdmin(const httplib::Request& request, httplib::Response& re
     reply = State();
   } else if (what == "calls") {
     reply = Calls();
+  } else if (std::optional<json> answer =
+                 what.starts_with("gcs/") ? gcs_->Admin(what.substr(4), request) : std::nullopt) {
+    reply = std::move(*answer);
   } else {
     response.status = 404;
     reply = {{"error", "unknown admin endpoint " + what}};

@@ -9,15 +9,23 @@
 // metadata server answers too. The real `gcloud` works against it
 // (tests/integration/fake_gce_cli_test.cc).
 //
+// It also serves Cloud Storage's JSON API (tests/fakes/fake_gcs.h: buckets, objects listed, read
+// with Range, deleted, uploaded by media, multipart and resumable uploads) on the same port, so
+// the tokens it issues are the ones storage takes; the same faults (by method: objects.list,
+// objects.get, objects.delete, objects.insert, buckets.insert, buckets.get, ...) and call log
+// cover it. `gcloud storage` works against it (tests/integration/fake_gcs_cli_test.cc).
+//
 // With `boot_startup_script`, a RUNNING instance runs its startup-script metadata with bash on
 // this host, with DET_GCE_METADATA_HOST pointing at its own metadata (/meta/<name>) and
 // DET_AGENT_DIR at its own folder: the agent the bootstrap starts is a real det-agent.
 //
-// Paths: POST /token; /compute/v1/projects/<project>/...; the host's metadata at
+// Paths: POST /token; /compute/v1/projects/<project>/...; /storage/v1/..., /upload/storage/v1/...,
+// /resumable/upload/storage/v1/..., /download/storage/v1/...; the host's metadata at
 // /computeMetadata/v1/...; an instance's at /meta/<name>/computeMetadata/v1/.... Admin endpoints
 // (JSON, no token): POST /_fake/fault {"method","status","reason","times"}, POST
 // /_fake/operation_error {"code","message","times","provisioning_model"}, POST /_fake/preempt
-// {"name", "notice_ms"}, POST /_fake/revoke_tokens, GET /_fake/state, GET /_fake/calls.
+// {"name", "notice_ms"}, POST /_fake/revoke_tokens, GET /_fake/state, GET /_fake/calls, POST
+// /_fake/gcs/buckets {"name"}, GET /_fake/gcs/objects?bucket=B&prefix=P ([{"name","size"}]).
 
 #include <chrono>
 #include <filesystem>
@@ -30,6 +38,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/fakes/fake_gcs.h"
 #include "tests/fakes/fake_google_auth.h"
 
 namespace httplib {
@@ -50,6 +59,12 @@ struct FakeGceOptions {
   std::chrono::milliseconds operation_delay{100};  // PENDING → DONE
   std::chrono::milliseconds boot_delay{200};       // STAGING → RUNNING
   size_t page_size = 500;                          // instances per list page at most
+  // Cloud Storage: objects' bytes (a temporary folder of its own, removed at destruction, when
+  // empty); items and prefixes per objects.list page at most; whether calls without an
+  // Authorization header are let in (Google's libraries send none with STORAGE_EMULATOR_HOST).
+  std::filesystem::path gcs_data_dir;
+  size_t gcs_page_size = 1000;
+  bool gcs_allow_anonymous = false;
 };
 
 class FakeGce {
@@ -63,6 +78,8 @@ class FakeGce {
   int port() const { return port_; }
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   std::string compute_endpoint() const { return base_url() + "/compute/v1/"; }
+  // What CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE takes.
+  std::string storage_endpoint() const { return base_url() + "/storage/v1/"; }
   std::string token_uri() const { return base_url() + "/token"; }
   std::string metadata_host() const { return "127.0.0.1:" + std::to_string(port_); }
 
@@ -72,8 +89,21 @@ class FakeGce {
   // A user's credentials file (`gcloud auth application-default login` writes these).
   nlohmann::json AuthorizedUserFile() const;
 
-  // The next `times` calls of `method` ("instances.insert"; "oauth2.token" for the token
-  // endpoint) fail with HTTP `status` and `reason`.
+  // Cloud Storage, served on this fake's port (fake_gcs.h); the four below are its admin calls.
+  FakeGcs& gcs() { return *gcs_; }
+  void CreateBucket(const std::string& name) { gcs_->CreateBucket(name); }
+  void PutObject(const std::string& bucket, const std::string& name, const std::string& bytes) {
+    gcs_->PutObject(bucket, name, bytes);
+  }
+  std::vector<std::string> ObjectNames(const std::string& bucket, const std::string& prefix = "") {
+    return gcs_->ObjectNames(bucket, prefix);
+  }
+  std::optional<std::string> ObjectBytes(const std::string& bucket, const std::string& name) {
+    return gcs_->ObjectBytes(bucket, name);
+  }
+
+  // The next `times` calls of `method` ("instances.insert"; "objects.delete"; "oauth2.token" for
+  // the token endpoint) fail with HTTP `status` and `reason`.
   void InjectFault(const std::string& method, int status, const std::string& reason, int times);
   // The next `times` inserts (of `provisioning_model` only, when not empty: SPOT or STANDARD)
   // are accepted but their operation ends with `code`; no instance is created.
@@ -90,7 +120,7 @@ class FakeGce {
   void RevokeTokens();
   // Instances and operations as JSON (names, states, labels, what they were inserted with).
   nlohmann::json State();
-  // Every Compute call so far: {"method", "path"}.
+  // Every Compute and Cloud Storage call so far: {"method", "path"}.
   nlohmann::json Calls();
   int CallCount(const std::string& method);
   int tokens_issued();
@@ -117,6 +147,11 @@ class FakeGce {
   void HandleMetadata(const httplib::Request& request, httplib::Response& response,
                       const std::string& instance, const std::string& path);
   void HandleAdmin(const httplib::Request& request, httplib::Response& response);
+  // The fault scripted for the next call of `method`, if any (one of its `times` used). mu_ held.
+  std::optional<Fault> TakeFault(const std::string& method);
+  // A Cloud Storage call let in: recorded, and its fault, if any.
+  std::optional<std::pair<int, std::string>> AdmitStorageCall(const std::string& method,
+                                                              const std::string& path);
   Reply Dispatch(const std::string& http_method, const std::vector<std::string>& parts,
                  const httplib::Request& request, std::string* method);
   // Blocks (without the lock) until operation `name` is DONE or two minutes passed.
@@ -152,6 +187,7 @@ class FakeGce {
   std::vector<OperationFault> operation_faults_;
   nlohmann::json calls_ = nlohmann::json::array();
   uint64_t next_id_ = 1;
+  std::unique_ptr<FakeGcs> gcs_;  // calls back into this fake (tokens, faults, calls)
 };
 
 }  // namespace det::testing

@@ -1,11 +1,13 @@
-// fake-gce: the fake Compute Engine, token endpoint and metadata server (tests/fakes/fake_gce.h)
-// as a process, for the `gcloud` checks and the autoscaler's end-to-end tests. It writes the
-// service account's key file (token_uri pointing at itself) to --key-file.
+// fake-gce: the fake Compute Engine, Cloud Storage, token endpoint and metadata server
+// (tests/fakes/fake_gce.h) as a process, for the `gcloud` checks and the autoscaler's end-to-end
+// tests. It writes the service account's key file (token_uri pointing at itself) to --key-file.
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/fakes/fake_gce.h"
 
@@ -23,7 +25,10 @@ int main(int argc, char** argv) {
   int operation_delay_ms = 100;
   int boot_delay_ms = 200;
   int token_ttl_s = 3600;
-  CLI::App app{"fake Compute Engine, OAuth 2.0 token endpoint and metadata server for tests"};
+  std::string gcs_data_dir;
+  std::vector<std::string> gcs_buckets;
+  CLI::App app{
+      "fake Compute Engine, Cloud Storage, OAuth 2.0 token endpoint and metadata server for tests"};
   app.add_option("--port", port, "TCP port on 127.0.0.1 (0: any)");
   app.add_option("--port-file", port_file, "write the port here once listening");
   app.add_option("--key-file", key_file, "write the service account's key file here");
@@ -34,14 +39,24 @@ int main(int argc, char** argv) {
   app.add_option("--operation-delay-ms", operation_delay_ms, "how long operations run");
   app.add_option("--boot-delay-ms", boot_delay_ms, "how long instances stay STAGING");
   app.add_option("--token-ttl-s", token_ttl_s, "lifetime of the access tokens it issues");
+  app.add_option("--gcs-data-dir", gcs_data_dir,
+                 "where Cloud Storage objects' bytes are kept (default: a temp folder)");
+  app.add_option("--gcs-page-size", options.gcs_page_size,
+                 "the most items and prefixes an objects.list page holds (default 1000)");
+  app.add_flag("--gcs-allow-anonymous", options.gcs_allow_anonymous,
+               "let Cloud Storage calls without an Authorization header in");
+  app.add_option("--gcs-bucket", gcs_buckets,
+                 "a Cloud Storage bucket to create at start (repeatable)");
   CLI11_PARSE(app, argc, argv);
   options.work_dir = work_dir;
+  options.gcs_data_dir = gcs_data_dir;
   options.operation_delay = std::chrono::milliseconds(operation_delay_ms);
   options.boot_delay = std::chrono::milliseconds(boot_delay_ms);
   options.token_ttl = std::chrono::seconds(token_ttl_s);
   std::signal(SIGTERM, RequestStop);
   std::signal(SIGINT, RequestStop);
   det::testing::FakeGce fake(options);
+  for (const std::string& bucket : gcs_buckets) fake.CreateBucket(bucket);
   fake.Start(port);
   if (!key_file.empty()) fake.WriteServiceAccountKey(key_file);
   if (!port_file.empty()) {

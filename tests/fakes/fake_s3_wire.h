@@ -19,6 +19,7 @@
 #include "common/base64.h"
 #include "tests/fakes/fake_s3.h"
 #include "tests/fakes/fake_xml.h"
+#include "tests/fakes/served_file.h"
 
 namespace det::testing {
 
@@ -209,41 +210,6 @@ inline std::string ReadBody(const httplib::ContentReader& reader) {
     return body.size() < (1 << 20);
   });
   return body;
-}
-
-// Serves `file` (its bytes at the time of the call, even if replaced or removed meanwhile);
-// httplib answers a Range header with 206 and Content-Range from it.
-// An open file that closes itself when the last copy goes (a response's body outlives the
-// handler).
-using SharedFd = std::shared_ptr<int>;
-inline SharedFd OpenShared(const fs::path& file) {
-  return SharedFd(new int(::open(file.c_str(), O_RDONLY | O_CLOEXEC)), [](int* fd) {
-    if (*fd >= 0) ::close(*fd);
-    delete fd;
-  });
-}
-
-// Serves `size` bytes of `fd` (opened while the object was current, so a replacement or removal
-// meanwhile does not change them); httplib answers a Range header with 206 and Content-Range.
-inline void ServeFile(httplib::Response& response, const SharedFd& fd, uint64_t size,
-                      const std::string& content_type) {
-  if (size == 0) {
-    response.set_content("", content_type);
-    return;
-  }
-  response.set_content_provider(
-      size, content_type, [fd](size_t offset, size_t length, httplib::DataSink& sink) {
-        char buffer[1 << 16];
-        while (length > 0) {
-          const ssize_t got =
-              ::pread(*fd, buffer, std::min(length, sizeof(buffer)), static_cast<off_t>(offset));
-          if (got <= 0) return false;
-          if (!sink.write(buffer, static_cast<size_t>(got))) return false;
-          offset += static_cast<size_t>(got);
-          length -= static_cast<size_t>(got);
-        }
-        return true;
-      });
 }
 
 // Puts `value` at `key` of `map` (objects by key, parts by number); the bytes of one it replaces

@@ -72,19 +72,24 @@ class FakeEc2Process : public FakeCloudProcess {
   }
 };
 
-// `fake-gce`, booting startup-scripts when `boot`; its service account's key is key_file().
+// `fake-gce`, booting startup-scripts when `boot`; its service account's key is key_file(). Cloud
+// Storage's bytes go under `dir`/gcs-data; `extra_args` are more flags (--gcs-bucket NAME, ...).
 class FakeGceProcess : public FakeCloudProcess {
  public:
-  FakeGceProcess(const fs::path& dir, bool boot)
-      : FakeCloudProcess("fake-gce", dir, Args(dir, boot)), key_file_(dir / "gce-key.json") {}
+  FakeGceProcess(const fs::path& dir, bool boot, std::vector<std::string> extra_args = {})
+      : FakeCloudProcess("fake-gce", dir, Args(dir, boot, std::move(extra_args))),
+        key_file_(dir / "gce-key.json") {}
   const fs::path& key_file() const { return key_file_; }
   std::string compute_endpoint() const { return endpoint() + "/compute/v1/"; }
+  // What CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE takes.
+  std::string storage_endpoint() const { return endpoint() + "/storage/v1/"; }
 
  private:
-  static std::vector<std::string> Args(const fs::path& dir, bool boot) {
-    std::vector<std::string> args = {"--work-dir",      (dir / "gce-instances").string(),
-                                     "--key-file",      (dir / "gce-key.json").string(),
-                                     "--boot-delay-ms", "100"};
+  static std::vector<std::string> Args(const fs::path& dir, bool boot,
+                                       std::vector<std::string> args) {
+    args.insert(args.end(), {"--work-dir", (dir / "gce-instances").string(), "--key-file",
+                             (dir / "gce-key.json").string(), "--boot-delay-ms", "100",
+                             "--gcs-data-dir", (dir / "gcs-data").string()});
     if (boot) args.push_back("--boot");
     return args;
   }
@@ -148,9 +153,10 @@ inline CommandOutput RunAws(const std::string& endpoint, const std::string& args
 
 // Runs `gcloud args` with its own configuration in `config_dir`, offline but for the fake: the
 // compute endpoint overridden, prompts, usage reporting, update checks and metadata-server
-// lookups off, the project set.
+// lookups off, the project set. `env` ("NAME=value ...") adds or overrides variables.
 inline CommandOutput RunGcloud(const fs::path& config_dir, const std::string& compute_endpoint,
-                               const std::string& args, const fs::path& stderr_file = {}) {
+                               const std::string& args, const fs::path& stderr_file = {},
+                               const std::string& env = "") {
   return RunCommand(
       "env CLOUDSDK_CONFIG=" + config_dir.string() +
           " CLOUDSDK_CORE_DISABLE_PROMPTS=1 CLOUDSDK_CORE_DISABLE_USAGE_REPORTING=true"
@@ -160,9 +166,8 @@ inline CommandOutput RunGcloud(const fs::path& config_dir, const std::string& co
           " CLOUDSDK_AUTH_SERVICE_ACCOUNT_DISABLE_ID_TOKEN_REFRESH=true"
           " CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE=" +
           compute_endpoint +
-          " CLOUDSDK_CORE_PROJECT=det-fake-project NO_PROXY=127.0.0.1 no_proxy=127.0.0.1"
-          " gcloud " +
-          args,
+          " CLOUDSDK_CORE_PROJECT=det-fake-project NO_PROXY=127.0.0.1 no_proxy=127.0.0.1 " + env +
+          " gcloud " + args,
       stderr_file);
 }
 

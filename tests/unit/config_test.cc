@@ -322,9 +322,7 @@ TEST(MasterConfigTest, DeterminedsDeploymentMasterYamlsLoadWithWarnings) {
       {"aws-simple-rds.yaml",
        {"enable_cors:", "notebook_timeout:", "resource_pools[0].agent_reattach_enabled:",
         "task_container_defaults.image:"}},
-      {"gcp.yaml",
-       {"checkpoint_storage: type gcs is not implemented yet",
-        "task_container_defaults.bind_mounts:"}}};
+      {"gcp.yaml", {"task_container_defaults.bind_mounts:"}}};
   for (const auto& [file, fields] : expected) {
     auto doc = LoadYamlFile(dir + file);
     ASSERT_TRUE(doc.ok()) << doc.status().ToString();
@@ -335,14 +333,11 @@ TEST(MasterConfigTest, DeterminedsDeploymentMasterYamlsLoadWithWarnings) {
     for (const std::string& field : fields) {
       EXPECT_NE(all.find(field), std::string::npos) << file << ": " << field << " in\n" << all;
     }
-    // det deploy aws's S3 bucket is every experiment's default; GCS is not implemented yet.
-    if (file == "aws-simple-rds.yaml") {
-      EXPECT_EQ(config->checkpoint_storage["bucket"].as<std::string>(""),
-                "det-example-checkpoints");
-      EXPECT_EQ(all.find("checkpoint_storage"), std::string::npos) << all;
-    } else {
-      EXPECT_TRUE(config->checkpoint_storage.IsNull()) << file;
-    }
+    // det deploy's bucket (S3 on AWS, GCS on GCP) is every experiment's default.
+    EXPECT_EQ(config->checkpoint_storage["type"].as<std::string>(""),
+              file == "gcp.yaml" ? "gcs" : "s3");
+    EXPECT_EQ(config->checkpoint_storage["bucket"].as<std::string>(""), "det-example-checkpoints");
+    EXPECT_EQ(all.find("checkpoint_storage"), std::string::npos) << all;
     EXPECT_EQ(config->resources.resource_pools.size(), 2u) << file;
   }
   auto unknown = master::ParseMasterConfig(Yaml("enable_corz: true"));

@@ -118,7 +118,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"resources: {slots_per_trial: -1}", "resources.slots_per_trial"},
         BadCase{"resources: {priority: 100}", "resources.priority"},
         BadCase{"resources: {gpus: 2}", "resources.gpus: unknown field"},
-        BadCase{"checkpoint_storage: {type: gcs, bucket: b}", "checkpoint_storage.type"},
+        BadCase{"checkpoint_storage: {type: azure, container: c}", "checkpoint_storage.type"},
+        BadCase{"checkpoint_storage: {type: gcs}", "checkpoint_storage.bucket: is required"},
+        BadCase{"checkpoint_storage: {type: gcs, bucket: b, access_key: AKID}",
+                "checkpoint_storage.access_key: unknown field"},
+        BadCase{"checkpoint_storage: {type: gcs, bucket: b, prefix: ../up}",
+                "checkpoint_storage.prefix: must not have a \"..\" segment"},
         BadCase{"checkpoint_storage: {type: s3, host_path: /c, bucket: b}",
                 "checkpoint_storage.host_path: unknown field"},
         BadCase{"checkpoint_storage: {type: s3}", "checkpoint_storage.bucket: is required"},
@@ -301,12 +306,27 @@ TEST(DeterminedConfigTest, MaxLengthStillWorksWithADeprecationWarning) {
 TEST(DeterminedConfigTest, OtherCheckpointStorageKindsAreNamedAsNotYetImplemented) {
   auto config = ParseExperimentConfig(
       YAML::Load("entrypoint: x\nsearcher: {name: single, metric: x}\n"
-                 "checkpoint_storage: {type: gcs, bucket: b, save_trial_best: 1}\n"));
+                 "checkpoint_storage: {type: azure, container: c, save_trial_best: 1}\n"));
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.status().message().find(
-                "checkpoint_storage.type: \"gcs\" checkpoint storage is not implemented yet"),
+                "checkpoint_storage.type: \"azure\" checkpoint storage is not implemented yet"),
             std::string::npos)
       << config.status().message();
+}
+
+TEST(DeterminedConfigTest, GcsStorageTakesDeterminedsFields) {
+  auto config = ParseExperimentConfig(
+      YAML::Load("entrypoint: x\nsearcher: {name: single, metric: x}\n"
+                 "checkpoint_storage: {type: gcs, bucket: ckpt, prefix: team/a, "
+                 "save_trial_latest: 2}\n"));
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  const CheckpointStorage& storage = config->checkpoint_storage;
+  EXPECT_TRUE(storage.IsObjectStore());
+  EXPECT_EQ(storage.type, "gcs");
+  EXPECT_EQ(storage.bucket, "ckpt");
+  EXPECT_EQ(storage.prefix, "team/a");
+  EXPECT_EQ(storage.save_trial_latest, 2);
+  EXPECT_EQ(storage.save_trial_best, 1);
 }
 
 TEST(DeterminedConfigTest, S3StorageTakesDeterminedsFieldsWithNullsAsUnset) {

@@ -230,7 +230,7 @@ TEST(S3AnswersTest, MalformedAnswersAreErrorsNotCrashes) {
   EXPECT_FALSE(ReadListObjectsV2("<ListBucketResult><Contents><Size>1</Size></Contents>"
                                  "</ListBucketResult>")
                    .ok());
-  ObjectResult<S3ListPage> encoded = ReadListObjectsV2(
+  ObjectResult<ListPage> encoded = ReadListObjectsV2(
       "<ListBucketResult><EncodingType>url</EncodingType><Contents><Key>a+b%2Bc%2F%C3%A4</Key>"
       "<Size>12</Size></Contents></ListBucketResult>");
   ASSERT_TRUE(encoded.ok());
