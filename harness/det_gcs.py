@@ -21,6 +21,7 @@ once.
 
 import base64
 import hashlib
+import http.client
 import json
 import os
 import subprocess
@@ -39,6 +40,8 @@ _MIB = 1 << 20
 _QUANTUM = 256 << 10  # resumable chunks are multiples of this
 _ATTEMPTS = 5
 _SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+_KEY_FIELDS = {"authorized_user": ("client_id", "client_secret", "refresh_token"),
+               "service_account": ("client_email", "private_key")}
 
 
 def _b64url(data):
@@ -72,6 +75,10 @@ def _rs256(private_key_pem, message):
     return done.stdout
 
 
+class _TokenUnavailable(StorageError):
+    """A token could not be fetched for now (no answer, 5xx, 429): worth asking again."""
+
+
 def _post_form(url, fields, who):
     request = urllib.request.Request(url, data=urllib.parse.urlencode(fields).encode(),
                                      headers={"Content-Type": "application/x-www-form-urlencoded"})
@@ -79,10 +86,11 @@ def _post_form(url, fields, who):
         with urllib.request.urlopen(request, timeout=30) as answer:
             return json.loads(answer.read())
     except urllib.error.HTTPError as e:
-        raise StorageError("%s refused a token: HTTP %d %s"
-                           % (who, e.code, e.read()[:300].decode(errors="replace")))
-    except (OSError, ValueError) as e:
-        raise StorageError("%s did not answer with a token: %s" % (who, e))
+        error = _TokenUnavailable if e.code >= 500 or e.code == 429 else StorageError
+        raise error("%s refused a token: HTTP %d %s"
+                    % (who, e.code, e.read()[:300].decode(errors="replace")))
+    except (OSError, ValueError, http.client.HTTPException) as e:
+        raise _TokenUnavailable("%s did not answer with a token: %s" % (who, e))
 
 
 class GoogleCredentials:
@@ -101,22 +109,35 @@ class GoogleCredentials:
             if self._fetch is None:
                 return None
             if self._token is None or time.time() > self._expires - 300:
-                doc = self._fetch()
-                if "access_token" not in doc:
+                for attempt in range(1, _ATTEMPTS + 1):
+                    try:
+                        doc = self._fetch()
+                        break
+                    except _TokenUnavailable:
+                        if attempt == _ATTEMPTS:
+                            raise
+                        backoff(attempt)
+                if not isinstance(doc, dict) or "access_token" not in doc:
                     raise StorageError("the token answer has no access_token")
                 self._token = doc["access_token"]
                 self._expires = time.time() + float(doc.get("expires_in", 3600))
             return self._token
 
-    def forget(self):
+    def forget(self, token):
+        """A call was refused with `token`: the next get() fetches another (unless a thread
+        already did)."""
         with self._lock:
-            self._token = None
+            if self._token == token:
+                self._token = None
 
     def _source(self):
         """The first place with credentials, as a function fetching a token answer."""
         env = self._env
         files = []
         if env.get("GOOGLE_APPLICATION_CREDENTIALS"):
+            if not os.path.isfile(env["GOOGLE_APPLICATION_CREDENTIALS"]):
+                raise StorageError("GOOGLE_APPLICATION_CREDENTIALS names %s, which is not a file "
+                                   "this run can read" % env["GOOGLE_APPLICATION_CREDENTIALS"])
             files.append(env["GOOGLE_APPLICATION_CREDENTIALS"])
         config = env.get("CLOUDSDK_CONFIG") or os.path.join(os.path.expanduser("~"), ".config",
                                                              "gcloud")
@@ -142,7 +163,10 @@ class GoogleCredentials:
                 key = json.load(f)
         except (OSError, ValueError) as e:
             raise StorageError("cannot read Google credentials %s: %s" % (path, e))
-        kind = key.get("type")
+        kind = key.get("type") if isinstance(key, dict) else None
+        missing = [field for field in _KEY_FIELDS.get(kind, ()) if not key.get(field)]
+        if missing:
+            raise StorageError("Google credentials %s lack %s" % (path, ", ".join(missing)))
         if kind == "authorized_user":
             return lambda: _post_form(
                 key.get("token_uri", "https://oauth2.googleapis.com/token"),
@@ -176,8 +200,11 @@ class GoogleCredentials:
                 if answer.headers.get("Metadata-Flavor") != "Google":
                     raise StorageError("%s is not a metadata server" % url)
                 return json.loads(answer.read())
-        except (OSError, ValueError) as e:
-            raise StorageError("the metadata server at %s: %s" % (url, e))
+        except urllib.error.HTTPError as e:
+            error = _TokenUnavailable if e.code >= 500 or e.code == 429 else StorageError
+            raise error("the metadata server at %s: %s" % (url, e))
+        except (OSError, ValueError, http.client.HTTPException) as e:
+            raise _TokenUnavailable("the metadata server at %s: %s" % (url, e))
 
 
 class GcsBucket(ObjectBucket):
@@ -217,8 +244,12 @@ class GcsBucket(ObjectBucket):
                      "fields": "items(name,size),nextPageToken"}
             if token:
                 query["pageToken"] = token
-            page = json.loads(self._call("GET", self._objects, query=query))
-            objects.extend((item["name"], int(item["size"])) for item in page.get("items", []))
+            try:
+                page = json.loads(self._call("GET", self._objects, query=query))
+                objects.extend((item["name"], int(item["size"])) for item in page.get("items", []))
+            except (ValueError, KeyError, TypeError, AttributeError) as e:
+                raise StorageError("%s: objects.list answered what is not a list page (%r)" %
+                                   (self.url, e))
             token = page.get("nextPageToken")
             if not token:
                 return objects
@@ -248,32 +279,42 @@ class GcsBucket(ObjectBucket):
         self._send_chunks(path, key, size, session)
 
     def _send_chunks(self, path, key, size, session):
+        """Sends the file from where the session stands; a chunk that fails, or that the service
+        did not take, is sent again from what it says it holds (at most _ATTEMPTS times in a row
+        without progress)."""
         md5, offset, failures = hashlib.md5(), 0, 0
         with open(path, "rb") as f:
             while True:
                 f.seek(offset)
                 chunk = f.read(min(self.part_size, size - offset))
-                span = "bytes %d-%d/%d" % (offset, offset + len(chunk) - 1, size)
+                span = ("bytes %d-%d/%d" % (offset, offset + len(chunk) - 1, size) if chunk
+                        else "bytes */%d" % size)
                 status, headers, data = self._session_put(session, chunk, span)
                 if status in (200, 201):
                     md5.update(chunk)
                     return self._check_md5(key, data, md5)
-                if status == 308:
-                    stored = self._stored(headers)
-                elif status == 0 or status == 429 or status >= 500:
-                    failures += 1
-                    if failures >= _ATTEMPTS:
-                        raise StorageError("%s/%s: resumable upload failed at byte %d: %s" %
-                                           (self.url, key, offset, _error_text(status, data)))
-                    backoff(failures)
-                    status, headers, data = self._session_put(session, b"", "bytes */%d" % size)
-                    if status in (200, 201):
-                        md5 = _md5_of(path, size)
-                        return self._check_md5(key, data, md5)
-                    stored = self._stored(headers) if status == 308 else offset
-                else:
+                if status not in (0, 308, 408, 429) and status < 500:
                     raise StorageError("%s/%s: resumable upload refused: %s" %
                                        (self.url, key, _error_text(status, data)))
+                if status != 308:  # ask the session what it holds
+                    backoff(failures + 1)
+                    status, headers, data = self._session_put(session, b"", "bytes */%d" % size)
+                    if status in (200, 201):
+                        return self._check_md5(key, data, _md5_of(path, size))
+                stored = self._stored(headers) if status == 308 else offset
+                if not 0 <= stored <= size:
+                    raise StorageError("%s/%s: the session says it holds %d of %d bytes" %
+                                       (self.url, key, stored, size))
+                if stored > offset:
+                    failures = 0
+                else:
+                    failures += 1
+                    if failures >= _ATTEMPTS:
+                        raise StorageError("%s/%s: resumable upload made no progress past byte "
+                                           "%d: %s" % (self.url, key, offset,
+                                                       _error_text(status, data)))
+                    if status == 308:
+                        backoff(failures)
                 if stored == offset + len(chunk):
                     md5.update(chunk)
                 elif stored != offset:
@@ -290,19 +331,25 @@ class GcsBucket(ObjectBucket):
         parts = urllib.parse.urlsplit(session)
         port = parts.port or (443 if parts.scheme == "https" else 80)
         headers = {"Content-Range": span, "Content-Length": str(len(chunk))}
-        token = self._credentials.get()
-        if token:
-            headers["Authorization"] = "Bearer " + token
         target = parts.path + ("?" + parts.query if parts.query else "")
         try:
+            token = self._credentials.get()
+            if token:
+                headers["Authorization"] = "Bearer " + token
             return self._exchange(parts.scheme, parts.hostname, port, "PUT", target, chunk,
                                   headers)
-        except OSError as e:
+        except _TokenUnavailable as e:
+            return 0, {}, str(e).encode()
+        except (OSError, http.client.HTTPException) as e:
             self._drop_connection()
             return 0, {}, str(e).encode()
 
     def _check_md5(self, key, answer, md5):
-        stored = json.loads(answer).get("md5Hash")
+        try:
+            stored = json.loads(answer).get("md5Hash")
+        except (ValueError, AttributeError):
+            raise StorageError("%s/%s: the upload's answer is not an object resource" %
+                               (self.url, key))
         mine = base64.b64encode(md5.digest()).decode()
         if stored is not None and stored != mine:
             self.delete_object(key)
@@ -317,22 +364,25 @@ class GcsBucket(ObjectBucket):
         target = path + ("?" + urllib.parse.urlencode(query) if query else "")
         while True:
             sent = dict(headers or {})
-            token = self._credentials.get()
-            if token:
-                sent["Authorization"] = "Bearer " + token
             if body or method in ("PUT", "POST"):
                 sent["Content-Length"] = str(len(body))
+            token = None
             try:
+                token = self._credentials.get()
+                if token:
+                    sent["Authorization"] = "Bearer " + token
                 status, answer_headers, data = self._exchange(
                     self._scheme, self._host, self._port, method, target,
                     body if body or method in ("PUT", "POST") else None, sent)
-            except OSError as e:
+            except _TokenUnavailable as e:
+                status, answer_headers, data = 0, {}, str(e).encode()
+            except (OSError, http.client.HTTPException) as e:
                 self._drop_connection()
                 status, answer_headers, data = 0, {}, str(e).encode()
             if status in ok:
                 return (data, answer_headers) if with_headers else data
             if status == 401 and token and not refreshed:
-                self._credentials.forget()
+                self._credentials.forget(token)
                 refreshed = True
                 continue
             attempt += 1

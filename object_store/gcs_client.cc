@@ -14,6 +14,9 @@ const std::set<std::string> kThrottlingReasons = {"rateLimitExceeded", "userRate
 const std::set<std::string> kAuthReasons = {
     "required",      "authError",         "forbidden", "accessDenied", "insufficientPermissions",
     "NoCredentials", "userProjectMissing"};
+// Refusals of one object, not of the caller: the others may still go.
+const std::set<std::string> kObjectRefusalReasons = {"retentionPolicyNotMet", "objectUnderHold",
+                                                     "conditionNotMet"};
 const std::set<std::string> kTransientReasons = {"backendError", "internalError",
                                                  "MalformedResponse"};
 
@@ -57,6 +60,7 @@ bool Retryable(const ObjectStoreError& error) {
 
 CloudErrorKind ClassifyGcsError(const std::string& reason, long http_status) {
   if (kThrottlingReasons.contains(reason) || http_status == 429) return CloudErrorKind::kThrottled;
+  if (kObjectRefusalReasons.contains(reason)) return CloudErrorKind::kInvalid;
   if (kAuthReasons.contains(reason) || http_status == 401 || http_status == 403) {
     return CloudErrorKind::kAuth;
   }

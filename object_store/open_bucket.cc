@@ -38,7 +38,7 @@ std::unique_ptr<ObjectStore> OpenS3(const BucketSpec& spec) {
 
 // The master's Application Default Credentials (key file, gcloud's ADC, the metadata server).
 // With STORAGE_EMULATOR_HOST (an emulator, the tests' fake) calls go there, anonymous when no
-// credentials are found, as Google's client libraries do.
+// credentials are found (a broken key file is still an error), as Google's client libraries do.
 Result<std::unique_ptr<ObjectStore>> OpenGcs(const BucketSpec& spec) {
   const Clock& clock = RealClock::Instance();
   const Environment env = Environment::Process();
@@ -49,7 +49,7 @@ Result<std::unique_ptr<ObjectStore>> OpenGcs(const BucketSpec& spec) {
   std::shared_ptr<gcp::GcpCredentials> credentials;
   if (source.ok()) {
     credentials = std::make_shared<gcp::GcpCredentials>(std::move(*source), clock);
-  } else if (emulator.empty()) {
+  } else if (emulator.empty() || source.status().code() != StatusCode::kUnauthenticated) {
     return Status(source.status().code(), "no Google credentials for gs://" + spec.bucket + ": " +
                                               source.status().message());
   }

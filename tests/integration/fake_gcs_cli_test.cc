@@ -11,6 +11,7 @@
 #include <random>
 
 #include "tests/testing/fake_cloud_process.h"
+#include "tests/testing/test_util.h"
 
 namespace det {
 namespace {
@@ -72,16 +73,9 @@ class FakeGcsCliTest : public ::testing::Test {
     return count;
   }
   fs::path RandomFile(const std::string& name, size_t size) {
-    std::mt19937_64 random(size);
-    std::string bytes(size, '\0');
-    for (char& c : bytes) c = static_cast<char>(random());
-    std::ofstream(dir_ / name, std::ios::binary) << bytes;
-    return dir_ / name;
+    return testing::WriteRandomFile(dir_ / name, size);
   }
-  static std::string Slurp(const fs::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
+  static std::string Slurp(const fs::path& file) { return testing::ReadWholeFile(file); }
 
   fs::path dir_;
   std::unique_ptr<testing::FakeGceProcess> fake_;

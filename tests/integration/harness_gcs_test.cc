@@ -3,7 +3,8 @@
 // on one agent resumes on another that shares no folder with it, with the token of the metadata
 // server's service account; the master's GC leaves what the policy keeps and `det experiment
 // delete` empties the prefix; a service account key file works too, and a checkpoint above the
-// chunk size goes up as a resumable upload and comes back whole.
+// chunk size goes up as a resumable upload and comes back whole, through a failed chunk and a
+// failed download.
 #include <gtest/gtest.h>
 
 #include "tests/fakes/fake_gce.h"
@@ -72,10 +73,14 @@ TEST_F(HarnessGcsTest, AKeyFileWorksAndLargeFilesGoUpInResumableChunks) {
   gcs_->WriteServiceAccountKey(key_file);
   fs::permissions(key_file, fs::perms(0644));  // runs of a root agent are `nobody`
   const int tokens_before = gcs_->tokens_issued();
+  // One chunk and one ranged download fail as Google's backends sometimes do: both are retried.
+  gcs_->InjectFault("objects.insert.chunk", 503, "backendError", 1);
+  gcs_->InjectFault("objects.get", 503, "backendError", 1);
   RoundTripALargeCheckpoint("big", {"HARNESS_GCS_CHUNK_SIZE=4194304",
                                     "GOOGLE_APPLICATION_CREDENTIALS=" + key_file.string()});
   EXPECT_GT(gcs_->tokens_issued(), tokens_before) << "the run signed in with the key";
-  EXPECT_EQ(gcs_->CallCount("objects.insert.chunk"), 3) << "12 MiB in chunks of 4";
+  EXPECT_EQ(gcs_->CallCount("objects.insert.chunk"), 5)
+      << "12 MiB in chunks of 4, one refused, the session asked where it stood, the chunk again";
   const std::vector<std::string> objects = gcs_->ObjectNames(kGcsBucket, "big/");
   ASSERT_EQ(objects.size(), 1u);
   EXPECT_EQ(gcs_->ObjectBytes(kGcsBucket, objects[0]).value_or("").size(), 12u << 20);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "tests/multihost/multihost_fixture.h"
+#include "tests/testing/test_util.h"
 
 namespace det::testing {
 namespace {
@@ -229,13 +230,8 @@ TEST_F(SpotCloudFaultTest, SpotInterruptionNoticeWithS3StorageResumesFromTheBuck
   EXPECT_TRUE(fs::is_empty(dir_ / "checkpoints")) << "the shared folder was used";
   // GC: what the bucket holds is what the master keeps (save_trial_best 1, save_trial_latest 1).
   auto kept = [&] {
-    std::set<std::string> uuids;
-    const nlohmann::json listed = nlohmann::json::parse(
-        Det("--json experiment list-checkpoints " + std::to_string(id)), nullptr, false);
-    for (const auto& c : listed) {
-      if (c.value("state", "") == "COMPLETED") uuids.insert(c.value("uuid", ""));
-    }
-    return uuids;
+    return testing::CompletedCheckpoints(
+        Det("--json experiment list-checkpoints " + std::to_string(id)));
   };
   auto in_bucket = [&] {
     std::set<std::string> uuids;

@@ -23,13 +23,7 @@ class HarnessBucketTest : public ExperimentFixture {
   virtual std::set<std::string> UuidsInBucket(const std::string& prefix) = 0;
 
   std::set<std::string> Completed(int64_t id) {
-    std::set<std::string> uuids;
-    const nlohmann::json listed = nlohmann::json::parse(
-        Det("--json experiment list-checkpoints " + std::to_string(id)), nullptr, false);
-    for (const auto& c : listed) {
-      if (c.value("state", "") == "COMPLETED") uuids.insert(c.value("uuid", ""));
-    }
-    return uuids;
+    return CompletedCheckpoints(Det("--json experiment list-checkpoints " + std::to_string(id)));
   }
 
   // The example trial checkpoints under `prefix` on agent-a and is paused; agent-a goes with its

@@ -6,7 +6,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -23,6 +27,33 @@ inline std::string ReadProcFile(const std::filesystem::path& path) {
   for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, n);
   close(fd);
   return text;
+}
+
+// The bytes of `file` ("" when it cannot be read).
+inline std::string ReadWholeFile(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Writes `size` pseudo-random bytes (seeded by the size: the same size, the same bytes) to
+// `path`, and returns it.
+inline std::filesystem::path WriteRandomFile(const std::filesystem::path& path, size_t size) {
+  std::mt19937_64 random(size);
+  std::string bytes(size, '\0');
+  for (char& c : bytes) c = static_cast<char>(random());
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+// The uuids of the COMPLETED checkpoints in `det --json experiment list-checkpoints`' output.
+inline std::set<std::string> CompletedCheckpoints(const std::string& list_checkpoints_json) {
+  std::set<std::string> uuids;
+  const nlohmann::json listed = nlohmann::json::parse(list_checkpoints_json, nullptr, false);
+  if (!listed.is_array()) return uuids;
+  for (const auto& c : listed) {
+    if (c.is_object() && c.value("state", "") == "COMPLETED") uuids.insert(c.value("uuid", ""));
+  }
+  return uuids;
 }
 
 // Calls `step` until `done` returns true or `timeout` of real time passes; returns done().

@@ -182,6 +182,11 @@ TEST(GcsAnswersTest, MalformedAnswersAreErrorsNotCrashes) {
   EXPECT_EQ(ReadGcsError("objects.list", 502, "<html>bad gateway</html>").kind,
             CloudErrorKind::kTransient);
   EXPECT_EQ(ReadGcsError("objects.list", 429, "{}").kind, CloudErrorKind::kThrottled);
+  EXPECT_EQ(ReadGcsError("objects.delete", 403,
+                         R"({"error": {"errors": [{"reason": "retentionPolicyNotMet"}]}})")
+                .kind,
+            CloudErrorKind::kInvalid)
+      << "one object's retention is not the caller's permission";
   EXPECT_EQ(ReadGcsError("objects.list", 400, "{\"error\": 5}").kind, CloudErrorKind::kInvalid);
 }
 
