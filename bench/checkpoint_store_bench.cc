@@ -1,13 +1,17 @@
-// Checkpoint upload and download through S3, the harness's client beside the aws CLI against the
-// same fake S3 (tests/fakes/fake_s3, objects streamed to its data folder) in the same run:
+// Checkpoint upload and download through the harness's bucket clients beside the clouds' own CLIs
+// against the same fakes in the same run (objects streamed to the fakes' data folders):
 //
-//   det_storage   harness/det_storage.py (the harness's S3 client: 16 MiB parts, 4 at a time),
-//                 timed inside its Python process (upload_file, download_file)
-//   aws s3 cp     /usr/bin/aws (Debian's awscli; its defaults: 8 MiB parts, 10 at a time), timed
-//                 around the process (about a second of start-up that weighs only on small files)
+//   S3    harness/det_storage.py (16 MiB parts, 4 at a time) beside /usr/bin/aws s3 cp (Debian's
+//         awscli; its defaults: 8 MiB parts, 10 at a time), against tests/fakes/fake_s3
+//   GCS   harness/det_gcs.py (resumable uploads in 16 MiB chunks, MD5 checked; downloads in 16 MiB
+//         ranges, 4 at a time) beside `gcloud storage cp` (its defaults, composite uploads off:
+//         the fake has no compose), against the fake Cloud Storage of tests/fakes/fake_gce;
+//         skipped without gcloud
 //
-// Each direction's MB/s is printed beside the aws CLI's; the downloaded copies are compared with
-// the original (a difference is a failure).
+// The harness is timed inside its Python process (upload_file, download_file), the CLIs around
+// their processes (a second or two of start-up that weighs only on small files). Each
+// direction's MB/s is printed beside the CLI's; the downloaded copies are compared with the
+// original (a difference is a failure).
 //
 //   checkpoint_store_bench           a 1 GiB file (needs 3 GiB in TMPDIR)
 //   checkpoint_store_bench --short   64 MiB (CI)
@@ -22,9 +26,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "bench/bench_cluster.h"
 
@@ -62,20 +68,22 @@ bool SameBytes(const fs::path& a, const fs::path& b) {
   return rc == 0;
 }
 
-// The fake S3 as a child process, its port read from its port file.
-struct FakeS3 {
+// A fake (fake-s3, fake-gce) as a child process, its port read from its port file.
+struct FakeChild {
   pid_t pid = -1;
   int port = 0;
-  FakeS3(const std::string& build, const fs::path& dir) {
-    const fs::path port_file = dir / "s3.port";
+  FakeChild(const std::string& binary, const fs::path& dir, const std::string& name,
+            std::vector<std::string> args) {
+    const fs::path port_file = dir / (name + ".port");
+    args.insert(args.begin(), {binary, "--port-file", port_file.string()});
+    std::fflush(nullptr);  // the child must not print what the parent has buffered
     pid = fork();
     if (pid == 0) {
-      const std::string binary = build + "/tests/fake-s3";
-      const std::string data = (dir / "s3-data").string();
-      const std::string port_path = port_file.string();
-      freopen((dir / "fake-s3.log").c_str(), "w", stdout);
-      execl(binary.c_str(), binary.c_str(), "--port-file", port_path.c_str(), "--data-dir",
-            data.c_str(), "--bucket", "bench", static_cast<char*>(nullptr));
+      std::vector<char*> argv;
+      for (std::string& arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      freopen((dir / (name + ".log")).c_str(), "w", stdout);
+      execv(binary.c_str(), argv.data());
       _exit(127);
     }
     for (int i = 0; i < 100 && !fs::exists(port_file); ++i) {
@@ -83,58 +91,140 @@ struct FakeS3 {
     }
     std::ifstream(port_file) >> port;
   }
-  ~FakeS3() { det::bench::Terminate(pid); }
-  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port); }
+  ~FakeChild() { det::bench::Terminate(pid); }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port); }
 };
 
-// Seconds det_storage took for `action` ("upload" or "download"), or a negative value on failure.
-double ThroughDetStorage(const std::string& source_dir, const std::string& endpoint,
-                         const std::string& action, const fs::path& file) {
-  const std::string script =
-      "import os, sys, time\n"
-      "sys.path.insert(0, '" +
-      source_dir +
-      "/harness')\n"
-      "import det_storage\n"
-      "s = det_storage.S3Bucket('bench', None, 'AKIDFAKE', 'fake-secret', '" +
-      endpoint +
-      "', {'AWS_REGION': 'us-west-2'})\n"
-      "path = '" +
-      file.string() +
-      "'\n"
-      "start = time.monotonic()\n"
-      "if sys.argv[1] == 'upload':\n"
-      "    s.upload_file(path, 'det_storage/blob')\n"
-      "else:\n"
-      "    size = dict(s.list('det_storage/'))['det_storage/blob']\n"
-      "    s.download_file('det_storage/blob', size, path)\n"
-      "print(time.monotonic() - start)\n";
-  const fs::path script_file = file.parent_path() / "bench_det_storage.py";
+// Seconds the harness's client took for `action` ("upload" or "download"), or a negative value
+// on failure. `open` is the Python expression that opens the bucket (det_storage imported).
+double ThroughHarness(const std::string& source_dir, const std::string& open,
+                      const std::string& action, const fs::path& file) {
+  const std::string script = "import os, sys, time\nsys.path.insert(0, '" + source_dir +
+                             "/harness')\nimport det_storage\ns = " + open + "\npath = '" +
+                             file.string() +
+                             "'\n"
+                             "start = time.monotonic()\n"
+                             "if sys.argv[1] == 'upload':\n"
+                             "    s.upload_file(path, 'harness/blob')\n"
+                             "else:\n"
+                             "    size = dict(s.list('harness/'))['harness/blob']\n"
+                             "    s.download_file('harness/blob', size, path)\n"
+                             "print(time.monotonic() - start)\n";
+  const fs::path script_file = file.parent_path() / "bench_harness.py";
   std::ofstream(script_file) << script;
   int rc = 0;
   const std::string out = Capture("python3 '" + script_file.string() + "' " + action, &rc);
   return rc == 0 ? std::atof(out.c_str()) : -1;
 }
 
-// Seconds `aws s3 cp from to` took, or a negative value on failure.
-double ThroughAwsCli(const std::string& endpoint, const std::string& from, const std::string& to) {
+// Seconds `command` took, or a negative value on failure.
+double Timed(const std::string& command) {
   const auto start = Clock::now();
   int rc = 0;
-  Capture(
-      "env AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake-secret "
-      "AWS_DEFAULT_REGION=us-west-2 AWS_EC2_METADATA_DISABLED=true "
-      "AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null "
-      "/usr/bin/aws --endpoint-url " +
-          endpoint + " s3 cp --no-progress '" + from + "' '" + to + "' > /dev/null",
-      &rc);
+  Capture(command + " > /dev/null 2>&1", &rc);
   return rc == 0 ? std::chrono::duration<double>(Clock::now() - start).count() : -1;
 }
 
-void PrintRow(const char* direction, size_t bytes, double ours, double aws) {
+std::string AwsCli(const std::string& endpoint) {
+  return "env AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake-secret "
+         "AWS_DEFAULT_REGION=us-west-2 AWS_EC2_METADATA_DISABLED=true "
+         "AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null "
+         "/usr/bin/aws --endpoint-url " +
+         endpoint + " s3 cp --no-progress ";
+}
+
+// gcloud with a configuration of its own in `config`, storage pointed at the fake; composite
+// uploads off (the fake has no compose), everything else as gcloud's defaults.
+std::string Gcloud(const fs::path& config, const std::string& address) {
+  return "env CLOUDSDK_CONFIG=" + config.string() +
+         " CLOUDSDK_CORE_DISABLE_PROMPTS=1 CLOUDSDK_CORE_DISABLE_USAGE_REPORTING=true"
+         " CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK=true"
+         " CLOUDSDK_CORE_CHECK_GCE_METADATA=false CLOUDSDK_CORE_PROJECT=det-fake-project"
+         " CLOUDSDK_STORAGE_PARALLEL_COMPOSITE_UPLOAD_ENABLED=False"
+         " CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE=http://" +
+         address + "/storage/v1/ NO_PROXY=127.0.0.1 gcloud ";
+}
+
+void PrintRow(const char* direction, size_t bytes, double ours, const char* baseline,
+              double theirs) {
   const double mb = static_cast<double>(bytes) / 1e6;
-  std::printf(
-      "%-9s det_storage %8.1f MB/s (%6.2f s) | aws s3 cp %8.1f MB/s (%6.2f s) | ratio %.2f\n",
-      direction, mb / ours, ours, mb / aws, aws, aws / ours);
+  std::printf("%-9s harness %8.1f MB/s (%6.2f s) | %-18s %8.1f MB/s (%6.2f s) | ratio %.2f\n",
+              direction, mb / ours, ours, baseline, mb / theirs, theirs, theirs / ours);
+}
+
+// Up, then down, through the harness's client and through `baseline`'s commands (`up`/`down`
+// take the local path); the copies must equal the original. Returns the failures.
+int Compare(const char* store, const char* baseline, const std::string& source_dir,
+            const std::string& open, const fs::path& original, size_t size,
+            const std::function<std::string(const std::string&)>& up,
+            const std::function<std::string(const std::string&)>& down) {
+  const fs::path dir = original.parent_path();
+  const fs::path ours_copy = dir / "harness.bin";
+  const fs::path their_copy = dir / "baseline.bin";
+  const double ours_up = ThroughHarness(source_dir, open, "upload", original);
+  const double theirs_up = Timed(up(original.string()));
+  const double ours_down = ThroughHarness(source_dir, open, "download", ours_copy);
+  const double theirs_down = Timed(down(their_copy.string()));
+  std::printf("%s:\n", store);
+  if (ours_up < 0 || theirs_up < 0 || ours_down < 0 || theirs_down < 0) {
+    std::fprintf(stderr, "a transfer failed: harness %.2f/%.2f, %s %.2f/%.2f\n", ours_up, ours_down,
+                 baseline, theirs_up, theirs_down);
+    return 1;
+  }
+  PrintRow("upload", size, ours_up, baseline, theirs_up);
+  PrintRow("download", size, ours_down, baseline, theirs_down);
+  const bool same = SameBytes(original, ours_copy) && SameBytes(original, their_copy);
+  fs::remove(ours_copy);
+  fs::remove(their_copy);
+  if (!same) std::fprintf(stderr, "a downloaded copy differs from the original\n");
+  return same ? 0 : 1;
+}
+
+int ThroughS3(const std::string& build, const std::string& source_dir, const fs::path& original,
+              size_t size) {
+  const fs::path dir = original.parent_path();
+  FakeChild fake(build + "/tests/fake-s3", dir, "fake-s3",
+                 {"--data-dir", (dir / "s3-data").string(), "--bucket", "bench"});
+  if (fake.port <= 0) {
+    std::fprintf(stderr, "fake-s3 did not start (%s/tests/fake-s3)\n", build.c_str());
+    return 1;
+  }
+  const std::string endpoint = "http://" + fake.address();
+  return Compare(
+      "S3 (harness/det_storage.py: 16 MiB parts, 4 at a time)", "aws s3 cp", source_dir,
+      "det_storage.S3Bucket('bench', None, 'AKIDFAKE', 'fake-secret', '" + endpoint +
+          "', {'AWS_REGION': 'us-west-2'})",
+      original, size,
+      [&](const std::string& from) { return AwsCli(endpoint) + from + " s3://bench/aws/blob"; },
+      [&](const std::string& to) { return AwsCli(endpoint) + "s3://bench/aws/blob " + to; });
+}
+
+int ThroughGcs(const std::string& build, const std::string& source_dir, const fs::path& original,
+               size_t size) {
+  const fs::path dir = original.parent_path();
+  const fs::path key = dir / "gcs-key.json";
+  FakeChild fake(build + "/tests/fake-gce", dir, "fake-gce",
+                 {"--key-file", key.string(), "--gcs-data-dir", (dir / "gcs-data").string(),
+                  "--gcs-bucket", "bench"});
+  if (fake.port <= 0) {
+    std::fprintf(stderr, "fake-gce did not start (%s/tests/fake-gce)\n", build.c_str());
+    return 1;
+  }
+  const std::string gcloud = Gcloud(dir / "gcloud-config", fake.address());
+  if (Timed(gcloud + "auth activate-service-account --key-file " + key.string()) < 0) {
+    std::fprintf(stderr, "gcloud could not sign in to the fake\n");
+    return 1;
+  }
+  return Compare(
+      "GCS (harness/det_gcs.py: resumable, 16 MiB chunks; downloads 16 MiB ranges, 4 at a time)",
+      "gcloud storage cp", source_dir,
+      "__import__('det_gcs').GcsBucket('bench', None, {'STORAGE_EMULATOR_HOST': '" +
+          fake.address() + "', 'GOOGLE_APPLICATION_CREDENTIALS': '" + key.string() + "'})",
+      original, size,
+      [&](const std::string& from) {
+        return gcloud + "storage cp " + from + " gs://bench/gcloud/blob";
+      },
+      [&](const std::string& to) { return gcloud + "storage cp gs://bench/gcloud/blob " + to; });
 }
 
 }  // namespace
@@ -155,37 +245,15 @@ int main(int argc, char** argv) {
   }
   const fs::path dir = fs::temp_directory_path() / ("det-ckpt-bench-" + std::to_string(getpid()));
   fs::create_directories(dir);
-  int failures = 0;
-  {
-    FakeS3 fake(build, dir);
-    if (fake.port <= 0) {
-      std::fprintf(stderr, "fake-s3 did not start (%s/tests/fake-s3)\n", build.c_str());
-      fs::remove_all(dir);
-      return 1;
-    }
-    const fs::path original = dir / "checkpoint.bin";
-    WriteRandomFile(original, size);
-    std::printf("checkpoint_store_bench: a %zu MiB file through the fake S3 on loopback\n",
-                size >> 20);
-    const double ours_up = ThroughDetStorage(source_dir, fake.endpoint(), "upload", original);
-    const double aws_up = ThroughAwsCli(fake.endpoint(), original.string(), "s3://bench/aws/blob");
-    const fs::path ours_copy = dir / "det_storage.bin";
-    const fs::path aws_copy = dir / "aws.bin";
-    const double ours_down = ThroughDetStorage(source_dir, fake.endpoint(), "download", ours_copy);
-    const double aws_down =
-        ThroughAwsCli(fake.endpoint(), "s3://bench/aws/blob", aws_copy.string());
-    if (ours_up < 0 || aws_up < 0 || ours_down < 0 || aws_down < 0) {
-      std::fprintf(stderr, "a transfer failed: det_storage %.2f/%.2f, aws %.2f/%.2f\n", ours_up,
-                   ours_down, aws_up, aws_down);
-      ++failures;
-    } else {
-      PrintRow("upload", size, ours_up, aws_up);
-      PrintRow("download", size, ours_down, aws_down);
-      if (!SameBytes(original, ours_copy) || !SameBytes(original, aws_copy)) {
-        std::fprintf(stderr, "a downloaded copy differs from the original\n");
-        ++failures;
-      }
-    }
+  const fs::path original = dir / "checkpoint.bin";
+  WriteRandomFile(original, size);
+  std::printf("checkpoint_store_bench: a %zu MiB file through the fakes on loopback\n", size >> 20);
+  int failures = ThroughS3(build, source_dir, original, size);
+  Capture("gcloud --version > /dev/null 2>&1", &rc);
+  if (rc == 0) {
+    failures += ThroughGcs(build, source_dir, original, size);
+  } else {
+    std::printf("GCS: not measured (needs gcloud: google-cloud-cli)\n");
   }
   fs::remove_all(dir);
   return failures == 0 ? 0 : 1;
