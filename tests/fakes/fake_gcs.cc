@@ -6,6 +6,7 @@
 
 #include "common/http_client.h"
 #include "tests/fakes/fake_gcs_wire.h"
+#include "tests/fakes/fake_listing.h"
 
 // The fake Cloud Storage's routing, admission, buckets, listing, reads and deletes; uploads are
 // in fake_gcs_upload.cc.
@@ -323,31 +324,17 @@ void FakeGcs::ListObjects(Call& call, httplib::Response& response) {
     if (!marker.empty() && marker >= from) {
       it = kind == 'k' ? objects.upper_bound(marker) : objects.lower_bound(marker);
     }
-    std::string last_prefix;
-    for (size_t count = 0; it != objects.end(); ++it) {
-      const std::string& name = it->first;
-      if (!name.starts_with(prefix) || (!end_offset.empty() && name >= end_offset)) break;
-      if (kind == 'p' && name.starts_with(marker)) continue;
-      std::string common;
-      if (!delimiter.empty()) {
-        const size_t at = name.find(delimiter, prefix.size());
-        if (at != std::string::npos) common = name.substr(0, at + delimiter.size());
-      }
-      if (!common.empty() && common == last_prefix) continue;
-      if (count == page) {
-        truncated = true;
-        break;
-      }
-      ++count;
-      if (!common.empty()) {
-        last_prefix = common;
-        prefixes.push_back(common);
-        next_token = PageToken('p', common);
-      } else {
-        items.push_back(ObjectJson(base, call.bucket, name, it->second));
-        next_token = PageToken('k', name);
-      }
-    }
+    truncated = ListPage(
+                    objects, it, {prefix, delimiter, kind == 'p' ? marker : "", end_offset, page},
+                    [&](const std::string& name, const Object& object) {
+                      items.push_back(ObjectJson(base, call.bucket, name, object));
+                      next_token = PageToken('k', name);
+                    },
+                    [&](const std::string& common) {
+                      prefixes.push_back(common);
+                      next_token = PageToken('p', common);
+                    })
+                    .truncated;
   }
   json reply = {{"kind", "storage#objects"}};
   if (!items.empty()) reply["items"] = std::move(items);

@@ -5,6 +5,7 @@
 
 #include "common/http_client.h"
 #include "tests/fakes/fake_aws_auth.h"
+#include "tests/fakes/fake_listing.h"
 #include "tests/fakes/fake_s3_wire.h"
 
 namespace det::testing {
@@ -349,10 +350,8 @@ void FakeS3::ListObjects(Call& call, httplib::Response& response) {
   auto encode = [&](const std::string& text) { return url_encoded ? UriEncode(text, true) : text; };
   std::string contents;
   std::string common_prefixes;
-  size_t count = 0;
-  bool truncated = false;
+  ListingPage listed;
   std::string next_token;
-  std::string last_prefix;
   {
     std::lock_guard lock(mu_);
     auto bucket = buckets_.find(call.bucket);
@@ -362,39 +361,26 @@ void FakeS3::ListObjects(Call& call, httplib::Response& response) {
     }
     const auto& objects = bucket->second.objects;
     auto it = marker < prefix ? objects.lower_bound(prefix) : objects.upper_bound(marker);
-    for (; page > 0 && it != objects.end(); ++it) {
-      const std::string& key = it->first;
-      if (kind == 'p' && key.starts_with(marker)) continue;
-      if (!key.starts_with(prefix)) {
-        if (key > prefix) break;
-        continue;
-      }
-      std::string common;
-      if (!delimiter.empty()) {
-        const size_t at = key.find(delimiter, prefix.size());
-        if (at != std::string::npos) common = key.substr(0, at + delimiter.size());
-      }
-      if (!common.empty() && common == last_prefix) continue;
-      if (count == page) {
-        truncated = true;
-        break;
-      }
-      ++count;
-      if (!common.empty()) {
-        last_prefix = common;
-        common_prefixes +=
-            "<CommonPrefixes>" + Element("Prefix", encode(common)) + "</CommonPrefixes>";
-        next_token = v2 ? Token('p', common) : common;
-        continue;
-      }
-      const Object& object = it->second;
-      contents += "<Contents>" + Element("Key", encode(key)) +
-                  Element("LastModified", IsoTime(object.modified)) + Element("ETag", object.etag) +
-                  Element("Size", std::to_string(object.size)) +
-                  Element("StorageClass", "STANDARD") + "</Contents>";
-      next_token = v2 ? Token('k', key) : key;
+    if (page > 0) {  // max-keys=0: an empty page
+      listed = ListPage(
+          objects, it, {prefix, delimiter, kind == 'p' ? marker : "", "", page},
+          [&](const std::string& key, const Object& object) {
+            contents += "<Contents>" + Element("Key", encode(key)) +
+                        Element("LastModified", IsoTime(object.modified)) +
+                        Element("ETag", object.etag) +
+                        Element("Size", std::to_string(object.size)) +
+                        Element("StorageClass", "STANDARD") + "</Contents>";
+            next_token = v2 ? Token('k', key) : key;
+          },
+          [&](const std::string& common) {
+            common_prefixes +=
+                "<CommonPrefixes>" + Element("Prefix", encode(common)) + "</CommonPrefixes>";
+            next_token = v2 ? Token('p', common) : common;
+          });
     }
   }
+  const size_t count = listed.count;
+  const bool truncated = listed.truncated;
   std::string inner = Element("Name", call.bucket) + Element("Prefix", encode(prefix)) +
                       (v2 ? Element("KeyCount", std::to_string(count))
                           : Element("Marker", encode(param("marker")))) +
