@@ -128,8 +128,12 @@ GcsClient::GcsClient(GcsClientOptions options, std::shared_ptr<gcp::GcpCredentia
   while (options_.endpoint_url.ends_with('/')) options_.endpoint_url.pop_back();
 }
 
+std::string GcsClient::ObjectsPath() const {
+  return "/storage/v1/b/" + UriEncode(options_.bucket, false) + "/o";
+}
+
 std::string GcsClient::ObjectPath(const std::string& key) const {
-  return "/storage/v1/b/" + UriEncode(options_.bucket, false) + "/o/" + UriEncode(key, false);
+  return ObjectsPath() + "/" + UriEncode(key, false);
 }
 
 ObjectResult<HttpResponse> GcsClient::Attempt(const Call& call) {
@@ -190,7 +194,7 @@ ObjectResult<HttpResponse> GcsClient::Send(const Call& call) {
 }
 
 ObjectResult<std::vector<ObjectInfo>> GcsClient::List(const std::string& prefix) {
-  const std::string path = "/storage/v1/b/" + UriEncode(options_.bucket, false) + "/o";
+  const std::string path = ObjectsPath();
   return ListEveryPage(
       "gcs", "objects.list", options_.bucket,
       [&](const std::string& token) -> ObjectResult<ListPage> {
@@ -228,9 +232,9 @@ ObjectResult<size_t> GcsClient::Delete(const std::vector<std::string>& keys) {
 }
 
 ObjectResult<bool> GcsClient::Put(const std::string& key, const std::string& body) {
-  ObjectResult<HttpResponse> response = Send(
-      {"objects.insert", "POST", "/upload/storage/v1/b/" + UriEncode(options_.bucket, false) + "/o",
-       "uploadType=media&name=" + UriEncode(key, false), body});
+  ObjectResult<HttpResponse> response =
+      Send({"objects.insert", "POST", "/upload" + ObjectsPath(),
+            "uploadType=media&name=" + UriEncode(key, false), body});
   if (!response.ok()) return response.error();
   return true;
 }

@@ -67,6 +67,7 @@ class GcsClient : public ObjectStore {
   };
   ObjectResult<HttpResponse> Send(const Call& call);
   ObjectResult<HttpResponse> Attempt(const Call& call);
+  std::string ObjectsPath() const;  // "/storage/v1/b/BUCKET/o"
   std::string ObjectPath(const std::string& key) const;
 
   GcsClientOptions options_;

@@ -36,6 +36,9 @@
 // Media is served with httplib's content provider (never compressed, Range answered 206 with
 // Content-Range) with X-Goog-Hash and X-Goog-Generation; uploads stream to files under
 // `data_dir`, so a 1 GiB object is never held in memory.
+// Limitation: an error answer (an injected fault included) to a request with a Range header is
+// sliced by httplib like any body, so a fault on a ranged read past the error's length comes back
+// as 416, which real Cloud Storage would not send: inject read faults on unranged calls.
 //
 // Errors are Google's JSON error document ({"error": {"code", "message", "errors": [{"domain",
 // "reason", "message"}]}}). Without a token the host issued: 401 `required`.

@@ -4,7 +4,7 @@
 // server's service account; the master's GC leaves what the policy keeps and `det experiment
 // delete` empties the prefix; a service account key file works too, and a checkpoint above the
 // chunk size goes up as a resumable upload and comes back whole, through a failed chunk and a
-// failed download.
+// failed listing.
 #include <gtest/gtest.h>
 
 #include "tests/fakes/fake_gce.h"
@@ -73,9 +73,10 @@ TEST_F(HarnessGcsTest, AKeyFileWorksAndLargeFilesGoUpInResumableChunks) {
   gcs_->WriteServiceAccountKey(key_file);
   fs::permissions(key_file, fs::perms(0644));  // runs of a root agent are `nobody`
   const int tokens_before = gcs_->tokens_issued();
-  // One chunk and one ranged download fail as Google's backends sometimes do: both are retried.
+  // One chunk and the restore's listing fail as Google's backends sometimes do: both are
+  // retried. (Not a ranged read: the fake's httplib would answer its error 416, sliced by Range.)
   gcs_->InjectFault("objects.insert.chunk", 503, "backendError", 1);
-  gcs_->InjectFault("objects.get", 503, "backendError", 1);
+  gcs_->InjectFault("objects.list", 503, "backendError", 1);
   RoundTripALargeCheckpoint("big", {"HARNESS_GCS_CHUNK_SIZE=4194304",
                                     "GOOGLE_APPLICATION_CREDENTIALS=" + key_file.string()});
   EXPECT_GT(gcs_->tokens_issued(), tokens_before) << "the run signed in with the key";
