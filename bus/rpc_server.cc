@@ -18,17 +18,42 @@ Result<std::string> RpcServer::Bind(const std::string& endpoint, const SocketSec
   return bus::Bind(socket_, endpoint, security);
 }
 
+RpcServer::AnswerQueue::AnswerQueue() : fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+
+RpcServer::AnswerQueue::~AnswerQueue() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void RpcServer::AnswerQueue::Post(std::string key, RpcReply reply) {
+  {
+    std::lock_guard lock(mu_);
+    answers_.emplace_back(std::move(key), std::move(reply));
+  }
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t written = write(fd_, &one, sizeof(one));
+}
+
+std::vector<std::pair<std::string, RpcReply>> RpcServer::AnswerQueue::Take() {
+  uint64_t count = 0;
+  [[maybe_unused]] ssize_t drained = read(fd_, &count, sizeof(count));
+  std::lock_guard lock(mu_);
+  return std::exchange(answers_, {});
+}
+
 RpcServer::~RpcServer() {
   workers_.reset();  // finishes what runs (its answers are dropped with the socket)
-  if (answers_fd_ >= 0) close(answers_fd_);
 }
 
 void RpcServer::RunHandlersOn(int workers) {
-  answers_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (!answers_) answers_ = std::make_shared<AnswerQueue>();
   workers_ = std::make_unique<ThreadPool>(workers);
 }
 
-void RpcServer::HandleRaw(std::string method, Handler handler) {
+void RpcServer::HandleRaw(std::string method, Handler handler, Hold hold) {
+  if (hold) {
+    if (!answers_) answers_ = std::make_shared<AnswerQueue>();
+    holds_[method] = std::move(hold);
+  }
   handlers_[std::move(method)] = std::move(handler);
 }
 
@@ -62,7 +87,8 @@ void RpcServer::Receive() {
 }
 
 void RpcServer::Run(const std::string& identity, RpcRequest request) {
-  if (!workers_) {
+  const bool held = holds_.count(request.method) > 0;
+  if (!workers_ && !held) {
     RpcReply reply = Dispatch(request);
     Remember(request.request_id, reply);
     Reply(identity, reply);
@@ -77,27 +103,35 @@ void RpcServer::Run(const std::string& identity, RpcRequest request) {
     return;
   }
   running_[key] = identity;
+  if (!workers_) {
+    Finish(request.method, key, Dispatch(request));
+    return;
+  }
   workers_->Post([this, key, request = std::move(request)] {
-    RpcReply reply = Dispatch(request);
-    {
-      std::lock_guard lock(answers_mu_);
-      answers_.emplace_back(key, std::move(reply));
+    Finish(request.method, key, Dispatch(request));
+  });
+}
+
+void RpcServer::Finish(const std::string& method, std::string key, RpcReply reply) {
+  auto hold = holds_.find(method);
+  if (hold == holds_.end() || reply.code != 0) {
+    answers_->Post(std::move(key), std::move(reply));
+    return;
+  }
+  hold->second([answers = answers_, key = std::move(key),
+                reply = std::move(reply)](const Status& stored) mutable {
+    if (!stored.ok()) {
+      reply.code = static_cast<int32_t>(stored.code());
+      reply.error = stored.message();
+      reply.body.data.clear();
     }
-    const uint64_t one = 1;
-    [[maybe_unused]] ssize_t written = write(answers_fd_, &one, sizeof(one));
+    answers->Post(std::move(key), std::move(reply));
   });
 }
 
 void RpcServer::SendAnswers() {
-  if (!workers_) return;
-  uint64_t count = 0;
-  [[maybe_unused]] ssize_t drained = read(answers_fd_, &count, sizeof(count));
-  std::vector<std::pair<std::string, RpcReply>> answers;
-  {
-    std::lock_guard lock(answers_mu_);
-    answers.swap(answers_);
-  }
-  for (const auto& [key, answer] : answers) {
+  if (!answers_) return;
+  for (const auto& [key, answer] : answers_->Take()) {
     auto running = running_.find(key);
     if (running == running_.end()) continue;
     const std::string identity = running->second;

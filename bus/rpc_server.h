@@ -53,23 +53,34 @@ class RpcServer {
   // Handlers must then be thread-safe. A request retried while it runs is not run again: its
   // answer goes to whoever asked last. Call before the first Receive().
   void RunHandlersOn(int workers);
-  // With workers: readable while answers wait to be sent. The owner polls it beside socket() and
-  // calls Receive() when either is readable; -1 without workers.
-  int answers_fd() const { return answers_fd_; }
+  // With workers or held methods: readable while answers wait to be sent. The owner polls it
+  // beside socket() and calls Receive() when either is readable; -1 otherwise.
+  int answers_fd() const { return answers_ ? answers_->fd() : -1; }
 
-  void HandleRaw(std::string method, Handler handler);
+  // Holds a method's successful answer until what it changed is durable: `hold(release)` is
+  // called right after the handler, on the handler's thread, and must arrange for `release` to be
+  // called exactly once, from any thread (a store's commit, say). Release(OK) sends the answer;
+  // any other status is sent instead of it. A failed handler is answered at once.
+  using Release = std::function<void(const Status& stored)>;
+  using Hold = std::function<void(Release release)>;
+
+  // `hold`: see Hold. Without workers the owner must poll answers_fd() for held answers.
+  void HandleRaw(std::string method, Handler handler, Hold hold = nullptr);
   // Typed registration: the method name is Req::kType; params decode as Req, replies encode Rep.
   template <Message Req, Message Rep>
-  void Handle(std::function<Result<Rep>(const RpcContext&, const Req&)> handler) {
-    HandleRaw(std::string(Req::kType),
-              [handler](const RpcContext& ctx, const Bytes& params) -> Result<std::string> {
-                Req request{};
-                if (!params.data.empty()) {
-                  DET_RETURN_IF_ERROR(DecodeInto(params.data, &request, Req::kType));
-                }
-                DET_ASSIGN_OR_RETURN(Rep reply, handler(ctx, request));
-                return Encode(reply);
-              });
+  void Handle(std::function<Result<Rep>(const RpcContext&, const Req&)> handler,
+              Hold hold = nullptr) {
+    HandleRaw(
+        std::string(Req::kType),
+        [handler](const RpcContext& ctx, const Bytes& params) -> Result<std::string> {
+          Req request{};
+          if (!params.data.empty()) {
+            DET_RETURN_IF_ERROR(DecodeInto(params.data, &request, Req::kType));
+          }
+          DET_ASSIGN_OR_RETURN(Rep reply, handler(ctx, request));
+          return Encode(reply);
+        },
+        std::move(hold));
   }
 
   void Receive();
@@ -83,12 +94,30 @@ class RpcServer {
   size_t remembered_bytes() const { return remembered_bytes_; }  // the Receive() thread
 
  private:
+  // Answers finished on other threads (workers, releases of held answers), keyed by request;
+  // shared with those threads, so a release after the server is gone is harmless.
+  class AnswerQueue {
+   public:
+    AnswerQueue();
+    ~AnswerQueue();
+    int fd() const { return fd_; }
+    void Post(std::string key, RpcReply reply);  // any thread
+    std::vector<std::pair<std::string, RpcReply>> Take();
+
+   private:
+    int fd_;
+    std::mutex mu_;
+    std::vector<std::pair<std::string, RpcReply>> answers_;
+  };
+
   RpcReply Dispatch(const RpcRequest& request);
   void Reply(const std::string& identity, const RpcReply& reply);
   void Remember(const std::string& request_id, const RpcReply& reply);
   // Runs `request` for `identity`: here, or on a worker (answered by SendAnswers()).
   void Run(const std::string& identity, RpcRequest request);
-  // Sends the answers the workers finished.
+  // Queues `reply` for SendAnswers(), once its method's hold (if any) releases it. Any thread.
+  void Finish(const std::string& method, std::string key, RpcReply reply);
+  // Sends the answers the workers finished and the holds released.
   void SendAnswers();
 
   zmq::socket_t socket_;
@@ -96,18 +125,18 @@ class RpcServer {
   const Clock& clock_;
   DropLog drops_;
   std::map<std::string, Handler, std::less<>> handlers_;
+  std::map<std::string, Hold, std::less<>> holds_;  // by method; read-only once serving
   std::unordered_map<std::string, RpcReply> replies_;
   std::deque<std::string> reply_order_;
   size_t remembered_bytes_ = 0;
   std::atomic<uint64_t> handled_{0};
   std::vector<zmq::message_t> frames_;
-  // With workers: requests running (by id → the identity that asked last) and finished answers.
+  // With workers or holds: requests running or held (by id → the identity that asked last) and
+  // the answers that are ready.
   std::unique_ptr<ThreadPool> workers_;
-  int answers_fd_ = -1;
+  std::shared_ptr<AnswerQueue> answers_;
   std::unordered_map<std::string, std::string> running_;  // by request id (or a key of its own)
   uint64_t unnamed_ = 0;
-  std::mutex answers_mu_;
-  std::vector<std::pair<std::string, RpcReply>> answers_;  // (key, answer)
 };
 
 }  // namespace det::bus

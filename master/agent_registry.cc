@@ -57,6 +57,16 @@ AgentRegistry::AgentRegistry(zmq::context_t& context, const Clock& clock,
   HandleQueries();
 }
 
+bus::RpcServer::Hold AgentRegistry::UntilStored() {
+  return [this](bus::RpcServer::Release release) {
+    store_.AfterCommit([release = std::move(release)](const Status& stored) {
+      release(stored.ok() ? stored
+                          : Unavailable("accepted, but not stored: " + stored.message() +
+                                        "; a restarted master would not know of it"));
+    });
+  };
+}
+
 void AgentRegistry::HandleQueries() {
   using bus::RpcContext;
   queries_.Handle<bus::AgentListRequest, bus::AgentList>(
@@ -77,13 +87,15 @@ void AgentRegistry::HandleQueries() {
                              ParseIndexRanges(r.array, bus::CommandRunRequest::kMaxArrayTasks));
         DET_ASSIGN_OR_RETURN(std::string id, tasks_.SubmitArray(SpecOf(r), indices, NowNs()));
         return bus::CommandRunReply{id, static_cast<int64_t>(indices.size())};
-      });
+      },
+      UntilStored());
   queries_.Handle<bus::TaskSubmitRequest, bus::CommandRunReply>(
       [this](const RpcContext&, const bus::TaskSubmitRequest& r) -> Result<bus::CommandRunReply> {
         DET_ASSIGN_OR_RETURN(std::string id,
                              tasks_.Submit(SpecOf(r.spec), NowNs(), {r.task_id, r.type, r.job_id}));
         return bus::CommandRunReply{id};
-      });
+      },
+      UntilStored());
   queries_.Handle<bus::JobListRequest, bus::JobList>(
       [this](const RpcContext&, const bus::JobListRequest& r) -> Result<bus::JobList> {
         return bus::JobList{tasks_.Jobs(r.resource_pool)};
@@ -92,7 +104,8 @@ void AgentRegistry::HandleQueries() {
       [this](const RpcContext&, const bus::JobUpdateRequest& r) -> Result<bus::JobUpdateReply> {
         DET_ASSIGN_OR_RETURN(bus::JobSummary job, tasks_.UpdateJob(r));
         return bus::JobUpdateReply{std::move(job)};
-      });
+      },
+      UntilStored());
   queries_.Handle<bus::TaskListRequest, bus::TaskList>(
       [this](const RpcContext&, const bus::TaskListRequest& r) -> Result<bus::TaskList> {
         bus::TaskList some;
@@ -135,7 +148,8 @@ void AgentRegistry::HandleQueries() {
         }
         DET_ASSIGN_OR_RETURN(int64_t stopped, tasks_.KillArray(r.task_id, NowNs()));
         return bus::TaskKillReply{"", stopped};
-      });
+      },
+      UntilStored());
 }
 
 AgentRegistry::~AgentRegistry() { Stop(); }
@@ -201,11 +215,12 @@ void AgentRegistry::Run() {
   while (!stop_) {
     zmq::pollitem_t items[] = {{channel_.socket().handle(), 0, ZMQ_POLLIN, 0},
                                {queries_.socket().handle(), 0, ZMQ_POLLIN, 0},
-                               {publisher_.socket().handle(), 0, ZMQ_POLLIN, 0}};
-    bus::Poll(items, 3, kTimerInterval);
+                               {publisher_.socket().handle(), 0, ZMQ_POLLIN, 0},
+                               {nullptr, queries_.answers_fd(), ZMQ_POLLIN, 0}};
+    bus::Poll(items, 4, kTimerInterval);
     events.clear();
     if (items[0].revents & ZMQ_POLLIN) channel_.Receive(&events);
-    if (items[1].revents & ZMQ_POLLIN) queries_.Receive();
+    if ((items[1].revents | items[3].revents) & ZMQ_POLLIN) queries_.Receive();
     publisher_.Pump();
     // Timers walk every session and agent: at most once per interval, however busy the socket.
     const bool timers_due = clock_.Now() >= next_timers_;

@@ -69,6 +69,9 @@ class AgentRegistry : private TaskManager::Listener {
 
   void Run();
   void HandleQueries();
+  // For the methods that change tasks: their answer waits until the store has committed what
+  // they changed, so that nothing acknowledged is lost if the master dies the moment after.
+  bus::RpcServer::Hold UntilStored();
   void OnChannelEvent(bus::AgentChannelServer::Event& event);
   void OnAgentMessage(const std::string& agent_id, const bus::Envelope& message);
   // An agent that says it is leaving is forgotten at once when it holds no work.

@@ -33,6 +33,8 @@ void Store::EnqueueLogs(std::string agent_id, bus::WorkloadLogs logs) {
 
 void Store::EnqueueNotice(Notice notice) { Push(std::move(notice)); }
 
+void Store::AfterCommit(Committed done) { Push(std::move(done)); }
+
 std::vector<Store::Notice> Store::TakeNotices() {
   std::lock_guard lock(mu_);
   return std::exchange(notices_, {});
@@ -61,6 +63,11 @@ void Store::Run() {
         continue;
       }
       failed |= !WriteLogs(logs);
+      if (auto* done = std::get_if<Committed>(&item)) {
+        (*done)(failed ? Unavailable("the database did not take the change (see the master's log)")
+                       : Status::Ok());
+        continue;
+      }
       if (!failed) {
         std::lock_guard notice_lock(mu_);
         notices_.push_back(std::move(std::get<Notice>(item)));

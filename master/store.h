@@ -46,6 +46,10 @@ class Store {
   void EnqueueLogs(std::string agent_id, bus::WorkloadLogs logs);
   // Lists `notice` in TakeNotices() once everything queued before it is committed.
   void EnqueueNotice(Notice notice);
+  // Calls `done` on the store's thread once everything queued before it is committed (OK), or
+  // once a write of it failed (the error). `done` must be quick: the writes wait for it.
+  using Committed = std::function<void(const Status& stored)>;
+  void AfterCommit(Committed done);
   std::vector<Notice> TakeNotices();
 
  private:
@@ -53,7 +57,7 @@ class Store {
     std::string agent_id;
     bus::WorkloadLogs logs;
   };
-  using Item = std::variant<Op, Logs, Notice>;
+  using Item = std::variant<Op, Logs, Notice, Committed>;
 
   void Push(Item item);
   void Run();

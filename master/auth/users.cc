@@ -149,6 +149,7 @@ Result<Principal> Users::Authenticate(const std::string& token) {
   }
   Principal principal{user->id, user->username, user->admin};
   Remember(hash, principal, now, generation);
+  RememberAccount(user->id, user->agent_account, now, generation);
   return principal;
 }
 
@@ -249,12 +250,22 @@ Result<bus::UserReply> Users::Update(const Principal& caller,
 }
 
 Result<std::optional<bus::AgentUserGroup>> Users::AgentAccount(int64_t user_id) {
+  const int64_t now = NowNs();
+  {
+    std::lock_guard lock(mu_);
+    auto cached = accounts_.find(user_id);
+    if (cached != accounts_.end() && cached->second.valid_until_ns > now) {
+      return cached->second.account;
+    }
+  }
+  const uint64_t generation = generation_.load();
   std::optional<bus::AgentUserGroup> account;
   DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
     DET_ASSIGN_OR_RETURN(storage::UserRecord user, storage::FindUserById(tx, user_id));
     account = user.agent_account;
     return Status::Ok();
   }));
+  RememberAccount(user_id, account, now, generation);
   return account;
 }
 
@@ -354,10 +365,19 @@ void Users::Remember(const std::string& token_hash, const Principal& principal, 
   cache_[token_hash] = {principal, now_ns + kCacheNs};
 }
 
+void Users::RememberAccount(int64_t user_id, const std::optional<bus::AgentUserGroup>& account,
+                            int64_t now_ns, uint64_t generation) {
+  std::lock_guard lock(mu_);
+  if (generation != generation_.load()) return;
+  if (accounts_.size() >= kMaxCached) accounts_.clear();
+  accounts_[user_id] = {account, now_ns + kCacheNs};
+}
+
 void Users::ForgetAll() {
   std::lock_guard lock(mu_);
   ++generation_;
   cache_.clear();
+  accounts_.clear();
 }
 
 Status RequireAdmin(const Principal& caller, const std::string& what) {

@@ -68,7 +68,8 @@ class Users {
   // Activates, deactivates, changes admin rights or links the user to an account on agents
   // (admins only).
   Result<bus::UserReply> Update(const Principal& caller, const bus::UserUpdateRequest& request);
-  // The account on agents the user is linked to; nullopt when not linked.
+  // The account on agents the user is linked to; nullopt when not linked. Cached as tokens are
+  // (a task submission asks each time).
   Result<std::optional<bus::AgentUserGroup>> AgentAccount(int64_t user_id);
 
   Result<bus::TokenCreateReply> CreateToken(const Principal& caller,
@@ -82,19 +83,26 @@ class Users {
     Principal principal;
     int64_t valid_until_ns = 0;
   };
+  struct CachedAccount {
+    std::optional<bus::AgentUserGroup> account;
+    int64_t valid_until_ns = 0;
+  };
   int64_t NowNs() const { return UnixNanos(clock_.WallNow()); }
   std::optional<Principal> FromCache(const std::string& token_hash, int64_t now_ns);
   // Caches what was read from the database unless something changed since `generation`.
   void Remember(const std::string& token_hash, const Principal& principal, int64_t now_ns,
                 uint64_t generation);
+  void RememberAccount(int64_t user_id, const std::optional<bus::AgentUserGroup>& account,
+                       int64_t now_ns, uint64_t generation);
   void ForgetAll();
 
   storage::Database& database_;
   const Clock& clock_;
   UsersConfig config_;
-  std::mutex mu_;  // guards cache_
+  std::mutex mu_;  // guards cache_ and accounts_
   std::unordered_map<std::string, Cached> cache_;
-  std::atomic<uint64_t> generation_{0};  // bumped by every change
+  std::unordered_map<int64_t, CachedAccount> accounts_;  // by user id
+  std::atomic<uint64_t> generation_{0};                  // bumped by every change
 };
 
 // The password rule: at least 8 characters. InvalidArgument naming `field` otherwise.

@@ -87,6 +87,9 @@ TEST_F(AgentAccountTest, TasksRunAsTheirSubmittersAccountAndReadNothingOfRoot) {
   const std::string secret = (dir_ / "secret").string();
   std::ofstream(secret) << "the cluster's secret\n";
   std::filesystem::permissions(secret, std::filesystem::perms(0600));
+  // A task before the link reads (and the master caches) alice's account: none, so nobody's.
+  const std::string before = RunToEnd("alice", kAlicesPassword, "echo before=$(id -u)");
+  EXPECT_NE(before.find("before=65534"), std::string::npos) << before;
 
   const std::string linked =
       Det("user link-with-agent-user alice --agent-uid 4242 --agent-gid 4243 --agent-user alice "

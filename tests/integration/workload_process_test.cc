@@ -221,6 +221,37 @@ TEST_F(WorkloadProcessTest, MasterKilledMidRunAndRestartedLosesNoTaskAndNoLogLin
       << "the restarted master must have taken the tasks over: " << Log("master2.log");
 }
 
+// A submission is answered only once it is stored: a master killed the moment after it answered
+// still has every task it acknowledged when it comes back. The array before the last command
+// gives the store a backlog (2,000 rows), so an answer sent before its commit would be lost.
+TEST_F(WorkloadProcessTest, EveryAcknowledgedSubmissionSurvivesAKillRightAfterItsAnswer) {
+  const std::string env = "DET_USER=admin DET_PASS=" + std::string(testing::kAdminPassword) +
+                          " DET_AUTH_FILE=" + (dir_ / "auth-admin.json").string();
+  ASSERT_NE(Det("master info").find("version:"), std::string::npos);  // logged in before the race
+  const std::string out =
+      testing::Shell(DetCommand(env, "--json cmd run --array 1-2000 'sleep 600'") + "; " +
+                     DetCommand(env, "--json cmd run 'sleep 600'") + "; kill -9 " +
+                     std::to_string(master_->pid()));
+  std::stringstream lines(out);
+  std::string array_line, command_line;
+  std::getline(lines, array_line);
+  std::getline(lines, command_line);
+  auto array = nlohmann::json::parse(array_line, nullptr, false);
+  auto command = nlohmann::json::parse(command_line, nullptr, false);
+  ASSERT_TRUE(array.is_object() && command.is_object()) << out;
+  RestartMaster();
+  auto found = nlohmann::json::parse(Det("--json task list"), nullptr, false);
+  ASSERT_TRUE(found.is_array()) << Log("master2.log");
+  std::set<std::string> ids;
+  for (const auto& task : found) ids.insert(task.value("id", ""));
+  EXPECT_TRUE(ids.count(command.value("task_id", ""))) << "the acknowledged command is lost";
+  for (int index : {1, 1000, 2000}) {
+    const std::string id = array.value("task_id", "") + "_" + std::to_string(index);
+    EXPECT_TRUE(ids.count(id)) << "acknowledged array task " << id << " is lost";
+  }
+  EXPECT_EQ(ids.size(), 2001u) << Log("master2.log");
+}
+
 TEST_F(WorkloadProcessTest, BadRequestsAreRefusedWithTheReason) {
   EXPECT_NE(Det("cmd run ''").find("entrypoint is empty"), std::string::npos);
   EXPECT_NE(Det("cmd run --slots -2 true").find("slots must be 0 or more"), std::string::npos);

@@ -141,6 +141,18 @@ TEST_P(RpcTest, NoServerGivesUnavailableAfterAllAttempts) {
 
 INSTANTIATE_TEST_SUITE_P(Transports, RpcTest, ::testing::Values("inproc", "tcp"));
 
+// Serves `server` on a thread of its own until `stop`, sending answers finished elsewhere too.
+std::thread ServeAnswersToo(RpcServer& server, const std::atomic<bool>& stop) {
+  return std::thread([&server, &stop] {
+    while (!stop) {
+      zmq::pollitem_t items[] = {{server.socket().handle(), 0, ZMQ_POLLIN, 0},
+                                 {nullptr, server.answers_fd(), ZMQ_POLLIN, 0}};
+      Poll(items, 2, 10ms);
+      if ((items[0].revents | items[1].revents) & ZMQ_POLLIN) server.Receive();
+    }
+  });
+}
+
 // An RpcServer whose handlers run on worker threads: AgentPing "slow" takes `slow_for`.
 class WorkerServer {
  public:
@@ -154,14 +166,7 @@ class WorkerServer {
           return AgentEcho{ping.nonce};
         });
     bound = *server_.Bind("tcp://127.0.0.1:0", {});
-    thread_ = std::thread([this] {
-      while (!stop_) {
-        zmq::pollitem_t items[] = {{server_.socket().handle(), 0, ZMQ_POLLIN, 0},
-                                   {nullptr, server_.answers_fd(), ZMQ_POLLIN, 0}};
-        Poll(items, 2, 10ms);
-        if ((items[0].revents | items[1].revents) & ZMQ_POLLIN) server_.Receive();
-      }
-    });
+    thread_ = ServeAnswersToo(server_, stop_);
   }
   ~WorkerServer() {
     stop_ = true;
@@ -204,6 +209,101 @@ TEST(RpcWorkersTest, ARetryWhileTheMethodRunsGetsItsAnswerWithoutASecondRun) {
   EXPECT_EQ(echo->nonce, "slow");
   EXPECT_EQ(client.attempts_made(), 2);
   EXPECT_EQ(server.executions.load(), 1);
+}
+
+// An RpcServer without workers whose AgentPing answers are held until the test releases them;
+// AgentPing "bad" fails in its handler.
+class HeldServer {
+ public:
+  explicit HeldServer(zmq::context_t& context) : server_(context, "test", RealClock::Instance()) {
+    server_.Handle<AgentPing, AgentEcho>(
+        [this](const RpcContext&, const AgentPing& ping) -> Result<AgentEcho> {
+          ++executions;
+          if (ping.nonce == "bad") return InvalidArgument("bad ping");
+          return AgentEcho{ping.nonce};
+        },
+        [this](RpcServer::Release release) {
+          std::lock_guard lock(mu_);
+          held_.push_back(std::move(release));
+        });
+    bound = *server_.Bind("tcp://127.0.0.1:0", {});
+    thread_ = ServeAnswersToo(server_, stop_);
+  }
+  ~HeldServer() {
+    stop_ = true;
+    thread_.join();
+  }
+  size_t held() {
+    std::lock_guard lock(mu_);
+    return held_.size();
+  }
+  // Releases every held answer with `stored`, from this (another) thread.
+  void ReleaseAll(const Status& stored) {
+    std::vector<RpcServer::Release> held;
+    {
+      std::lock_guard lock(mu_);
+      held.swap(held_);
+    }
+    for (auto& release : held) release(stored);
+  }
+  std::string bound;
+  std::atomic<int> executions{0};
+
+ private:
+  std::mutex mu_;
+  std::vector<RpcServer::Release> held_;  // guarded by mu_
+  RpcServer server_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST(RpcHoldTest, AHeldAnswerWaitsForItsReleaseAndARetryGetsItWithoutASecondRun) {
+  zmq::context_t context;
+  HeldServer server(context);
+  std::atomic<bool> released{false};
+  std::atomic<bool> answered_before_release{false};
+  std::thread caller([&] {
+    // The first attempt times out while the answer is held; the retry comes on a fresh socket.
+    RpcClient client(context, server.bound, {}, RpcClientConfig{300ms, 3});
+    auto echo = client.Call<AgentPing, AgentEcho>(AgentPing{"kept"});
+    answered_before_release = !released;
+    ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+    EXPECT_EQ(echo->nonce, "kept");
+    EXPECT_EQ(client.attempts_made(), 2);
+  });
+  std::this_thread::sleep_for(450ms);  // the first attempt gave up; the retry waits
+  EXPECT_EQ(server.held(), 1u) << "one run, one hold, however often it is asked";
+  released = true;
+  server.ReleaseAll(Status::Ok());
+  caller.join();
+  EXPECT_FALSE(answered_before_release);
+  EXPECT_EQ(server.executions.load(), 1);
+}
+
+TEST(RpcHoldTest, AFailedReleaseIsSentInsteadOfTheAnswer) {
+  zmq::context_t context;
+  HeldServer server(context);
+  std::thread releaser([&] {
+    while (server.held() == 0) std::this_thread::sleep_for(5ms);
+    server.ReleaseAll(Unavailable("not stored: the disk is full"));
+  });
+  RpcClient client(context, server.bound, {}, RpcClientConfig{5s, 1});
+  auto echo = client.Call<AgentPing, AgentEcho>(AgentPing{"lost"});
+  releaser.join();
+  ASSERT_FALSE(echo.ok());
+  EXPECT_EQ(echo.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(echo.status().message().find("the disk is full"), std::string::npos)
+      << echo.status().ToString();
+}
+
+TEST(RpcHoldTest, AFailedHandlerIsAnsweredAtOnceAndHoldsNothing) {
+  zmq::context_t context;
+  HeldServer server(context);
+  RpcClient client(context, server.bound, {}, RpcClientConfig{5s, 1});
+  auto echo = client.Call<AgentPing, AgentEcho>(AgentPing{"bad"});
+  ASSERT_FALSE(echo.ok());
+  EXPECT_EQ(echo.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(server.held(), 0u);
 }
 
 }  // namespace
