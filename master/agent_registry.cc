@@ -138,7 +138,8 @@ void AgentRegistry::HandleQueries() {
       [this](const RpcContext&, const bus::TaskEnvSetRequest& r) -> Result<bus::TaskEnvSetReply> {
         DET_RETURN_IF_ERROR(tasks_.SetEnv(r.task_id, r.name, r.value));
         return bus::TaskEnvSetReply{};
-      });
+      },
+      UntilStored());
   queries_.Handle<bus::TaskKillRequest, bus::TaskKillReply>(
       [this](const RpcContext&, const bus::TaskKillRequest& r) -> Result<bus::TaskKillReply> {
         Result<std::string> state = tasks_.Kill(r.task_id, NowNs());

@@ -87,11 +87,11 @@ std::unique_ptr<bus::RpcClient> Api::TakeClient(Owner owner) {
     }
   }
   const bool registry = owner == Owner::kRegistry;
-  // The registry answers from memory; the experiment service may wait on PostgreSQL.
+  // Both may wait on PostgreSQL: the registry answers a change of tasks once it is stored (an
+  // array of 10,000 rows, behind whatever the store had queued).
   return std::make_unique<bus::RpcClient>(
       context_, registry ? kRegistryEndpoint : kExperimentsEndpoint, bus::SocketSecurity{},
-      bus::RpcClientConfig{.timeout = registry ? std::chrono::seconds(2) : std::chrono::seconds(30),
-                           .attempts = 1},
+      bus::RpcClientConfig{.timeout = std::chrono::seconds(30), .attempts = 1},
       bus::SocketLimits{.max_message_bytes = max_message_bytes_});
 }
 

@@ -96,7 +96,7 @@ struct Forwarded<bus::TrialGetRequest>
 // task logs and master.info are answered here.
 //
 // Thread-safe: any thread may call; each call blocks until its answer (PostgreSQL, or the owner's
-// reply: up to 2 s for the registry, 30 s for the experiment service).
+// reply: up to 30 s; the registry's changes of tasks are answered once stored).
 class Api {
  public:
   // `database`, `users` and `context` outlive the api.

@@ -93,8 +93,10 @@ ExperimentService::ExperimentService(zmq::context_t& context, const Clock& clock
       db_(std::move(db), 1),
       launch_(std::move(launch)),
       server_(context, "experiments", clock, bus::SocketLimits{.max_message_bytes = 128 << 20}),
+      // A submit is answered once stored, behind whatever the store had queued; a retry of one
+      // still held gets its answer when it comes.
       registry_(context, AgentRegistry::kQueryEndpoint, {},
-                bus::RpcClientConfig{.timeout = std::chrono::seconds(2), .attempts = 3}),
+                bus::RpcClientConfig{.timeout = std::chrono::seconds(10), .attempts = 3}),
       tasks_(context, "master-experiments", std::move(events), {}, clock, {"task.state"}) {
   HandleRequests();
 }
@@ -565,6 +567,9 @@ void ExperimentService::SubmitRun(const Trial& trial) {
                         run_as.status().WithContext("cannot read the owner's account on agents"));
   if (!submitted.ok()) {
     spdlog::error("trial {}: cannot submit its run: {}", trial.id, submitted.status().message());
+    // It may have been taken without its answer reaching us: no run goes on with no trial.
+    (void)registry_.Call<bus::TaskKillRequest, bus::TaskKillReply>(
+        bus::TaskKillRequest{trial.TaskId()});
     ended_.push_back({trial.experiment_id,
                       trial.id,
                       {-1, std::string(bus::kFailureStartFailed), submitted.status().message()}});

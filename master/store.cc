@@ -41,6 +41,7 @@ std::vector<Store::Notice> Store::TakeNotices() {
 }
 
 void Store::Run() {
+  bool ops_failed = false;  // a write of ops since the last AfterCommit failed (across batches)
   std::unique_lock lock(mu_);
   while (true) {
     wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
@@ -56,7 +57,9 @@ void Store::Run() {
         ops.push_back(std::move(*op));
         continue;
       }
-      failed |= !WriteOps(ops);  // everything queued before goes first
+      const bool ops_written = WriteOps(ops);  // everything queued before goes first
+      failed |= !ops_written;
+      ops_failed |= !ops_written;
       if (auto* batch = std::get_if<Logs>(&item)) {
         logs.push_back(batch);
         if (logs.size() == kLogBatchesPerTransaction) failed |= !WriteLogs(logs);
@@ -64,8 +67,10 @@ void Store::Run() {
       }
       failed |= !WriteLogs(logs);
       if (auto* done = std::get_if<Committed>(&item)) {
-        (*done)(failed ? Unavailable("the database did not take the change (see the master's log)")
-                       : Status::Ok());
+        (*done)(ops_failed
+                    ? Unavailable("the database did not take the change (see the master's log)")
+                    : Status::Ok());
+        ops_failed = false;
         continue;
       }
       if (!failed) {
@@ -74,7 +79,7 @@ void Store::Run() {
       }
     }
     WriteLogs(logs);
-    WriteOps(ops);
+    ops_failed |= !WriteOps(ops);
     lock.lock();
   }
 }

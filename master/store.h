@@ -46,8 +46,9 @@ class Store {
   void EnqueueLogs(std::string agent_id, bus::WorkloadLogs logs);
   // Lists `notice` in TakeNotices() once everything queued before it is committed.
   void EnqueueNotice(Notice notice);
-  // Calls `done` on the store's thread once everything queued before it is committed (OK), or
-  // once a write of it failed (the error). `done` must be quick: the writes wait for it.
+  // Calls `done` on the store's thread once the ops queued before it are committed (OK), or once
+  // a write of those queued since the previous AfterCommit failed (the error; log batches are
+  // their senders' to resend). `done` must be quick: the writes wait for it.
   using Committed = std::function<void(const Status& stored)>;
   void AfterCommit(Committed done);
   std::vector<Notice> TakeNotices();

@@ -262,21 +262,25 @@ TEST(RpcHoldTest, AHeldAnswerWaitsForItsReleaseAndARetryGetsItWithoutASecondRun)
   HeldServer server(context);
   std::atomic<bool> released{false};
   std::atomic<bool> answered_before_release{false};
+  std::atomic<int> attempts{0};
   std::thread caller([&] {
-    // The first attempt times out while the answer is held; the retry comes on a fresh socket.
-    RpcClient client(context, server.bound, {}, RpcClientConfig{300ms, 3});
+    // Attempts time out while the answer is held; each retry comes on a fresh socket.
+    RpcClient client(context, server.bound, {}, RpcClientConfig{200ms, 50});
     auto echo = client.Call<AgentPing, AgentEcho>(AgentPing{"kept"});
     answered_before_release = !released;
+    attempts = client.attempts_made();
     ASSERT_TRUE(echo.ok()) << echo.status().ToString();
     EXPECT_EQ(echo->nonce, "kept");
-    EXPECT_EQ(client.attempts_made(), 2);
   });
-  std::this_thread::sleep_for(450ms);  // the first attempt gave up; the retry waits
+  // Held past a first attempt's limit, so that a retry is what gets the answer.
+  for (int i = 0; i < 500 && server.held() == 0; ++i) std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(500ms);
   EXPECT_EQ(server.held(), 1u) << "one run, one hold, however often it is asked";
   released = true;
   server.ReleaseAll(Status::Ok());
   caller.join();
   EXPECT_FALSE(answered_before_release);
+  EXPECT_GE(attempts.load(), 2);
   EXPECT_EQ(server.executions.load(), 1);
 }
 
