@@ -87,8 +87,9 @@ void RpcServer::Receive() {
 }
 
 void RpcServer::Run(const std::string& identity, RpcRequest request) {
-  const bool held = holds_.count(request.method) > 0;
-  if (!workers_ && !held) {
+  auto found = holds_.find(request.method);
+  const Hold* hold = found == holds_.end() ? nullptr : &found->second;
+  if (!workers_ && !hold) {
     RpcReply reply = Dispatch(request);
     Remember(request.request_id, reply);
     Reply(identity, reply);
@@ -104,22 +105,20 @@ void RpcServer::Run(const std::string& identity, RpcRequest request) {
   }
   running_[key] = identity;
   if (!workers_) {
-    Finish(request.method, key, Dispatch(request));
+    Finish(hold, key, Dispatch(request));
     return;
   }
-  workers_->Post([this, key, request = std::move(request)] {
-    Finish(request.method, key, Dispatch(request));
-  });
+  workers_->Post(
+      [this, hold, key, request = std::move(request)] { Finish(hold, key, Dispatch(request)); });
 }
 
-void RpcServer::Finish(const std::string& method, std::string key, RpcReply reply) {
-  auto hold = holds_.find(method);
-  if (hold == holds_.end() || reply.code != 0) {
+void RpcServer::Finish(const Hold* hold, std::string key, RpcReply reply) {
+  if (!hold || reply.code != 0) {
     answers_->Post(std::move(key), std::move(reply));
     return;
   }
-  hold->second([answers = answers_, key = std::move(key),
-                reply = std::move(reply)](const Status& stored) mutable {
+  (*hold)([answers = answers_, key = std::move(key),
+           reply = std::move(reply)](const Status& stored) mutable {
     if (!stored.ok()) {
       reply.code = static_cast<int32_t>(stored.code());
       reply.error = stored.message();

@@ -115,8 +115,8 @@ class RpcServer {
   void Remember(const std::string& request_id, const RpcReply& reply);
   // Runs `request` for `identity`: here, or on a worker (answered by SendAnswers()).
   void Run(const std::string& identity, RpcRequest request);
-  // Queues `reply` for SendAnswers(), once its method's hold (if any) releases it. Any thread.
-  void Finish(const std::string& method, std::string key, RpcReply reply);
+  // Queues `reply` for SendAnswers(), once `hold` (its method's, if any) releases it. Any thread.
+  void Finish(const Hold* hold, std::string key, RpcReply reply);
   // Sends the answers the workers finished and the holds released.
   void SendAnswers();
 
