@@ -230,6 +230,38 @@ Result<bus::TrialMetricsReply> Api::TrialMetrics(const auth::Principal&,
   return reply;
 }
 
+Result<Api::MetricSeriesAnswer> Api::MetricSeries(const auth::Principal&,
+                                                  const MetricSeriesQuery& query) {
+  DET_RETURN_IF_ERROR(CheckMetricGroup(query.kind, "group"));
+  if (query.names.size() > kMaxSeriesNames) {
+    return InvalidArgument("metric names: " + std::to_string(query.names.size()) +
+                           " asked for, at most " + std::to_string(kMaxSeriesNames));
+  }
+  if (query.trial_ids.size() > kMaxSeriesTrials) {
+    return InvalidArgument("trial_ids: " + std::to_string(query.trial_ids.size()) +
+                           " asked for, at most " + std::to_string(kMaxSeriesTrials));
+  }
+  MetricSeriesAnswer answer;
+  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
+    answer = {};
+    if (query.experiment_id > 0) {
+      DET_RETURN_IF_ERROR(storage::GetExperiment(tx, query.experiment_id).status());
+      for (const auto& trial : storage::ListTrials(tx, query.experiment_id)) {
+        if (answer.trial_ids.size() == kMaxSeriesTrials) break;
+        answer.trial_ids.push_back(trial.id);
+      }
+    } else {
+      for (int64_t id : query.trial_ids) DET_RETURN_IF_ERROR(storage::GetTrial(tx, id).status());
+      answer.trial_ids = query.trial_ids;
+    }
+    answer.names = storage::ReadMetricNames(tx, answer.trial_ids);
+    DET_ASSIGN_OR_RETURN(answer.series, storage::ReadMetricSeries(tx, answer.trial_ids, query.kind,
+                                                                  query.names, query.max_points));
+    return Status::Ok();
+  }));
+  return answer;
+}
+
 Result<bus::TaskCleanupLogsReply> Api::CleanupLogs(const auth::Principal& caller) {
   DET_RETURN_IF_ERROR(Allow(caller, Access::kAdmin, bus::TaskCleanupLogsRequest::kType));
   if (!retention_) return Unavailable("log retention is not running");

@@ -22,6 +22,7 @@
 #include "master/prometheus.h"
 #include "master/resource_config.h"
 #include "storage/database.h"
+#include "storage/metric_series.h"
 
 namespace det::master {
 
@@ -152,6 +153,26 @@ class Api {
   // A trial's metrics by step (PostgreSQL); NotFound for an unknown trial.
   Result<bus::TrialMetricsReply> TrialMetrics(const auth::Principal& caller,
                                               const bus::TrialMetricsRequest& request);
+  // Curves of a few named metrics of many trials at once, for charts that overlay them
+  // (storage::ReadMetricSeries): all of an experiment's trials (NotFound for an unknown
+  // experiment), or the trials listed (NotFound for an unknown one), with the metric names
+  // their latest points offer.
+  struct MetricSeriesQuery {
+    int64_t experiment_id = 0;  // > 0: its trials; else trial_ids
+    std::vector<int64_t> trial_ids;
+    std::string kind = "validation";
+    std::vector<std::string> names;  // none: only the names are read
+    int max_points = 200;
+  };
+  static constexpr size_t kMaxSeriesTrials = 5000;
+  static constexpr size_t kMaxSeriesNames = 16;
+  struct MetricSeriesAnswer {
+    std::vector<int64_t> trial_ids;  // the trials read, by id
+    storage::MetricNames names;
+    std::vector<storage::MetricSeries> series;
+  };
+  Result<MetricSeriesAnswer> MetricSeries(const auth::Principal& caller,
+                                          const MetricSeriesQuery& query);
   // The autoscaler's instances and decisions, as the master stored them.
   Result<bus::InstanceList> Instances(const auth::Principal& caller,
                                       const bus::InstanceListRequest& request);

@@ -3,6 +3,7 @@
 #include "master/http/autoscaler_routes.h"
 #include "master/http/cluster_routes.h"
 #include "master/http/experiment_routes.h"
+#include "master/http/metric_series_routes.h"
 #include "master/http/master_routes.h"
 #include "master/http/user_routes.h"
 
@@ -16,6 +17,7 @@ constexpr auto kHousekeeping = std::chrono::milliseconds(50);
 
 void RouteEverything(Router& router, Api& api, TrialRoutes& trial, AnswerCache* cache) {
   RouteExperimentApi(router, api, cache);
+  RouteMetricSeries(router, api);
   RouteUserApi(router, api.users());
   RouteMasterApi(router, api);
   RouteClusterApi(router, api, cache);

@@ -62,6 +62,49 @@ class ExperimentProcessTest : public testing::ExperimentFixture {
                   }).ok());
     return trials;
   }
+  // The REST reads that overlay many trials' curves (the WebUI's experiment and compare pages)
+  // give each trial's stored validation losses.
+  void ExpectOverlaysShowEveryTrialsStoredLosses(int64_t experiment_id) {
+    std::map<int64_t, std::map<int64_t, double>> stored;
+    for (auto& [trial, losses] : ValidationLossesInRunOrder(experiment_id)) stored[trial] = losses;
+    testing::RestClient rest(std::stoi(rest_port_));
+    const std::string token = rest.Login("admin", testing::kAdminPassword);
+    const std::string path =
+        "/api/v1/experiments/" + std::to_string(experiment_id) + "/metrics-series";
+    auto overlay = rest.Send("GET", path + "?name=validation_loss&max_points=1000", token);
+    ASSERT_EQ(overlay.status, 200) << overlay.text;
+    const auto& names = overlay.body["names"]["validation"];
+    EXPECT_NE(std::find(names.begin(), names.end(), "validation_loss"), names.end())
+        << overlay.text;
+    ASSERT_EQ(overlay.body["series"].size(), stored.size()) << overlay.text;
+    for (const auto& s : overlay.body["series"]) {
+      std::map<int64_t, double> shown;
+      for (size_t i = 0; i < s["steps"].size(); ++i) shown[s["steps"][i]] = s["values"][i];
+      EXPECT_EQ(shown, stored[s["trial_id"].get<int64_t>()]) << s.dump();
+    }
+    EXPECT_EQ(rest.Send("GET", path + "?name=validation_loss&group=Bad-Group", token).status, 400);
+    EXPECT_EQ(rest.Send("GET", "/api/v1/experiments/99999999/metrics-series", token).status, 404);
+
+    // Determined's CompareTrials for two of them.
+    const int64_t first = stored.begin()->first, second = std::next(stored.begin())->first;
+    auto compared = rest.Send("GET",
+                              "/api/v1/trials/time-series?trial_ids=" + std::to_string(second) +
+                                  "&trial_ids=" + std::to_string(first) +
+                                  "&metric_names=validation_loss&max_datapoints=100",
+                              token);
+    ASSERT_EQ(compared.status, 200) << compared.text;
+    ASSERT_EQ(compared.body["trials"].size(), 2u) << compared.text;
+    EXPECT_EQ(compared.body["trials"][0]["trial"]["id"], second) << compared.text;
+    const auto& metrics = compared.body["trials"][1]["metrics"][0];
+    EXPECT_EQ(metrics["group"], "validation");
+    std::map<int64_t, double> shown;
+    for (const auto& point : metrics["data"]) {
+      shown[point["batches"]] = point["values"]["validation_loss"];
+    }
+    EXPECT_EQ(shown, stored[first]) << compared.text;
+    EXPECT_EQ(rest.Send("GET", "/api/v1/trials/time-series?trial_ids=99999999", token).status, 404);
+    EXPECT_EQ(rest.Send("GET", "/api/v1/trials/time-series?trial_ids=x", token).status, 400);
+  }
   // The token the master gives run `run` of the trial (signed with the cluster's stored secret).
   std::string RunToken(int64_t trial_id, int run) {
     storage::Database db(db_, 1);
@@ -373,6 +416,7 @@ TEST_F(ExperimentProcessTest, AdaptiveAshaExampleContinuesExactlyTheTrialsAshasR
   }
   EXPECT_EQ(ended_at, expected_end);
   EXPECT_EQ(rung_losses[0].size(), 16u);
+  ExpectOverlaysShowEveryTrialsStoredLosses(id);
 }
 
 // Checkpoint GC by the save_* policy when the trial ends, then `det experiment delete`: the

@@ -1,0 +1,122 @@
+#include "master/http/metric_series_routes.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "bus/catalog/experiments_json.h"
+#include "master/http/json.h"
+#include "master/http/user_routes.h"
+
+namespace det::master::http {
+namespace {
+
+using Answer = Result<nlohmann::ordered_json>;
+using nlohmann::ordered_json;
+
+constexpr size_t kMaxCompareTrials = 100;
+
+Result<int> MaxPoints(const Request& req, const std::string& name) {
+  DET_ASSIGN_OR_RETURN(int64_t max_points, QueryNumber(req, name, 200));
+  return static_cast<int>(std::clamp<int64_t>(max_points, -1, 1 << 30));
+}
+
+ordered_json SeriesJson(const storage::MetricSeries& s) {
+  return {{"trial_id", s.trial_id},
+          {"name", s.name},
+          {"steps", s.steps},
+          {"values", s.values},
+          {"downsampled", s.downsampled}};
+}
+
+Answer ExperimentSeries(Api& api, const auth::Principal& caller, const Request& req) {
+  Api::MetricSeriesQuery query;
+  query.experiment_id = std::stoll(req.Match(1));
+  if (req.HasParam("group")) query.kind = req.Param("group");
+  query.names = QueryList(req, "name");
+  DET_ASSIGN_OR_RETURN(query.max_points, MaxPoints(req, "max_points"));
+  DET_ASSIGN_OR_RETURN(auto answer, api.MetricSeries(caller, query));
+  ordered_json series = ordered_json::array();
+  for (const auto& s : answer.series) series.push_back(SeriesJson(s));
+  return ordered_json{{"experiment_id", query.experiment_id},
+                      {"group", query.kind},
+                      {"names", answer.names},
+                      {"series", series}};
+}
+
+// Determined's metric_type enum, or its group.
+Result<std::string> GroupOf(const Request& req) {
+  if (req.HasParam("group")) return req.Param("group");
+  const std::string type = req.Param("metric_type");
+  if (type.empty() || type == "METRIC_TYPE_VALIDATION") return std::string("validation");
+  if (type == "METRIC_TYPE_TRAINING") return std::string("training");
+  return InvalidArgument(
+      "metric_type: expected METRIC_TYPE_TRAINING or METRIC_TYPE_VALIDATION, not \"" + type + "\"");
+}
+
+Result<std::vector<int64_t>> TrialIds(const Request& req) {
+  std::vector<int64_t> ids;
+  for (const auto& text : QueryList(req, "trial_ids")) {
+    char* end = nullptr;
+    const long long id = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || id <= 0) {
+      return InvalidArgument("trial_ids: \"" + text + "\" is not a trial id");
+    }
+    ids.push_back(id);
+  }
+  if (ids.empty()) return InvalidArgument("trial_ids: name at least one trial");
+  if (ids.size() > kMaxCompareTrials) {
+    return InvalidArgument("trial_ids: " + std::to_string(ids.size()) + " named, at most " +
+                           std::to_string(kMaxCompareTrials));
+  }
+  return ids;
+}
+
+// One trial's DownsampledMetrics: its series merged by step into Determined's data points.
+ordered_json DownsampledMetrics(const std::string& group,
+                                const std::vector<const storage::MetricSeries*>& series) {
+  std::map<int64_t, ordered_json> by_step;
+  for (const auto* s : series) {
+    for (size_t i = 0; i < s->steps.size(); ++i) by_step[s->steps[i]][s->name] = s->values[i];
+  }
+  ordered_json data = ordered_json::array();
+  for (auto& [step, values] : by_step) data.push_back({{"batches", step}, {"values", values}});
+  const std::string type = group == "training"     ? "METRIC_TYPE_TRAINING"
+                           : group == "validation" ? "METRIC_TYPE_VALIDATION"
+                                                   : "METRIC_TYPE_UNSPECIFIED";
+  return ordered_json{{"data", data}, {"group", group}, {"type", type}};
+}
+
+Answer CompareTrials(Api& api, const auth::Principal& caller, const Request& req) {
+  Api::MetricSeriesQuery query;
+  DET_ASSIGN_OR_RETURN(query.trial_ids, TrialIds(req));
+  DET_ASSIGN_OR_RETURN(query.kind, GroupOf(req));
+  query.names = QueryList(req, "metric_names");
+  DET_ASSIGN_OR_RETURN(query.max_points, MaxPoints(req, "max_datapoints"));
+  DET_ASSIGN_OR_RETURN(auto answer, api.MetricSeries(caller, query));
+  ordered_json trials = ordered_json::array();
+  for (int64_t id : query.trial_ids) {
+    DET_ASSIGN_OR_RETURN(auto trial, api.Call(caller, bus::TrialGetRequest{id}));
+    std::vector<const storage::MetricSeries*> mine;
+    for (const auto& s : answer.series) {
+      if (s.trial_id == id) mine.push_back(&s);
+    }
+    trials.push_back({{"trial", bus::ToJson(trial.trial)},
+                      {"metrics", ordered_json::array({DownsampledMetrics(query.kind, mine)})}});
+  }
+  return ordered_json{{"trials", trials}};
+}
+
+}  // namespace
+
+void RouteMetricSeries(Router& routes, Api& api) {
+  Api* a = &api;
+  auto route = [a](Answer (*answer)(Api&, const auth::Principal&, const Request&)) {
+    return ForUsers(a->users(), [a, answer](const auth::Principal& caller, const Request& req) {
+      return answer(*a, caller, req);
+    });
+  };
+  routes.Get("/api/v1/experiments/{experiment_id}/metrics-series", route(ExperimentSeries));
+  routes.Get("/api/v1/trials/time-series", route(CompareTrials));
+}
+
+}  // namespace det::master::http

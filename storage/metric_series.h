@@ -1,0 +1,51 @@
+#pragma once
+
+// Many trials' curves of a few named metrics at once, for charts that overlay them (an
+// experiment's learning curves, the compare page): one value per point, not the whole reported
+// object, and at most about `max_points` values per curve.
+//
+// Functions take the caller's transaction (Database::Run).
+
+#include <cstdint>
+#include <map>
+#include <pqxx/pqxx>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace det::storage {
+
+// One trial's values of one metric, by step. Non-numeric values (strings, null) are left out.
+struct MetricSeries {
+  int64_t trial_id = 0;
+  std::string name;
+  std::vector<int64_t> steps;
+  std::vector<double> values;
+  bool downsampled = false;  // max_points cut the curve down to its extremes
+};
+
+// Keeps the first and last points and, in each of max_points / 2 equal step ranges of the
+// curve, its lowest and highest value (a spike survives, as in ReadMetricCurve). A curve of at
+// most max_points points is kept whole. `steps` ascend.
+void DownsampleToExtremes(MetricSeries& series, int max_points);
+
+// For each trial (in the order given) and each name, the trial's `kind` ("training" |
+// "validation") values of that metric, at most about max_points (2..kMetricCurveMaxPoints) per
+// curve. A trial or name with no numeric value gives no series. Short curves are read in a few
+// queries for all trials together, reading only the named metric's value; a curve longer than
+// 16 x max_points is read from the rollups (ReadMetricCurve), so a 1M-point trial costs no more
+// than a short one. Memory: bounded by one batch of about kSeriesBatchRows rows at a time.
+inline constexpr int64_t kSeriesBatchRows = 200000;
+Result<std::vector<MetricSeries>> ReadMetricSeries(pqxx::work& tx,
+                                                   const std::vector<int64_t>& trial_ids,
+                                                   const std::string& kind,
+                                                   const std::vector<std::string>& names,
+                                                   int max_points);
+
+// The numeric metric names of these trials' latest training and validation points, per kind
+// ("training" -> names, sorted): what a chart can offer to draw. Two index probes per trial.
+using MetricNames = std::map<std::string, std::vector<std::string>>;
+MetricNames ReadMetricNames(pqxx::work& tx, const std::vector<int64_t>& trial_ids);
+
+}  // namespace det::storage
