@@ -38,8 +38,28 @@ export DET_MASTER=127.0.0.1:8090 DET_KEY_FILE="$RUN/cluster/keys/cli.key" \
 # a checkpoint every 20.
 sed -e "s|host_path: .*|host_path: $RUN/checkpoints|" -e "s|step_seconds: .*|step_seconds: 0.05|" \
   -e "s|batches: 200|batches: 1200|" "$ROOT/examples/linear_regression/const.yaml" > "$RUN/const.yaml"
+# A 16-trial adaptive ASHA search (the hyperparameter views and the compare page), quick.
+sed -e "s|host_path: .*|host_path: $RUN/checkpoints|" -e "s|step_seconds: .*|step_seconds: 0.001|" \
+  "$ROOT/examples/linear_regression/adaptive.yaml" > "$RUN/adaptive.yaml"
+# A 500-trial random search that never runs (paused at once): the test writes 1,000 validation
+# points per trial straight into the cluster's PostgreSQL and times the experiment page.
+cat > "$RUN/wide.yaml" <<EOF
+name: wide-random-search
+entrypoint: python3 train.py
+hyperparameters:
+  learning_rate: {type: log, base: 10, minval: -4, maxval: -1}
+  batch_size: {type: int, minval: 4, maxval: 64}
+  optimizer: {type: categorical, vals: [adam, sgd, rmsprop]}
+searcher: {name: random, metric: validation_loss, smaller_is_better: true, max_trials: 500,
+           max_length: {batches: 1000}}
+resources: {slots_per_trial: 1}
+checkpoint_storage: {type: shared_fs, host_path: $RUN/checkpoints}
+EOF
+PSQL="$(ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -n 1)"
 status=0
-DET_WEBUI_URL="http://127.0.0.1:8080/" DET_ADMIN_PASSWORD="$DET_PASS" DET_CLI="$DET" \
+DET_SEARCH_CONFIG="$RUN/adaptive.yaml" DET_WIDE_CONFIG="$RUN/wide.yaml" DET_PSQL="${PSQL:-psql}" \
+  DET_DB_PORT="$(cat "$RUN/cluster/postgres/port")" PGPASSWORD="$(cat "$RUN/cluster/postgres/password")" \
+  DET_WEBUI_URL="http://127.0.0.1:8080/" DET_ADMIN_PASSWORD="$DET_PASS" DET_CLI="$DET" \
   DET_EXPERIMENT_CONFIG="$RUN/const.yaml" DET_MODEL_DIR="$ROOT/examples/linear_regression" \
   DET_SCREENSHOTS="$BUILD/webui-screenshots" \
   node "$ROOT/webui/e2e/webui.e2e.mjs" || status=$?

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "storage/metric_rollups.h"
 #include "storage/telemetry_repo.h"
 
 namespace det::storage {
@@ -52,19 +53,46 @@ std::string BigintArray(const std::vector<int64_t>& ids) {
   return text + "}";
 }
 
-// Each trial's number of points of `kind`, counted no further than `cap` + 1, in the given order.
-std::vector<int64_t> CountPoints(pqxx::work& tx, const std::vector<int64_t>& trial_ids,
+// What one query tells of a trial's curve before it is read.
+struct CurveShape {
+  int64_t count = 0;  // counted no further than the cap + 1
+  int64_t first_step = 0, last_step = 0;
+  std::string first_json, last_json;  // the first and last points, whole
+};
+
+// Each trial's curve shape, in the given order: its points counted up to `cap` + 1 and its
+// first and last points (index probes; nothing is scanned beyond the cap).
+std::vector<CurveShape> ShapesOf(pqxx::work& tx, const std::vector<int64_t>& trial_ids,
                                  const std::string& kind, int64_t cap) {
-  std::vector<int64_t> counts;
-  counts.reserve(trial_ids.size());
+  std::vector<CurveShape> shapes;
+  shapes.reserve(trial_ids.size());
   for (const auto& row : tx.exec_params(
-           "SELECT (SELECT count(*) FROM (SELECT 1 FROM metrics m WHERE m.trial_id = t.id"
-           " AND m.kind = $2 LIMIT $3) AS s) FROM unnest($1::bigint[]) WITH ORDINALITY AS t (id, n)"
-           " ORDER BY t.n",
+           "SELECT c.n, f.step, f.metrics::text, l.step, l.metrics::text"
+           " FROM unnest($1::bigint[]) WITH ORDINALITY AS t (id, ord)"
+           " CROSS JOIN LATERAL (SELECT count(*) AS n FROM (SELECT 1 FROM metrics m"
+           " WHERE m.trial_id = t.id AND m.kind = $2 LIMIT $3) AS s) AS c"
+           " LEFT JOIN LATERAL (SELECT step, metrics FROM metrics m WHERE m.trial_id = t.id"
+           " AND m.kind = $2 ORDER BY m.step LIMIT 1) AS f ON true"
+           " LEFT JOIN LATERAL (SELECT step, metrics FROM metrics m WHERE m.trial_id = t.id"
+           " AND m.kind = $2 ORDER BY m.step DESC LIMIT 1) AS l ON true ORDER BY t.ord",
            BigintArray(trial_ids), kind, cap + 1)) {
-    counts.push_back(row[0].as<int64_t>());
+    CurveShape shape;
+    shape.count = row[0].as<int64_t>();
+    if (shape.count > 0) {
+      shape = {shape.count, row[1].as<int64_t>(), row[3].as<int64_t>(), row[2].as<std::string>(),
+               row[4].as<std::string>()};
+    }
+    shapes.push_back(std::move(shape));
   }
-  return counts;
+  return shapes;
+}
+
+void Append(SeriesMap& found, int64_t trial, const std::string& name, int64_t step, double value) {
+  MetricSeries& series = found[{trial, name}];
+  series.trial_id = trial;
+  series.name = name;
+  series.steps.push_back(step);
+  series.values.push_back(value);
 }
 
 // Every numeric value of `name` of these trials' points, into `found`.
@@ -75,34 +103,89 @@ void ReadWholeCurves(pqxx::work& tx, const std::vector<int64_t>& trial_ids, cons
                       " ANY($1::bigint[]) AND kind = $2 AND jsonb_typeof(metrics->$3) = 'number'"
                       " ORDER BY trial_id, step",
                       BigintArray(trial_ids), kind, name)) {
-    const int64_t trial = row[0].as<int64_t>();
-    MetricSeries& series = found[{trial, name}];
-    series.trial_id = trial;
-    series.name = name;
-    series.steps.push_back(row[1].as<int64_t>());
-    series.values.push_back(std::strtod(row[2].c_str(), nullptr));
+    Append(found, row[0].as<int64_t>(), name, row[1].as<int64_t>(),
+           std::strtod(row[2].c_str(), nullptr));
   }
 }
 
-// A long curve from the rollups: each name's numeric values among ReadMetricCurve's points.
-Status ReadLongCurve(pqxx::work& tx, int64_t trial_id, const std::string& kind,
-                     const std::vector<std::string>& names, int max_points, SeriesMap& found) {
-  DET_ASSIGN_OR_RETURN(MetricCurve curve, ReadMetricCurve(tx, trial_id, kind, -1, max_points));
-  for (const auto& point : curve.points) {
-    const auto metrics = nlohmann::json::parse(point.metrics_json, nullptr, false);
-    if (!metrics.is_object()) continue;
+// The finest rollup level whose buckets over [first, last] number at most `buckets`.
+int RollupLevelFor(int64_t first, int64_t last, int64_t buckets) {
+  int level = 1;
+  while (level < kRollupLevels &&
+         (last >> (kRollupShift * level)) - (first >> (kRollupShift * level)) + 1 > buckets) {
+    ++level;
+  }
+  return level;
+}
+
+// These trials' rollup extremes of `name` at one level (each bucket's lowest and highest value
+// at their steps), into `found`, unordered.
+void ReadRollupExtremes(pqxx::work& tx, const std::vector<int64_t>& trial_ids,
+                        const std::string& kind, const std::string& name, int level,
+                        SeriesMap& found) {
+  for (const auto& row :
+       tx.exec_params("SELECT trial_id, (extremes->$3)::text FROM metric_rollups WHERE trial_id ="
+                      " ANY($1::bigint[]) AND kind = $2 AND level = $4 AND extremes ? $3",
+                      BigintArray(trial_ids), kind, name, level)) {
+    const auto e = nlohmann::json::parse(row[1].c_str(), nullptr, false);
+    if (!e.is_array() || e.size() != 4 || !e[0].is_number_integer() || !e[1].is_number() ||
+        !e[2].is_number_integer() || !e[3].is_number()) {
+      continue;
+    }
+    const int64_t trial = row[0].as<int64_t>();
+    Append(found, trial, name, e[0].get<int64_t>(), e[1].get<double>());
+    Append(found, trial, name, e[2].get<int64_t>(), e[3].get<double>());
+  }
+}
+
+// A whole point's numeric value of `name`, into `found`.
+void AppendFromPoint(SeriesMap& found, int64_t trial, const std::string& name, int64_t step,
+                     const nlohmann::json& metrics) {
+  if (!metrics.is_object()) return;
+  const auto value = metrics.find(name);
+  if (value != metrics.end() && value->is_number()) {
+    Append(found, trial, name, step, value->get<double>());
+  }
+}
+
+// Sorts a series gathered out of order by step, one value per step.
+void SortByStep(MetricSeries& series) {
+  std::vector<size_t> order(series.steps.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return series.steps[a] < series.steps[b]; });
+  MetricSeries sorted{series.trial_id, series.name, {}, {}, series.downsampled};
+  for (size_t i : order) {
+    if (!sorted.steps.empty() && sorted.steps.back() == series.steps[i]) continue;
+    sorted.steps.push_back(series.steps[i]);
+    sorted.values.push_back(series.values[i]);
+  }
+  series = std::move(sorted);
+}
+
+// Long curves from the rollups, grouped by level (one query per level and name), each with its
+// first and last points whole; marked downsampled.
+void ReadFromRollups(pqxx::work& tx, const std::map<int, std::vector<int64_t>>& by_level,
+                     const std::map<int64_t, const CurveShape*>& shapes, const std::string& kind,
+                     const std::vector<std::string>& names, SeriesMap& found) {
+  for (const auto& [level, trials] : by_level) {
     for (const auto& name : names) {
-      const auto value = metrics.find(name);
-      if (value == metrics.end() || !value->is_number()) continue;
-      MetricSeries& series = found[{trial_id, name}];
-      series.trial_id = trial_id;
-      series.name = name;
-      series.downsampled = curve.downsampled;
-      series.steps.push_back(point.step);
-      series.values.push_back(value->get<double>());
+      SeriesMap read;
+      ReadRollupExtremes(tx, trials, kind, name, level, read);
+      for (int64_t trial : trials) {
+        const CurveShape& shape = *shapes.at(trial);
+        AppendFromPoint(read, trial, name, shape.first_step,
+                        nlohmann::json::parse(shape.first_json, nullptr, false));
+        AppendFromPoint(read, trial, name, shape.last_step,
+                        nlohmann::json::parse(shape.last_json, nullptr, false));
+      }
+      for (auto& [key, series] : read) {
+        SortByStep(series);
+        series.downsampled = true;
+        found[key] = std::move(series);
+      }
     }
   }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -118,33 +201,49 @@ Result<std::vector<MetricSeries>> ReadMetricSeries(pqxx::work& tx,
   }
   std::vector<MetricSeries> all;
   if (trial_ids.empty() || names.empty()) return all;
-  const int64_t raw_limit = std::min(int64_t{max_points} * 16, kMetricCurveRawLimit);
-  const std::vector<int64_t> counts = CountPoints(tx, trial_ids, kind, raw_limit);
+  const std::vector<CurveShape> shapes =
+      ShapesOf(tx, trial_ids, kind, std::min(int64_t{max_points} * 16, kMetricCurveRawLimit));
+  const auto curves =
+      std::count_if(shapes.begin(), shapes.end(), [](const CurveShape& s) { return s.count > 0; });
+  if (curves == 0) return all;
+  // Many curves share the answer's budget; each is read whole while the points read stay within
+  // kSeriesRawRows, else from the rollups.
+  const int per_curve = static_cast<int>(std::clamp<int64_t>(
+      kSeriesPointBudget / curves, std::min(max_points, kSeriesMinCurvePoints), max_points));
+  const int64_t raw_limit = std::min(int64_t{per_curve} * 16, kMetricCurveRawLimit);
   SeriesMap found;
+  std::map<int64_t, const CurveShape*> shape_of;
+  std::map<int, std::vector<int64_t>> from_rollups;  // by level
   std::vector<int64_t> batch;
-  int64_t batch_rows = 0;
+  int64_t batch_rows = 0, raw_rows = 0;
   auto flush = [&] {
     for (const auto& name : names) ReadWholeCurves(tx, batch, kind, name, found);
-    for (auto& [key, series] : found) DownsampleToExtremes(series, max_points);  // bounds memory
+    for (auto& [key, series] : found) DownsampleToExtremes(series, per_curve);  // bounds memory
     batch.clear();
     batch_rows = 0;
   };
   for (size_t i = 0; i < trial_ids.size(); ++i) {
-    if (counts[i] == 0) continue;
-    if (counts[i] > raw_limit) {
-      DET_RETURN_IF_ERROR(ReadLongCurve(tx, trial_ids[i], kind, names, max_points, found));
+    const CurveShape& shape = shapes[i];
+    if (shape.count == 0 || shape_of.contains(trial_ids[i])) continue;
+    shape_of[trial_ids[i]] = &shape;
+    if (shape.count > per_curve &&
+        (shape.count > raw_limit || raw_rows + shape.count > kSeriesRawRows)) {
+      from_rollups[RollupLevelFor(shape.first_step, shape.last_step, 2 * per_curve)].push_back(
+          trial_ids[i]);
       continue;
     }
     batch.push_back(trial_ids[i]);
-    batch_rows += counts[i];
+    batch_rows += shape.count;
+    raw_rows += shape.count;
     if (batch_rows >= kSeriesBatchRows) flush();
   }
   if (!batch.empty()) flush();
+  ReadFromRollups(tx, from_rollups, shape_of, kind, names, found);
   for (int64_t trial : trial_ids) {
     for (const auto& name : names) {
       auto it = found.find({trial, name});
       if (it == found.end()) continue;
-      DownsampleToExtremes(it->second, max_points);
+      DownsampleToExtremes(it->second, per_curve);
       all.push_back(std::move(it->second));
       found.erase(it);
     }

@@ -31,12 +31,21 @@ struct MetricSeries {
 void DownsampleToExtremes(MetricSeries& series, int max_points);
 
 // For each trial (in the order given) and each name, the trial's `kind` ("training" |
-// "validation") values of that metric, at most about max_points (2..kMetricCurveMaxPoints) per
-// curve. A trial or name with no numeric value gives no series. Short curves are read in a few
-// queries for all trials together, reading only the named metric's value; a curve longer than
-// 16 x max_points is read from the rollups (ReadMetricCurve), so a 1M-point trial costs no more
-// than a short one. Memory: bounded by one batch of about kSeriesBatchRows rows at a time.
-inline constexpr int64_t kSeriesBatchRows = 200000;
+// "validation") values of that metric, cut to each range's extremes (DownsampleToExtremes). A
+// trial or name with no numeric value gives no series; a trial asked for twice comes once.
+//
+// The answer's size and cost are bounded whatever the search: the curves share
+// kSeriesPointBudget values (each gets max_points, 2..kMetricCurveMaxPoints, or that budget's
+// share, at least kSeriesMinCurvePoints). Curves are read whole, in a few queries for all trials
+// together and only the named metric's value, while the points read stay under kSeriesRawRows;
+// the others come from the rollups (the finest level with at most two buckets per value
+// wanted), one query per level, with their first and last points exact. So 500 trials of 1,000
+// points cost about as much as 50, and a 1M-point trial as much as a short one. Memory: one batch
+// of about kSeriesBatchRows rows at a time.
+inline constexpr int64_t kSeriesPointBudget = 50000;
+inline constexpr int kSeriesMinCurvePoints = 50;
+inline constexpr int64_t kSeriesRawRows = 20000;
+inline constexpr int64_t kSeriesBatchRows = 50000;
 Result<std::vector<MetricSeries>> ReadMetricSeries(pqxx::work& tx,
                                                    const std::vector<int64_t>& trial_ids,
                                                    const std::string& kind,

@@ -3,8 +3,8 @@
 #include "master/http/autoscaler_routes.h"
 #include "master/http/cluster_routes.h"
 #include "master/http/experiment_routes.h"
-#include "master/http/metric_series_routes.h"
 #include "master/http/master_routes.h"
+#include "master/http/metric_series_routes.h"
 #include "master/http/user_routes.h"
 
 namespace det::master::http {

@@ -104,6 +104,46 @@ TEST_F(MetricSeriesTest, EachPathGivesStoredValuesAtTheirStepsKeepingTheSpike) {
   EXPECT_EQ((*series)[1].steps.size(), 68u);
 }
 
+TEST_F(MetricSeriesTest, AWideSearchSharesThePointBudgetAndReadsTheRestFromTheRollups) {
+  // 1,200 trials of 100 points: more rows than are read whole, more curves than get max_points.
+  IngestWriter writer(db_);
+  std::vector<int64_t> trials;
+  std::vector<MetricPoint> batch;
+  for (int64_t trial = 100; trial < 1300; ++trial) {
+    trials.push_back(trial);
+    for (int64_t step = 1; step <= 100; ++step) {
+      batch.push_back({trial, "validation", step, 1,
+                       R"({"loss": )" + nlohmann::json(Loss(trial, step)).dump() + "}"});
+    }
+  }
+  ASSERT_TRUE(writer.WriteMetrics("wide", batch).ok());
+  auto series = Read(trials, 300);
+  ASSERT_TRUE(series.ok()) << series.status().ToString();
+  ASSERT_EQ(series->size(), trials.size());
+  size_t values = 0, whole = 0, coarse = 0;
+  for (const auto& s : *series) {
+    SCOPED_TRACE("trial " + std::to_string(s.trial_id));
+    values += s.steps.size();
+    coarse += s.steps.size() <= 10 ? 1 : 0;  // level 1's 4 buckets and the ends: the rollups
+    whole += s.downsampled ? 0 : 1;
+    ASSERT_LE(s.steps.size(), static_cast<size_t>(kSeriesMinCurvePoints) + 2);
+    EXPECT_EQ(s.steps.front(), 1);
+    EXPECT_EQ(s.steps.back(), 100) << "the last value is exact, from the rollups too";
+    for (size_t i = 0; i < s.steps.size(); ++i) {
+      if (i > 0) {
+        ASSERT_LT(s.steps[i - 1], s.steps[i]);
+      }
+      ASSERT_DOUBLE_EQ(s.values[i], Loss(s.trial_id, s.steps[i])) << "step " << s.steps[i];
+    }
+  }
+  EXPECT_LE(values, static_cast<size_t>(kSeriesPointBudget) + 2 * trials.size());
+  EXPECT_EQ(whole, 0u) << "every curve is cut to its share";
+  // The first kSeriesRawRows rows are read whole (200 trials), the other 1,000 trials from the
+  // rollups.
+  static_assert(kSeriesRawRows == 20000);
+  EXPECT_EQ(coarse, 1000u);
+}
+
 TEST_F(MetricSeriesTest, NamesBoundsAndErrors) {
   IngestWriter writer(db_);
   StoreTrial(writer, 7, 30);

@@ -110,7 +110,7 @@ try {
     await page.getByRole("button", { name: "Pause" }).click();
     await page.locator(".summary .badge", { hasText: "PAUSED" }).waitFor();
     // The trial's task ends (its row's Task column empties) before it is activated again.
-    await page.getByTestId("trials").locator("tbody tr td:nth-child(3)", { hasText: "—" }).waitFor();
+    await page.getByTestId("trials").locator("tbody tr td:nth-child(4)", { hasText: "—" }).waitFor();
     await shot("06-experiment-paused");
   });
   await step("activate: the trial resumes from its checkpoint, its new run's logs followed", async () => {
@@ -169,6 +169,120 @@ try {
     await page.goto(`${url}#/experiments/${id}`);
     await page.locator(".summary .badge", { hasText: "COMPLETED" }).waitFor();
     await shot("10-experiment-completed-768");
+  });
+  // Pages at both widths the issue names: 1400 px (a laptop) and 768 px (a tablet), which must
+  // not scroll sideways.
+  const bothWidths = async (name) => {
+    for (const width of [1400, 768]) {
+      await page.setViewportSize({ width, height: 1000 });
+      await page.locator("main h1").waitFor();
+      await page.waitForTimeout(300);  // the charts follow their new width
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      if (overflow > 0) throw new Error(`${name} is ${overflow} px wider than a ${width} px window`);
+      await shot(`${name}-${width}`);
+    }
+    await page.setViewportSize({ width: 1400, height: 1000 });
+  };
+  let search = 0;
+  await step("a 16-trial ASHA search completes: its page overlays every trial's curve", async () => {
+    search = JSON.parse(det("--json", "experiment", "create", process.env.DET_SEARCH_CONFIG,
+                            process.env.DET_MODEL_DIR)).id;
+    await page.setViewportSize({ width: 1400, height: 1000 });
+    await page.goto(`${url}#/experiments/${search}`);
+    await page.locator(".summary .badge", { hasText: "COMPLETED" }).waitFor({ timeout: 240_000 });
+    await page.locator('[data-testid=overlay-chart][data-curves="16"] canvas[data-drawn="16"]').waitFor();
+    const lines = await page.getByTestId("pc-line").count();
+    if (lines !== 16) throw new Error(`parallel coordinates draw ${lines} trials, not 16`);
+    // Hovering a trial's row highlights its curve.
+    const row = page.getByTestId("trials").locator("tbody tr").nth(3);
+    const id = (await row.locator("td").nth(1).innerText()).trim();
+    await row.hover();
+    await page.locator(`[data-testid=overlay-chart][data-highlight="${id}"]`).waitFor();
+    await page.getByTestId("hp-scatter").waitFor();
+    await page.getByTestId("hp-heatmap").waitFor();
+    await bothWidths("12-search");
+  });
+  await step("brushing the metric's axis in the parallel coordinates filters the table", async () => {
+    const axis = page.locator('[data-testid=pc-axis][data-key="validation_loss"]');
+    await axis.scrollIntoViewIfNeeded();
+    const box = await axis.boundingBox();
+    const x = box.x + box.width / 2;
+    await page.mouse.move(x, box.y + box.height * 0.55);
+    await page.mouse.down();
+    await page.mouse.move(x, box.y + box.height * 0.8, { steps: 5 });
+    await page.mouse.move(x, box.y + box.height * 0.99, { steps: 5 });
+    await page.mouse.up();
+    await page.getByTestId("trials-shown").filter({ hasNotText: /^16 of 16/ }).waitFor();
+    const shown = Number((await page.getByTestId("trials-shown").innerText()).split(" ")[0]);
+    const rows = await page.getByTestId("trials").locator("tbody tr").count();
+    const selected = await page.locator('[data-testid=pc-line][data-selected="true"]').count();
+    if (!(shown > 0 && shown < 16) || rows !== shown || selected !== shown) {
+      throw new Error(`brushed: ${shown} shown, ${rows} rows, ${selected} lines selected`);
+    }
+    await shot("13-search-brushed-1400");
+  });
+  await step("the compare page shows two checked trials side by side, from a link that can be shared", async () => {
+    const boxes = page.getByTestId("trials").locator("tbody tr input[type=checkbox]");
+    await boxes.nth(0).check();
+    if ((await boxes.count()) > 1) {
+      await boxes.nth(1).check();
+    } else {
+      // One trial in the brush: clear it (Escape on the axis) and check a second.
+      await page.locator('[data-testid=pc-axis][data-key="validation_loss"]').focus();
+      await page.keyboard.press("Escape");
+      await page.getByTestId("trials-shown").filter({ hasText: /^16 of 16/ }).waitFor();
+      await page.getByTestId("trials").locator("tbody tr input[type=checkbox]:not(:checked)").first().check();
+    }
+    await page.getByTestId("compare-link").filter({ hasText: "Compare 2 checked" }).click();
+    await page.waitForURL(/#\/compare\?trials=\d+,\d+$/);
+    const link = page.url();
+    await page.goto("about:blank");
+    await page.goto(link);  // the address alone brings the same view back
+    await page.locator('[data-testid=overlay-chart][data-curves="2"]').waitFor();
+    const columns = await page.getByTestId("compare-hparams").locator("thead th").count();
+    if (columns !== 3) throw new Error(`the compare table has ${columns - 1} trial columns, not 2`);
+    await page.getByTestId("compare-hparams").locator("th", { hasText: "learning_rate" }).waitFor();
+    await page.getByTestId("compare-best").locator("th", { hasText: "validation_loss" }).waitFor();
+    await bothWidths("14-compare");
+  });
+  await step("the cluster page shows each agent's utilisation as a heat strip", async () => {
+    await page.goto(`${url}#/cluster`);
+    await page.getByTestId("heat-strip").first().waitFor({ timeout: 60_000 });
+    await bothWidths("15-cluster");
+  });
+  await step("a 500-trial search of 1,000 points per trial: time to the page's first paint", async () => {
+    const wide = JSON.parse(det("--json", "experiment", "create", process.env.DET_WIDE_CONFIG,
+                                process.env.DET_MODEL_DIR)).id;
+    det("experiment", "pause", String(wide));
+    const sql = (text) => execFileSync(process.env.DET_PSQL, ["-h", "127.0.0.1", "-p", process.env.DET_DB_PORT,
+      "-U", "det", "-d", "det", "-v", "ON_ERROR_STOP=1", "-qAtc", text], { encoding: "utf8" }).trim();
+    // As the master stores reports: the points and their rollups (det_fold_metrics).
+    sql(`INSERT INTO metrics (trial_id, kind, step, run_id, metrics)
+         SELECT t.id, 'validation', s, 1, jsonb_build_object('validation_loss',
+           0.05 + exp(-s / (60.0 + (t.id % 37) * 12)) * (1 + (t.id % 7) / 7.0) + random() * 0.02)
+         FROM trials t CROSS JOIN generate_series(1, 1000) AS s WHERE t.experiment_id = ${wide}
+         ON CONFLICT DO NOTHING`);
+    sql(`SELECT count(det_fold_metrics(trial_id, kind, steps)) FROM (SELECT trial_id, kind,
+         array_agg(step) AS steps FROM metrics m JOIN trials t ON t.id = m.trial_id
+         WHERE t.experiment_id = ${wide} GROUP BY trial_id, kind) AS s`);
+    const trials = Number(sql(`SELECT count(*) FROM trials WHERE experiment_id = ${wide}`));
+    await page.setViewportSize({ width: 1400, height: 1000 });
+    const figures = [];
+    for (let round = 0; round < 3; round++) {
+      await page.goto("about:blank");
+      await page.goto(`${url}#/experiments/${wide}`);
+      await page.locator(`[data-testid=overlay-chart][data-curves="${trials}"] canvas[data-drawn="${trials}"]`)
+        .waitFor({ timeout: 60_000 });
+      figures.push(await page.evaluate(() => ({
+        paint: performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? NaN,
+        curves: performance.now(),
+      })));
+    }
+    const median = (key) => figures.map((f) => f[key]).sort((a, b) => a - b)[1];
+    console.log(`figure: experiment page of ${trials} trials x 1,000 points: first contentful paint ` +
+                `${median("paint").toFixed(0)} ms, every curve drawn ${median("curves").toFixed(0)} ms ` +
+                `after navigation (median of 3 loads; goal: under 1 s)`);
+    await shot("16-wide-search-1400");
   });
   if (process.env.DET_TUTORIAL_DIR) {
     await step("a Determined Core API tutorial, unmodified, completes with its metrics shown", async () => {

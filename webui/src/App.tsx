@@ -3,6 +3,7 @@ import { session, whenSignedOut } from "./api";
 import { Layout } from "./components/Layout";
 import { Autoscaling } from "./pages/Autoscaling";
 import { Cluster } from "./pages/Cluster";
+import { Compare } from "./pages/Compare";
 import { ExperimentDetail } from "./pages/ExperimentDetail";
 import { Experiments } from "./pages/Experiments";
 import { Jobs } from "./pages/Jobs";
@@ -18,6 +19,8 @@ function Page({ route }: { route: Route }) {
       return <ExperimentDetail id={route.id} key={route.id} />;
     case "trial":
       return <TrialDetail id={route.id} key={route.id} />;
+    case "compare":
+      return <Compare trials={route.trials} />;
     case "jobs":
       return <Jobs />;
     case "autoscaling":

@@ -7,17 +7,32 @@ export type Route =
   | { page: "experiments" }
   | { page: "experiment"; id: number }
   | { page: "trial"; id: number }
+  | { page: "compare"; trials: number[] }
   | { page: "jobs" }
   | { page: "autoscaling" };
 
+// The compare page's address: its trials in the order chosen (shareable).
+export function compareHref(trials: number[]): string {
+  return `#/compare?trials=${trials.join(",")}`;
+}
+
+function trialsOf(query: string): number[] {
+  const listed = new URLSearchParams(query).get("trials") ?? "";
+  const ids = listed.split(",").map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  return [...new Set(ids)];
+}
+
 export function parseRoute(hash: string): Route {
-  const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean);
+  const [path, query = ""] = hash.replace(/^#\/?/, "").split("?", 2);
+  const parts = path.split("/").filter(Boolean);
   const id = Number(parts[1]);
   switch (parts[0]) {
     case "experiments":
       return parts[1] && Number.isInteger(id) ? { page: "experiment", id } : { page: "experiments" };
     case "trials":
       return Number.isInteger(id) && parts[1] ? { page: "trial", id } : { page: "experiments" };
+    case "compare":
+      return { page: "compare", trials: trialsOf(query) };
     case "jobs":
       return { page: "jobs" };
     case "autoscaling":

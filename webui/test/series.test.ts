@@ -1,5 +1,5 @@
 import { best, buildSeries, decimate } from "../src/series";
-import { parseRoute } from "../src/router";
+import { compareHref, parseRoute } from "../src/router";
 
 describe("series", () => {
   it("decimates a long curve to its extremes per range, keeping the ends whole", () => {
@@ -60,5 +60,8 @@ describe("series", () => {
     expect(parseRoute("#/trials/7")).toEqual({ page: "trial", id: 7 });
     expect(parseRoute("")).toEqual({ page: "cluster" });
     expect(parseRoute("#/nonsense")).toEqual({ page: "cluster" });
+    expect(parseRoute("#/compare?trials=4,2,x,4,-1")).toEqual({ page: "compare", trials: [4, 2] });
+    expect(parseRoute("#/compare")).toEqual({ page: "compare", trials: [] });
+    expect(parseRoute(compareHref([3, 9]))).toEqual({ page: "compare", trials: [3, 9] });
   });
 });

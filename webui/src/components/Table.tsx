@@ -11,12 +11,15 @@ export interface Column<T> {
   className?: string;
 }
 
-export function Table<T>({ rows, columns, rowKey, empty, testId }: {
+export function Table<T>({ rows, columns, rowKey, empty, testId, rowClass, onRowHover, limit }: {
   rows: T[];
   columns: Column<T>[];
   rowKey: (row: T) => string | number;
   empty: ReactNode;
   testId?: string;
+  rowClass?: (row: T) => string | undefined;
+  onRowHover?: (row: T | null) => void; // the pointer entered a row (null: left the table)
+  limit?: number; // draw only the first `limit` rows, after sorting
 }) {
   const [sort, setSort] = useState<{ key: string; descending: boolean } | null>(null);
   if (rows.length === 0) return <p className="empty">{empty}</p>;
@@ -26,7 +29,7 @@ export function Table<T>({ rows, columns, rowKey, empty, testId }: {
     setSort((s) => ({ key, descending: s?.key === key ? !s.descending : false }));
   return (
     <div className="table-wrap">
-      <table data-testid={testId}>
+      <table data-testid={testId} onMouseLeave={onRowHover ? () => onRowHover(null) : undefined}>
         <thead>
           <tr>
             {columns.map((c) => (
@@ -51,8 +54,12 @@ export function Table<T>({ rows, columns, rowKey, empty, testId }: {
           </tr>
         </thead>
         <tbody>
-          {sorted.map((row) => (
-            <tr key={rowKey(row)}>
+          {(limit === undefined ? sorted : sorted.slice(0, limit)).map((row) => (
+            <tr
+              key={rowKey(row)}
+              className={rowClass?.(row)}
+              onMouseEnter={onRowHover ? () => onRowHover(row) : undefined}
+            >
               {columns.map((c) => (
                 <td key={c.key} className={c.className}>
                   {c.render(row)}

@@ -1,10 +1,13 @@
-// The cluster: its pools (with autoscaling limits), agents and their slots.
+// The cluster: its pools (with autoscaling limits), agents and their slots (each agent's mean
+// utilisation and a heat strip of its slots; artificial CPU slots said to be what they are).
 
 import { Badge, Empty, Pending, Section, Stale } from "../components/common";
+import { HeatStrip } from "../components/HeatStrip";
 import { Table } from "../components/Table";
 import { formatDuration } from "../format";
 import { usePoll } from "../hooks";
 import type { Agent, MasterInfo, ResourcePool } from "../types";
+import { artificialSlots, formatPercent, meanUtilization, slotCells } from "../utilization";
 
 interface SlotCounts {
   total: number;
@@ -56,6 +59,37 @@ function SlotSummary({ agents }: { agents: Agent[] }) {
           </div>
         </div>
       ))}
+    </div>
+  );
+}
+
+// An agent's mean utilisation and a cell per slot; artificial CPU slots all report the host's
+// CPU, so they are labelled as such instead of each looking busy.
+function AgentUtilization({ agent }: { agent: Agent }) {
+  const cells = slotCells(agent);
+  const mean = meanUtilization(agent.utilization);
+  const artificial = artificialSlots(agent.devices);
+  const reported = agent.utilization.length;
+  return (
+    <div className="util">
+      <span
+        className="util-mean"
+        title={
+          mean === null
+            ? "no utilisation reported"
+            : artificial
+              ? "the host's CPU"
+              : `mean of ${reported} slot${reported === 1 ? "" : "s"}`
+        }
+      >
+        {formatPercent(mean)}
+      </span>
+      {cells.length ? <HeatStrip cells={cells} artificial={artificial} /> : null}
+      {artificial ? (
+        <span className="util-note muted">
+          {cells.length} artificial CPU slots: utilisation is the host's CPU
+        </span>
+      ) : null}
     </div>
   );
 }
@@ -115,10 +149,8 @@ export function Cluster() {
               {
                 key: "util",
                 title: "Utilisation",
-                render: (a) =>
-                  a.utilization.length
-                    ? a.utilization.map((u) => `${Math.round(u.utilization_percent)}%`).join(" ")
-                    : "—",
+                render: (a) => <AgentUtilization agent={a} />,
+                sortValue: (a) => meanUtilization(a.utilization) ?? -1,
               },
               {
                 key: "enabled",

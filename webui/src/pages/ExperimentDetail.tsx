@@ -1,16 +1,24 @@
-// One experiment: its state and actions, best metric, trials, a trial's live learning curves,
-// and its config.
+// One experiment: its state and actions, best metric, every trial's learning curves on one
+// chart, the hyperparameter views (parallel coordinates to brush, scatter, heat map), the trials
+// (filtered by the brushes and by column, checked for the compare page), one trial's training
+// and validation curves, and its config. Hovering a trial anywhere highlights it everywhere.
 
-import { useMemo, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { ExperimentActions } from "../components/Actions";
 import { Chart } from "../components/Chart";
-import { Badge, Empty, ErrorBox, Pending, Section, Stale } from "../components/common";
-import { Table } from "../components/Table";
+import { CurvesPanel } from "../components/CurvesPanel";
+import { Badge, Empty, ErrorBox, Loading, Pending, Section, Stale } from "../components/common";
+import { HpHeatMap } from "../components/HpHeatMap";
+import { HpScatter } from "../components/HpScatter";
+import { ParallelCoordinates } from "../components/ParallelCoordinates";
+import { TrialsTable } from "../components/TrialsTable";
+import { choicesOf, curvesOfSeries, type MetricChoice, type SeriesAnswer } from "../curves";
 import { age, formatNumber, formatTime } from "../format";
+import { axesOf, brushed, type Brushes, type HpTrial } from "../hparams";
 import { usePoll } from "../hooks";
 import { useTrialMetrics } from "../metrics";
 import { buildSeries } from "../series";
-import type { ExperimentDetail as Detail, Trial } from "../types";
+import type { Experiment, ExperimentDetail as Detail, Trial } from "../types";
 
 const ENDED = ["COMPLETED", "CANCELED", "ERROR"];
 
@@ -52,18 +60,108 @@ export function LearningCurves({ trialId, live }: { trialId: number; live: boole
   );
 }
 
+// Values per curve the overlay asks for: a few per pixel of a wide chart, light for 500 trials.
+const OVERLAY_POINTS = 300;
+
+// Every trial's curve of the chosen metric, polled while the experiment runs.
+function AllTrialsCurves({ e, live, highlight, onHover }: {
+  e: Experiment;
+  live: boolean;
+  highlight: number | null;
+  onHover: (id: number | null) => void;
+}) {
+  const [choice, setChoice] = useState<MetricChoice>({ group: "validation", name: e.metric });
+  const path =
+    `/api/v1/experiments/${e.id}/metrics-series?group=${encodeURIComponent(choice.group)}` +
+    `&name=${encodeURIComponent(choice.name)}&max_points=${OVERLAY_POINTS}`;
+  const answer = usePoll<SeriesAnswer>(path, live ? 5000 : 600_000);  // 500 trials: 0.2 s of master
+  const curves = useMemo(
+    () => (answer.data ? curvesOfSeries(answer.data, choice.name) : []),
+    [answer.data, choice.name],
+  );
+  if (!answer.data) return <Pending {...answer} />;
+  return (
+    <CurvesPanel
+      choices={choicesOf(answer.data.names, e.metric)}
+      choice={choice}
+      onChoice={setChoice}
+      curves={curves}
+      highlight={highlight}
+      onHover={onHover}
+      empty={live ? "No trial has reported this metric yet." : "No trial reported this metric."}
+    />
+  );
+}
+
+function HyperparameterViews({ trials, e, brushes, onBrush, selected, highlight, onHover }: {
+  trials: HpTrial[];
+  e: Experiment;
+  brushes: Brushes;
+  onBrush: (b: Brushes) => void;
+  selected: Set<number> | null; // what the brushes select
+  highlight: number | null;
+  onHover: (id: number | null) => void;
+}) {
+  return (
+    <>
+      <ParallelCoordinates
+        trials={trials}
+        metricName={e.metric}
+        smallerIsBetter={e.smaller_is_better}
+        brushes={brushes}
+        onBrush={onBrush}
+        highlight={highlight}
+        onHover={onHover}
+      />
+      <div className="hp-pair">
+        <HpScatter trials={trials} metricName={e.metric} smallerIsBetter={e.smaller_is_better} selected={selected} />
+        <HpHeatMap trials={trials} metricName={e.metric} smallerIsBetter={e.smaller_is_better} selected={selected} />
+      </div>
+    </>
+  );
+}
+
 export function ExperimentDetail({ id }: { id: number }) {
   const detail = usePoll<Detail>(`/api/v1/experiments/${id}`);
   const [chosen, setChosen] = useState<number | null>(null);
+  const [highlight, setHighlight] = useState<number | null>(null);
+  const [brushes, setBrushes] = useState<Brushes>({});
+  const [settled, setSettled] = useState(false);
+  const trials = detail.data?.trials;
+  const metric = detail.data?.experiment.metric ?? "";
+  const hpTrials = useMemo<HpTrial[]>(
+    () =>
+      (trials ?? []).map((t) => {
+        const value = t.best_validation?.[metric];
+        return { id: t.id, hparams: t.hparams ?? {}, metric: typeof value === "number" ? value : null };
+      }),
+    [trials, metric],
+  );
+  const within = useMemo(
+    () => (Object.keys(brushes).length ? brushed(hpTrials, axesOf(hpTrials, metric), brushes, metric) : null),
+    [hpTrials, brushes, metric],
+  );
+  // The first render with data draws only the summary and the curves' frame, so that the curves'
+  // read starts at once; the views of every trial (hundreds of rows and lines) follow a moment
+  // later, while that read is under way.
+  const hasData = detail.data !== null;
+  useEffect(() => {
+    if (!hasData || settled) return;
+    const timer = setTimeout(() => setSettled(true), 0);
+    return () => clearTimeout(timer);
+  }, [hasData, settled]);
   if (!detail.data) return <Pending {...detail} />;
-  const { experiment: e, trials, config } = detail.data;
-  const best = bestOf(trials, e.metric, e.smaller_is_better);
-  // The chart keeps the trial it first showed (the best then, else the first) until one is picked.
-  const shown = chosen ?? best?.trial ?? trials[0]?.id ?? null;
-  if (chosen === null && shown !== null && (best !== null || trials.length === 1)) {
+  const { experiment: e, config } = detail.data;
+  const all = detail.data.trials;
+  const best = bestOf(all, e.metric, e.smaller_is_better);
+  // The one-trial chart keeps the trial it first showed (the best then, else the first) until one
+  // is picked.
+  const shown = chosen ?? best?.trial ?? all[0]?.id ?? null;
+  if (chosen === null && shown !== null && (best !== null || all.length === 1)) {
     setChosen(shown);
   }
-  const shownTrial = trials.find((t) => t.id === shown);
+  const shownTrial = all.find((t) => t.id === shown);
+  const live = !ENDED.includes(e.state);
   return (
     <>
       <h1>
@@ -86,60 +184,47 @@ export function ExperimentDetail({ id }: { id: number }) {
         <ExperimentActions id={e.id} state={e.state} onDone={detail.refresh} />
       </div>
       {e.message ? <ErrorBox error={e.message} /> : null}
-      <Section title="Trials">
-        <Table
-          testId="trials"
-          rows={trials}
-          rowKey={(t) => t.id}
-          empty="No trials yet."
-          columns={[
-            {
-              key: "id",
-              title: "Trial",
-              render: (t) => <a href={`#/trials/${t.id}`}>{t.id}</a>,
-              sortValue: (t) => t.id,
-            },
-            { key: "state", title: "State", render: (t) => <Badge state={t.state} /> },
-            { key: "task", title: "Task", render: (t) => t.task_state || "—" },
-            {
-              key: "steps",
-              title: "Trained",
-              render: (t) => t.steps_completed,
-              sortValue: (t) => t.steps_completed,
-            },
-            {
-              key: "best",
-              title: `Best ${e.metric}`,
-              render: (t) => formatNumber(t.best_validation?.[e.metric]),
-              sortValue: (t) =>
-                Number(t.best_validation?.[e.metric] ?? (e.smaller_is_better ? Infinity : -Infinity)),
-            },
-            { key: "restarts", title: "Restarts", render: (t) => t.restarts },
-            {
-              key: "hparams",
-              title: "Hyperparameters",
-              render: (t) => <code>{JSON.stringify(t.hparams ?? {})}</code>,
-            },
-            {
-              key: "chart",
-              title: "",
-              render: (t) => (
-                <button className="link" onClick={() => setChosen(t.id)} disabled={t.id === shown}>
-                  {t.id === shown ? "charted" : "chart"}
-                </button>
-              ),
-            },
-          ]}
-        />
+      <Section title="Learning curves: all trials">
+        {all.length === 0 ? (
+          <Empty>No trials yet.</Empty>
+        ) : (
+          <AllTrialsCurves e={e} live={e.state === "ACTIVE"} highlight={highlight} onHover={setHighlight} />
+        )}
       </Section>
+      {!settled ? (
+        <Loading />
+      ) : all.length > 1 ? (
+        <Section title="Hyperparameters">
+          <HyperparameterViews
+            trials={hpTrials}
+            e={e}
+            brushes={brushes}
+            onBrush={setBrushes}
+            selected={within}
+            highlight={highlight}
+            onHover={setHighlight}
+          />
+        </Section>
+      ) : null}
+      {settled ? (
+        <Section title="Trials">
+          <TrialsTable
+            trials={all}
+            metric={e.metric}
+            smallerIsBetter={e.smaller_is_better}
+            within={within}
+            highlight={highlight}
+            onHover={setHighlight}
+            charted={shown}
+            onChart={setChosen}
+          />
+        </Section>
+      ) : null}
       <Section title={shown === null ? "Learning curves" : `Learning curves: trial ${shown}`}>
         {shown === null ? (
           <Empty>No trials yet.</Empty>
         ) : (
-          <LearningCurves
-            trialId={shown}
-            live={!ENDED.includes(shownTrial?.state ?? "") && !ENDED.includes(e.state)}
-          />
+          <LearningCurves trialId={shown} live={!ENDED.includes(shownTrial?.state ?? "") && live} />
         )}
       </Section>
       <Section title="Configuration">
