@@ -250,6 +250,16 @@ try {
     await page.getByTestId("heat-strip").first().waitFor({ timeout: 60_000 });
     await bothWidths("15-cluster");
   });
+  await step("the other pages read at 1400 and 768 px", async () => {
+    const trialId = (await (await fetch(`${url}api/v1/experiments/${search}`, {
+      headers: { Authorization: `Bearer ${await page.evaluate(() => localStorage.getItem("det.token"))}` },
+    })).json()).trials[0].id;
+    for (const [route, name] of [["#/experiments", "17-experiments"], [`#/trials/${trialId}`, "18-trial"],
+                                 ["#/jobs", "19-jobs"], ["#/autoscaling", "20-autoscaling"]]) {
+      await page.goto(`${url}${route}`);
+      await bothWidths(name);
+    }
+  });
   await step("a 500-trial search of 1,000 points per trial: time to the page's first paint", async () => {
     const wide = JSON.parse(det("--json", "experiment", "create", process.env.DET_WIDE_CONFIG,
                                 process.env.DET_MODEL_DIR)).id;
@@ -265,24 +275,46 @@ try {
     sql(`SELECT count(det_fold_metrics(trial_id, kind, steps)) FROM (SELECT trial_id, kind,
          array_agg(step) AS steps FROM metrics m JOIN trials t ON t.id = m.trial_id
          WHERE t.experiment_id = ${wide} GROUP BY trial_id, kind) AS s`);
+    // Statistics as autovacuum keeps them for tables that fill over hours, not in one statement.
+    sql("ANALYZE metrics, metric_rollups");
     const trials = Number(sql(`SELECT count(*) FROM trials WHERE experiment_id = ${wide}`));
-    await page.setViewportSize({ width: 1400, height: 1000 });
+    // Timed in a fresh page of its own, signed in with this session's token and watched without
+    // intercepting its requests (interception passes every answer through Playwright); it too
+    // must ask nothing of any other host and log no error.
+    const token = await page.evaluate(() => localStorage.getItem("det.token"));
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    await context.addInitScript(([t]) => {
+      if (!location.protocol.startsWith("http")) return;  // about:blank has no storage
+      localStorage.setItem("det.token", t);
+      localStorage.setItem("det.user", "admin");
+    }, [token]);
+    const timed = await context.newPage();
+    timed.on("request", (r) => new URL(r.url()).host === origin || r.url().startsWith("about:") ||
+      problems.push(`timed page fetched ${r.url()}`));
+    timed.on("pageerror", (error) => problems.push(`timed page error: ${error.message}`));
+    timed.on("console", (m) => m.type() === "error" && problems.push(`timed page console error: ${m.text()}`));
     const figures = [];
     for (let round = 0; round < 3; round++) {
-      await page.goto("about:blank");
-      await page.goto(`${url}#/experiments/${wide}`);
-      await page.locator(`[data-testid=overlay-chart][data-curves="${trials}"] canvas[data-drawn="${trials}"]`)
+      await timed.goto("about:blank");
+      await timed.goto(`${url}#/experiments/${wide}`);
+      await timed.locator(`[data-testid=overlay-chart][data-curves="${trials}"] canvas[data-drawn="${trials}"]`)
         .waitFor({ timeout: 60_000 });
-      figures.push(await page.evaluate(() => ({
-        paint: performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? NaN,
-        curves: performance.now(),
-      })));
+      figures.push(await timed.evaluate(() => {
+        const read = performance.getEntriesByType("resource").find((e) => e.name.includes("metrics-series"));
+        return {
+          paint: performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? NaN,
+          curves: performance.now(),
+          read: read ? read.responseEnd - read.startTime : NaN,
+        };
+      }));
     }
     const median = (key) => figures.map((f) => f[key]).sort((a, b) => a - b)[1];
     console.log(`figure: experiment page of ${trials} trials x 1,000 points: first contentful paint ` +
                 `${median("paint").toFixed(0)} ms, every curve drawn ${median("curves").toFixed(0)} ms ` +
-                `after navigation (median of 3 loads; goal: under 1 s)`);
-    await shot("16-wide-search-1400");
+                `after navigation, of which the curves' read ${median("read").toFixed(0)} ms ` +
+                `(median of 3 loads; goal: under 1 s)`);
+    await timed.screenshot({ path: join(shots, "16-wide-search-1400.png"), fullPage: true });
+    await context.close();
   });
   if (process.env.DET_TUTORIAL_DIR) {
     await step("a Determined Core API tutorial, unmodified, completes with its metrics shown", async () => {

@@ -3,7 +3,7 @@
 // (filtered by the brushes and by column, checked for the compare page), one trial's training
 // and validation curves, and its config. Hovering a trial anywhere highlights it everywhere.
 
-import { useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { ExperimentActions } from "../components/Actions";
 import { Chart } from "../components/Chart";
 import { CurvesPanel } from "../components/CurvesPanel";
@@ -64,11 +64,12 @@ export function LearningCurves({ trialId, live }: { trialId: number; live: boole
 const OVERLAY_POINTS = 300;
 
 // Every trial's curve of the chosen metric, polled while the experiment runs.
-function AllTrialsCurves({ e, live, highlight, onHover }: {
+function AllTrialsCurves({ e, live, highlight, onHover, onShown }: {
   e: Experiment;
   live: boolean;
   highlight: number | null;
   onHover: (id: number | null) => void;
+  onShown: () => void; // the first answer (or error) is on screen
 }) {
   const [choice, setChoice] = useState<MetricChoice>({ group: "validation", name: e.metric });
   const path =
@@ -79,6 +80,17 @@ function AllTrialsCurves({ e, live, highlight, onHover }: {
     () => (answer.data ? curvesOfSeries(answer.data, choice.name) : []),
     [answer.data, choice.name],
   );
+  const answered = answer.data !== null || answer.error !== null;
+  useEffect(() => {
+    if (!answered) return;
+    // After the frame that draws the chart (its own animation frame comes first).
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const frame = requestAnimationFrame(() => (timer = setTimeout(onShown, 0)));
+    return () => {
+      cancelAnimationFrame(frame);
+      if (timer) clearTimeout(timer);
+    };
+  }, [answered, onShown]);
   if (!answer.data) return <Pending {...answer} />;
   return (
     <CurvesPanel
@@ -141,15 +153,17 @@ export function ExperimentDetail({ id }: { id: number }) {
     () => (Object.keys(brushes).length ? brushed(hpTrials, axesOf(hpTrials, metric), brushes, metric) : null),
     [hpTrials, brushes, metric],
   );
-  // The first render with data draws only the summary and the curves' frame, so that the curves'
-  // read starts at once; the views of every trial (hundreds of rows and lines) follow a moment
-  // later, while that read is under way.
+  // The page first draws the summary and every trial's curves; the views of every trial
+  // (hundreds of rows and lines) follow once the curves are on screen (or after 2 s, or at once
+  // without trials), so they neither hold back the curves' read nor their drawing.
   const hasData = detail.data !== null;
+  const noTrials = (trials?.length ?? 0) === 0;
+  const settle = useCallback(() => setSettled(true), []);
   useEffect(() => {
     if (!hasData || settled) return;
-    const timer = setTimeout(() => setSettled(true), 0);
+    const timer = setTimeout(settle, noTrials ? 0 : 2000);
     return () => clearTimeout(timer);
-  }, [hasData, settled]);
+  }, [hasData, settled, noTrials, settle]);
   if (!detail.data) return <Pending {...detail} />;
   const { experiment: e, config } = detail.data;
   const all = detail.data.trials;
@@ -188,7 +202,13 @@ export function ExperimentDetail({ id }: { id: number }) {
         {all.length === 0 ? (
           <Empty>No trials yet.</Empty>
         ) : (
-          <AllTrialsCurves e={e} live={e.state === "ACTIVE"} highlight={highlight} onHover={setHighlight} />
+          <AllTrialsCurves
+            e={e}
+            live={e.state === "ACTIVE"}
+            highlight={highlight}
+            onHover={setHighlight}
+            onShown={settle}
+          />
         )}
       </Section>
       {!settled ? (
