@@ -244,17 +244,20 @@ Result<Api::MetricSeriesAnswer> Api::MetricSeries(const auth::Principal&,
   MetricSeriesAnswer answer;
   DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
     answer = {};
-    if (query.experiment_id > 0) {
+    if (query.experiment_id != 0) {
       DET_RETURN_IF_ERROR(storage::GetExperiment(tx, query.experiment_id).status());
       for (const auto& trial : storage::ListTrials(tx, query.experiment_id)) {
-        if (answer.trial_ids.size() == kMaxSeriesTrials) break;
+        if (answer.trial_ids.size() == kMaxSeriesTrials) {
+          answer.truncated = true;
+          break;
+        }
         answer.trial_ids.push_back(trial.id);
       }
     } else {
       for (int64_t id : query.trial_ids) DET_RETURN_IF_ERROR(storage::GetTrial(tx, id).status());
       answer.trial_ids = query.trial_ids;
     }
-    answer.names = storage::ReadMetricNames(tx, answer.trial_ids);
+    if (query.with_names) answer.names = storage::ReadMetricNames(tx, answer.trial_ids);
     DET_ASSIGN_OR_RETURN(answer.series, storage::ReadMetricSeries(tx, answer.trial_ids, query.kind,
                                                                   query.names, query.max_points));
     return Status::Ok();

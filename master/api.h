@@ -158,16 +158,18 @@ class Api {
   // experiment), or the trials listed (NotFound for an unknown one), with the metric names
   // their latest points offer.
   struct MetricSeriesQuery {
-    int64_t experiment_id = 0;  // > 0: its trials; else trial_ids
+    int64_t experiment_id = 0;  // not 0: its trials (NotFound when unknown); 0: trial_ids
     std::vector<int64_t> trial_ids;
     std::string kind = "validation";
     std::vector<std::string> names;  // none: only the names are read
     int max_points = 200;
+    bool with_names = true;  // read the names the trials offer
   };
   static constexpr size_t kMaxSeriesTrials = 5000;
   static constexpr size_t kMaxSeriesNames = 16;
   struct MetricSeriesAnswer {
     std::vector<int64_t> trial_ids;  // the trials read, by id
+    bool truncated = false;          // the experiment has more than kMaxSeriesTrials trials
     storage::MetricNames names;
     std::vector<storage::MetricSeries> series;
   };

@@ -55,7 +55,7 @@ searcher: {name: random, metric: validation_loss, smaller_is_better: true, max_t
 resources: {slots_per_trial: 1}
 checkpoint_storage: {type: shared_fs, host_path: $RUN/checkpoints}
 EOF
-PSQL="$(ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -n 1)"
+PSQL="$(ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -n 1 || true)"
 status=0
 DET_SEARCH_CONFIG="$RUN/adaptive.yaml" DET_WIDE_CONFIG="$RUN/wide.yaml" DET_PSQL="${PSQL:-psql}" \
   DET_DB_PORT="$(cat "$RUN/cluster/postgres/port")" PGPASSWORD="$(cat "$RUN/cluster/postgres/password")" \

@@ -53,6 +53,16 @@ std::string BigintArray(const std::vector<int64_t>& ids) {
   return text + "}";
 }
 
+// Each value once, in the order first given.
+template <typename T>
+std::vector<T> Unique(const std::vector<T>& values) {
+  std::vector<T> unique;
+  for (const auto& v : values) {
+    if (std::find(unique.begin(), unique.end(), v) == unique.end()) unique.push_back(v);
+  }
+  return unique;
+}
+
 // What one query tells of a trial's curve before it is read.
 struct CurveShape {
   int64_t count = 0;  // counted no further than the cap + 1
@@ -60,27 +70,27 @@ struct CurveShape {
   std::string first_json, last_json;  // the first and last points, whole
 };
 
-// Each trial's curve shape, in the given order: its points counted up to `cap` + 1 and its
-// first and last points (index probes; nothing is scanned beyond the cap).
+// Each trial's curve shape, in the given order: its number of points (as its rollups counted
+// them, one probe; else counted up to `cap` + 1) and its first and last points.
 std::vector<CurveShape> ShapesOf(pqxx::work& tx, const std::vector<int64_t>& trial_ids,
                                  const std::string& kind, int64_t cap) {
   std::vector<CurveShape> shapes;
   shapes.reserve(trial_ids.size());
   for (const auto& row : tx.exec_params(
-           "SELECT c.n, f.step, f.metrics::text, l.step, l.metrics::text"
+           "SELECT coalesce((SELECT sum(r.points) FROM metric_rollups r WHERE r.trial_id = t.id"
+           " AND r.kind = $2 AND r.level = 4), (SELECT count(*) FROM (SELECT 1 FROM metrics m"
+           " WHERE m.trial_id = t.id AND m.kind = $2 LIMIT $3) AS s))::bigint,"
+           " f.step, f.metrics::text, l.step, l.metrics::text"
            " FROM unnest($1::bigint[]) WITH ORDINALITY AS t (id, ord)"
-           " CROSS JOIN LATERAL (SELECT count(*) AS n FROM (SELECT 1 FROM metrics m"
-           " WHERE m.trial_id = t.id AND m.kind = $2 LIMIT $3) AS s) AS c"
            " LEFT JOIN LATERAL (SELECT step, metrics FROM metrics m WHERE m.trial_id = t.id"
            " AND m.kind = $2 ORDER BY m.step LIMIT 1) AS f ON true"
            " LEFT JOIN LATERAL (SELECT step, metrics FROM metrics m WHERE m.trial_id = t.id"
            " AND m.kind = $2 ORDER BY m.step DESC LIMIT 1) AS l ON true ORDER BY t.ord",
            BigintArray(trial_ids), kind, cap + 1)) {
     CurveShape shape;
-    shape.count = row[0].as<int64_t>();
-    if (shape.count > 0) {
-      shape = {shape.count, row[1].as<int64_t>(), row[3].as<int64_t>(), row[2].as<std::string>(),
-               row[4].as<std::string>()};
+    if (!row[1].is_null()) {
+      shape = {row[0].as<int64_t>(), row[1].as<int64_t>(), row[3].as<int64_t>(),
+               row[2].as<std::string>(), row[4].as<std::string>()};
     }
     shapes.push_back(std::move(shape));
   }
@@ -200,47 +210,54 @@ Result<std::vector<MetricSeries>> ReadMetricSeries(pqxx::work& tx,
                            std::to_string(kMetricCurveMaxPoints));
   }
   std::vector<MetricSeries> all;
-  if (trial_ids.empty() || names.empty()) return all;
-  const std::vector<CurveShape> shapes =
-      ShapesOf(tx, trial_ids, kind, std::min(int64_t{max_points} * 16, kMetricCurveRawLimit));
-  const auto curves =
+  const std::vector<int64_t> trials = Unique(trial_ids);
+  const std::vector<std::string> wanted = Unique(names);
+  if (trials.empty() || wanted.empty()) return all;
+  const std::vector<CurveShape> shapes = ShapesOf(
+      tx, trials, kind, std::min({int64_t{max_points} * 16, kMetricCurveRawLimit, kSeriesRawRows}));
+  const int64_t curves =
+      static_cast<int64_t>(wanted.size()) *
       std::count_if(shapes.begin(), shapes.end(), [](const CurveShape& s) { return s.count > 0; });
   if (curves == 0) return all;
-  // Many curves share the answer's budget; each is read whole while the points read stay within
-  // kSeriesRawRows, else from the rollups.
+  // The curves share the answer's budget. Each is read whole while the rows read (once per name)
+  // stay within kSeriesRawRows, shortest curves first; the others from the rollups.
   const int per_curve = static_cast<int>(std::clamp<int64_t>(
       kSeriesPointBudget / curves, std::min(max_points, kSeriesMinCurvePoints), max_points));
   const int64_t raw_limit = std::min(int64_t{per_curve} * 16, kMetricCurveRawLimit);
+  std::vector<size_t> shortest_first(trials.size());
+  for (size_t i = 0; i < trials.size(); ++i) shortest_first[i] = i;
+  std::stable_sort(shortest_first.begin(), shortest_first.end(),
+                   [&](size_t a, size_t b) { return shapes[a].count < shapes[b].count; });
   SeriesMap found;
   std::map<int64_t, const CurveShape*> shape_of;
   std::map<int, std::vector<int64_t>> from_rollups;  // by level
   std::vector<int64_t> batch;
   int64_t batch_rows = 0, raw_rows = 0;
   auto flush = [&] {
-    for (const auto& name : names) ReadWholeCurves(tx, batch, kind, name, found);
+    for (const auto& name : wanted) ReadWholeCurves(tx, batch, kind, name, found);
     for (auto& [key, series] : found) DownsampleToExtremes(series, per_curve);  // bounds memory
     batch.clear();
     batch_rows = 0;
   };
-  for (size_t i = 0; i < trial_ids.size(); ++i) {
+  for (size_t i : shortest_first) {
     const CurveShape& shape = shapes[i];
-    if (shape.count == 0 || shape_of.contains(trial_ids[i])) continue;
-    shape_of[trial_ids[i]] = &shape;
-    if (shape.count > per_curve &&
-        (shape.count > raw_limit || raw_rows + shape.count > kSeriesRawRows)) {
+    if (shape.count == 0) continue;
+    shape_of[trials[i]] = &shape;
+    const int64_t rows = shape.count * static_cast<int64_t>(wanted.size());
+    if (shape.count > raw_limit || raw_rows + rows > kSeriesRawRows) {
       from_rollups[RollupLevelFor(shape.first_step, shape.last_step, 2 * per_curve)].push_back(
-          trial_ids[i]);
+          trials[i]);
       continue;
     }
-    batch.push_back(trial_ids[i]);
-    batch_rows += shape.count;
-    raw_rows += shape.count;
+    batch.push_back(trials[i]);
+    batch_rows += rows;
+    raw_rows += rows;
     if (batch_rows >= kSeriesBatchRows) flush();
   }
   if (!batch.empty()) flush();
-  ReadFromRollups(tx, from_rollups, shape_of, kind, names, found);
-  for (int64_t trial : trial_ids) {
-    for (const auto& name : names) {
+  ReadFromRollups(tx, from_rollups, shape_of, kind, wanted, found);
+  for (int64_t trial : trials) {
+    for (const auto& name : wanted) {
       auto it = found.find({trial, name});
       if (it == found.end()) continue;
       DownsampleToExtremes(it->second, per_curve);

@@ -32,16 +32,18 @@ void DownsampleToExtremes(MetricSeries& series, int max_points);
 
 // For each trial (in the order given) and each name, the trial's `kind` ("training" |
 // "validation") values of that metric, cut to each range's extremes (DownsampleToExtremes). A
-// trial or name with no numeric value gives no series; a trial asked for twice comes once.
+// trial or name with no numeric value gives no series; a trial or name asked for twice comes
+// once.
 //
-// The answer's size and cost are bounded whatever the search: the curves share
+// The answer's size and cost are bounded whatever the search: its curves (trials x names) share
 // kSeriesPointBudget values (each gets max_points, 2..kMetricCurveMaxPoints, or that budget's
-// share, at least kSeriesMinCurvePoints). Curves are read whole, in a few queries for all trials
-// together and only the named metric's value, while the points read stay under kSeriesRawRows;
-// the others come from the rollups (the finest level with at most two buckets per value
-// wanted), one query per level, with their first and last points exact. So 500 trials of 1,000
-// points cost about as much as 50, and a 1M-point trial as much as a short one. Memory: one batch
-// of about kSeriesBatchRows rows at a time.
+// share, at least kSeriesMinCurvePoints; so at most kSeriesMinCurvePoints x curves when there
+// are very many). Curves are read whole, shortest first, in a few queries for all trials together
+// and only the named metric's value, while the rows read stay within kSeriesRawRows; the others
+// come from the rollups (the finest level with at most two buckets per value wanted), one query
+// per level and name, with their first and last points exact when those points carry the metric.
+// So 500 trials of 1,000 points cost about as much as 50, and a 1M-point trial as much as a short
+// one. Memory: one batch of about kSeriesBatchRows rows at a time.
 inline constexpr int64_t kSeriesPointBudget = 50000;
 inline constexpr int kSeriesMinCurvePoints = 50;
 inline constexpr int64_t kSeriesRawRows = 20000;

@@ -1,11 +1,15 @@
 #include "master/http/metric_series_routes.h"
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
 #include "bus/catalog/experiments_json.h"
 #include "master/http/json.h"
 #include "master/http/user_routes.h"
+#include "storage/telemetry_repo.h"
 
 namespace det::master::http {
 namespace {
@@ -17,7 +21,14 @@ constexpr size_t kMaxCompareTrials = 100;
 
 Result<int> MaxPoints(const Request& req, const std::string& name) {
   DET_ASSIGN_OR_RETURN(int64_t max_points, QueryNumber(req, name, 200));
-  return static_cast<int>(std::clamp<int64_t>(max_points, -1, 1 << 30));
+  return static_cast<int>(std::min<int64_t>(max_points, 1 << 30));
+}
+
+// Determined's max_datapoints: 0 (or none) is 200, more than the curve read allows is that.
+Result<int> MaxDatapoints(const Request& req) {
+  DET_ASSIGN_OR_RETURN(int64_t max_points, QueryNumber(req, "max_datapoints", 0));
+  if (max_points == 0) return 200;
+  return static_cast<int>(std::min<int64_t>(max_points, storage::kMetricCurveMaxPoints));
 }
 
 ordered_json SeriesJson(const storage::MetricSeries& s) {
@@ -31,6 +42,7 @@ ordered_json SeriesJson(const storage::MetricSeries& s) {
 Answer ExperimentSeries(Api& api, const auth::Principal& caller, const Request& req) {
   Api::MetricSeriesQuery query;
   query.experiment_id = std::stoll(req.Match(1));
+  if (query.experiment_id == 0) return NotFound("experiment 0 does not exist");
   if (req.HasParam("group")) query.kind = req.Param("group");
   query.names = QueryList(req, "name");
   DET_ASSIGN_OR_RETURN(query.max_points, MaxPoints(req, "max_points"));
@@ -40,15 +52,22 @@ Answer ExperimentSeries(Api& api, const auth::Principal& caller, const Request& 
   return ordered_json{{"experiment_id", query.experiment_id},
                       {"group", query.kind},
                       {"names", answer.names},
-                      {"series", series}};
+                      {"series", series},
+                      {"truncated", answer.truncated}};
 }
 
-// Determined's metric_type enum, or its group.
-Result<std::string> GroupOf(const Request& req) {
-  if (req.HasParam("group")) return req.Param("group");
+// The groups asked for: `group`, or Determined's metric_type enum, or else both training and
+// validation (as Determined answers then).
+Result<std::vector<std::string>> GroupsOf(const Request& req) {
+  const bool typed = req.HasParam("metric_type");
+  if (req.HasParam("group")) {
+    if (typed) return InvalidArgument("group, metric_type: name one of them, not both");
+    return std::vector<std::string>{req.Param("group")};
+  }
+  if (!typed) return std::vector<std::string>{"training", "validation"};
   const std::string type = req.Param("metric_type");
-  if (type.empty() || type == "METRIC_TYPE_VALIDATION") return std::string("validation");
-  if (type == "METRIC_TYPE_TRAINING") return std::string("training");
+  if (type == "METRIC_TYPE_VALIDATION") return std::vector<std::string>{"validation"};
+  if (type == "METRIC_TYPE_TRAINING") return std::vector<std::string>{"training"};
   return InvalidArgument(
       "metric_type: expected METRIC_TYPE_TRAINING or METRIC_TYPE_VALIDATION, not \"" + type + "\"");
 }
@@ -89,19 +108,28 @@ ordered_json DownsampledMetrics(const std::string& group,
 Answer CompareTrials(Api& api, const auth::Principal& caller, const Request& req) {
   Api::MetricSeriesQuery query;
   DET_ASSIGN_OR_RETURN(query.trial_ids, TrialIds(req));
-  DET_ASSIGN_OR_RETURN(query.kind, GroupOf(req));
+  DET_ASSIGN_OR_RETURN(std::vector<std::string> groups, GroupsOf(req));
   query.names = QueryList(req, "metric_names");
-  DET_ASSIGN_OR_RETURN(query.max_points, MaxPoints(req, "max_datapoints"));
-  DET_ASSIGN_OR_RETURN(auto answer, api.MetricSeries(caller, query));
+  DET_ASSIGN_OR_RETURN(query.max_points, MaxDatapoints(req));
+  query.with_names = false;
+  std::vector<std::pair<std::string, Api::MetricSeriesAnswer>> by_group;
+  for (const auto& group : groups) {
+    query.kind = group;
+    DET_ASSIGN_OR_RETURN(auto answer, api.MetricSeries(caller, query));
+    by_group.emplace_back(group, std::move(answer));
+  }
   ordered_json trials = ordered_json::array();
   for (int64_t id : query.trial_ids) {
     DET_ASSIGN_OR_RETURN(auto trial, api.Call(caller, bus::TrialGetRequest{id}));
-    std::vector<const storage::MetricSeries*> mine;
-    for (const auto& s : answer.series) {
-      if (s.trial_id == id) mine.push_back(&s);
+    ordered_json metrics = ordered_json::array();
+    for (const auto& [group, answer] : by_group) {
+      std::vector<const storage::MetricSeries*> mine;
+      for (const auto& s : answer.series) {
+        if (s.trial_id == id) mine.push_back(&s);
+      }
+      if (!mine.empty()) metrics.push_back(DownsampledMetrics(group, mine));  // as Determined
     }
-    trials.push_back({{"trial", bus::ToJson(trial.trial)},
-                      {"metrics", ordered_json::array({DownsampledMetrics(query.kind, mine)})}});
+    trials.push_back({{"trial", bus::ToJson(trial.trial)}, {"metrics", metrics}});
   }
   return ordered_json{{"trials", trials}};
 }

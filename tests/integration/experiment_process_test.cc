@@ -104,6 +104,13 @@ class ExperimentProcessTest : public testing::ExperimentFixture {
     EXPECT_EQ(shown, stored[first]) << compared.text;
     EXPECT_EQ(rest.Send("GET", "/api/v1/trials/time-series?trial_ids=99999999", token).status, 404);
     EXPECT_EQ(rest.Send("GET", "/api/v1/trials/time-series?trial_ids=x", token).status, 400);
+    EXPECT_EQ(rest.Send("GET",
+                        "/api/v1/trials/time-series?trial_ids=" + std::to_string(first) +
+                            "&group=validation&metric_type=METRIC_TYPE_TRAINING",
+                        token)
+                  .status,
+              400);
+    EXPECT_EQ(rest.Send("GET", "/api/v1/experiments/0/metrics-series", token).status, 404);
   }
   // The token the master gives run `run` of the trial (signed with the cluster's stored secret).
   std::string RunToken(int64_t trial_id, int run) {

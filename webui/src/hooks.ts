@@ -6,6 +6,7 @@ import { get } from "./api";
 
 export interface Polled<T> {
   data: T | null; // the latest answer (kept while a new path loads, and after a failed poll)
+  dataPath: string | null; // the path `data` answers (another while a new path loads)
   error: string | null; // why the latest poll failed, if it did
   loading: boolean; // no answer yet for this path
   updatedAt: number | null; // when `data` came (ms)
@@ -31,6 +32,7 @@ export function every(intervalMs: number, load: () => Promise<void>): () => void
 
 export function usePoll<T>(path: string | null, intervalMs = 2000): Polled<T> {
   const [data, setData] = useState<T | null>(null);
+  const [dataPath, setDataPath] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const [updatedAt, setUpdatedAt] = useState<number | null>(null);
@@ -46,6 +48,7 @@ export function usePoll<T>(path: string | null, intervalMs = 2000): Polled<T> {
         const answer = await get<T>(path);
         if (generation.current !== mine) return;
         setData(answer);
+        setDataPath(path);
         setError(null);
         setUpdatedAt(Date.now());
       } catch (e) {
@@ -61,7 +64,7 @@ export function usePoll<T>(path: string | null, intervalMs = 2000): Polled<T> {
   }, [path, intervalMs, tick]);
 
   const refresh = useCallback(() => setTick((t) => t + 1), []);
-  return { data, error, loading, updatedAt, refresh };
+  return { data, dataPath, error, loading, updatedAt, refresh };
 }
 
 // A value that follows `value` once it has stopped changing for `delayMs` (typing in a filter).

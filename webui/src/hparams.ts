@@ -289,3 +289,21 @@ export function jitter(id: number): number {
 export function formatValue(value: number | string | null): string {
   return typeof value === "number" ? formatNumber(value) : value ?? "—";
 }
+
+// What the scatter and the heat map are given: the trials, the metric, and the trials the
+// brushes select (null: every trial).
+export interface HpViewProps {
+  trials: HpTrial[];
+  metricName: string;
+  smallerIsBetter: boolean;
+  selected?: Set<number> | null;
+}
+
+// A label cut to `chars` characters, with an ellipsis when cut.
+export const clip = (text: string, chars: number) =>
+  text.length > chars ? `${text.slice(0, Math.max(1, chars - 1))}…` : text;
+
+// The axes of the hyperparameters and, apart, the metric's (the last of axesOf).
+export function splitAxes(axes: Axis[]): { hpAxes: Axis[]; metricAxis: Axis } {
+  return { hpAxes: axes.slice(0, -1), metricAxis: axes[axes.length - 1] };
+}

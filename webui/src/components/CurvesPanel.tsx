@@ -6,14 +6,16 @@ import { useMemo, useState } from "react";
 import { choiceKey, parseChoice, type MetricChoice } from "../curves";
 import type { Curve } from "../overlay";
 import { OverlayChart } from "./OverlayChart";
-import { Empty } from "./common";
+import { Empty, Loading } from "./common";
 
 // A curve's values as their base-10 logarithms (a value <= 0 becomes NaN: a gap in the line).
 export function logCurve(curve: Curve): Curve {
   return { ...curve, values: curve.values.map((v) => (v > 0 ? Math.log10(v) : NaN)) };
 }
 
-export function CurvesPanel({ choices, choice, onChoice, curves, highlight, onHover, empty }: {
+export function CurvesPanel({ trials, loading, choices, choice, onChoice, curves, highlight, onHover, empty }: {
+  trials: number; // how many trials could have reported
+  loading: boolean; // the chosen metric's curves are on their way: `curves` are the last choice's
   choices: MetricChoice[];
   choice: MetricChoice;
   onChoice: (choice: MetricChoice) => void;
@@ -62,10 +64,12 @@ export function CurvesPanel({ choices, choice, onChoice, curves, highlight, onHo
           log scale
         </label>
         <span className="muted">
-          {drawn.length} of {curves.length} trials reported {choice.name}
+          {loading ? `reading ${choice.name}…` : `${drawn.length} of ${trials} trials reported ${choice.name}`}
         </span>
       </div>
-      {drawn.length === 0 ? (
+      {loading ? (
+        <Loading />
+      ) : drawn.length === 0 ? (
         <>
           <Empty>{empty}</Empty>
           <div data-testid="overlay-chart" data-curves={0} />

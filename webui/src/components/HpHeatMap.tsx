@@ -7,13 +7,15 @@
 import { useMemo, useState } from "react";
 import {
   axesOf,
+  clip,
   formatValue,
   goodness,
   heatCells,
+  type HpViewProps,
   metricColor,
   NO_METRIC_COLOR,
   shortNumber,
-  type HpTrial,
+  splitAxes,
 } from "../hparams";
 
 const W = 640;
@@ -26,23 +28,10 @@ const PW = W - L - R;
 const PH = H - T - B;
 const BINS = 10;
 
-const clip = (text: string, chars: number) =>
-  text.length > chars ? `${text.slice(0, Math.max(1, chars - 1))}…` : text;
 
-export function HpHeatMap({
-  trials,
-  metricName,
-  smallerIsBetter,
-  selected = null,
-}: {
-  trials: HpTrial[];
-  metricName: string;
-  smallerIsBetter: boolean;
-  selected?: Set<number> | null;
-}) {
+export function HpHeatMap({ trials, metricName, smallerIsBetter, selected = null }: HpViewProps) {
   const axes = useMemo(() => axesOf(trials, metricName), [trials, metricName]);
-  const metricAxis = axes[axes.length - 1];
-  const hpAxes = axes.slice(0, -1);
+  const { hpAxes, metricAxis } = splitAxes(axes);
   const [pickedX, setPickedX] = useState<string | null>(null);
   const [pickedY, setPickedY] = useState<string | null>(null);
   const xAxis = hpAxes.find((a) => a.key === pickedX) ?? hpAxes[0];

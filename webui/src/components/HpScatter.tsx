@@ -6,16 +6,18 @@
 import { useMemo, useState } from "react";
 import {
   axesOf,
+  clip,
   formatValue,
   goodness,
+  type HpViewProps,
   jitter,
   metricColor,
   NO_METRIC_COLOR,
   position,
   shortNumber,
+  splitAxes,
   valueAt,
   valueOf,
-  type HpTrial,
 } from "../hparams";
 
 const W = 640;
@@ -28,23 +30,10 @@ const PAD = 12; // points stay this far inside the plot
 const PW = W - L - R;
 const PH = H - T - B;
 
-const clip = (text: string, chars: number) =>
-  text.length > chars ? `${text.slice(0, Math.max(1, chars - 1))}…` : text;
 
-export function HpScatter({
-  trials,
-  metricName,
-  smallerIsBetter,
-  selected = null,
-}: {
-  trials: HpTrial[];
-  metricName: string;
-  smallerIsBetter: boolean;
-  selected?: Set<number> | null;
-}) {
+export function HpScatter({ trials, metricName, smallerIsBetter, selected = null }: HpViewProps) {
   const axes = useMemo(() => axesOf(trials, metricName), [trials, metricName]);
-  const metricAxis = axes[axes.length - 1];
-  const hpAxes = axes.slice(0, -1);
+  const { hpAxes, metricAxis } = splitAxes(axes);
   const [picked, setPicked] = useState<string | null>(null);
   const axis = hpAxes.find((a) => a.key === picked) ?? hpAxes[0];
 

@@ -7,18 +7,19 @@
 import { useEffect, useId, useMemo, useRef, useState, type KeyboardEvent, type PointerEvent } from "react";
 import {
   axesOf,
+  type Axis,
   brushed,
+  type Brushes,
+  clip,
   describeRange,
   formatValue,
   goodness,
+  type HpTrial,
   metricColor,
   NO_METRIC_COLOR,
   position,
   shortNumber,
   valueOf,
-  type Axis,
-  type Brushes,
-  type HpTrial,
 } from "../hparams";
 
 const HEIGHT = 320;
@@ -33,8 +34,6 @@ const FAINT = "#d1d5db";
 
 const clamp01 = (t: number) => Math.min(1, Math.max(0, t));
 const yOf = (t: number) => BOTTOM - clamp01(t) * (BOTTOM - TOP);
-const clip = (text: string, chars: number) =>
-  text.length > chars ? `${text.slice(0, Math.max(1, chars - 1))}…` : text;
 
 // The ticks of an axis: min and max of a number axis, its categories (thinned when crowded).
 function ticks(axis: Axis): { t: number; label: string }[] {

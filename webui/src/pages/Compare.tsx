@@ -5,7 +5,7 @@
 
 import { useMemo, useState, type FormEvent } from "react";
 import { CurvesPanel } from "../components/CurvesPanel";
-import { Badge, Empty, Pending, Section, Stale } from "../components/common";
+import { Badge, Empty, ErrorBox, Pending, Section, Stale } from "../components/common";
 import {
   choicesOf,
   curvesOfTimeSeries,
@@ -138,29 +138,36 @@ export function Compare({ trials: ids }: { trials: number[] }) {
         </Empty>
       ) : null}
       <AddTrial trials={listed} />
-      {path === null ? null : !answer.data ? (
+      <div className="summary" data-testid="compared">
+        {listed.map((id) => {
+          const t = trials.find((x) => x.id === id);
+          return (
+            <span key={id} className="chip">
+              <a href={`#/trials/${id}`}>trial {id}</a>
+              {t ? (
+                <>
+                  {" "}of <a href={`#/experiments/${t.experiment_id}`}>experiment {t.experiment_id}</a>{" "}
+                  <Badge state={t.state} />
+                </>
+              ) : null}{" "}
+              <button className="link" aria-label={`remove trial ${id}`} onClick={() => go(listed.filter((x) => x !== id))}>
+                ✕
+              </button>
+            </span>
+          );
+        })}
+      </div>
+      {path === null ? null : answer.error && (!answer.data || answer.dataPath !== path) ? (
+        <ErrorBox error={`Cannot compare these trials: ${answer.error}`} />
+      ) : !answer.data ? (
         <Pending {...answer} />
       ) : (
         <>
           <Stale error={answer.error} updatedAt={answer.updatedAt} />
-          <div className="summary" data-testid="compared">
-            {trials.map((t) => (
-              <span key={t.id} className="chip">
-                <a href={`#/trials/${t.id}`}>trial {t.id}</a> of{" "}
-                <a href={`#/experiments/${t.experiment_id}`}>experiment {t.experiment_id}</a>{" "}
-                <Badge state={t.state} />{" "}
-                <button
-                  className="link"
-                  aria-label={`remove trial ${t.id}`}
-                  onClick={() => go(listed.filter((x) => x !== t.id))}
-                >
-                  ✕
-                </button>
-              </span>
-            ))}
-          </div>
           <Section title="Learning curves">
             <CurvesPanel
+              trials={trials.length}
+              loading={answer.dataPath !== path}
               choices={choicesOf(names, "validation_loss")}
               choice={chosen}
               onChoice={setChoice}

@@ -64,8 +64,9 @@ export function LearningCurves({ trialId, live }: { trialId: number; live: boole
 const OVERLAY_POINTS = 300;
 
 // Every trial's curve of the chosen metric, polled while the experiment runs.
-function AllTrialsCurves({ e, live, highlight, onHover, onShown }: {
+function AllTrialsCurves({ e, trialCount, live, highlight, onHover, onShown }: {
   e: Experiment;
+  trialCount: number;
   live: boolean;
   highlight: number | null;
   onHover: (id: number | null) => void;
@@ -94,6 +95,8 @@ function AllTrialsCurves({ e, live, highlight, onHover, onShown }: {
   if (!answer.data) return <Pending {...answer} />;
   return (
     <CurvesPanel
+      trials={trialCount}
+      loading={answer.dataPath !== path}
       choices={choicesOf(answer.data.names, e.metric)}
       choice={choice}
       onChoice={setChoice}
@@ -204,6 +207,7 @@ export function ExperimentDetail({ id }: { id: number }) {
         ) : (
           <AllTrialsCurves
             e={e}
+            trialCount={all.length}
             live={e.state === "ACTIVE"}
             highlight={highlight}
             onHover={setHighlight}
