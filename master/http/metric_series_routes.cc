@@ -9,6 +9,7 @@
 #include "bus/catalog/experiments_json.h"
 #include "master/http/json.h"
 #include "master/http/user_routes.h"
+#include "master/recent_answers.h"
 #include "storage/telemetry_repo.h"
 
 namespace det::master::http {
@@ -18,6 +19,8 @@ using Answer = Result<nlohmann::ordered_json>;
 using nlohmann::ordered_json;
 
 constexpr size_t kMaxCompareTrials = 100;
+constexpr Duration kRecentAnswersMaxAge = std::chrono::seconds(2);
+constexpr size_t kRecentAnswersMaxBytes = 64 << 20;
 
 Result<int> MaxPoints(const Request& req, const std::string& name) {
   DET_ASSIGN_OR_RETURN(int64_t max_points, QueryNumber(req, name, 200));
@@ -134,16 +137,36 @@ Answer CompareTrials(Api& api, const auth::Principal& caller, const Request& req
   return ordered_json{{"trials", trials}};
 }
 
+// The cache key of a read: its path and its query as parsed, in order.
+std::string KeyOf(const Request& req) {
+  std::string key = req.path;
+  for (const auto& [name, value] : req.params) key += "\n" + name + "=" + value;
+  return key;
+}
+
 }  // namespace
 
 void RouteMetricSeries(Router& routes, Api& api) {
   Api* a = &api;
+  // An experiment's curves read the same for every user: open pages polling one experiment share
+  // one read per kRecentAnswersMaxAge.
+  auto recent = std::make_shared<RecentAnswers>(kRecentAnswersMaxAge, kRecentAnswersMaxBytes);
+  routes.Get("/api/v1/experiments/{experiment_id}/metrics-series",
+             [a, recent](const Request& req, Response& res) {
+               Result<auth::Principal> caller = UserOf(a->users(), req);
+               if (!caller.ok()) return Reply(res, caller.status());
+               auto answer = recent->Get(KeyOf(req), [&]() -> Result<std::string> {
+                 DET_ASSIGN_OR_RETURN(auto json, ExperimentSeries(*a, *caller, req));
+                 return json.dump();
+               });
+               if (!answer.ok()) return Reply(res, answer.status());
+               res.SetContent(**answer, "application/json");
+             });
   auto route = [a](Answer (*answer)(Api&, const auth::Principal&, const Request&)) {
     return ForUsers(a->users(), [a, answer](const auth::Principal& caller, const Request& req) {
       return answer(*a, caller, req);
     });
   };
-  routes.Get("/api/v1/experiments/{experiment_id}/metrics-series", route(ExperimentSeries));
   routes.Get("/api/v1/trials/time-series", route(CompareTrials));
 }
 

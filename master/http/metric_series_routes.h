@@ -10,7 +10,9 @@ namespace det::master::http {
 //   GET /api/v1/experiments/{id}/metrics-series?group=validation&name=loss&max_points=200
 //       -> {"experiment_id", "group", "names": {"training": [...], "validation": [...]},
 //           "series": [{"trial_id", "name", "steps": [...], "values": [...], "downsampled"}]}
-//       every trial of the experiment (`name` may repeat; none: only "names");
+//       every trial of the experiment (`name` may repeat; none: only "names"); the same for
+//       every user, so answers are shared for 2 s (RecentAnswers): pages polling one experiment
+//       cost one read per 2 s however many are open;
 //   GET /api/v1/trials/time-series?trial_ids=1&trial_ids=2&metric_names=loss&group=validation
 //       &max_datapoints=200
 //       -> Determined's CompareTrials: {"trials": [{"trial": {...}, "metrics": [{"group",
