@@ -179,15 +179,21 @@ void ReadFromRollups(pqxx::work& tx, const std::map<int, std::vector<int64_t>>& 
                      const std::map<int64_t, const CurveShape*>& shapes, const std::string& kind,
                      const std::vector<std::string>& names, SeriesMap& found) {
   for (const auto& [level, trials] : by_level) {
+    // Each trial's first and last points, parsed once for every name.
+    std::vector<std::pair<nlohmann::json, nlohmann::json>> ends;
+    ends.reserve(trials.size());
+    for (int64_t trial : trials) {
+      const CurveShape& shape = *shapes.at(trial);
+      ends.emplace_back(nlohmann::json::parse(shape.first_json, nullptr, false),
+                        nlohmann::json::parse(shape.last_json, nullptr, false));
+    }
     for (const auto& name : names) {
       SeriesMap read;
       ReadRollupExtremes(tx, trials, kind, name, level, read);
-      for (int64_t trial : trials) {
-        const CurveShape& shape = *shapes.at(trial);
-        AppendFromPoint(read, trial, name, shape.first_step,
-                        nlohmann::json::parse(shape.first_json, nullptr, false));
-        AppendFromPoint(read, trial, name, shape.last_step,
-                        nlohmann::json::parse(shape.last_json, nullptr, false));
+      for (size_t i = 0; i < trials.size(); ++i) {
+        const CurveShape& shape = *shapes.at(trials[i]);
+        AppendFromPoint(read, trials[i], name, shape.first_step, ends[i].first);
+        AppendFromPoint(read, trials[i], name, shape.last_step, ends[i].second);
       }
       for (auto& [key, series] : read) {
         SortByStep(series);
