@@ -31,7 +31,7 @@ bool TruncateOwnFile(const fs::path& path) {
   if (fd < 0) return false;
   struct stat info {};
   const bool plain = fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_nlink == 1;
-  const bool emptied = plain && ftruncate(fd, 0) == 0;
+  const bool emptied = plain && (info.st_size == 0 || ftruncate(fd, 0) == 0);
   close(fd);
   return emptied;
 }

@@ -11,9 +11,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <mutex>
+#include <tuple>
 
 #include "agent/docker_workload.h"
 #include "agent/workload_folders.h"
@@ -87,25 +90,86 @@ std::string WithHostAndPort(const std::string& address, const std::string& host,
          address.substr(path);
 }
 
-AccountOnHost AccountGroups(const bus::AgentUserGroup& account, const std::string& dir) {
-  AccountOnHost found{{static_cast<gid_t>(account.gid)}, dir};
+namespace {
+
+// What the account database says of an account (whether it knows it, with this uid).
+struct KnownAccount {
+  bool known = false;
+  std::string home;
+  std::vector<gid_t> groups;
+};
+
+KnownAccount LookUpAccount(const bus::AgentUserGroup& account) {
+  KnownAccount found;
   struct passwd entry {};
   struct passwd* known = nullptr;
   std::vector<char> buffer(16384);
-  if (getpwnam_r(account.user.c_str(), &entry, buffer.data(), buffer.size(), &known) == 0 &&
-      known && known->pw_uid == static_cast<uid_t>(account.uid)) {
-    found.home = known->pw_dir;
-    std::vector<gid_t>& groups = found.groups;
-    int count = 64;
-    groups.resize(count);
-    if (getgrouplist(account.user.c_str(), static_cast<gid_t>(account.gid), groups.data(), &count) <
-        0) {
-      groups.resize(count);  // count is now how many there are
-      getgrouplist(account.user.c_str(), static_cast<gid_t>(account.gid), groups.data(), &count);
-    }
-    groups.resize(std::max(count, 1));
+  if (getpwnam_r(account.user.c_str(), &entry, buffer.data(), buffer.size(), &known) != 0 ||
+      !known || known->pw_uid != static_cast<uid_t>(account.uid)) {
+    return found;
   }
+  found.known = true;
+  found.home = known->pw_dir;
+  int count = 64;
+  found.groups.resize(count);
+  if (getgrouplist(account.user.c_str(), static_cast<gid_t>(account.gid), found.groups.data(),
+                   &count) < 0) {
+    found.groups.resize(count);  // count is now how many there are
+    getgrouplist(account.user.c_str(), static_cast<gid_t>(account.gid), found.groups.data(),
+                 &count);
+  }
+  found.groups.resize(std::max(count, 1));
   return found;
+}
+
+// When the local account files last changed (mtime and size of both, as one key).
+std::string AccountFilesStamp() {
+  std::string stamp;
+  for (const char* path : {"/etc/passwd", "/etc/group"}) {
+    struct stat info {};
+    if (stat(path, &info) == 0) {
+      stamp += std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec) +
+               "/" + std::to_string(info.st_size) + ";";
+    }
+  }
+  return stamp;
+}
+
+// Reading the account database (files or NSS) for every workload costs more than starting it, so
+// answers are kept: for kAccountAnswerLife, and only while /etc/passwd and /etc/group are
+// unchanged (a local change counts at once; one through NSS within the life, as nscd keeps them).
+constexpr auto kAccountAnswerLife = std::chrono::seconds(30);
+constexpr size_t kMaxAccountAnswers = 1024;
+
+KnownAccount CachedAccount(const bus::AgentUserGroup& account) {
+  struct Answer {
+    KnownAccount account;
+    std::string stamp;
+    std::chrono::steady_clock::time_point at;
+  };
+  static std::mutex mu;
+  static std::map<std::tuple<std::string, int64_t, int64_t>, Answer> answers;
+  const auto key = std::make_tuple(account.user, int64_t{account.uid}, int64_t{account.gid});
+  const auto now = std::chrono::steady_clock::now();
+  const std::string stamp = AccountFilesStamp();
+  std::lock_guard lock(mu);
+  auto it = answers.find(key);
+  if (it != answers.end() && it->second.stamp == stamp &&
+      now - it->second.at < kAccountAnswerLife) {
+    return it->second.account;
+  }
+  if (answers.size() >= kMaxAccountAnswers) answers.clear();
+  Answer& answer = answers[key];
+  answer = {LookUpAccount(account), stamp, now};
+  return answer.account;
+}
+
+}  // namespace
+
+AccountOnHost AccountGroups(const bus::AgentUserGroup& account, const std::string& dir) {
+  KnownAccount found = CachedAccount(account);
+  if (!found.known) return {{static_cast<gid_t>(account.gid)}, dir};
+  return {std::move(found.groups), found.home};
 }
 
 std::string RunAsVariable(const bus::AgentUserGroup& account, const std::string& dir) {

@@ -14,14 +14,18 @@
 //
 //   submit_bench           N = 1,000, M = 10,000, one agent of 256 slots
 //   submit_bench --short   N = 50, M = 200, 32 slots (CI)
+//   --only PART            one of start, separate, gateway, parallel, array (for profiling)
 //
 // Exit status 1 only on a functional failure (a command that failed, a wait past its limit).
+#include <fcntl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -40,6 +44,8 @@ namespace bus = det::bus;
 
 struct Shape {
   int starts, calls, array, slots;
+  std::string only;  // one part ("start", "separate", "gateway", "parallel", "array"), or all
+  bool Runs(const char* part) const { return only.empty() || only == part; }
 };
 
 double Seconds(SteadyClock::time_point since) {
@@ -49,7 +55,8 @@ double Seconds(SteadyClock::time_point since) {
 int64_t WallNanos() { return det::UnixNanos(det::RealClock::Instance().WallNow()); }
 
 // Spawns argv with `env` added to ours, output to /dev/null; its exit status (-1: not started).
-pid_t SpawnQuiet(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+pid_t SpawnQuiet(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                 int stdout_fd = -1) {
   std::vector<std::string> all_env;
   for (char** e = environ; *e != nullptr; ++e) all_env.emplace_back(*e);
   all_env.insert(all_env.end(), env.begin(), env.end());
@@ -60,18 +67,40 @@ pid_t SpawnQuiet(const std::vector<std::string>& argv, const std::vector<std::st
   envp.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  if (stdout_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  }
   pid_t pid = -1;
   if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data()) != 0) pid = -1;
   posix_spawn_file_actions_destroy(&actions);
   return pid;
 }
 
-bool RunToEnd(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-  const pid_t pid = SpawnQuiet(argv, env);
+bool Succeeded(pid_t pid) {
   int status = 0;
   return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
          WEXITSTATUS(status) == 0;
+}
+
+bool RunToEnd(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  return Succeeded(SpawnQuiet(argv, env));
+}
+
+// Runs argv to its end; what it printed, or nothing when it failed.
+std::optional<std::string> RunForOutput(const std::vector<std::string>& argv,
+                                        const std::vector<std::string>& env) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return std::nullopt;
+  const pid_t pid = SpawnQuiet(argv, env, pipe_fds[1]);
+  close(pipe_fds[1]);
+  std::string output;
+  char buffer[4096];
+  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) output.append(buffer, n);
+  close(pipe_fds[0]);
+  if (!Succeeded(pid)) return std::nullopt;
+  return output;
 }
 
 // Mean milliseconds to start and reap argv, `n` times.
@@ -105,7 +134,8 @@ int64_t LastEnd(bus::RpcClient& client, const std::string& token, int64_t since_
       last = std::max(last, task.ended_at);
     }
     if (mine >= n && ended == mine) return last;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Seldom: listing thousands of tasks costs the master what a submission does.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   std::fprintf(stderr, "tasks did not end within %lld s\n", static_cast<long long>(limit.count()));
   return -1;
@@ -250,12 +280,18 @@ double ArrayCall(const BenchCluster& cluster, bus::RpcClient& client, const std:
                  int m) {
   const std::vector<std::string> env = cluster.DetEnvironment();
   const int64_t since = WallNanos();
-  if (!RunToEnd({det, "cmd", "run", "--array", "1-" + std::to_string(m), "true"}, env)) {
-    std::fprintf(stderr, "det cmd run --array failed\n");
+  // "Launched command array ID (M tasks, ...": the array's id, to list only its tasks.
+  const std::optional<std::string> said =
+      RunForOutput({det, "cmd", "run", "--array", "1-" + std::to_string(m), "true"}, env);
+  const std::string kLaunched = "Launched command array ";
+  if (!said || said->rfind(kLaunched, 0) != 0) {
+    std::fprintf(stderr, "det cmd run --array failed: %s\n", said ? said->c_str() : "");
     return -1;
   }
+  const std::string array_id =
+      said->substr(kLaunched.size(), said->find(' ', kLaunched.size()) - kLaunched.size());
   const int64_t last =
-      LastEnd(client, cluster.admin_token(), since, m, "", std::chrono::seconds(600));
+      LastEnd(client, cluster.admin_token(), since, m, array_id, std::chrono::seconds(600));
   return last < 0 ? -1 : m / ((last - since) / 1e9);
 }
 
@@ -283,10 +319,12 @@ int RunBench(const Shape& shape, const std::string& build) {
   const std::string det = build + "/cli/det";
   std::printf("submit path: det against a CURVE master, one agent of %d slots\n", shape.slots);
 
-  const double true_ms = StartMillis({"/bin/true"}, shape.starts);
-  const double det_ms = StartMillis({det, "--version"}, shape.starts);
-  std::printf("  %-34s %9.2f %-8s | %-40s %9.2f | ratio %.2f\n", "det --version start", det_ms,
-              "ms", "/bin/true start", true_ms, det_ms / true_ms);
+  if (shape.Runs("start")) {
+    const double true_ms = StartMillis({"/bin/true"}, shape.starts);
+    const double det_ms = StartMillis({det, "--version"}, shape.starts);
+    std::printf("  %-34s %9.2f %-8s | %-40s %9.2f | ratio %.2f\n", "det --version start", det_ms,
+                "ms", "/bin/true start", true_ms, det_ms / true_ms);
+  }
 
   bus::CurveKeyPair echo_keys = *bus::GenerateCurveKeyPair();
   bus::SocketSecurity echo_client = cluster.client_security();
@@ -294,41 +332,58 @@ int RunBench(const Shape& shape, const std::string& build) {
   RawEcho echo(echo_keys, echo_client.own.public_key);
   const std::vector<zmq::message_t> frames = RequestFrames(token);
   const double raw = RawRoundTrips(echo.endpoint(), echo_client, frames, shape.calls, false);
-  const double raw_new = RawRoundTrips(echo.endpoint(), echo_client, frames, shape.calls, true);
 
-  double submits = 0;
-  const double separate = SeparateCalls(cluster, client, det, shape.calls, 1, &submits);
-  if (separate < 0) return 1;
-  std::printf("%d separate `det cmd run true` calls, one after another:\n", shape.calls);
-  Row("submitted", submits, "calls/s", "raw REQ/REP, same bytes, one connection", raw);
-  Row("submitted", submits, "calls/s", "raw REQ/REP, new CURVE connection each", raw_new);
-  Row("end to end (first submit..last end)", separate, "jobs/s", "raw REQ/REP, one connection",
-      raw);
-  const int64_t gateway_since = WallNanos();
-  const double gateway = GatewayCalls(client, token, shape.calls);
-  if (gateway < 0 ||
-      LastEnd(client, token, gateway_since, shape.calls, "", std::chrono::seconds(300)) < 0) {
-    return 1;
+  if (shape.Runs("separate")) {
+    const double raw_new = RawRoundTrips(echo.endpoint(), echo_client, frames, shape.calls, true);
+    double submits = 0;
+    const double separate = SeparateCalls(cluster, client, det, shape.calls, 1, &submits);
+    if (separate < 0) return 1;
+    std::printf("%d separate `det cmd run true` calls, one after another:\n", shape.calls);
+    Row("submitted", submits, "calls/s", "raw REQ/REP, same bytes, one connection", raw);
+    Row("submitted", submits, "calls/s", "raw REQ/REP, new CURVE connection each", raw_new);
+    Row("end to end (first submit..last end)", separate, "jobs/s", "raw REQ/REP, one connection",
+        raw);
   }
-  Row("cmd.run over one open connection", gateway, "calls/s", "raw REQ/REP, one connection", raw);
-  double parallel_submits = 0;
-  const double parallel = SeparateCalls(cluster, client, det, shape.calls, 4, &parallel_submits);
-  if (parallel < 0) return 1;
-  std::printf("the same from 4 submitters at once:\n");
-  Row("end to end", parallel, "jobs/s", "raw REQ/REP, one connection", raw);
-
-  const double floor = SpawnFloor(shape.array, shape.slots);
-  const double array = ArrayCall(cluster, client, det, shape.array);
-  if (array < 0) return 1;
-  std::printf("one `det cmd run --array 1-%d true`:\n", shape.array);
-  Row("end to end", array, "jobs/s", "spawn+reap `true`, same concurrency", floor);
+  if (shape.Runs("gateway")) {
+    const int64_t gateway_since = WallNanos();
+    const double gateway = GatewayCalls(client, token, shape.calls);
+    if (gateway < 0 ||
+        LastEnd(client, token, gateway_since, shape.calls, "", std::chrono::seconds(300)) < 0) {
+      return 1;
+    }
+    Row("cmd.run over one open connection", gateway, "calls/s", "raw REQ/REP, one connection", raw);
+  }
+  if (shape.Runs("parallel")) {
+    double parallel_submits = 0;
+    const double parallel = SeparateCalls(cluster, client, det, shape.calls, 4, &parallel_submits);
+    if (parallel < 0) return 1;
+    std::printf("the same from 4 submitters at once:\n");
+    Row("end to end", parallel, "jobs/s", "raw REQ/REP, one connection", raw);
+  }
+  if (shape.Runs("array")) {
+    const double floor = SpawnFloor(shape.array, shape.slots);
+    const double array = ArrayCall(cluster, client, det, shape.array);
+    if (array < 0) return 1;
+    std::printf("one `det cmd run --array 1-%d true`:\n", shape.array);
+    Row("end to end", array, "jobs/s", "spawn+reap `true`, same concurrency", floor);
+  }
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool short_mode = argc > 1 && std::strcmp(argv[1], "--short") == 0;
-  const Shape shape = short_mode ? Shape{50, 50, 200, 32} : Shape{300, 1000, 10000, 256};
+  Shape shape{300, 1000, 10000, 256, ""};
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--short") == 0) {
+      shape = Shape{50, 50, 200, 32, shape.only};
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      shape.only = argv[++i];
+    } else {
+      std::fprintf(
+          stderr, "usage: submit_bench [--short] [--only start|separate|gateway|parallel|array]\n");
+      return 2;
+    }
+  }
   return RunBench(shape, det::bench::BuildDir(argv[0]));
 }

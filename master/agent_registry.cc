@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "common/index_ranges.h"
@@ -34,6 +36,12 @@ TaskSpec SpecOf(const bus::CommandRunRequest& r) {
 using ChannelEvent = bus::AgentChannelServer::Event;
 
 constexpr auto kTimerInterval = std::chrono::milliseconds(50);
+// Scheduling passes are spaced by this many times the last pass's length (at most
+// kMaxPassSpacing): with a deep queue, when each pass walks thousands of tasks, passes take at
+// most a tenth of the registry's thread and a burst of ends is placed in one pass; with a short
+// queue a pass takes microseconds and so does the wait.
+constexpr int64_t kPassSpacingFactor = 10;
+constexpr auto kMaxPassSpacing = std::chrono::milliseconds(20);
 
 AgentRegistry::AgentRegistry(zmq::context_t& context, const Clock& clock,
                              const MasterBusConfig& config, Store& store,
@@ -218,7 +226,7 @@ void AgentRegistry::Run() {
                                {queries_.socket().handle(), 0, ZMQ_POLLIN, 0},
                                {publisher_.socket().handle(), 0, ZMQ_POLLIN, 0},
                                {nullptr, queries_.answers_fd(), ZMQ_POLLIN, 0}};
-    bus::Poll(items, 4, kTimerInterval);
+    bus::Poll(items, 4, PollTimeout());
     events.clear();
     if (items[0].revents & ZMQ_POLLIN) channel_.Receive(&events);
     if ((items[1].revents | items[3].revents) & ZMQ_POLLIN) queries_.Receive();
@@ -230,7 +238,7 @@ void AgentRegistry::Run() {
       channel_.Tick(&events);
     }
     for (auto& event : events) OnChannelEvent(event);
-    tasks_.Schedule();  // once for all the changes above
+    ScheduleWhenDue();  // once for all the changes above
     SendNotices();
     if (timers_due) {
       ExpireAwaitedAgents();
@@ -238,6 +246,21 @@ void AgentRegistry::Run() {
       tasks_.SendDueStops(NowNs());
     }
   }
+}
+
+std::chrono::milliseconds AgentRegistry::PollTimeout() const {
+  if (!tasks_.schedule_pending()) return kTimerInterval;
+  const auto until_pass =
+      std::chrono::ceil<std::chrono::milliseconds>(next_pass_ - std::chrono::steady_clock::now());
+  return std::clamp(until_pass, std::chrono::milliseconds(0), kTimerInterval);
+}
+
+void AgentRegistry::ScheduleWhenDue() {
+  const auto now = std::chrono::steady_clock::now();
+  if (!tasks_.schedule_pending() || now < next_pass_) return;
+  tasks_.Schedule();
+  const auto spacing = std::chrono::nanoseconds(tasks_.scheduling().last_ns * kPassSpacingFactor);
+  next_pass_ = now + std::min<std::chrono::nanoseconds>(spacing, kMaxPassSpacing);
 }
 
 void AgentRegistry::OnChannelEvent(ChannelEvent& event) {
@@ -372,7 +395,7 @@ void AgentRegistry::KillWorkload(const std::string& agent_id, const bus::Workloa
 }
 
 void AgentRegistry::TaskChanged(const Task& task) {
-  store_.Enqueue(PersistTaskChange(task));
+  store_.EnqueueStatement(PersistTaskChange(task));
   Status published = publisher_.Publish(bus::TaskStateEvent{task.Summary()});
   if (!published.ok()) spdlog::warn("agent registry: {}", published.message());
 }

@@ -68,6 +68,10 @@ class AgentRegistry : private TaskManager::Listener {
   };
 
   void Run();
+  // Runs a scheduling pass when one is pending and the spacing after the last has passed.
+  void ScheduleWhenDue();
+  // How long the loop may wait for a message: until the timers, or a pending pass, are due.
+  std::chrono::milliseconds PollTimeout() const;
   void HandleQueries();
   // For the methods that change tasks: their answer waits until the store has committed what
   // they changed, so that nothing acknowledged is lost if the master dies the moment after.
@@ -125,6 +129,7 @@ class AgentRegistry : private TaskManager::Listener {
   AllocationTokens tokens_;  // each workload's DET_SESSION_TOKEN
   MonoTime next_idle_check_{};
   MonoTime next_timers_{};
+  std::chrono::steady_clock::time_point next_pass_{};  // real time: the spacing spends CPU
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

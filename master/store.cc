@@ -27,6 +27,8 @@ void Store::Push(Item item) {
 
 void Store::Enqueue(Op op) { Push(std::move(op)); }
 
+void Store::EnqueueStatement(Statement statement) { Push(std::move(statement)); }
+
 void Store::EnqueueLogs(std::string agent_id, bus::WorkloadLogs logs) {
   Push(Logs{std::move(agent_id), std::move(logs)});
 }
@@ -41,53 +43,87 @@ std::vector<Store::Notice> Store::TakeNotices() {
 }
 
 void Store::Run() {
-  bool ops_failed = false;  // a write of ops since the last AfterCommit failed (across batches)
+  bool ops_failed = false;  // a write of ops that the next AfterCommit covers failed
   std::unique_lock lock(mu_);
   while (true) {
     wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and nothing left to write
     std::deque<Item> items = std::exchange(queue_, {});
     lock.unlock();
-    std::vector<Op> ops;
-    std::vector<const Logs*> logs;  // consecutive log batches: one transaction
-    bool failed = false;            // then no notice goes out: what it confirms may not be stored
-    for (Item& item : items) {
-      if (auto* op = std::get_if<Op>(&item)) {
-        failed |= !WriteLogs(logs);
-        ops.push_back(std::move(*op));
-        continue;
-      }
-      const bool ops_written = WriteOps(ops);  // everything queued before goes first
-      failed |= !ops_written;
-      ops_failed |= !ops_written;
-      if (auto* batch = std::get_if<Logs>(&item)) {
-        logs.push_back(batch);
-        if (logs.size() == kLogBatchesPerTransaction) failed |= !WriteLogs(logs);
-        continue;
-      }
-      failed |= !WriteLogs(logs);
-      if (auto* done = std::get_if<Committed>(&item)) {
-        (*done)(ops_failed
-                    ? Unavailable("the database did not take the change (see the master's log)")
-                    : Status::Ok());
-        ops_failed = false;
-        continue;
-      }
-      if (!failed) {
-        std::lock_guard notice_lock(mu_);
-        notices_.push_back(std::move(std::get<Notice>(item)));
-      }
-    }
-    WriteLogs(logs);
-    ops_failed |= !WriteOps(ops);
+    WriteRound(items, ops_failed);
     lock.lock();
   }
 }
 
-bool Store::WriteOps(std::vector<Op>& ops) {
+// Ops and log batches are written in order, in as few transactions as that order allows (a change
+// of kind ends one). Notices and AfterCommit callbacks never end a transaction: they wait for the
+// next write, which covers everything queued before them, so a burst of task ends is one commit.
+void Store::WriteRound(std::deque<Item>& items, bool& ops_failed) {
+  std::vector<Write> ops;
+  std::vector<const Logs*> logs;    // consecutive log batches: one transaction
+  std::vector<Item*> waiting;       // notices and callbacks, for the next write
+  bool failed = false;              // a write of this round failed: no notice goes out after it
+  bool ops_after_callback = false;  // of the ops not yet written, some came after a callback
+  auto write = [&] {
+    const bool ops_written = WriteOps(ops);
+    failed |= !ops_written || !WriteLogs(logs);
+    bool callbacks = false;
+    for (Item* item : waiting) {
+      if (auto* done = std::get_if<Committed>(item)) {
+        (*done)(ops_failed || !ops_written
+                    ? Unavailable("the database did not take the change (see the master's log)")
+                    : Status::Ok());
+        ops_failed = false;
+        callbacks = true;
+      } else if (!failed) {
+        std::lock_guard notice_lock(mu_);
+        notices_.push_back(std::move(std::get<Notice>(*item)));
+      }
+    }
+    ops_failed |= !ops_written && (!callbacks || ops_after_callback);
+    ops_after_callback = false;
+    waiting.clear();
+  };
+  for (Item& item : items) {
+    if (std::holds_alternative<Op>(item) || std::holds_alternative<Statement>(item)) {
+      if (!logs.empty()) write();
+      if (auto* op = std::get_if<Op>(&item)) {
+        ops.emplace_back(std::move(*op));
+      } else {
+        ops.emplace_back(std::move(std::get<Statement>(item)));
+      }
+      ops_after_callback = true;
+    } else if (auto* batch = std::get_if<Logs>(&item)) {
+      if (!ops.empty()) write();
+      logs.push_back(batch);
+      if (logs.size() == kLogBatchesPerTransaction) write();
+    } else {
+      if (std::holds_alternative<Committed>(item)) ops_after_callback = false;
+      waiting.push_back(&item);
+    }
+  }
+  write();
+}
+
+bool Store::WriteOps(std::vector<Write>& ops) {
   if (ops.empty()) return true;
   Status status = db_.Run([&](pqxx::work& tx) {
-    for (const Op& op : ops) op(tx);
+    std::string sql;  // consecutive statements, sent together
+    auto send = [&] {
+      if (!sql.empty()) tx.exec(sql);
+      sql.clear();
+    };
+    for (const Write& write : ops) {
+      if (const auto* op = std::get_if<Op>(&write)) {
+        send();
+        (*op)(tx);
+        continue;
+      }
+      sql += std::get<Statement>(write)(tx);
+      sql += ";\n";
+      if (sql.size() >= kMaxSqlPerMessage) send();
+    }
+    send();
     return Status::Ok();
   });
   if (!status.ok()) {

@@ -30,6 +30,10 @@ namespace det::master {
 class Store {
  public:
   using Op = std::function<void(pqxx::work&)>;
+  // An op as SQL text: one or more statements, each value quoted by `tx`
+  // (storage::Literal). Consecutive statements reach PostgreSQL in one round trip, so the changes
+  // every task makes (queued, placed, running, ended) cost one message per batch, not each.
+  using Statement = std::function<std::string(pqxx::work&)>;
   // Something an agent is told once what came before it is committed: a log batch (batch > 0)
   // or a workload's end (batch == 0).
   struct Notice {
@@ -43,6 +47,7 @@ class Store {
   ~Store();  // writes what is queued, then stops
 
   void Enqueue(Op op);
+  void EnqueueStatement(Statement statement);
   void EnqueueLogs(std::string agent_id, bus::WorkloadLogs logs);
   // Lists `notice` in TakeNotices() once everything queued before it is committed.
   void EnqueueNotice(Notice notice);
@@ -58,11 +63,15 @@ class Store {
     std::string agent_id;
     bus::WorkloadLogs logs;
   };
-  using Item = std::variant<Op, Logs, Notice, Committed>;
+  using Write = std::variant<Op, Statement>;
+  using Item = std::variant<Op, Statement, Logs, Notice, Committed>;
 
   void Push(Item item);
   void Run();
-  bool WriteOps(std::vector<Op>& ops);  // false when not written
+  // Writes one round of queued items; `ops_failed` carries a failure to the next AfterCommit.
+  void WriteRound(std::deque<Item>& items, bool& ops_failed);
+  bool WriteOps(std::vector<Write>& ops);                  // false when not written
+  static constexpr size_t kMaxSqlPerMessage = 256 * 1024;  // statements' text sent at once
   // Consecutive log batches in one transaction (cleared after); false when not written.
   bool WriteLogs(std::vector<const Logs*>& logs);
   static constexpr size_t kLogBatchesPerTransaction = 32;

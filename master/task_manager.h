@@ -129,6 +129,8 @@ class TaskManager {
   // Runs a scheduling pass over every pool if anything changed since the last: places, asks for
   // preemptions, reports pending demand.
   void Schedule();
+  // Whether a change waits for a pass.
+  bool schedule_pending() const { return dirty_; }
   // Passes run so far and the time they took (wall time, for /metrics).
   struct SchedulingStats {
     int64_t passes = 0;

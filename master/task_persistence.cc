@@ -17,38 +17,40 @@ std::optional<std::string> Failure(const std::string& type, const std::string& m
   return type + ": " + message;
 }
 
-Store::Op FinishOp(std::string allocation_id, int64_t end_ns, std::optional<int32_t> exit_code,
-                   std::optional<std::string> failure) {
+Store::Statement FinishStatement(std::string allocation_id, int64_t end_ns,
+                                 std::optional<int32_t> exit_code,
+                                 std::optional<std::string> failure) {
   return [=](pqxx::work& tx) {
-    (void)storage::FinishAllocation(tx, allocation_id, std::string(bus::kWorkloadTerminated),
-                                    end_ns, exit_code, failure);
+    return storage::FinishAllocationSql(tx, allocation_id, std::string(bus::kWorkloadTerminated),
+                                        end_ns, exit_code, failure);
   };
 }
 
-Store::Op QueuedOp(const Task& task) {
+Store::Statement QueuedStatement(const Task& task) {
   storage::TaskRecord record{task.id,           task.type,   std::nullopt, TaskConfigJson(task),
                              task.submitted_ns, std::nullopt};
-  Store::Op finish_last;
+  Store::Statement finish_last;
   if (task.last_end) {  // queued again after a preemption: the allocation before is over
     const AllocationEnd& end = *task.last_end;
-    finish_last = FinishOp(
+    finish_last = FinishStatement(
         end.allocation_id, end.ended_ns, ExitCode(end.exit_code),
         "Preempted: " + (end.failure_type.empty() ? "" : end.failure_type + ": ") + end.message);
   }
   return [record, finish_last](pqxx::work& tx) {
-    storage::CreateTask(tx, record);
-    if (finish_last) finish_last(tx);
+    std::string sql = storage::CreateTaskSql(tx, record);
+    if (finish_last) sql += ";\n" + finish_last(tx);
+    return sql;
   };
 }
 
-Store::Op PlacedOp(const Task& task) {
+Store::Statement PlacedStatement(const Task& task) {
   nlohmann::json agents = nlohmann::json::array();
   for (const Resource& resource : task.resources) {
     agents.push_back({{"agent", resource.agent_id}, {"slots", resource.slot_ids}});
   }
   storage::AllocationRecord record{task.allocation_id, task.id,       task.spec.resource_pool,
                                    task.spec.slots,    agents.dump(), task.state};
-  return [record](pqxx::work& tx) { storage::CreateAllocation(tx, record); };
+  return [record](pqxx::work& tx) { return storage::CreateAllocationSql(tx, record); };
 }
 
 }  // namespace
@@ -87,24 +89,24 @@ std::string TaskConfigJson(const Task& task) {
   return config.dump();
 }
 
-Store::Op PersistTaskChange(const Task& task) {
-  if (task.state == "QUEUED") return QueuedOp(task);
-  if (task.state == bus::kWorkloadAssigned) return PlacedOp(task);
+Store::Statement PersistTaskChange(const Task& task) {
+  if (task.state == "QUEUED") return QueuedStatement(task);
+  if (task.state == bus::kWorkloadAssigned) return PlacedStatement(task);
   if (task.ended()) {
     const std::string task_id = task.id;
     const int64_t end_ns = task.ended_ns;
-    Store::Op finish;
+    Store::Statement finish;
     if (!task.allocation_id.empty()) {
-      finish = FinishOp(task.allocation_id, end_ns, ExitCode(task.exit_code),
-                        Failure(task.failure_type, task.message));
+      finish = FinishStatement(task.allocation_id, end_ns, ExitCode(task.exit_code),
+                               Failure(task.failure_type, task.message));
     }
     return [=](pqxx::work& tx) {
-      if (finish) finish(tx);
-      (void)storage::EndTask(tx, task_id, end_ns);
+      std::string sql = finish ? finish(tx) + ";\n" : "";
+      return sql + storage::EndTaskSql(tx, task_id, end_ns);
     };
   }
   const std::string allocation_id = task.allocation_id, state = task.state;
-  return [=](pqxx::work& tx) { (void)storage::SetAllocationState(tx, allocation_id, state); };
+  return [=](pqxx::work& tx) { return storage::SetAllocationStateSql(tx, allocation_id, state); };
 }
 
 Store::Op PersistTaskSettings(const Task& task) {

@@ -8,8 +8,8 @@ namespace det::master {
 // The database change that records `task` in its current state: the task when it is queued (and
 // the end of its previous allocation when it is queued again after a preemption), its allocation
 // when placed (every agent of it), the allocation's state as it moves, and both ends when it
-// terminates. Each op is idempotent (Store may retry it).
-Store::Op PersistTaskChange(const Task& task);
+// terminates, as statements (sent in batches). Each is idempotent (Store may retry it).
+Store::Statement PersistTaskChange(const Task& task);
 // Records the task's current spec and job settings (after a job update).
 Store::Op PersistTaskSettings(const Task& task);
 

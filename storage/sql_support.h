@@ -3,7 +3,9 @@
 // What repositories share: nullable columns, bytea, and the check that an UPDATE found its row.
 // (libpqxx 6.4 already sends std::optional parameters, std::nullopt as NULL.)
 //
-// Every statement is parameterised ($1, $2, ...); no SQL is built from values. Times are Unix
+// Every statement is parameterised ($1, $2, ...), with one exception: the statements the master's
+// store sends many at a time in one message (master/store.h Store::Statement), whose values go
+// in as literals quoted by the connection (Literal below, libpq's escaping). Times are Unix
 // nanoseconds in C++ and go through det_ts()/det_ns() (migration 0002) in SQL.
 
 #include <optional>
@@ -26,6 +28,17 @@ inline pqxx::binarystring Bytes(const std::string& data) { return pqxx::binaryst
 inline std::optional<std::string> BytesColumn(const pqxx::field& field) {
   if (field.is_null()) return std::nullopt;
   return pqxx::binarystring(field).str();
+}
+
+// `value` as an SQL literal quoted by `tx`'s connection; NULL for nothing. Only for statement text
+// sent in batches (see above).
+template <typename T>
+std::string Literal(pqxx::transaction_base& tx, const T& value) {
+  return tx.quote(value);
+}
+template <typename T>
+std::string Literal(pqxx::transaction_base& tx, const std::optional<T>& value) {
+  return value ? tx.quote(*value) : std::string("NULL");
 }
 
 // OK when an UPDATE or DELETE touched a row; else NotFound("<what> not found").

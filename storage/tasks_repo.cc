@@ -32,12 +32,14 @@ std::vector<AllocationRecord> ReadAllocations(const pqxx::result& result) {
 
 }  // namespace
 
-void CreateTask(pqxx::work& tx, const TaskRecord& task) {
-  tx.exec_params(
-      "INSERT INTO tasks (id, type, trial_id, config, start_time)"
-      " VALUES ($1, $2, $3, $4::jsonb, det_ts($5)) ON CONFLICT (id) DO NOTHING",
-      task.id, task.type, task.trial_id, task.config_json, task.start_ns);
+std::string CreateTaskSql(pqxx::work& tx, const TaskRecord& task) {
+  return "INSERT INTO tasks (id, type, trial_id, config, start_time) VALUES (" +
+         Literal(tx, task.id) + ", " + Literal(tx, task.type) + ", " + Literal(tx, task.trial_id) +
+         ", " + Literal(tx, task.config_json) + "::jsonb, det_ts(" + Literal(tx, task.start_ns) +
+         ")) ON CONFLICT (id) DO NOTHING";
 }
+
+void CreateTask(pqxx::work& tx, const TaskRecord& task) { tx.exec(CreateTaskSql(tx, task)); }
 
 Status SetTaskConfig(pqxx::work& tx, const std::string& id, const std::string& config_json) {
   return ExpectUpdated(
@@ -60,17 +62,26 @@ std::vector<TaskRecord> ListOpenTasks(pqxx::work& tx) {
   return tasks;
 }
 
+std::string EndTaskSql(pqxx::work& tx, const std::string& id, int64_t end_ns) {
+  return "UPDATE tasks SET end_time = det_ts(" + Literal(tx, end_ns) +
+         ") WHERE id = " + Literal(tx, id);
+}
+
 Status EndTask(pqxx::work& tx, const std::string& id, int64_t end_ns) {
-  return ExpectUpdated(
-      tx.exec_params("UPDATE tasks SET end_time = det_ts($2) WHERE id = $1", id, end_ns),
-      "task \"" + id + "\"");
+  return ExpectUpdated(tx.exec(EndTaskSql(tx, id, end_ns)), "task \"" + id + "\"");
+}
+
+std::string CreateAllocationSql(pqxx::work& tx, const AllocationRecord& a) {
+  return "INSERT INTO allocations (id, task_id, resource_pool, slots, agents, state, start_time)"
+         " VALUES (" +
+         Literal(tx, a.id) + ", " + Literal(tx, a.task_id) + ", " + Literal(tx, a.resource_pool) +
+         ", " + Literal(tx, a.slots) + ", " + Literal(tx, a.agents_json) + "::jsonb, " +
+         Literal(tx, a.state) + ", det_ts(" + Literal(tx, a.start_ns) +
+         ")) ON CONFLICT (id) DO NOTHING";
 }
 
 void CreateAllocation(pqxx::work& tx, const AllocationRecord& a) {
-  tx.exec_params(
-      "INSERT INTO allocations (id, task_id, resource_pool, slots, agents, state, start_time)"
-      " VALUES ($1, $2, $3, $4, $5::jsonb, $6, det_ts($7)) ON CONFLICT (id) DO NOTHING",
-      a.id, a.task_id, a.resource_pool, a.slots, a.agents_json, a.state, a.start_ns);
+  tx.exec(CreateAllocationSql(tx, a));
 }
 
 Result<AllocationRecord> GetAllocation(pqxx::work& tx, const std::string& id) {
@@ -87,17 +98,26 @@ Status SetAllocationPlaced(pqxx::work& tx, const std::string& id, const std::str
                        "allocation \"" + id + "\"");
 }
 
+std::string SetAllocationStateSql(pqxx::work& tx, const std::string& id, const std::string& state) {
+  return "UPDATE allocations SET state = " + Literal(tx, state) + " WHERE id = " + Literal(tx, id);
+}
+
 Status SetAllocationState(pqxx::work& tx, const std::string& id, const std::string& state) {
-  return ExpectUpdated(tx.exec_params("UPDATE allocations SET state = $2 WHERE id = $1", id, state),
-                       "allocation \"" + id + "\"");
+  return ExpectUpdated(tx.exec(SetAllocationStateSql(tx, id, state)), "allocation \"" + id + "\"");
+}
+
+std::string FinishAllocationSql(pqxx::work& tx, const std::string& id, const std::string& state,
+                                int64_t end_ns, std::optional<int32_t> exit_code,
+                                const std::optional<std::string>& failure) {
+  return "UPDATE allocations SET state = " + Literal(tx, state) + ", end_time = det_ts(" +
+         Literal(tx, end_ns) + "), exit_code = " + Literal(tx, exit_code) +
+         ", failure = " + Literal(tx, failure) + " WHERE id = " + Literal(tx, id);
 }
 
 Status FinishAllocation(pqxx::work& tx, const std::string& id, const std::string& state,
                         int64_t end_ns, std::optional<int32_t> exit_code,
                         std::optional<std::string> failure) {
-  return ExpectUpdated(tx.exec_params("UPDATE allocations SET state = $2, end_time = det_ts($3),"
-                                      " exit_code = $4, failure = $5 WHERE id = $1",
-                                      id, state, end_ns, exit_code, failure),
+  return ExpectUpdated(tx.exec(FinishAllocationSql(tx, id, state, end_ns, exit_code, failure)),
                        "allocation \"" + id + "\"");
 }
 

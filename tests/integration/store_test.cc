@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "storage/sql_support.h"
 #include "tests/testing/postgres_fixture.h"
 
 namespace det::master {
@@ -58,6 +62,76 @@ TEST(StoreTest, AFailedWriteIsReportedToTheNextAfterCommitOnly) {
   const Status stored = AfterCommitStatus(store);
   EXPECT_TRUE(stored.ok()) << stored.ToString();
   EXPECT_EQ(RowsIn(db), 1);
+}
+
+// Notices and AfterCommit callbacks wait for the next write instead of ending a transaction: a
+// burst of task ends (each a change then a notice to its agent) is one commit, not one each.
+TEST(StoreTest, NoticesAndCallbacksDoNotCutABurstIntoTransactions) {
+  const storage::DbConfig db = PostgresEnvironment::Get()->FreshDatabase();
+  det::testing::InTransaction(db, [](pqxx::work& tx) {
+    tx.exec("CREATE TABLE notes (n int, tx bigint DEFAULT txid_current())");
+  });
+  Store store(db);
+  // Holds the store's thread in a write until the burst below is queued behind it.
+  std::promise<void> go;
+  std::shared_future<void> queued = go.get_future().share();
+  store.Enqueue([queued](pqxx::work&) { queued.wait(); });
+  constexpr int kEnds = 200;
+  std::vector<std::future<Status>> verdicts;
+  for (int i = 0; i < kEnds; ++i) {
+    store.EnqueueStatement([i](pqxx::work& tx) {
+      return "INSERT INTO notes (n) VALUES (" + storage::Literal(tx, i) + ")";
+    });
+    store.EnqueueNotice({"agent", "allocation-" + std::to_string(i), 0, ""});
+    auto verdict = std::make_shared<std::promise<Status>>();
+    verdicts.push_back(verdict->get_future());
+    store.AfterCommit([verdict](const Status& stored) { verdict->set_value(stored); });
+  }
+  go.set_value();
+  for (auto& verdict : verdicts) {
+    const Status stored = verdict.get();
+    EXPECT_TRUE(stored.ok()) << stored.ToString();
+  }
+  EXPECT_EQ(store.TakeNotices().size(), static_cast<size_t>(kEnds));
+  const int64_t transactions = det::testing::InTransaction(db, [](pqxx::work& tx) {
+    return tx.exec1("SELECT count(DISTINCT tx) FROM notes")[0].as<int64_t>();
+  });
+  EXPECT_EQ(RowsIn(db), kEnds);
+  EXPECT_LE(transactions, 2) << "each notice or callback ended a transaction";
+}
+
+// Statements carry their values as literals quoted by the connection: quotes, backslashes and
+// SQL in a value are stored as they are; a failing statement is reported like a failing op.
+TEST(StoreTest, StatementsStoreEveryValueAsItIs) {
+  const storage::DbConfig db = PostgresEnvironment::Get()->FreshDatabase();
+  det::testing::InTransaction(db, [](pqxx::work& tx) { tx.exec("CREATE TABLE texts (t text)"); });
+  Store store(db);
+  const std::vector<std::string> values = {
+      "it's", "back\\slash\\'", "'); DROP TABLE texts; --", "$$dollar$$", "über ☃", ""};
+  for (const std::string& value : values) {
+    store.EnqueueStatement([value](pqxx::work& tx) {
+      return "INSERT INTO texts VALUES (" + storage::Literal(tx, value) + ")";
+    });
+  }
+  store.EnqueueStatement([](pqxx::work& tx) {
+    return "INSERT INTO texts VALUES (" + storage::Literal(tx, std::optional<std::string>()) + ")";
+  });
+  EXPECT_TRUE(AfterCommitStatus(store).ok());
+  const std::vector<std::string> stored = det::testing::InTransaction(db, [](pqxx::work& tx) {
+    std::vector<std::string> texts;
+    for (const auto& row : tx.exec("SELECT coalesce(t, 'NULL') FROM texts ORDER BY ctid")) {
+      texts.push_back(row[0].as<std::string>());
+    }
+    return texts;
+  });
+  std::vector<std::string> expected = values;
+  expected.push_back("NULL");
+  EXPECT_EQ(stored, expected);
+
+  store.EnqueueStatement(
+      [](pqxx::work&) { return std::string("INSERT INTO no_such_table VALUES (1)"); });
+  EXPECT_EQ(AfterCommitStatus(store).code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(AfterCommitStatus(store).ok());
 }
 
 }  // namespace
