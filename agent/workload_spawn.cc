@@ -122,14 +122,16 @@ KnownAccount LookUpAccount(const bus::AgentUserGroup& account) {
   return found;
 }
 
-// When the local account files last changed (mtime and size of both, as one key).
+// When the local account files last changed (inode, mtime, ctime and size of both, as one key).
 std::string AccountFilesStamp() {
   std::string stamp;
   for (const char* path : {"/etc/passwd", "/etc/group"}) {
     struct stat info {};
     if (stat(path, &info) == 0) {
-      stamp += std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec) +
-               "/" + std::to_string(info.st_size) + ";";
+      stamp += std::to_string(info.st_ino) + "/" + std::to_string(info.st_mtim.tv_sec) + "." +
+               std::to_string(info.st_mtim.tv_nsec) + "/" + std::to_string(info.st_ctim.tv_sec) +
+               "." + std::to_string(info.st_ctim.tv_nsec) + "/" + std::to_string(info.st_size) +
+               ";";
     }
   }
   return stamp;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -97,9 +98,15 @@ std::optional<std::string> RunForOutput(const std::vector<std::string>& argv,
   close(pipe_fds[1]);
   std::string output;
   char buffer[4096];
-  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) output.append(buffer, n);
+  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) != 0;) {
+    if (n > 0) output.append(buffer, n);
+    if (n < 0 && errno != EINTR) break;
+  }
   close(pipe_fds[0]);
-  if (!Succeeded(pid)) return std::nullopt;
+  if (!Succeeded(pid)) {
+    std::fprintf(stderr, "%s failed; it said: %s\n", argv[0].c_str(), output.c_str());
+    return std::nullopt;
+  }
   return output;
 }
 
@@ -373,11 +380,14 @@ int RunBench(const Shape& shape, const std::string& build) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::string kParts[] = {"start", "separate", "gateway", "parallel", "array"};
   Shape shape{300, 1000, 10000, 256, ""};
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--short") == 0) {
       shape = Shape{50, 50, 200, 32, shape.only};
-    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc &&
+               std::find(std::begin(kParts), std::end(kParts), std::string(argv[i + 1])) !=
+                   std::end(kParts)) {
       shape.only = argv[++i];
     } else {
       std::fprintf(

@@ -256,11 +256,11 @@ std::chrono::milliseconds AgentRegistry::PollTimeout() const {
 }
 
 void AgentRegistry::ScheduleWhenDue() {
-  const auto now = std::chrono::steady_clock::now();
-  if (!tasks_.schedule_pending() || now < next_pass_) return;
+  if (!tasks_.schedule_pending() || std::chrono::steady_clock::now() < next_pass_) return;
   tasks_.Schedule();
   const auto spacing = std::chrono::nanoseconds(tasks_.scheduling().last_ns * kPassSpacingFactor);
-  next_pass_ = now + std::min<std::chrono::nanoseconds>(spacing, kMaxPassSpacing);
+  next_pass_ = std::chrono::steady_clock::now() +  // from the pass's end
+               std::min<std::chrono::nanoseconds>(spacing, kMaxPassSpacing);
 }
 
 void AgentRegistry::OnChannelEvent(ChannelEvent& event) {

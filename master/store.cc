@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace det::master {
 
 Store::Store(storage::DbConfig db) : db_(db, 2), ingest_(db) {
@@ -43,14 +45,14 @@ std::vector<Store::Notice> Store::TakeNotices() {
 }
 
 void Store::Run() {
-  bool ops_failed = false;  // a write of ops that the next AfterCommit covers failed
+  Failures carried;
   std::unique_lock lock(mu_);
   while (true) {
     wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and nothing left to write
     std::deque<Item> items = std::exchange(queue_, {});
     lock.unlock();
-    WriteRound(items, ops_failed);
+    WriteRound(items, carried);
     lock.lock();
   }
 }
@@ -58,30 +60,45 @@ void Store::Run() {
 // Ops and log batches are written in order, in as few transactions as that order allows (a change
 // of kind ends one). Notices and AfterCommit callbacks never end a transaction: they wait for the
 // next write, which covers everything queued before them, so a burst of task ends is one commit.
-void Store::WriteRound(std::deque<Item>& items, bool& ops_failed) {
+// Each remembers how many of that write's ops came before it, so that a failed write fails only
+// the callbacks and notices whose ops were in it (and a failure before a notice, in a write of
+// its own, still withholds it).
+void Store::WriteRound(std::deque<Item>& items, Failures& carried) {
+  struct Waiting {
+    Item* item;
+    size_t ops_before;           // of the pending ops, those queued before it
+    bool failed_before = false;  // a notice: a write failed between the previous notice and it
+  };
   std::vector<Write> ops;
-  std::vector<const Logs*> logs;    // consecutive log batches: one transaction
-  std::vector<Item*> waiting;       // notices and callbacks, for the next write
-  bool failed = false;              // a write of this round failed: no notice goes out after it
-  bool ops_after_callback = false;  // of the ops not yet written, some came after a callback
+  std::vector<const Logs*> logs;  // consecutive log batches: one transaction
+  std::vector<Waiting> waiting;   // notices and callbacks, for the next write
   auto write = [&] {
-    const bool ops_written = WriteOps(ops);
-    failed |= !ops_written || !WriteLogs(logs);
-    bool callbacks = false;
-    for (Item* item : waiting) {
-      if (auto* done = std::get_if<Committed>(item)) {
-        (*done)(ops_failed || !ops_written
-                    ? Unavailable("the database did not take the change (see the master's log)")
-                    : Status::Ok());
-        ops_failed = false;
-        callbacks = true;
-      } else if (!failed) {
+    const std::vector<bool> op_failed = WriteOps(ops);
+    const bool logs_written = WriteLogs(logs);
+    auto failed_in = [&](size_t from, size_t to) {
+      return std::find(op_failed.begin() + from, op_failed.begin() + to, true) !=
+             op_failed.begin() + to;
+    };
+    size_t reported = 0, noticed = 0;  // ops before the last callback, and the last notice
+    for (Waiting& wait : waiting) {
+      if (auto* done = std::get_if<Committed>(wait.item)) {
+        const bool failed = carried.ops_failed || failed_in(reported, wait.ops_before);
+        (*done)(failed ? Unavailable("the database did not take the change (see the master's log)")
+                       : Status::Ok());
+        carried.ops_failed = false;
+        reported = wait.ops_before;
+        continue;
+      }
+      const bool withheld =
+          wait.failed_before || failed_in(noticed, wait.ops_before) || !logs_written;
+      noticed = wait.ops_before;
+      if (!withheld) {
         std::lock_guard notice_lock(mu_);
-        notices_.push_back(std::move(std::get<Notice>(*item)));
+        notices_.push_back(std::move(std::get<Notice>(*wait.item)));
       }
     }
-    ops_failed |= !ops_written && (!callbacks || ops_after_callback);
-    ops_after_callback = false;
+    carried.ops_failed |= failed_in(reported, op_failed.size());
+    carried.before_notice |= failed_in(noticed, op_failed.size()) || !logs_written;
     waiting.clear();
   };
   for (Item& item : items) {
@@ -92,45 +109,66 @@ void Store::WriteRound(std::deque<Item>& items, bool& ops_failed) {
       } else {
         ops.emplace_back(std::move(std::get<Statement>(item)));
       }
-      ops_after_callback = true;
     } else if (auto* batch = std::get_if<Logs>(&item)) {
       if (!ops.empty()) write();
       logs.push_back(batch);
       if (logs.size() == kLogBatchesPerTransaction) write();
+    } else if (std::holds_alternative<Notice>(item)) {
+      waiting.push_back({&item, ops.size(), std::exchange(carried.before_notice, false)});
     } else {
-      if (std::holds_alternative<Committed>(item)) ops_after_callback = false;
-      waiting.push_back(&item);
+      waiting.push_back({&item, ops.size()});
     }
   }
   write();
 }
 
-bool Store::WriteOps(std::vector<Write>& ops) {
-  if (ops.empty()) return true;
-  Status status = db_.Run([&](pqxx::work& tx) {
+std::vector<bool> Store::WriteOps(std::vector<Write>& ops) {
+  std::vector<bool> failed(ops.size(), false);
+  if (ops.empty()) return failed;
+  const Status status = WriteTogether(ops, 0, ops.size());
+  if (status.ok()) {
+    ops.clear();
+    return failed;
+  }
+  if (status.code() == StatusCode::kUnavailable || ops.size() == 1) {
+    spdlog::error("store: {} changes not written: {}", ops.size(), status.message());
+    failed.assign(ops.size(), true);
+    ops.clear();
+    return failed;
+  }
+  // PostgreSQL refused the batch (not a lost connection): one bad change loses only itself.
+  spdlog::warn("store: {} changes refused together ({}); writing them one at a time", ops.size(),
+               status.message());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Status one = WriteTogether(ops, i, i + 1);
+    if (one.ok()) continue;
+    failed[i] = true;
+    spdlog::error("store: a change not written: {}", one.message());
+  }
+  ops.clear();
+  return failed;
+}
+
+Status Store::WriteTogether(const std::vector<Write>& ops, size_t from, size_t to) {
+  return db_.Run([&](pqxx::work& tx) {
     std::string sql;  // consecutive statements, sent together
     auto send = [&] {
       if (!sql.empty()) tx.exec(sql);
       sql.clear();
     };
-    for (const Write& write : ops) {
-      if (const auto* op = std::get_if<Op>(&write)) {
+    for (size_t i = from; i < to; ++i) {
+      if (const auto* op = std::get_if<Op>(&ops[i])) {
         send();
         (*op)(tx);
         continue;
       }
-      sql += std::get<Statement>(write)(tx);
+      sql += std::get<Statement>(ops[i])(tx);
       sql += ";\n";
       if (sql.size() >= kMaxSqlPerMessage) send();
     }
     send();
     return Status::Ok();
   });
-  if (!status.ok()) {
-    spdlog::error("store: {} changes not written: {}", ops.size(), status.message());
-  }
-  ops.clear();
-  return status.ok();
 }
 
 namespace {

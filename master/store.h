@@ -19,12 +19,14 @@ namespace det::master {
 // Writes the master's changes to PostgreSQL on a thread of its own, so that actors never wait on
 // the database, in the order they were queued: a task's last log batch is stored before its end.
 //
-// Ops run in transactions (consecutive ops share one) and may be retried after a lost
-// connection, so each must be idempotent. Log batches go through the IngestWriter with the batch
-// id "<allocation>/<agent>/<incarnation>/<batch>": a batch sent twice is stored once; consecutive
-// batches share a transaction (up to kLogBatchesPerTransaction). After a batch is committed a
-// Notice for it is listed by TakeNotices(), so its sender can be told; EnqueueNotice does the
-// same for anything else.
+// Ops run in transactions (consecutive ops share one; notices and AfterCommit callbacks wait for
+// the next write instead of ending one) and may be retried after a lost connection, so each must
+// be idempotent. A transaction PostgreSQL refuses is written again one op at a time: a bad op
+// loses itself, and fails only the callback and notice that depend on it. Log batches go through
+// the IngestWriter with the batch id "<allocation>/<agent>/<incarnation>/<batch>": a batch sent
+// twice is stored once; consecutive batches share a transaction (up to kLogBatchesPerTransaction).
+// After a batch is committed a Notice for it is listed by TakeNotices(), so its sender can be told;
+// EnqueueNotice does the same for anything else.
 //
 // Threading: Enqueue* and TakeNotices may be called from any thread.
 class Store {
@@ -68,9 +70,17 @@ class Store {
 
   void Push(Item item);
   void Run();
-  // Writes one round of queued items; `ops_failed` carries a failure to the next AfterCommit.
-  void WriteRound(std::deque<Item>& items, bool& ops_failed);
-  bool WriteOps(std::vector<Write>& ops);                  // false when not written
+  // Failures of one round that count against what the next rounds release.
+  struct Failures {
+    bool ops_failed = false;     // a write of ops that the next AfterCommit covers failed
+    bool before_notice = false;  // a write since the last notice failed: withhold the next
+  };
+  // Writes one round of queued items.
+  void WriteRound(std::deque<Item>& items, Failures& carried);
+  // Writes `ops` in one transaction and clears them; which were not written (none: all false).
+  // A batch PostgreSQL refuses (not a lost connection) is written again one op per transaction.
+  std::vector<bool> WriteOps(std::vector<Write>& ops);
+  Status WriteTogether(const std::vector<Write>& ops, size_t from, size_t to);
   static constexpr size_t kMaxSqlPerMessage = 256 * 1024;  // statements' text sent at once
   // Consecutive log batches in one transaction (cleared after); false when not written.
   bool WriteLogs(std::vector<const Logs*>& logs);

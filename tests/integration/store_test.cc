@@ -100,6 +100,38 @@ TEST(StoreTest, NoticesAndCallbacksDoNotCutABurstIntoTransactions) {
   EXPECT_LE(transactions, 2) << "each notice or callback ended a transaction";
 }
 
+// A change PostgreSQL refuses inside a burst loses only itself: the others are written, its
+// callback says it was not stored and the notice after it is withheld; the rest are confirmed.
+TEST(StoreTest, ARefusedChangeInABurstLosesOnlyItself) {
+  const storage::DbConfig db = PostgresEnvironment::Get()->FreshDatabase();
+  det::testing::InTransaction(db, [](pqxx::work& tx) { tx.exec("CREATE TABLE notes (n int)"); });
+  Store store(db);
+  std::promise<void> go;
+  std::shared_future<void> queued = go.get_future().share();
+  store.Enqueue([queued](pqxx::work&) { queued.wait(); });
+  constexpr int kChanges = 10, kRefused = 5;
+  std::vector<std::future<Status>> verdicts;
+  for (int i = 0; i < kChanges; ++i) {
+    store.EnqueueStatement([i](pqxx::work& tx) {
+      return std::string(i == kRefused ? "INSERT INTO no_such_table" : "INSERT INTO notes") +
+             " VALUES (" + storage::Literal(tx, i) + ")";
+    });
+    store.EnqueueNotice({"agent", std::to_string(i), 0, ""});
+    auto verdict = std::make_shared<std::promise<Status>>();
+    verdicts.push_back(verdict->get_future());
+    store.AfterCommit([verdict](const Status& stored) { verdict->set_value(stored); });
+  }
+  go.set_value();
+  for (int i = 0; i < kChanges; ++i) {
+    const Status stored = verdicts[i].get();
+    EXPECT_EQ(stored.ok(), i != kRefused) << i << ": " << stored.ToString();
+  }
+  std::vector<std::string> noticed;
+  for (const Store::Notice& notice : store.TakeNotices()) noticed.push_back(notice.allocation_id);
+  EXPECT_EQ(noticed, (std::vector<std::string>{"0", "1", "2", "3", "4", "6", "7", "8", "9"}));
+  EXPECT_EQ(RowsIn(db), kChanges - 1);
+}
+
 // Statements carry their values as literals quoted by the connection: quotes, backslashes and
 // SQL in a value are stored as they are; a failing statement is reported like a failing op.
 TEST(StoreTest, StatementsStoreEveryValueAsItIs) {
