@@ -10,6 +10,7 @@
 #include "agent/workload_folders.h"
 #include "agent/workload_shim.h"
 #include "common/files.h"
+#include "common/process.h"
 
 namespace det::agent {
 
@@ -82,9 +83,8 @@ bus::WorkloadState WorkloadEnding(const std::string& exit_status, const std::str
 }
 
 bool IsShimOf(pid_t pid, const std::string& dir) {
-  std::string cmdline = ReadFileText("/proc/" + std::to_string(pid) + "/cmdline").value_or("");
-  std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-  return cmdline.find(std::string(" ") + kWorkloadShimArg + " " + dir + " ") != std::string::npos;
+  // Not by its command line: a shim the shim server cloned has the server's (shim_server.h).
+  return LeadsGroupIn(pid, kWorkloadShimProgram, dir);
 }
 
 bool IsZombie(pid_t pid) {

@@ -37,7 +37,8 @@ std::optional<WorkloadRecord> ReadWorkloadRecord(const std::string& dir);
 bus::WorkloadState WorkloadEnding(const std::string& exit_status, const std::string& container_end,
                                   bool kill_requested);
 
-// Whether `pid` is the shim of the workload in `dir` (and not a reused pid).
+// Whether `pid` is the shim of the workload in `dir` (and not a reused pid): a live group leader
+// running the shim program in that folder.
 bool IsShimOf(pid_t pid, const std::string& dir);
 // Whether `pid` has exited and waits to be reaped.
 bool IsZombie(pid_t pid);

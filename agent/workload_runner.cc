@@ -42,19 +42,25 @@ void ClosePidFd(int& fd) {
   fd = -1;
 }
 
+// `options` with the programs next to this executable where none is named.
+WorkloadRunner::Options WithDefaultPrograms(WorkloadRunner::Options options) {
+  std::error_code ec;
+  const fs::path here = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  if (options.shim_program.empty()) options.shim_program = (here / kWorkloadShimProgram).string();
+  if (options.pump_program.empty()) options.pump_program = (here / "det-docker-pump").string();
+  return options;
+}
+
 }  // namespace
 
 WorkloadRunner::WorkloadRunner(Options options, const Clock& clock, LogShipper& shipper)
-    : options_(std::move(options)),
+    : options_(WithDefaultPrograms(std::move(options))),
       clock_(clock),
       shipper_(shipper),
       folders_(options_.work_dir, std::max<size_t>(kMinSpareFolders, 2 * options_.slots.size())),
-      output_(clock, shipper) {
+      output_(clock, shipper),
+      shims_(options_.shim_program) {
   folders_.StockUp();
-  std::error_code ec;
-  const fs::path here = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  if (options_.shim_program.empty()) options_.shim_program = (here / kWorkloadShimProgram).string();
-  if (options_.pump_program.empty()) options_.pump_program = (here / "det-docker-pump").string();
 }
 
 WorkloadRunner::~WorkloadRunner() {
@@ -68,7 +74,7 @@ bool WorkloadRunner::InContainer(const bus::WorkloadStart& start) const {
   return options_.container_runtime == "docker" && !start.container.empty();
 }
 
-Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& given, Workload& w) const {
+Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& given, Workload& w) {
   std::optional<bus::WorkloadStart> defaulted;  // a copy only where the account is filled in
   if (!given.run_as && options_.default_account) {
     defaulted = given;
@@ -104,13 +110,13 @@ Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& given, Wor
   } else {
     ReclaimFolder(w.dir);
   }
-  return SpawnUnderShim(options_.shim_program, argv, env, w.dir);
+  return shims_.Spawn(argv, env, w.dir);
 }
 
-Result<pid_t> WorkloadRunner::SpawnPump(const std::string& dir) const {
+Result<pid_t> WorkloadRunner::SpawnPump(const std::string& dir) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) env.emplace_back(*e);
-  return SpawnUnderShim(options_.shim_program, {options_.pump_program, dir}, env, dir);
+  return shims_.Spawn({options_.pump_program, dir}, env, dir);
 }
 
 Status WorkloadRunner::Follow(const std::string& allocation_id, Workload& w, int64_t out_offset,

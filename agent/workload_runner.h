@@ -10,6 +10,7 @@
 
 #include "agent/log_shipper.h"
 #include "agent/output_follower.h"
+#include "agent/shim_launcher.h"
 #include "agent/workload_folders.h"
 #include "agent/workload_spawn.h"
 #include "bus/catalog/agent.h"
@@ -44,8 +45,9 @@ namespace det::agent {
 // killed by one) and a failure type.
 //
 // The parts: output_follower.h (the output files), workload_spawn.h (argv, environment, shim,
-// container spec), workload_record.h (workload.json, endings, adoption checks); the docker path's
-// members are in workload_runner_docker.cc.
+// container spec), shim_launcher.h (shims cloned by a shim server the runner keeps),
+// workload_record.h (workload.json, endings, adoption checks); the docker path's members are in
+// workload_runner_docker.cc.
 //
 // Threading: not thread-safe; owned by the agent's loop, which polls AppendPollItems()'s items and
 // passes them back to Tick().
@@ -113,8 +115,8 @@ class WorkloadRunner {
 
   // What a start runs: its argv and environment, or the pump of its container (written to its
   // folder first).
-  Result<pid_t> SpawnWorkload(const bus::WorkloadStart& start, Workload& w) const;
-  Result<pid_t> SpawnPump(const std::string& dir) const;
+  Result<pid_t> SpawnWorkload(const bus::WorkloadStart& start, Workload& w);
+  Result<pid_t> SpawnPump(const std::string& dir);
   WorkloadHost Host() const { return {options_.agent_id, &options_.slots}; }
   bool InContainer(const bus::WorkloadStart& start) const;
   // Reports a container's phase when the pump moved it on.
@@ -148,6 +150,7 @@ class WorkloadRunner {
   LogShipper& shipper_;
   WorkloadFolders folders_;
   OutputFollower output_;
+  ShimLauncher shims_;
   std::map<std::string, Workload> workloads_;
   size_t poll_first_ = 0;            // where our items start
   std::vector<std::string> polled_;  // allocation of each pidfd item

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -138,6 +139,18 @@ bool LiveSessionLeader(const std::filesystem::path& proc, pid_t pid) {
   return stat && stat->state != 'Z' && stat->session == pid;
 }
 
+// Whether `pid` has not exited, leads its process group and runs `program` (its executable's file
+// name, also once the file is replaced).
+bool LiveGroupLeaderRunning(const std::filesystem::path& proc, pid_t pid,
+                            const std::string& program) {
+  const auto stat = ReadProcessStat(proc);
+  if (!stat || stat->state == 'Z' || stat->group != pid) return false;
+  std::error_code unreadable;
+  std::string exe = std::filesystem::read_symlink(proc / "exe", unreadable).filename().string();
+  if (exe.ends_with(" (deleted)")) exe.resize(exe.size() - std::strlen(" (deleted)"));
+  return !unreadable && exe == program;
+}
+
 // The numbered entries of /proc: every process.
 template <typename Visit>
 void ForEachProcess(Visit&& visit) {
@@ -169,18 +182,23 @@ std::vector<pid_t> ProcessGroupsLedBy(const std::string& program, const std::str
   std::vector<pid_t> found;
   if (ec || root.empty()) return found;
   ForEachProcess([&](const fs::path& proc, pid_t pid) {
-    const auto stat = ReadProcessStat(proc);
-    if (!stat || stat->state == 'Z' || stat->group != pid) return;
+    if (!LiveGroupLeaderRunning(proc, pid, program)) return;
     std::error_code unreadable;
-    std::string exe = fs::read_symlink(proc / "exe", unreadable).filename().string();
-    if (exe.ends_with(" (deleted)")) exe.resize(exe.size() - std::strlen(" (deleted)"));
-    if (unreadable || exe != program) return;
     const fs::path cwd = fs::read_symlink(proc / "cwd", unreadable);
     if (unreadable) return;
     const auto [inside, rest] = std::mismatch(root.begin(), root.end(), cwd.begin(), cwd.end());
     if (inside == root.end()) found.push_back(pid);
   });
   return found;
+}
+
+bool LeadsGroupIn(pid_t pid, const std::string& program, const std::string& folder) {
+  const std::filesystem::path proc = "/proc/" + std::to_string(pid);
+  struct stat cwd {
+  }, wanted{};
+  return pid > 0 && LiveGroupLeaderRunning(proc, pid, program) &&
+         stat((proc / "cwd").c_str(), &cwd) == 0 && stat(folder.c_str(), &wanted) == 0 &&
+         cwd.st_dev == wanted.st_dev && cwd.st_ino == wanted.st_ino;
 }
 
 void StopProcessGroups(const std::vector<pid_t>& groups, std::chrono::milliseconds grace) {

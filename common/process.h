@@ -56,6 +56,10 @@ inline constexpr const char* kWorkloadShimProgram = "det-workload-shim";
 // agent by design (a restarted agent adopts them); this finds them when a whole cluster goes.
 // Other users' processes are seen only by root.
 std::vector<pid_t> ProcessGroupsLedBy(const std::string& program, const std::string& folder);
+// Whether `pid` has not exited, leads its process group, runs `program` (its executable's file
+// name) and works (its cwd) in `folder` itself (the same folder, however named). With
+// kWorkloadShimProgram and a workload's folder: whether `pid` is that workload's shim.
+bool LeadsGroupIn(pid_t pid, const std::string& program, const std::string& folder);
 // SIGTERM to each group, then SIGKILL to them all (what a leader left behind too) once every
 // leader has exited or `grace` has passed.
 void StopProcessGroups(const std::vector<pid_t>& groups, std::chrono::milliseconds grace);

@@ -13,6 +13,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 using testing::DeterminedLibraryTest;
+using testing::Shell;
 
 TEST_F(DeterminedLibraryTest, Stage0RunsItsScript) {
   StartAgents(1, 8);

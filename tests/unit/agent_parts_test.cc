@@ -16,6 +16,7 @@
 #include "agent/devices.h"
 #include "agent/interruption_watch.h"
 #include "agent/log_shipper.h"
+#include "agent/shim_server.h"
 #include "agent/workload_shim.h"
 #include "agent/workload_spawn.h"
 
@@ -252,6 +253,42 @@ TEST(InterruptionWatchTest, PollsUntilANoticeComesAndKeepsIt) {
   const int seen = calls.load();
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   EXPECT_EQ(calls.load(), seen) << "no more questions once the notice came";
+}
+
+// A shim server's request: read back as written, whatever the bytes; anything else refused.
+TEST(ShimRequestTest, ReadsBackWhatWasWrittenAndRefusesWhatWasNot) {
+  const ShimRequest sent{"/work/a b",
+                         {"/bin/sh", "-c", "echo 'x=y'; exit 3", ""},
+                         {"A=1", "EMPTY=", "UTF8=\xc3\xa9t\xc3\xa9"}};
+  const std::string payload = EncodeShimRequest(sent);
+  ShimRequest got;
+  ASSERT_TRUE(DecodeShimRequest(payload, &got));
+  EXPECT_EQ(got.dir, sent.dir);
+  EXPECT_EQ(got.argv, sent.argv);
+  EXPECT_EQ(got.env, sent.env);
+  ShimRequest no_env;
+  ASSERT_TRUE(DecodeShimRequest(EncodeShimRequest({"/d", {"true"}, {}}), &no_env));
+  EXPECT_TRUE(no_env.env.empty());
+  auto joined = [](std::initializer_list<std::string> parts, bool final_nul) {
+    std::string text;
+    for (const std::string& part : parts) text += part + '\0';
+    if (!final_nul) text.pop_back();
+    return text;
+  };
+  const std::string bad[] = {
+      "",                                           // nothing
+      joined({"/d", "1", "true"}, false),           // no final NUL
+      joined({"/d", "0"}, true),                    // no argv
+      joined({"/d", "2", "true"}, true),            // fewer entries than the count
+      joined({"/d", "x", "true"}, true),            // a count that is no number
+      joined({"", "1", "true"}, true),              // no folder
+      joined({"/d", "99999999999", "true"}, true),  // a count past any request
+  };
+  for (const std::string& payload : bad) {
+    ShimRequest untouched{"kept", {"kept"}, {}};
+    EXPECT_FALSE(DecodeShimRequest(payload, &untouched)) << payload.size();
+    EXPECT_EQ(untouched.dir, "kept");
+  }
 }
 
 // The shim's instruction to switch accounts: what the agent writes, the shim reads back.

@@ -1,0 +1,174 @@
+#include "agent/shim_server.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "agent/workload_folders.h"
+#include "agent/workload_shim.h"
+
+extern char** environ;
+
+namespace det::agent {
+namespace {
+
+bool ReadFully(int fd, void* buffer, size_t size) {
+  auto* at = static_cast<char*>(buffer);
+  while (size > 0) {
+    const ssize_t got = read(fd, at, size);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    at += got;
+    size -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+bool WriteFully(int fd, const void* buffer, size_t size) {
+  const auto* at = static_cast<const char*>(buffer);
+  while (size > 0) {
+    const ssize_t put = write(fd, at, size);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) return false;
+    at += put;
+    size -= static_cast<size_t>(put);
+  }
+  return true;
+}
+
+// `path` opened with `flags` as descriptor `target`; false with errno set.
+bool OpenAs(int target, const std::string& path, int flags) {
+  const int fd = open(path.c_str(), flags, 0644);
+  if (fd < 0) return false;
+  if (fd == target) return true;
+  const bool moved = dup2(fd, target) == target;
+  const int saved = errno;
+  close(fd);
+  errno = saved;
+  return moved;
+}
+
+// The clone's setup before it runs the shim; errno of the first step that failed, or 0.
+int BecomeShim(const ShimRequest& request) {
+  if (setpgid(0, 0) != 0) return errno;
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig : {SIGPIPE, SIGCHLD}) signal(sig, SIG_DFL);
+  // The shim ignores the group's stop signals (the workload gets them): from before the agent
+  // learns its pid, so that a stop sent at once cannot end the shim instead.
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) signal(sig, SIG_IGN);
+  const std::string out = request.dir + "/" + kStdoutFile, err = request.dir + "/" + kStderrFile;
+  if (!OpenAs(0, "/dev/null", O_RDONLY) || !OpenAs(1, out, O_WRONLY | O_APPEND | O_CREAT) ||
+      !OpenAs(2, err, O_WRONLY | O_APPEND | O_CREAT) || chdir(request.dir.c_str()) != 0) {
+    return errno;
+  }
+  return 0;
+}
+
+// The clone's life: set up, say so on `report`, run the shim, exit as it says. Never returns.
+// A raw clone leaves glibc's record of the thread as the server's: the shim needs none of what
+// depends on it (no threads, no raise), and exits with _exit (no exit handlers of the server's).
+[[noreturn]] void RunClone(int server_fd, int report, ShimRequest& request) {
+  close(server_fd);
+  const int failure = BecomeShim(request);
+  const bool told = WriteFully(report, &failure, sizeof failure);
+  close(report);
+  if (failure != 0 || !told) _exit(127);
+  std::vector<char*> env;
+  for (std::string& entry : request.env) env.push_back(entry.data());
+  env.push_back(nullptr);
+  environ = env.data();
+  std::vector<char*> args{request.dir.data()};
+  for (std::string& arg : request.argv) args.push_back(arg.data());
+  args.push_back(nullptr);
+  const int code = RunWorkloadShim(static_cast<int>(args.size()) - 1, args.data());
+  std::fflush(nullptr);
+  _exit(code);
+}
+
+ShimReply Start(int server_fd, ShimRequest& request) {
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return {-1, errno};
+  // CLONE_PARENT: the shim is the agent's child, as a shim the agent spawned would be.
+  const long pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
+  if (pid == 0) RunClone(server_fd, report[1], request);
+  const int clone_errno = errno;
+  close(report[1]);
+  ShimReply reply{static_cast<int32_t>(pid), 0};
+  if (pid < 0) {
+    reply.error = clone_errno;
+  } else if (!ReadFully(report[0], &reply.error, sizeof reply.error)) {
+    reply.error = ECHILD;  // it died before saying (killed): the agent reaps it
+  }
+  close(report[0]);
+  return reply;
+}
+
+}  // namespace
+
+std::string EncodeShimRequest(const ShimRequest& request) {
+  std::string payload;
+  auto put = [&payload](const std::string& text) {
+    payload += text;
+    payload += '\0';
+  };
+  put(request.dir);
+  put(std::to_string(request.argv.size()));
+  for (const std::string& arg : request.argv) put(arg);
+  for (const std::string& entry : request.env) put(entry);
+  return payload;
+}
+
+bool DecodeShimRequest(std::string_view payload, ShimRequest* out) {
+  if (payload.empty() || payload.back() != '\0') return false;
+  std::vector<std::string> parts;
+  for (size_t from = 0; from < payload.size();) {
+    const size_t end = payload.find('\0', from);
+    parts.emplace_back(payload.substr(from, end - from));
+    from = end + 1;
+  }
+  if (parts.size() < 3 || parts[0].empty() || parts[1].empty() ||
+      parts[1].find_first_not_of("0123456789") != std::string::npos || parts[1].size() > 9) {
+    return false;
+  }
+  const size_t argc = std::strtoul(parts[1].c_str(), nullptr, 10);
+  if (argc == 0 || argc > parts.size() - 2) return false;
+  ShimRequest request;
+  request.dir = std::move(parts[0]);
+  request.argv.assign(std::make_move_iterator(parts.begin() + 2),
+                      std::make_move_iterator(parts.begin() + 2 + static_cast<ptrdiff_t>(argc)));
+  request.env.assign(std::make_move_iterator(parts.begin() + 2 + static_cast<ptrdiff_t>(argc)),
+                     std::make_move_iterator(parts.end()));
+  *out = std::move(request);
+  return true;
+}
+
+int RunShimServer(int fd) {
+  if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) return 2;
+  signal(SIGPIPE, SIG_IGN);  // a gone agent is a failed write; the clones set it back
+  std::string payload;
+  while (true) {
+    uint32_t size = 0;
+    if (!ReadFully(fd, &size, sizeof size)) return 0;  // the agent closed its end (or died)
+    if (size > kMaxShimRequestBytes) return 2;
+    payload.resize(size);
+    if (!ReadFully(fd, payload.data(), size)) return 0;
+    ShimRequest request;
+    const ShimReply reply =
+        DecodeShimRequest(payload, &request) ? Start(fd, request) : ShimReply{-1, EINVAL};
+    if (!WriteFully(fd, &reply, sizeof reply)) return 0;
+  }
+}
+
+}  // namespace det::agent
