@@ -6,7 +6,8 @@
 //   separate     N `det cmd run true` processes, one after another, from the first submission to
 //                the last end the master recorded (jobs/s); beside N raw REQ/REP round trips of
 //                the same request frames to a raw REP echo (one connection), and the same with a
-//                new CURVE connection per call (what every det process pays)
+//                new CURVE connection per call (what a det without a relay pays); then the same N
+//                calls with DET_RELAY=0 (each det connecting and shaking hands itself)
 //   parallel     the same N calls from 4 submitters at once
 //   array        one `det cmd run --array 1-M true`, to the last end; beside this host spawning
 //                and reaping M `true` processes at the same concurrency (the floor any dispatcher
@@ -243,8 +244,10 @@ double SpawnFloor(int n, int concurrency) {
 // `n` `det cmd run true` calls from `submitters` processes at once (each runs its share one after
 // another); jobs per second from the first submission to the last end, or -1.
 double SeparateCalls(const BenchCluster& cluster, bus::RpcClient& client, const std::string& det,
-                     int n, int submitters, double* submits_per_second) {
-  const std::vector<std::string> env = cluster.DetEnvironment();
+                     int n, int submitters, const std::vector<std::string>& extra_env,
+                     double* submits_per_second) {
+  std::vector<std::string> env = cluster.DetEnvironment();
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
   const int64_t since = WallNanos();
   const auto start = SteadyClock::now();
   std::vector<std::thread> threads;
@@ -343,13 +346,18 @@ int RunBench(const Shape& shape, const std::string& build) {
   if (shape.Runs("separate")) {
     const double raw_new = RawRoundTrips(echo.endpoint(), echo_client, frames, shape.calls, true);
     double submits = 0;
-    const double separate = SeparateCalls(cluster, client, det, shape.calls, 1, &submits);
+    const double separate = SeparateCalls(cluster, client, det, shape.calls, 1, {}, &submits);
     if (separate < 0) return 1;
+    double direct_submits = 0;  // each det connecting and shaking hands itself
+    const double direct =
+        SeparateCalls(cluster, client, det, shape.calls, 1, {"DET_RELAY=0"}, &direct_submits);
+    if (direct < 0) return 1;
     std::printf("%d separate `det cmd run true` calls, one after another:\n", shape.calls);
     Row("submitted", submits, "calls/s", "raw REQ/REP, same bytes, one connection", raw);
     Row("submitted", submits, "calls/s", "raw REQ/REP, new CURVE connection each", raw_new);
     Row("end to end (first submit..last end)", separate, "jobs/s", "raw REQ/REP, one connection",
         raw);
+    Row("end to end, DET_RELAY=0 (no relay)", direct, "jobs/s", "raw REQ/REP, one connection", raw);
   }
   if (shape.Runs("gateway")) {
     const int64_t gateway_since = WallNanos();
@@ -362,7 +370,8 @@ int RunBench(const Shape& shape, const std::string& build) {
   }
   if (shape.Runs("parallel")) {
     double parallel_submits = 0;
-    const double parallel = SeparateCalls(cluster, client, det, shape.calls, 4, &parallel_submits);
+    const double parallel =
+        SeparateCalls(cluster, client, det, shape.calls, 4, {}, &parallel_submits);
     if (parallel < 0) return 1;
     std::printf("the same from 4 submitters at once:\n");
     Row("end to end", parallel, "jobs/s", "raw REQ/REP, one connection", raw);

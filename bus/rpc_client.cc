@@ -24,7 +24,10 @@ RpcClient::RpcClient(zmq::context_t& context, std::string endpoint, SocketSecuri
 
 Result<Bytes> RpcClient::CallRaw(const std::string& method, const Bytes& params,
                                  const std::string& token) {
-  RpcRequest request{RandomId(), token, method, params};
+  return CallRaw(RpcRequest{RandomId(), token, method, params});
+}
+
+Result<Bytes> RpcClient::CallRaw(const RpcRequest& request) {
   for (int attempt = 1; attempt <= config_.attempts; ++attempt) {
     ++attempts_made_;
     Result<RpcReply> reply = Attempt(request);
@@ -35,11 +38,14 @@ Result<Bytes> RpcClient::CallRaw(const std::string& method, const Bytes& params,
     if (reply->code != 0) return Status(static_cast<StatusCode>(reply->code), reply->error);
     return std::move(reply->body);
   }
+  return NoReply(endpoint_, config_);
+}
+
+Status NoReply(const std::string& endpoint, const RpcClientConfig& config) {
   return Unavailable(
-      "no reply from " + endpoint_ + " after " + std::to_string(config_.attempts) +
-      " attempts of " +
+      "no reply from " + endpoint + " after " + std::to_string(config.attempts) + " attempts of " +
       std::to_string(
-          std::chrono::duration_cast<std::chrono::milliseconds>(config_.timeout).count()) +
+          std::chrono::duration_cast<std::chrono::milliseconds>(config.timeout).count()) +
       " ms; is det-master running and reachable?");
 }
 

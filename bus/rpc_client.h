@@ -34,6 +34,9 @@ class RpcClient {
 
   // Returns the reply body, the server's error as a Status, or Unavailable after the last attempt.
   Result<Bytes> CallRaw(const std::string& method, const Bytes& params, const std::string& token);
+  // The same for a request already made: its id is kept, so that a request another way already
+  // sent (a relay that ended before answering) is answered once by the server (RpcServer).
+  Result<Bytes> CallRaw(const RpcRequest& request);
 
   template <Message Req, Message Rep>
   Result<Rep> Call(const Req& request, const std::string& token = "") {
@@ -60,6 +63,9 @@ class RpcClient {
   int attempts_made_ = 0;
   std::optional<HandshakeFailure> handshake_failure_;
 };
+
+// What a call that got no reply from `endpoint` after every attempt of `config` says.
+Status NoReply(const std::string& endpoint, const RpcClientConfig& config);
 
 // A random 128-bit id as 32 hex characters.
 std::string RandomId();

@@ -4,11 +4,13 @@
 
 #include <ctime>
 #include <iostream>
+#include <optional>
 #include <zmq.hpp>
 
 #include "bus/rpc_client.h"
 #include "cli/cli_client.h"
 #include "cli/credentials.h"
+#include "cli/relay.h"
 
 namespace det::cli {
 
@@ -29,8 +31,9 @@ inline std::string UtcTime(int64_t unix_ns) {
   return text;
 }
 
-// One call with the caller's token (credentials.h); a cached session the master no longer knows
-// is renewed once with DET_USER / DET_PASS when they are set.
+// One call with the caller's token (credentials.h), through the user's relay to this master when
+// one runs (relay.h); a cached session the master no longer knows is renewed once with DET_USER /
+// DET_PASS when they are set.
 // `config`: how long to wait and how often to try (a call that is not idempotent tries once).
 template <class Req, class Rep>
 Result<Rep> Call(const CliOptions& options, const Req& request, bus::RpcClientConfig config = {}) {
@@ -38,17 +41,27 @@ Result<Rep> Call(const CliOptions& options, const Req& request, bus::RpcClientCo
   if (!security.ok()) return security.status();
   DET_ASSIGN_OR_RETURN(std::string token, ResolveToken(options));
   DET_ASSIGN_OR_RETURN(std::string gateway, GatewayEndpoint(options));
-  zmq::context_t& context = ClientContext();
-  bus::RpcClient client(context, gateway, *security, config);
-  Result<Rep> reply = client.Call<Req, Rep>(request, token);
-  if (!reply.ok() && client.handshake_failure()) {
-    return WithKeyAdvice(reply.status(), client, options);
+  std::optional<bus::RpcClient> client;  // the direct way, made only when no relay answers
+  auto direct = [&](const bus::RpcClientConfig& attempts) -> bus::RpcClient& {
+    if (!client) client.emplace(ClientContext(), gateway, *security, attempts);
+    return *client;
+  };
+  const RelayTarget target{gateway, *security};
+  const std::string params = bus::Encode(request);
+  auto call = [&](const std::string& with_token) -> Result<Rep> {
+    const bus::RpcRequest sent{bus::RandomId(), with_token, std::string(Req::kType), {params}};
+    DET_ASSIGN_OR_RETURN(bus::Bytes body, RelayedCall(target, sent, config, direct));
+    return bus::Decode<Rep>(body.data);
+  };
+  Result<Rep> reply = call(token);
+  if (!reply.ok() && client && client->handshake_failure()) {
+    return WithKeyAdvice(reply.status(), *client, options);
   }
   if (reply.ok() || reply.status().code() != StatusCode::kUnauthenticated) return reply;
   std::optional<Result<std::string>> renewed = RenewToken(options);
   if (!renewed) return reply;
   DET_ASSIGN_OR_RETURN(token, *renewed);
-  return client.Call<Req, Rep>(request, token);
+  return call(token);
 }
 
 }  // namespace det::cli

@@ -1,8 +1,13 @@
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
 
 #include "cli/completion.h"
 #include "cli/master_url.h"
 #include "cli/output.h"
+#include "cli/relay_frames.h"
 
 namespace det::cli {
 namespace {
@@ -52,6 +57,82 @@ TEST(MasterUrlTest, TheGatewayPortComesFromTheMastersInfo) {
     ASSERT_FALSE(port.ok()) << body;
     EXPECT_NE(port.status().message().find("no gateway port"), std::string::npos);
   }
+}
+
+// What det and its relay send each other: frames come back whole, in order, however they arrive.
+TEST(RelayFrameTest, FramesComeBackWholeAndInOrderAndOversizedOnesAreRefused) {
+  std::string stream = RelayFrame("first") + RelayFrame("") + RelayFrame(std::string(70000, 'x'));
+  std::string buffer;
+  std::vector<std::string> got;
+  bool too_large = false;
+  for (char byte : stream) {  // one byte at a time: the worst a socket can do
+    buffer += byte;
+    while (auto frame = TakeRelayFrame(buffer, &too_large)) got.push_back(*frame);
+  }
+  EXPECT_FALSE(too_large);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0], "first");
+  EXPECT_EQ(got[1], "");
+  EXPECT_EQ(got[2], std::string(70000, 'x'));
+  EXPECT_TRUE(buffer.empty());
+  const uint32_t huge = kMaxRelayFrameBytes + 1;
+  std::string oversized(reinterpret_cast<const char*>(&huge), sizeof huge);
+  EXPECT_FALSE(TakeRelayFrame(oversized, &too_large).has_value());
+  EXPECT_TRUE(too_large);
+}
+
+TEST(RelayTargetTest, TheRelayReadsBackWhatDetWroteAndRefusesAnythingElse) {
+  RelayTarget curve{"tcp://10.0.0.1:8090", {}};
+  curve.security.mode = bus::SocketSecurity::Mode::kCurveClient;
+  auto keys = bus::GenerateCurveKeyPair();
+  ASSERT_TRUE(keys.ok());
+  curve.security.own = *keys;
+  curve.security.server_public_key = bus::GenerateCurveKeyPair()->public_key;
+  std::optional<RelayTarget> read = ReadRelayTarget(WriteRelayTarget(curve));
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->endpoint, curve.endpoint);
+  EXPECT_EQ(read->security.mode, bus::SocketSecurity::Mode::kCurveClient);
+  EXPECT_EQ(read->security.own.secret_key, curve.security.own.secret_key);
+  EXPECT_EQ(read->security.server_public_key, curve.security.server_public_key);
+  std::optional<RelayTarget> plain = ReadRelayTarget(WriteRelayTarget({"tcp://h:1", {}}));
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->security.mode, bus::SocketSecurity::Mode::kPlaintext);
+  for (const char* bad : {"", "tcp://h:1\n", "tcp://h:1\nrot13\n\n\n\n",
+                          "tcp://h:1\ncurve\nshort\nshort\nshort\n", "\nplaintext\n\n\n\n"}) {
+    EXPECT_FALSE(ReadRelayTarget(bad).has_value()) << bad;
+  }
+}
+
+// A folder others may enter is no place for a relay: det then goes to the master itself.
+TEST(RelaySocketPathTest, OnlyAPrivateFolderOfThisUserHoldsRelays) {
+  namespace fs = std::filesystem;
+  const fs::path runtime =
+      fs::temp_directory_path() / ("det-relay-path-" + std::to_string(getpid()));
+  fs::remove_all(runtime);
+  fs::create_directories(runtime);
+  const char* saved = std::getenv("XDG_RUNTIME_DIR");
+  const std::string kept = saved ? saved : "";
+  setenv("XDG_RUNTIME_DIR", runtime.c_str(), 1);
+  const RelayTarget target{"tcp://127.0.0.1:8090", {}};
+  const std::string path = RelaySocketPath(target);
+  EXPECT_EQ(path.rfind((runtime / "det" / "relay-").string(), 0), 0u) << path;
+  struct stat st {};
+  ASSERT_EQ(stat((runtime / "det").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_EQ(RelaySocketPath(target), path) << "the same target, the same relay";
+  EXPECT_NE(RelaySocketPath({"tcp://127.0.0.1:8091", {}}), path);
+  chmod((runtime / "det").c_str(), 0755);
+  EXPECT_EQ(RelaySocketPath(target), "");
+  chmod((runtime / "det").c_str(), 0700);
+  setenv("DET_RELAY", "0", 1);
+  EXPECT_EQ(RelaySocketPath(target), "");
+  unsetenv("DET_RELAY");
+  if (saved) {
+    setenv("XDG_RUNTIME_DIR", kept.c_str(), 1);
+  } else {
+    unsetenv("XDG_RUNTIME_DIR");
+  }
+  fs::remove_all(runtime);
 }
 
 }  // namespace
