@@ -67,16 +67,8 @@ Status ShimLauncher::StartServer() {
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, ends[1], kShimServerFd);  // without FD_CLOEXEC
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
+  InitSpawnWithDefaultSignals(attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);  // a terminal's ^C is not for it: it ends with the agent
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) env.emplace_back(*e);
   auto pid = SpawnPrepared({shim_program_, kShimServerArg}, env, actions, attr);
@@ -87,6 +79,11 @@ Status ShimLauncher::StartServer() {
   }
   socket_ = ends[0];
   server_pid_ = *pid;
+  char ready = 0;
+  if (!ReceiveFully(socket_, &ready, 1) || ready != kShimServerReady) {
+    StopServer();
+    return FailedPrecondition(shim_program_ + " does not serve as a shim server");
+  }
   return Status::Ok();
 }
 
@@ -121,31 +118,45 @@ Result<pid_t> ShimLauncher::Answered(const ShimReply& reply, const std::string& 
                      std::strerror(reply.error));
 }
 
+void ShimLauncher::NoteFailure() {
+  if (++failures_in_a_row_ < kFailuresBeforeGivingUp) return;
+  spdlog::warn(
+      "the shim server ({} {}) ended twice without answering: starting each workload's "
+      "shim as a program of its own from now on",
+      shim_program_, kShimServerArg);
+  given_up_ = true;
+}
+
 Result<pid_t> ShimLauncher::Spawn(const std::vector<std::string>& argv,
                                   const std::vector<std::string>& env, const std::string& dir) {
   const std::string payload = EncodeShimRequest({dir, argv, env});
   while (!given_up_ && payload.size() <= kMaxShimRequestBytes) {
     if (socket_ < 0) {
-      if (Status started = StartServer(); !started.ok()) return started;  // as a spawn would
+      Status started = StartServer();
+      if (started.code() == StatusCode::kFailedPrecondition) {
+        spdlog::warn("{}: starting each workload's shim as a program of its own",
+                     started.message());
+        given_up_ = true;
+        break;
+      }
+      if (!started.ok()) return started;  // as a spawn of the program would fail
     }
     ShimReply reply;
     const Outcome outcome = Ask(payload, &reply);
     if (outcome == Outcome::kAnswered) return Answered(reply, dir);
     StopServer();
     // Without an answer the clone may have started the shim (it is then set up in its folder); a
-    // clone that had not finished its setup dies writing to the server's gone pipe.
+    // clone that had not finished its setup dies writing its report to the server's gone pipe.
+    // Never sent again: a clone stuck in its setup (a hung mount) could still start it later.
     if (outcome == Outcome::kNoAnswer) {
       for (pid_t pid : ProcessGroupsLedBy(kWorkloadShimProgram, dir)) {
         if (IsShimOf(pid, dir)) return pid;
       }
+      NoteFailure();
+      return Unavailable("the shim server ended before it answered; the workload in " + dir +
+                         " was not started");
     }
-    if (++failures_in_a_row_ >= kFailuresBeforeGivingUp) {
-      spdlog::warn(
-          "the shim server ({} {}) ended twice without answering: starting each "
-          "workload's shim as a program of its own from now on",
-          shim_program_, kShimServerArg);
-      given_up_ = true;
-    }
+    NoteFailure();
   }
   return SpawnUnderShim(shim_program_, argv, env, dir);
 }

@@ -6,10 +6,11 @@
 // server or the server cannot be used.
 //
 // Either way the shim is this process's child, leads the workload's process group, works in the
-// workload's folder and is reaped by the caller (waitpid). When the server ends without answering
-// a request, the launcher looks for the shim in the folder (it may have started) and otherwise
-// sends the request to a new server: a workload is never started twice. A server that fails twice
-// in a row without answering is given up for the shim program (said in the log).
+// workload's folder and is reaped by the caller (waitpid). A request the server never received
+// goes to a new server. When the server ends after receiving one without answering, the launcher
+// looks for the shim in the folder (it may have started) and otherwise reports the start failed,
+// never sending it again: a workload is never started twice. A server that fails twice in a row
+// is given up for the shim program (said in the log).
 //
 // Threading: not thread-safe; the workload runner's, on the agent's loop.
 
@@ -43,6 +44,7 @@ class ShimLauncher {
   void StopServer();
   Outcome Ask(const std::string& payload, ShimReply* reply);
   Result<pid_t> Answered(const ShimReply& reply, const std::string& dir);
+  void NoteFailure();  // a server that ended without answering; the second in a row gives up
 
   std::string shim_program_;
   int socket_ = -1;

@@ -79,11 +79,12 @@ int BecomeShim(const ShimRequest& request) {
 // The clone's life: set up, say so on `report`, run the shim, exit as it says. Never returns.
 // A raw clone leaves glibc's record of the thread as the server's: the shim needs none of what
 // depends on it (no threads, no raise), and exits with _exit (no exit handlers of the server's).
-[[noreturn]] void RunClone(int server_fd, int report, ShimRequest& request) {
+[[noreturn]] void RunClone(int server_fd, int report[2], ShimRequest& request) {
   close(server_fd);
+  close(report[0]);  // so that with the server gone, the report below ends this clone (SIGPIPE)
   const int failure = BecomeShim(request);
-  const bool told = WriteFully(report, &failure, sizeof failure);
-  close(report);
+  const bool told = WriteFully(report[1], &failure, sizeof failure);
+  close(report[1]);
   if (failure != 0 || !told) _exit(127);
   std::vector<char*> env;
   for (std::string& entry : request.env) env.push_back(entry.data());
@@ -102,7 +103,7 @@ ShimReply Start(int server_fd, ShimRequest& request) {
   if (pipe2(report, O_CLOEXEC) != 0) return {-1, errno};
   // CLONE_PARENT: the shim is the agent's child, as a shim the agent spawned would be.
   const long pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
-  if (pid == 0) RunClone(server_fd, report[1], request);
+  if (pid == 0) RunClone(server_fd, report, request);
   const int clone_errno = errno;
   close(report[1]);
   ShimReply reply{static_cast<int32_t>(pid), 0};
@@ -119,8 +120,10 @@ ShimReply Start(int server_fd, ShimRequest& request) {
 
 std::string EncodeShimRequest(const ShimRequest& request) {
   std::string payload;
+  // An entry ends at its first NUL, as exec would read it: a NUL inside one (a task's variable)
+  // must not split it into entries of its own (say, a DET_RUN_AS the agent did not write).
   auto put = [&payload](const std::string& text) {
-    payload += text;
+    payload.append(text.c_str());
     payload += '\0';
   };
   put(request.dir);
@@ -157,6 +160,7 @@ bool DecodeShimRequest(std::string_view payload, ShimRequest* out) {
 int RunShimServer(int fd) {
   if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) return 2;
   signal(SIGPIPE, SIG_IGN);  // a gone agent is a failed write; the clones set it back
+  if (!WriteFully(fd, &kShimServerReady, 1)) return 0;
   std::string payload;
   while (true) {
     uint32_t size = 0;

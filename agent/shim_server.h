@@ -26,6 +26,9 @@ namespace det::agent {
 
 inline constexpr const char* kShimServerArg = "__server";
 inline constexpr int kShimServerFd = 3;
+// The byte the server sends first, once it serves: a program that never sends it (a shim from
+// before the server) is not used as one.
+inline constexpr char kShimServerReady = 'R';
 // A request larger than this is refused by the agent before sending (it starts the shim program
 // itself then) and ends the server if one arrives.
 inline constexpr uint32_t kMaxShimRequestBytes = 8u << 20;
@@ -42,7 +45,7 @@ struct ShimReply {
 };
 
 // The payload: DIR, the argv count and each argv entry, then each environment entry, every one
-// NUL-terminated. No length prefix.
+// NUL-terminated (an entry with a NUL inside is cut there, as exec would cut it). No length prefix.
 std::string EncodeShimRequest(const ShimRequest& request);
 // False when `payload` is not what EncodeShimRequest makes (no argv, a count that is not a number
 // or larger than what follows, a missing final NUL).

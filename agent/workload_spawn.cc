@@ -271,16 +271,8 @@ Result<pid_t> SpawnUnderShim(const std::string& shim, const std::vector<std::str
   posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
   posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
+  InitSpawnWithDefaultSignals(attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   return SpawnPrepared(argv, env, actions, attr);
 }
 

@@ -17,6 +17,7 @@
 
 #include "bus/codec.h"
 #include "cli/relay_frames.h"
+#include "common/process.h"
 
 namespace det::cli {
 namespace {
@@ -82,6 +83,11 @@ Asked AskRelay(const std::string& path, const bus::RpcRequest& request,
     int fd;
     ~Closer() { close(fd); }
   } closer{fd};
+  const timeval limit{static_cast<time_t>(timeout.count() / 1000),
+                      static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+  // A relay that is stopped or swamped holds neither the connect nor the send past the timeout.
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
     return Asked::kNoRelay;
   }
@@ -90,9 +96,6 @@ Asked AskRelay(const std::string& path, const bus::RpcRequest& request,
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size) != 0 || peer.uid != getuid()) {
     return Asked::kNoRelay;  // not this user's relay: never hand it a token
   }
-  const timeval limit{static_cast<time_t>(timeout.count() / 1000),
-                      static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   const std::string encoded = bus::Encode(request);
   if (encoded.size() > kMaxRelayFrameBytes) return Asked::kNoRelay;  // too large: sent direct
   if (!SendAll(fd, RelayFrame(encoded))) return Asked::kNoRelay;
@@ -127,15 +130,7 @@ void StartRelay(const std::string& path, const RelayTarget& target) {
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&defaults, sig);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  InitSpawnWithDefaultSignals(attr, POSIX_SPAWN_SETSID);
   std::string self = "/proc/self/exe";
   char named[4096];  // what ps shows: this det's own path
   const ssize_t length = readlink(self.c_str(), named, sizeof named - 1);
@@ -230,9 +225,8 @@ Result<bus::Bytes> RelayedCall(const RelayTarget& target, const bus::RpcRequest&
       if (reply.code != 0) return det::Status(static_cast<StatusCode>(reply.code), reply.error);
       return std::move(reply.body);
     case Asked::kTimedOut: {  // the other attempts go direct, with the same id: answered once
-      if (config.attempts <= 1) return bus::NoReply(target.endpoint, config);
       bus::RpcClientConfig rest = config;
-      --rest.attempts;
+      rest.attempts = std::max(1, config.attempts - 1);
       return direct(rest).CallRaw(request);
     }
     case Asked::kNoRelay:

@@ -44,6 +44,17 @@ std::string ReadStdin() {
   return text;
 }
 
+// The connection to the gateway: a request is refused while it is down (ZMQ_IMMEDIATE: det then
+// sends it itself, rather than the relay delivering it late, after det reported it failed), and a
+// connection gone silent is noticed by heartbeats rather than kept.
+zmq::socket_t DealerSocket(zmq::context_t& context) {
+  zmq::socket_t dealer = bus::MakeSocket(context, zmq::socket_type::dealer);
+  dealer.set(zmq::sockopt::immediate, 1);
+  dealer.set(zmq::sockopt::heartbeat_ivl, 2000);
+  dealer.set(zmq::sockopt::heartbeat_timeout, 6000);
+  return dealer;
+}
+
 // The listening socket at `path`, held by this relay alone (PATH.lock); -1 when another relay
 // holds it or the socket cannot be made.
 int Listen(const std::string& path) {
@@ -71,7 +82,7 @@ class Relay {
       : idle_(target.idle),
         path_(std::move(path)),
         listener_(listener),
-        dealer_(bus::MakeSocket(context_, zmq::socket_type::dealer)),
+        dealer_(DealerSocket(context_)),
         watch_(std::make_unique<bus::HandshakeWatch>(context_, dealer_, target.security.mode)),
         connected_(bus::Connect(dealer_, target.endpoint, target.security).ok()) {}
 

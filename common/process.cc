@@ -54,6 +54,17 @@ uint64_t RaiseOpenFileLimit() {
   return limit.rlim_cur;
 }
 
+void InitSpawnWithDefaultSignals(posix_spawnattr_t& attr, short flags) {
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, flags | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+}
+
 Result<pid_t> SpawnPrepared(const std::vector<std::string>& argv,
                             const std::vector<std::string>& env,
                             posix_spawn_file_actions_t& actions, posix_spawnattr_t& attr) {

@@ -24,6 +24,11 @@ uint64_t RaiseOpenFileLimit();
 // This host's name, for default agent ids.
 std::string HostName();
 
+// Initialises `attr` for a child with an empty signal mask and the default handling of SIGPIPE,
+// SIGTERM, SIGINT, SIGHUP and SIGCHLD (whatever this process ignores or handles), plus `flags`
+// (POSIX_SPAWN_SETPGROUP, POSIX_SPAWN_SETSID, ...). The caller destroys it (SpawnPrepared does).
+void InitSpawnWithDefaultSignals(posix_spawnattr_t& attr, short flags);
+
 // posix_spawn of argv[0] (a path) with `argv` and exactly `env` ("KEY=value" entries), with the
 // caller's prepared `actions` and `attr`, which it destroys. Unavailable, naming the program,
 // when it cannot start.

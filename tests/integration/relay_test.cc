@@ -78,6 +78,8 @@ class FakeRelay {
     std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
     bound_ = bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
              listen(fd_, 4) == 0;
+    const timeval limit{20, 0};  // a det that never comes fails the test rather than hanging it
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   }
   ~FakeRelay() {
     close(fd_);

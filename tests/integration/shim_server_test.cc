@@ -16,11 +16,13 @@
 #include "agent/workload_record.h"
 #include "agent/workload_shim.h"
 #include "tests/testing/cluster_fixture.h"
+#include "tests/testing/test_util.h"
 
 namespace det::agent {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace std::chrono_literals;
 
 std::string Slurp(const fs::path& path) {
   std::ifstream in(path);
@@ -78,7 +80,9 @@ TEST_F(ShimServerTest, EachShimIsACloneOfOneServerLeadingItsGroupInItsFolder) {
   std::vector<std::string> folders;
   for (const char* name : {"one", "two"}) {
     folders.push_back(Folder(name));
-    auto pid = launcher.Spawn({"sleep", "30"}, {"PATH=/usr/bin:/bin"}, folders.back());
+    // The workload says it runs before it sleeps, so that the stop below finds it started.
+    auto pid = launcher.Spawn({"/bin/sh", "-c", "touch started; exec sleep 30"},
+                              {"PATH=/usr/bin:/bin"}, folders.back());
     ASSERT_TRUE(pid.ok()) << pid.status().message();
     shims.push_back(*pid);
   }
@@ -95,6 +99,9 @@ TEST_F(ShimServerTest, EachShimIsACloneOfOneServerLeadingItsGroupInItsFolder) {
     EXPECT_FALSE(IsShimOf(server, folders[i]));
   }
   // The group's stop reaches the workload, not the shim, which records how it ended.
+  for (const std::string& folder : folders) {
+    ASSERT_TRUE(testing::Eventually([&] { return fs::exists(folder + "/started"); }, 10s));
+  }
   for (pid_t shim : shims) kill(-shim, SIGTERM);
   for (size_t i = 0; i < shims.size(); ++i) {
     EXPECT_EQ(WaitFor(shims[i]), 128 + SIGTERM);

@@ -266,6 +266,14 @@ TEST(ShimRequestTest, ReadsBackWhatWasWrittenAndRefusesWhatWasNot) {
   EXPECT_EQ(got.dir, sent.dir);
   EXPECT_EQ(got.argv, sent.argv);
   EXPECT_EQ(got.env, sent.env);
+  // A NUL inside an entry ends it, as exec would: it never makes an entry of its own.
+  const std::string smuggled = std::string("FOO=x") + '\0' + "DET_RUN_AS=0:0:0:/root:root";
+  ShimRequest cut;
+  ASSERT_TRUE(DecodeShimRequest(
+      EncodeShimRequest({"/d", {std::string("sh") + '\0' + "evil", "-c"}, {smuggled, "B=2"}}),
+      &cut));
+  EXPECT_EQ(cut.argv, (std::vector<std::string>{"sh", "-c"}));
+  EXPECT_EQ(cut.env, (std::vector<std::string>{"FOO=x", "B=2"}));
   ShimRequest no_env;
   ASSERT_TRUE(DecodeShimRequest(EncodeShimRequest({"/d", {"true"}, {}}), &no_env));
   EXPECT_TRUE(no_env.env.empty());
