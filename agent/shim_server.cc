@@ -158,7 +158,9 @@ bool DecodeShimRequest(std::string_view payload, ShimRequest* out) {
 }
 
 int RunShimServer(int fd) {
-  if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) return 2;
+  // In "/" (no folder of the agent's kept busy); its clones move into their workloads' folders,
+  // which tells the server apart from them (its command line is theirs).
+  if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || chdir("/") != 0) return 2;
   signal(SIGPIPE, SIG_IGN);  // a gone agent is a failed write; the clones set it back
   if (!WriteFully(fd, &kShimServerReady, 1)) return 0;
   std::string payload;

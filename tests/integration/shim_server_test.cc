@@ -149,6 +149,9 @@ TEST_F(ShimServerTest, AKilledServerIsReplacedAndNoWorkloadStartsTwice) {
   ASSERT_TRUE(first.ok()) << first.status().message();
   const pid_t server = launcher.server_pid();
   kill(server, SIGKILL);
+  // Dead before the next request (a request sent as it dies may have been taken: that one is
+  // reported failed rather than risk a second start).
+  ASSERT_TRUE(testing::Eventually([&] { return IsZombie(server); }, 10s));
   auto second = launcher.Spawn({"/bin/sh", "-c", count}, {}, Folder("second"));
   ASSERT_TRUE(second.ok()) << second.status().message();
   EXPECT_NE(launcher.server_pid(), server);

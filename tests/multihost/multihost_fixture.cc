@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -439,8 +440,14 @@ void MultiHostTest::CheckNothingLost(int64_t experiment_id, const TrialShape& sh
         [&] {
           left.clear();
           for (pid_t pid : net_->ProcessesOn(host)) {
-            const std::string args = ReadProcFile("/proc/" + std::to_string(pid) + "/cmdline");
-            if (args.find("det-agent") == std::string::npos) left.push_back(pid);
+            const std::string proc = "/proc/" + std::to_string(pid);
+            const std::string args = ReadProcFile(proc + "/cmdline");
+            // The agent's shim server (cwd "/") is the agent's; its clones work in their folders.
+            std::error_code unreadable;
+            const bool shim_server =
+                args.find("__server") != std::string::npos &&
+                std::filesystem::read_symlink(proc + "/cwd", unreadable) == "/";
+            if (args.find("det-agent") == std::string::npos && !shim_server) left.push_back(pid);
           }
           return left.empty();
         },
