@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/process.h"
+#include "common/random_seed.h"
 
 namespace det::autoscaler {
 namespace {
@@ -18,7 +19,7 @@ constexpr Duration kKillAfter = std::chrono::seconds(10);
 const Offering kLocalOffering{"local", "localhost", false};
 
 std::string NewInstanceId(const std::string& pool) {
-  static std::mt19937_64 random{std::random_device{}()};
+  static std::mt19937_64 random{RandomSeed()};
   std::ostringstream id;
   id << "local-" << pool << "-" << std::hex << (random() & 0xffffffffULL);
   return id.str();

@@ -16,6 +16,7 @@
 //   submit_bench           N = 1,000, M = 10,000, one agent of 256 slots
 //   submit_bench --short   N = 50, M = 200, 32 slots (CI)
 //   --only PART            one of start, separate, gateway, parallel, array (for profiling)
+//   --calls N              N separate calls (and cmd.run calls) instead (for profiling)
 //
 // Exit status 1 only on a functional failure (a command that failed, a wait past its limit).
 #include <fcntl.h>
@@ -398,9 +399,12 @@ int main(int argc, char** argv) {
                std::find(std::begin(kParts), std::end(kParts), std::string(argv[i + 1])) !=
                    std::end(kParts)) {
       shape.only = argv[++i];
+    } else if (std::strcmp(argv[i], "--calls") == 0 && i + 1 < argc && std::atoi(argv[i + 1]) > 0) {
+      shape.calls = std::atoi(argv[++i]);
     } else {
-      std::fprintf(
-          stderr, "usage: submit_bench [--short] [--only start|separate|gateway|parallel|array]\n");
+      std::fprintf(stderr,
+                   "usage: submit_bench [--short] [--only start|separate|gateway|parallel|array] "
+                   "[--calls N]\n");
       return 2;
     }
   }

@@ -1,9 +1,11 @@
 #include "bus/agent_channel.h"
 
+#include "common/random_seed.h"
+
 namespace det::bus {
 
 uint64_t NewEpoch() {
-  static thread_local std::mt19937_64 rng(std::random_device{}());
+  static thread_local std::mt19937_64 rng(RandomSeed());
   uint64_t epoch = 0;
   while (epoch == 0) epoch = rng();
   return epoch;

@@ -3,6 +3,7 @@
 #include <random>
 
 #include "common/clock.h"
+#include "common/random_seed.h"
 
 namespace det::bus {
 
@@ -17,7 +18,7 @@ struct BackoffPolicy {
 
 class Backoff {
  public:
-  explicit Backoff(BackoffPolicy policy, uint64_t seed = std::random_device{}());
+  explicit Backoff(BackoffPolicy policy, uint64_t seed = RandomSeed());
   // The delay before the next attempt; grows with each call until Reset().
   Duration Next();
   void Reset() { attempts_ = 0; }

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bus/agent_channel.h"
+#include "common/thread_name.h"
 
 namespace det::bus {
 namespace {
@@ -62,6 +63,7 @@ void EventBroker::Stop() {
 }
 
 void EventBroker::Run() {
+  NameThisThread("event-broker");
   zmq::pollitem_t items[] = {{xsub_.handle(), 0, ZMQ_POLLIN, 0},
                              {xpub_.handle(), 0, ZMQ_POLLIN, 0},
                              {snapshot_.handle(), 0, ZMQ_POLLIN, 0}};

@@ -3,11 +3,12 @@
 #include <random>
 
 #include "bus/agent_channel.h"
+#include "common/random_seed.h"
 
 namespace det::bus {
 
 std::string RandomId() {
-  static thread_local std::mt19937_64 rng(std::random_device{}());
+  static thread_local std::mt19937_64 rng(RandomSeed());
   char buf[33];
   std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
                 static_cast<unsigned long long>(rng()));

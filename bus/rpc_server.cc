@@ -46,7 +46,7 @@ RpcServer::~RpcServer() {
 
 void RpcServer::RunHandlersOn(int workers) {
   if (!answers_) answers_ = std::make_shared<AnswerQueue>();
-  workers_ = std::make_unique<ThreadPool>(workers);
+  workers_ = std::make_unique<ThreadPool>(workers, name_ + "-rpc");
 }
 
 void RpcServer::HandleRaw(std::string method, Handler handler, Hold hold) {

@@ -4,6 +4,7 @@
 
 #include "bus/drop_log.h"
 #include "bus/socket.h"
+#include "common/thread_name.h"
 
 namespace det::bus {
 namespace {
@@ -51,6 +52,7 @@ std::string ZapHandler::WhyRefused(const std::string& z85, const std::string& do
 }
 
 void ZapHandler::Run() {
+  NameThisThread("zap");
   DropLog refusals("bus ZAP handler", RealClock::Instance());
   while (!stop_) {
     zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};

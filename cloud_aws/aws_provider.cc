@@ -6,6 +6,8 @@
 #include <random>
 #include <set>
 
+#include "common/random_seed.h"
+
 namespace det::aws {
 namespace {
 
@@ -23,7 +25,7 @@ InstanceState StateOf(const std::string& ec2_state) {
 
 // 32 random hex digits: RunInstances/RequestSpotInstances idempotency (at most 64 ASCII).
 std::string NewClientToken() {
-  static thread_local std::mt19937_64 random{std::random_device{}()};
+  static thread_local std::mt19937_64 random{RandomSeed()};
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string token;
   for (int i = 0; i < 32; ++i) token += kDigits[random() % 16];

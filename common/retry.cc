@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <random>
 
+#include "common/random_seed.h"
+
 namespace det {
 
 Duration BackoffDelay(const RetryPolicy& policy, int attempt) {
-  static thread_local std::mt19937_64 random{std::random_device{}()};
+  static thread_local std::mt19937_64 random{RandomSeed()};
   const double ceiling =
       std::min<double>(static_cast<double>(policy.max_delay.count()),
                        static_cast<double>(policy.base_delay.count()) *

@@ -1,9 +1,16 @@
 #include "common/thread_pool.h"
 
+#include "common/thread_name.h"
+
 namespace det {
 
-ThreadPool::ThreadPool(int threads) {
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
+ThreadPool::ThreadPool(int threads, std::string name) {
+  for (int i = 0; i < threads; ++i) {
+    threads_.emplace_back([this, name] {
+      NameThisThread(name);
+      Work();
+    });
+  }
 }
 
 ThreadPool::~ThreadPool() {

@@ -8,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -15,7 +16,8 @@ namespace det {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads);
+  // `name`: each thread's (NameThisThread).
+  ThreadPool(int threads, std::string name);
   ~ThreadPool();  // runs what is queued, then joins
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;

@@ -8,6 +8,7 @@
 
 #include "common/index_ranges.h"
 #include "common/strings.h"
+#include "common/thread_name.h"
 #include "master/task_persistence.h"
 #include "storage/agents_repo.h"
 
@@ -220,6 +221,7 @@ void AgentRegistry::Stop() {
 }
 
 void AgentRegistry::Run() {
+  NameThisThread("registry");
   std::vector<ChannelEvent> events;
   while (!stop_) {
     zmq::pollitem_t items[] = {{channel_.socket().handle(), 0, ZMQ_POLLIN, 0},
@@ -395,7 +397,7 @@ void AgentRegistry::KillWorkload(const std::string& agent_id, const bus::Workloa
 }
 
 void AgentRegistry::TaskChanged(const Task& task) {
-  store_.EnqueueStatement(PersistTaskChange(task));
+  store_.EnqueueStatement(PersistTaskChange(task), TaskChangeCommit(task));
   Status published = publisher_.Publish(bus::TaskStateEvent{task.Summary()});
   if (!published.ok()) spdlog::warn("agent registry: {}", published.message());
 }

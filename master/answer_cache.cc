@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bus/event_subscriber.h"
+#include "common/thread_name.h"
 
 namespace det::master {
 
@@ -24,7 +25,11 @@ void AnswerCache::Start() {
 }
 
 void AnswerCache::Stop() {
-  stop_ = true;
+  {
+    std::lock_guard lock(wake_mu_);
+    stop_ = true;
+  }
+  wake_.notify_one();
   if (listener_.joinable()) listener_.join();
 }
 
@@ -52,7 +57,26 @@ Result<AnswerCache::Json> AnswerCache::Get(const std::string& key) {
   entry.json = std::make_shared<const std::string>(std::move(*fetched));
   entry.fetched_at = std::chrono::steady_clock::now();
   entry.fetched_generation = generation;
+  {
+    std::lock_guard wake_lock(wake_mu_);
+    stored_ = true;
+  }
+  wake_.notify_one();
   return entry.json;
+}
+
+bool AnswerCache::AnyCurrent() {
+  for (auto& [key, entry] : entries_) {
+    std::lock_guard lock(entry->mu);
+    if (entry->json && entry->fetched_generation == entry->generation) return true;
+  }
+  return false;
+}
+
+void AnswerCache::WaitForCurrentAnswer() {
+  std::unique_lock lock(wake_mu_);
+  wake_.wait_for(lock, std::chrono::milliseconds(100), [&] { return stored_ || stop_; });
+  stored_ = false;
 }
 
 void AnswerCache::Touch(const std::string& type) {
@@ -67,6 +91,7 @@ void AnswerCache::Touch(const std::string& type) {
 }
 
 void AnswerCache::Listen() {
+  NameThisThread("answer-cache");
   std::vector<std::string> prefixes;
   for (const auto& [key, entry] : entries_) {
     prefixes.insert(prefixes.end(), entry->prefixes.begin(), entry->prefixes.end());
@@ -80,6 +105,10 @@ void AnswerCache::Listen() {
   }
   std::vector<bus::EventSubscriber::Update> updates;
   while (!stop_) {
+    if (subscriber.synced() && !AnyCurrent()) {
+      WaitForCurrentAnswer();
+      continue;
+    }
     std::vector<zmq::pollitem_t> items;
     for (zmq::socket_t* s : subscriber.sockets()) items.push_back({s->handle(), 0, ZMQ_POLLIN, 0});
     bus::Poll(items.data(), items.size(), std::chrono::milliseconds(100));
@@ -93,6 +122,7 @@ void AnswerCache::Listen() {
           ++entry->generation;
         }
       } else {
+        ++events_read_;
         Touch(update.event.type);
       }
     }

@@ -10,8 +10,16 @@
 // Desired state: each entry equal to what its fetch would answer now, within max_age. Actual
 // state: the answer last fetched, its time, and the events seen since. When they differ (an event
 // came, or the answer is older than max_age), the next Get() fetches.
+//
+// Events only matter while some entry holds an answer no event has made stale: otherwise (every
+// entry stale, say, while tasks churn and nobody lists them; and the subscription in sync with the
+// broker) the listener does not read them, so
+// a stream of events costs no wakeups. They wait in the subscription (bounded by its high-water
+// mark; one dropped there makes the subscriber resync, which makes everything stale) and are read
+// once a Get() stores a fresh answer: those from before its fetch make it stale again at worst.
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -49,6 +57,8 @@ class AnswerCache {
   Result<Json> Get(const std::string& key);
   // How often Get() had to fetch (for tests and the benchmark).
   int64_t fetches() const { return fetches_.load(); }
+  // Events the listener has read (for tests).
+  int64_t events_read() const { return events_read_.load(); }
 
  private:
   struct Entry {
@@ -63,13 +73,21 @@ class AnswerCache {
   };
   void Listen();
   void Touch(const std::string& type);  // an event of `type` came: its entries are stale
+  bool AnyCurrent();                    // an entry holds an answer no event made stale
+  // The listener, while no entry is current: until a Get() stores an answer (or a tenth of a
+  // second, to see stop_).
+  void WaitForCurrentAnswer();
 
   zmq::context_t& context_;
   const bus::EventBrokerEndpoints events_;
   const Duration max_age_;
   std::map<std::string, std::unique_ptr<Entry>> entries_;  // fixed after Start()
   std::atomic<int64_t> fetches_{0};
+  std::atomic<int64_t> events_read_{0};
   std::atomic<bool> stop_{false};
+  std::mutex wake_mu_;
+  std::condition_variable wake_;
+  bool stored_ = false;  // a Get() stored an answer since the listener last waited
   std::thread listener_;
 };
 

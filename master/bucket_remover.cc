@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/thread_name.h"
+
 namespace det::master {
 namespace {
 constexpr size_t kMaxStores = 32;
@@ -34,6 +36,7 @@ std::vector<BucketRemover::Done> BucketRemover::TakeDone() {
 }
 
 void BucketRemover::Run() {
+  NameThisThread("bucket-remover");
   for (;;) {
     Job job;
     {

@@ -1,5 +1,7 @@
 #include "master/cli_gateway.h"
 
+#include "common/thread_name.h"
+
 namespace det::master {
 
 namespace {
@@ -187,6 +189,7 @@ void CliGateway::Stop() {
 }
 
 void CliGateway::Run() {
+  NameThisThread("cli-gateway");
   while (!stop_) {
     zmq::pollitem_t items[] = {{server_.socket().handle(), 0, ZMQ_POLLIN, 0},
                                {nullptr, server_.answers_fd(), ZMQ_POLLIN, 0}};

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "bus/catalog/workload.h"
+#include "common/thread_name.h"
 #include "common/yaml_json.h"
 #include "master/agent_registry.h"
 #include "master/trial_launch.h"
@@ -743,6 +744,7 @@ void ExperimentService::Stop() {
 }
 
 void ExperimentService::Run() {
+  NameThisThread("experiments");
   if (Status started = tasks_.Start(); !started.ok()) {
     spdlog::error("experiments: cannot follow task events: {}", started.message());
   }
@@ -750,11 +752,17 @@ void ExperimentService::Run() {
     (void)registry_.Call<bus::TaskKillRequest, bus::TaskKillReply>(bus::TaskKillRequest{task_id});
   }
   while (!stop_) {
+    // Task events matter only while runs are live: otherwise (commands churning, no experiment)
+    // they wait in the subscription, read once a run starts (a dropped one makes it resync, and
+    // a resync asks the registry), so they cost this thread no wakeup each.
+    const bool follow = !runs_.empty() || !tasks_.synced() || reconcile_;
     std::vector<zmq::pollitem_t> items = {{server_.socket().handle(), 0, ZMQ_POLLIN, 0}};
-    for (zmq::socket_t* s : tasks_.sockets()) items.push_back({s->handle(), 0, ZMQ_POLLIN, 0});
+    if (follow) {
+      for (zmq::socket_t* s : tasks_.sockets()) items.push_back({s->handle(), 0, ZMQ_POLLIN, 0});
+    }
     bus::Poll(items.data(), items.size(), std::chrono::milliseconds(100));
     if (items[0].revents & ZMQ_POLLIN) server_.Receive();
-    FollowTaskEvents();
+    if (follow) FollowTaskEvents();
     KillOverdueRuns();
     const MonoTime now = clock_.Now();
     if (now >= next_collect_) {

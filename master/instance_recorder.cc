@@ -4,6 +4,7 @@
 
 #include "bus/event_subscriber.h"
 #include "bus/socket.h"
+#include "common/thread_name.h"
 #include "master/autoscaler_records.h"
 
 namespace det::master {
@@ -26,6 +27,7 @@ void InstanceRecorder::Stop() {
 }
 
 void InstanceRecorder::Run() {
+  NameThisThread("instances");
   bus::EventSubscriber subscriber(context_, "master-instances", broker_, {}, clock_, {"instance."});
   if (Status started = subscriber.Start(); !started.ok()) {
     spdlog::error("instance recorder: {}", started.message());

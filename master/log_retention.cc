@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/schedule.h"
+#include "common/thread_name.h"
 #include "storage/telemetry_repo.h"
 
 namespace det::master {
@@ -32,6 +33,7 @@ Result<int64_t> LogRetention::RunOnce() {
 }
 
 void LogRetention::Loop() {
+  NameThisThread("log-retention");
   Result<Schedule> schedule = Schedule::Parse(config_.schedule);  // checked with the config
   if (!schedule.ok()) return;
   auto now_s = [] {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "common/thread_name.h"
+
 namespace det::master {
 
 Store::Store(storage::DbConfig db) : db_(db, 2), ingest_(db) {
@@ -29,7 +31,10 @@ void Store::Push(Item item) {
 
 void Store::Enqueue(Op op) { Push(std::move(op)); }
 
-void Store::EnqueueStatement(Statement statement) { Push(std::move(statement)); }
+void Store::EnqueueStatement(Statement statement, Commit commit) {
+  if (commit == Commit::kLazy) return Push(LazyStatement{std::move(statement)});
+  Push(std::move(statement));
+}
 
 void Store::EnqueueLogs(std::string agent_id, bus::WorkloadLogs logs) {
   Push(Logs{std::move(agent_id), std::move(logs)});
@@ -45,6 +50,7 @@ std::vector<Store::Notice> Store::TakeNotices() {
 }
 
 void Store::Run() {
+  NameThisThread("store");
   Failures carried;
   std::unique_lock lock(mu_);
   while (true) {
@@ -70,10 +76,12 @@ void Store::WriteRound(std::deque<Item>& items, Failures& carried) {
     bool failed_before = false;  // a notice: a write failed between the previous notice and it
   };
   std::vector<Write> ops;
+  bool durable = false;           // a change in `ops` is, or something waits for them
   std::vector<const Logs*> logs;  // consecutive log batches: one transaction
   std::vector<Waiting> waiting;   // notices and callbacks, for the next write
   auto write = [&] {
-    const std::vector<bool> op_failed = WriteOps(ops);
+    const std::vector<bool> op_failed = WriteOps(ops, durable || !waiting.empty());
+    durable = false;
     const bool logs_written = WriteLogs(logs);
     auto failed_in = [&](size_t from, size_t to) {
       return std::find(op_failed.begin() + from, op_failed.begin() + to, true) !=
@@ -102,12 +110,17 @@ void Store::WriteRound(std::deque<Item>& items, Failures& carried) {
     waiting.clear();
   };
   for (Item& item : items) {
-    if (std::holds_alternative<Op>(item) || std::holds_alternative<Statement>(item)) {
+    if (std::holds_alternative<Op>(item) || std::holds_alternative<Statement>(item) ||
+        std::holds_alternative<LazyStatement>(item)) {
       if (!logs.empty()) write();
       if (auto* op = std::get_if<Op>(&item)) {
         ops.emplace_back(std::move(*op));
+        durable = true;
+      } else if (auto* statement = std::get_if<Statement>(&item)) {
+        ops.emplace_back(std::move(*statement));
+        durable = true;
       } else {
-        ops.emplace_back(std::move(std::get<Statement>(item)));
+        ops.emplace_back(std::move(std::get<LazyStatement>(item).statement));
       }
     } else if (auto* batch = std::get_if<Logs>(&item)) {
       if (!ops.empty()) write();
@@ -122,10 +135,10 @@ void Store::WriteRound(std::deque<Item>& items, Failures& carried) {
   write();
 }
 
-std::vector<bool> Store::WriteOps(std::vector<Write>& ops) {
+std::vector<bool> Store::WriteOps(std::vector<Write>& ops, bool durable) {
   std::vector<bool> failed(ops.size(), false);
   if (ops.empty()) return failed;
-  const Status status = WriteTogether(ops, 0, ops.size());
+  const Status status = WriteTogether(ops, 0, ops.size(), durable);
   if (status.ok()) {
     ops.clear();
     return failed;
@@ -140,7 +153,7 @@ std::vector<bool> Store::WriteOps(std::vector<Write>& ops) {
   spdlog::warn("store: {} changes refused together ({}); writing them one at a time", ops.size(),
                status.message());
   for (size_t i = 0; i < ops.size(); ++i) {
-    const Status one = WriteTogether(ops, i, i + 1);
+    const Status one = WriteTogether(ops, i, i + 1, durable);
     if (one.ok()) continue;
     failed[i] = true;
     spdlog::error("store: a change not written: {}", one.message());
@@ -149,10 +162,14 @@ std::vector<bool> Store::WriteOps(std::vector<Write>& ops) {
   return failed;
 }
 
-Status Store::WriteTogether(const std::vector<Write>& ops, size_t from, size_t to) {
+Status Store::WriteTogether(const std::vector<Write>& ops, size_t from, size_t to, bool durable) {
+  const bool statements_only = std::all_of(
+      ops.begin() + static_cast<ptrdiff_t>(from), ops.begin() + static_cast<ptrdiff_t>(to),
+      [](const Write& op) { return std::holds_alternative<Statement>(op); });
+  if (statements_only) return WriteStatements(ops, from, to, durable);
   return db_.Run([&](pqxx::work& tx) {
-    std::string sql;  // consecutive statements, sent together
-    auto send = [&] {
+    std::string sql = durable ? "" : std::string(storage::kUnacknowledgedCommit) + ";\n";
+    auto send = [&] {  // consecutive statements, sent together
       if (!sql.empty()) tx.exec(sql);
       sql.clear();
     };
@@ -167,6 +184,30 @@ Status Store::WriteTogether(const std::vector<Write>& ops, size_t from, size_t t
       if (sql.size() >= kMaxSqlPerMessage) send();
     }
     send();
+    return Status::Ok();
+  });
+}
+
+// A message of several statements is one transaction (PostgreSQL's simple query protocol), so
+// statements that fit in one message need no BEGIN or COMMIT of their own; longer ones open an
+// explicit transaction in their first message and end it in their last. A failure drops the
+// connection (Database::RunUntransacted), which rolls back what such a transaction wrote.
+Status Store::WriteStatements(const std::vector<Write>& ops, size_t from, size_t to, bool durable) {
+  return db_.RunUntransacted([&](pqxx::nontransaction& tx) {
+    std::string sql = durable ? "" : std::string(storage::kUnacknowledgedCommit) + ";\n";
+    bool explicit_transaction = false;
+    for (size_t i = from; i < to; ++i) {
+      sql += std::get<Statement>(ops[i])(tx);
+      sql += ";\n";
+      if (sql.size() >= kMaxSqlPerMessage && i + 1 < to) {
+        if (!explicit_transaction) sql = "BEGIN;\n" + sql;
+        explicit_transaction = true;
+        tx.exec(sql);
+        sql.clear();
+      }
+    }
+    if (explicit_transaction) sql += "COMMIT;";
+    tx.exec(sql);
     return Status::Ok();
   });
 }

@@ -20,13 +20,15 @@ namespace det::master {
 // the database, in the order they were queued: a task's last log batch is stored before its end.
 //
 // Ops run in transactions (consecutive ops share one; notices and AfterCommit callbacks wait for
-// the next write instead of ending one) and may be retried after a lost connection, so each must
-// be idempotent. A transaction PostgreSQL refuses is written again one op at a time: a bad op
-// loses itself, and fails only the callback and notice that depend on it. Log batches go through
-// the IngestWriter with the batch id "<allocation>/<agent>/<incarnation>/<batch>": a batch sent
-// twice is stored once; consecutive batches share a transaction (up to kLogBatchesPerTransaction).
-// After a batch is committed a Notice for it is listed by TakeNotices(), so its sender can be told;
-// EnqueueNotice does the same for anything else.
+// the next write instead of ending one; statements alone go in one message, and a commit of lazy
+// changes alone that nothing waits for does not wait for the disk) and may be retried after a lost
+// connection, so each must be idempotent. A transaction PostgreSQL refuses is written again one op
+// at a time: a bad op loses itself, and fails only the callback and notice that depend on it. Log
+// batches go through the IngestWriter with the batch id
+// "<allocation>/<agent>/<incarnation>/<batch>": a batch sent twice is stored once; consecutive
+// batches share a transaction (up to kLogBatchesPerTransaction). After a batch is committed a
+// Notice for it is listed by TakeNotices(), so its sender can be told; EnqueueNotice does the same
+// for anything else.
 //
 // Threading: Enqueue* and TakeNotices may be called from any thread.
 class Store {
@@ -35,7 +37,7 @@ class Store {
   // An op as SQL text: one or more statements, each value quoted by `tx`
   // (storage::Literal). Consecutive statements reach PostgreSQL in one round trip, so the changes
   // every task makes (queued, placed, running, ended) cost one message per batch, not each.
-  using Statement = std::function<std::string(pqxx::work&)>;
+  using Statement = std::function<std::string(pqxx::transaction_base&)>;
   // Something an agent is told once what came before it is committed: a log batch (batch > 0)
   // or a workload's end (batch == 0).
   struct Notice {
@@ -49,7 +51,15 @@ class Store {
   ~Store();  // writes what is queued, then stops
 
   void Enqueue(Op op);
-  void EnqueueStatement(Statement statement);
+  // How a change reaches the disk. kDurable: before its commit returns, like every op and log
+  // batch. kLazy: with the next durable commit, or within a second (PostgreSQL's WAL writer); for
+  // a change nothing is told of and that is learnt again if lost, as a task's RUNNING (its agent
+  // reports it again). A crash of the master loses neither once written; only one of PostgreSQL
+  // or its host may lose lazy changes, never without everything committed after them. A commit
+  // that a notice or AfterCommit waits for is durable whatever it holds, but they confirm only the
+  // durable changes before them: a lazy change written alone before them may still be in memory.
+  enum class Commit { kDurable, kLazy };
+  void EnqueueStatement(Statement statement, Commit commit = Commit::kDurable);
   void EnqueueLogs(std::string agent_id, bus::WorkloadLogs logs);
   // Lists `notice` in TakeNotices() once everything queued before it is committed.
   void EnqueueNotice(Notice notice);
@@ -65,8 +75,11 @@ class Store {
     std::string agent_id;
     bus::WorkloadLogs logs;
   };
+  struct LazyStatement {
+    Statement statement;
+  };
   using Write = std::variant<Op, Statement>;
-  using Item = std::variant<Op, Statement, Logs, Notice, Committed>;
+  using Item = std::variant<Op, Statement, LazyStatement, Logs, Notice, Committed>;
 
   void Push(Item item);
   void Run();
@@ -79,8 +92,11 @@ class Store {
   void WriteRound(std::deque<Item>& items, Failures& carried);
   // Writes `ops` in one transaction and clears them; which were not written (none: all false).
   // A batch PostgreSQL refuses (not a lost connection) is written again one op per transaction.
-  std::vector<bool> WriteOps(std::vector<Write>& ops);
-  Status WriteTogether(const std::vector<Write>& ops, size_t from, size_t to);
+  // `durable`: the commit waits for the disk; otherwise not (storage::kUnacknowledgedCommit).
+  std::vector<bool> WriteOps(std::vector<Write>& ops, bool durable);
+  Status WriteTogether(const std::vector<Write>& ops, size_t from, size_t to, bool durable);
+  // Statements alone: one message (BEGIN and COMMIT in it when it is over kMaxSqlPerMessage).
+  Status WriteStatements(const std::vector<Write>& ops, size_t from, size_t to, bool durable);
   static constexpr size_t kMaxSqlPerMessage = 256 * 1024;  // statements' text sent at once
   // Consecutive log batches in one transaction (cleared after); false when not written.
   bool WriteLogs(std::vector<const Logs*>& logs);

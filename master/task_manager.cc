@@ -157,9 +157,8 @@ TaskManager::AgentUsage TaskManager::Usage(const std::string& agent_id) const {
 
 std::vector<Task*> TaskManager::OpenTasksOn(const std::string& agent_id) {
   std::vector<Task*> on;
-  for (const std::string& id : open_) {
-    Task& task = tasks_.at(id);
-    if (task.RunsOn(agent_id)) on.push_back(&task);
+  for (const auto& [id, task] : open_) {
+    if (task->RunsOn(agent_id)) on.push_back(task);
   }
   return on;
 }
@@ -205,10 +204,10 @@ Result<TaskSpec> TaskManager::Checked(TaskSpec spec) const {
 void TaskManager::Add(Task task, int64_t now_ns) {
   task.submitted_ns = now_ns;
   const std::string id = task.id;
-  tasks_.emplace(id, std::move(task));
+  Task& added = tasks_.emplace(id, std::move(task)).first->second;
   order_.push_back(id);
-  open_.insert(id);
-  listener_.TaskChanged(tasks_.at(id));
+  open_.emplace(id, &added);
+  listener_.TaskChanged(added);
   dirty_ = true;
 }
 
@@ -464,8 +463,7 @@ void TaskManager::Restore(Task task) {
     }
   }
   order_.push_back(id);
-  open_.insert(id);
-  tasks_.emplace(id, std::move(task));
+  open_.emplace(id, &tasks_.emplace(id, std::move(task)).first->second);
   dirty_ = true;
 }
 
@@ -491,7 +489,7 @@ std::vector<bus::TaskSummary> TaskManager::List() const {
 
 size_t TaskManager::queued() const {
   return static_cast<size_t>(std::count_if(
-      open_.begin(), open_.end(), [&](const std::string& id) { return !tasks_.at(id).placed(); }));
+      open_.begin(), open_.end(), [](const auto& open) { return !open.second->placed(); }));
 }
 
 }  // namespace det::master

@@ -203,8 +203,8 @@ class TaskManager {
   std::map<std::string, AgentSlots> agents_;
   std::map<std::string, Task> tasks_;
   std::map<std::string, std::string> task_of_allocation_;
-  std::set<std::string> open_;                          // tasks not ended
-  std::vector<std::string> order_;                      // every task id, in submission order
+  std::map<std::string, Task*> open_;  // tasks not ended (into tasks_: its nodes never move)
+  std::vector<std::string> order_;     // every task id, in submission order
   std::map<std::string, bus::ClusterPending> pending_;  // last reported, per pool
   struct DeferredStop {
     std::string allocation_id;  // the allocation told to stop

@@ -20,7 +20,7 @@ std::optional<std::string> Failure(const std::string& type, const std::string& m
 Store::Statement FinishStatement(std::string allocation_id, int64_t end_ns,
                                  std::optional<int32_t> exit_code,
                                  std::optional<std::string> failure) {
-  return [=](pqxx::work& tx) {
+  return [=](pqxx::transaction_base& tx) {
     return storage::FinishAllocationSql(tx, allocation_id, std::string(bus::kWorkloadTerminated),
                                         end_ns, exit_code, failure);
   };
@@ -36,7 +36,7 @@ Store::Statement QueuedStatement(const Task& task) {
         end.allocation_id, end.ended_ns, ExitCode(end.exit_code),
         "Preempted: " + (end.failure_type.empty() ? "" : end.failure_type + ": ") + end.message);
   }
-  return [record, finish_last](pqxx::work& tx) {
+  return [record, finish_last](pqxx::transaction_base& tx) {
     std::string sql = storage::CreateTaskSql(tx, record);
     if (finish_last) sql += ";\n" + finish_last(tx);
     return sql;
@@ -50,7 +50,7 @@ Store::Statement PlacedStatement(const Task& task) {
   }
   storage::AllocationRecord record{task.allocation_id, task.id,       task.spec.resource_pool,
                                    task.spec.slots,    agents.dump(), task.state};
-  return [record](pqxx::work& tx) { return storage::CreateAllocationSql(tx, record); };
+  return [record](pqxx::transaction_base& tx) { return storage::CreateAllocationSql(tx, record); };
 }
 
 }  // namespace
@@ -100,13 +100,19 @@ Store::Statement PersistTaskChange(const Task& task) {
       finish = FinishStatement(task.allocation_id, end_ns, ExitCode(task.exit_code),
                                Failure(task.failure_type, task.message));
     }
-    return [=](pqxx::work& tx) {
+    return [=](pqxx::transaction_base& tx) {
       std::string sql = finish ? finish(tx) + ";\n" : "";
       return sql + storage::EndTaskSql(tx, task_id, end_ns);
     };
   }
   const std::string allocation_id = task.allocation_id, state = task.state;
-  return [=](pqxx::work& tx) { return storage::SetAllocationStateSql(tx, allocation_id, state); };
+  return [=](pqxx::transaction_base& tx) {
+    return storage::SetAllocationStateSql(tx, allocation_id, state);
+  };
+}
+
+Store::Commit TaskChangeCommit(const Task& task) {
+  return task.state == "QUEUED" || task.ended() ? Store::Commit::kDurable : Store::Commit::kLazy;
 }
 
 Store::Op PersistTaskSettings(const Task& task) {

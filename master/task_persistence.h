@@ -10,6 +10,10 @@ namespace det::master {
 // when placed (every agent of it), the allocation's state as it moves, and both ends when it
 // terminates, as statements (sent in batches). Each is idempotent (Store may retry it).
 Store::Statement PersistTaskChange(const Task& task);
+// How that change reaches the disk: the task's queueing and its end durably (its submitter and its
+// agent are told of them), the states between lazily (nothing is told of them, and a registering
+// agent reports its workloads' states again).
+Store::Commit TaskChangeCommit(const Task& task);
 // Records the task's current spec and job settings (after a job update).
 Store::Op PersistTaskSettings(const Task& task);
 

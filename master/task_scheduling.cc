@@ -40,15 +40,15 @@ void TaskManager::Schedule() {
 struct TaskManager::PoolSnapshot {
   scheduler::PoolView view;
   std::vector<std::string> agent_ids;
-  std::vector<std::string> task_ids;
+  std::vector<Task*> tasks;  // of view.requests
   std::map<std::string, size_t> agent_index;
 };
 
 void TaskManager::SchedulePool(const ResourcePoolConfig& pool) {
   // Nothing waits: nothing to place or to preempt for, and no demand (the common case while
   // agents come and go), without walking the agents.
-  const bool waiting = std::any_of(open_.begin(), open_.end(), [&](const std::string& id) {
-    const Task& task = tasks_.at(id);
+  const bool waiting = std::any_of(open_.begin(), open_.end(), [&](const auto& open) {
+    const Task& task = *open.second;
     return !task.placed() && task.spec.resource_pool == pool.pool_name;
   });
   if (!waiting) {
@@ -65,10 +65,10 @@ void TaskManager::SchedulePool(const ResourcePoolConfig& pool) {
     for (const auto& [agent, slots] : placement.agents) {
       parts.emplace_back(snap.agent_ids[agent], slots);
     }
-    Place(tasks_.at(snap.task_ids[placement.request]), parts, placement.backfilled);
+    Place(*snap.tasks[placement.request], parts, placement.backfilled);
     snap.view.requests[placement.request].placed = placement.agents;
   }
-  for (size_t preempted : decisions.preemptions) Preempt(tasks_.at(snap.task_ids[preempted]), pool);
+  for (size_t preempted : decisions.preemptions) Preempt(*snap.tasks[preempted], pool);
 
   const int32_t per_instance = pool.provider ? pool.provider->slots_per_instance : 0;
   const scheduler::PendingDemand demand = scheduler::CountPending(snap.view, per_instance);
@@ -91,8 +91,8 @@ TaskManager::PoolSnapshot TaskManager::Snapshot(const ResourcePoolConfig& pool) 
     snap.view.agents.push_back(std::move(view));
   }
   std::map<std::string, size_t> job_index;
-  for (const std::string& id : open_) {
-    const Task& task = tasks_.at(id);
+  for (const auto& [id, open] : open_) {
+    const Task& task = *open;
     if (task.spec.resource_pool != pool.pool_name) continue;
     scheduler::RequestView request{id,
                                    0,
@@ -115,7 +115,7 @@ TaskManager::PoolSnapshot TaskManager::Snapshot(const ResourcePoolConfig& pool) 
           {task.job_id, task.priority(), task.spec.weight, task.spec.max_slots, task.submitted_ns});
     }
     request.job = job->second;
-    snap.task_ids.push_back(id);
+    snap.tasks.push_back(open);
     snap.view.requests.push_back(std::move(request));
   }
   return snap;
@@ -205,8 +205,8 @@ bus::JobSummary TaskManager::JobOf(const std::vector<const Task*>& tasks, int32_
 
 std::vector<bus::JobSummary> TaskManager::Jobs(const std::string& pool) const {
   std::map<std::string, std::vector<const Task*>> by_pool;
-  for (const std::string& id : open_) {
-    const Task& task = tasks_.at(id);
+  for (const auto& [id, open] : open_) {
+    const Task& task = *open;
     if (pool.empty() || task.spec.resource_pool == pool) {
       by_pool[task.spec.resource_pool].push_back(&task);
     }
@@ -229,9 +229,8 @@ std::vector<bus::JobSummary> TaskManager::Jobs(const std::string& pool) const {
 
 Result<bus::JobSummary> TaskManager::UpdateJob(const bus::JobUpdateRequest& update) {
   std::vector<Task*> tasks;
-  for (const std::string& id : open_) {
-    Task& task = tasks_.at(id);
-    if (task.job_id == update.job_id) tasks.push_back(&task);
+  for (const auto& [id, task] : open_) {
+    if (task->job_id == update.job_id) tasks.push_back(task);
   }
   if (tasks.empty()) return NotFound("job " + update.job_id + " not found (or already over)");
   DET_RETURN_IF_ERROR(CheckJobSettings(update.priority, update.weight));

@@ -52,7 +52,8 @@ void Database::Give(std::unique_ptr<pqxx::connection> connection) {
   if (idle_.size() < pool_size_) idle_.push_back(std::move(connection));
 }
 
-Status Database::Run(const std::function<Status(pqxx::work&)>& work, int attempts) {
+template <class Tx>
+Status Database::RunIn(const std::function<Status(Tx&)>& work, int attempts) {
   Status last;
   for (int attempt = 1; attempt <= attempts; ++attempt) {
     if (attempt > 1) std::this_thread::sleep_for(std::chrono::milliseconds(200 * (attempt - 1)));
@@ -62,7 +63,7 @@ Status Database::Run(const std::function<Status(pqxx::work&)>& work, int attempt
       continue;
     }
     try {
-      pqxx::work tx(**connection);
+      Tx tx(**connection);
       Status status = work(tx);
       if (!status.ok()) return status;  // the work's own verdict: rolled back, not retried
       tx.commit();
@@ -76,6 +77,15 @@ Status Database::Run(const std::function<Status(pqxx::work&)>& work, int attempt
     }
   }
   return last;
+}
+
+Status Database::Run(const std::function<Status(pqxx::work&)>& work, int attempts) {
+  return RunIn(work, attempts);
+}
+
+Status Database::RunUntransacted(const std::function<Status(pqxx::nontransaction&)>& work,
+                                 int attempts) {
+  return RunIn(work, attempts);
 }
 
 }  // namespace det::storage

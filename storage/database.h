@@ -25,18 +25,32 @@ class Database {
   explicit Database(DbConfig config, int pool_size = 4);
 
   Status Run(const std::function<Status(pqxx::work&)>& work, int attempts = 5);
+  // Like Run, without a transaction of its own (pqxx::nontransaction): what `work` sends decides.
+  // A message of several statements is one transaction, in one round trip where Run's BEGIN,
+  // statements and COMMIT take three. An exception drops the connection, so a transaction `work`
+  // left open is rolled back by the server.
+  Status RunUntransacted(const std::function<Status(pqxx::nontransaction&)>& work,
+                         int attempts = 5);
 
   const DbConfig& config() const { return config_; }
 
  private:
   Result<std::unique_ptr<pqxx::connection>> Take();
   void Give(std::unique_ptr<pqxx::connection> connection);
+  template <class Tx>
+  Status RunIn(const std::function<Status(Tx&)>& work, int attempts);
 
   DbConfig config_;
   size_t pool_size_;
   std::mutex mu_;
   std::vector<std::unique_ptr<pqxx::connection>> idle_;
 };
+
+// A transaction's first statement when nothing waits for its commit (synchronous_commit off for
+// it alone): the commit returns before its WAL reaches the disk. A crash of the caller loses
+// nothing; one of PostgreSQL or its host may lose it, but never without what was committed after it
+// (a later durable commit flushes the WAL before it too).
+inline constexpr const char* kUnacknowledgedCommit = "SET LOCAL synchronous_commit TO off";
 
 // Converts the exception in flight (call inside a catch) into a Status with `what` as context.
 Status StatusFromException(const std::string& what);

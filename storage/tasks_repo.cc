@@ -32,7 +32,7 @@ std::vector<AllocationRecord> ReadAllocations(const pqxx::result& result) {
 
 }  // namespace
 
-std::string CreateTaskSql(pqxx::work& tx, const TaskRecord& task) {
+std::string CreateTaskSql(pqxx::transaction_base& tx, const TaskRecord& task) {
   return "INSERT INTO tasks (id, type, trial_id, config, start_time) VALUES (" +
          Literal(tx, task.id) + ", " + Literal(tx, task.type) + ", " + Literal(tx, task.trial_id) +
          ", " + Literal(tx, task.config_json) + "::jsonb, det_ts(" + Literal(tx, task.start_ns) +
@@ -62,7 +62,7 @@ std::vector<TaskRecord> ListOpenTasks(pqxx::work& tx) {
   return tasks;
 }
 
-std::string EndTaskSql(pqxx::work& tx, const std::string& id, int64_t end_ns) {
+std::string EndTaskSql(pqxx::transaction_base& tx, const std::string& id, int64_t end_ns) {
   return "UPDATE tasks SET end_time = det_ts(" + Literal(tx, end_ns) +
          ") WHERE id = " + Literal(tx, id);
 }
@@ -71,7 +71,7 @@ Status EndTask(pqxx::work& tx, const std::string& id, int64_t end_ns) {
   return ExpectUpdated(tx.exec(EndTaskSql(tx, id, end_ns)), "task \"" + id + "\"");
 }
 
-std::string CreateAllocationSql(pqxx::work& tx, const AllocationRecord& a) {
+std::string CreateAllocationSql(pqxx::transaction_base& tx, const AllocationRecord& a) {
   return "INSERT INTO allocations (id, task_id, resource_pool, slots, agents, state, start_time)"
          " VALUES (" +
          Literal(tx, a.id) + ", " + Literal(tx, a.task_id) + ", " + Literal(tx, a.resource_pool) +
@@ -98,7 +98,8 @@ Status SetAllocationPlaced(pqxx::work& tx, const std::string& id, const std::str
                        "allocation \"" + id + "\"");
 }
 
-std::string SetAllocationStateSql(pqxx::work& tx, const std::string& id, const std::string& state) {
+std::string SetAllocationStateSql(pqxx::transaction_base& tx, const std::string& id,
+                                  const std::string& state) {
   return "UPDATE allocations SET state = " + Literal(tx, state) + " WHERE id = " + Literal(tx, id);
 }
 
@@ -106,8 +107,9 @@ Status SetAllocationState(pqxx::work& tx, const std::string& id, const std::stri
   return ExpectUpdated(tx.exec(SetAllocationStateSql(tx, id, state)), "allocation \"" + id + "\"");
 }
 
-std::string FinishAllocationSql(pqxx::work& tx, const std::string& id, const std::string& state,
-                                int64_t end_ns, std::optional<int32_t> exit_code,
+std::string FinishAllocationSql(pqxx::transaction_base& tx, const std::string& id,
+                                const std::string& state, int64_t end_ns,
+                                std::optional<int32_t> exit_code,
                                 const std::optional<std::string>& failure) {
   return "UPDATE allocations SET state = " + Literal(tx, state) + ", end_time = det_ts(" +
          Literal(tx, end_ns) + "), exit_code = " + Literal(tx, exit_code) +

@@ -51,12 +51,14 @@ struct AllocationRecord {
 // The writes above that the master makes for every task, as SQL text with their values quoted by
 // `tx` (storage::Literal), for a writer that sends many in one message (master/store.h); each
 // is the statement the function of the same name without "Sql" runs.
-std::string CreateTaskSql(pqxx::work& tx, const TaskRecord& task);
-std::string EndTaskSql(pqxx::work& tx, const std::string& id, int64_t end_ns);
-std::string CreateAllocationSql(pqxx::work& tx, const AllocationRecord& allocation);
-std::string SetAllocationStateSql(pqxx::work& tx, const std::string& id, const std::string& state);
-std::string FinishAllocationSql(pqxx::work& tx, const std::string& id, const std::string& state,
-                                int64_t end_ns, std::optional<int32_t> exit_code,
+std::string CreateTaskSql(pqxx::transaction_base& tx, const TaskRecord& task);
+std::string EndTaskSql(pqxx::transaction_base& tx, const std::string& id, int64_t end_ns);
+std::string CreateAllocationSql(pqxx::transaction_base& tx, const AllocationRecord& allocation);
+std::string SetAllocationStateSql(pqxx::transaction_base& tx, const std::string& id,
+                                  const std::string& state);
+std::string FinishAllocationSql(pqxx::transaction_base& tx, const std::string& id,
+                                const std::string& state, int64_t end_ns,
+                                std::optional<int32_t> exit_code,
                                 const std::optional<std::string>& failure);
 
 // Idempotent: an allocation that exists is left as it is.

@@ -1,5 +1,6 @@
 #include "master/http/http_wing.h"
 
+#include "common/thread_name.h"
 #include "master/http/autoscaler_routes.h"
 #include "master/http/cluster_routes.h"
 #include "master/http/experiment_routes.h"
@@ -45,6 +46,7 @@ void HttpWing::Start() {
   if (answers_) answers_->Start();
   server_.Start();
   housekeeping_ = std::thread([this] {
+    NameThisThread("http-keeper");
     while (!stop_) {
       trial_.Tick();
       std::this_thread::sleep_for(kHousekeeping);

@@ -12,6 +12,7 @@
 
 #include "bus/socket.h"
 #include "common/retry.h"
+#include "common/thread_name.h"
 #include "master/http/server_state.h"
 
 namespace det::master::http {
@@ -164,9 +165,12 @@ Result<int> HttpServer::Bind(const std::string& host, int port) {
 
 void HttpServer::Start() {
   ServerState& state = impl_->state;
-  state.workers = std::make_unique<ThreadPool>(state.limits().workers);
+  state.workers = std::make_unique<ThreadPool>(state.limits().workers, "http-worker");
   impl_->Accept();
-  impl_->threads.emplace_back([this] { impl_->state.io.run(); });
+  impl_->threads.emplace_back([this] {
+    NameThisThread("http-io");
+    impl_->state.io.run();
+  });
 }
 
 void HttpServer::Stop() {

@@ -7,6 +7,7 @@
 #include <future>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "storage/sql_support.h"
@@ -79,7 +80,7 @@ TEST(StoreTest, NoticesAndCallbacksDoNotCutABurstIntoTransactions) {
   constexpr int kEnds = 200;
   std::vector<std::future<Status>> verdicts;
   for (int i = 0; i < kEnds; ++i) {
-    store.EnqueueStatement([i](pqxx::work& tx) {
+    store.EnqueueStatement([i](pqxx::transaction_base& tx) {
       return "INSERT INTO notes (n) VALUES (" + storage::Literal(tx, i) + ")";
     });
     store.EnqueueNotice({"agent", "allocation-" + std::to_string(i), 0, ""});
@@ -112,7 +113,7 @@ TEST(StoreTest, ARefusedChangeInABurstLosesOnlyItself) {
   constexpr int kChanges = 10, kRefused = 5;
   std::vector<std::future<Status>> verdicts;
   for (int i = 0; i < kChanges; ++i) {
-    store.EnqueueStatement([i](pqxx::work& tx) {
+    store.EnqueueStatement([i](pqxx::transaction_base& tx) {
       return std::string(i == kRefused ? "INSERT INTO no_such_table" : "INSERT INTO notes") +
              " VALUES (" + storage::Literal(tx, i) + ")";
     });
@@ -141,11 +142,11 @@ TEST(StoreTest, StatementsStoreEveryValueAsItIs) {
   const std::vector<std::string> values = {
       "it's", "back\\slash\\'", "'); DROP TABLE texts; --", "$$dollar$$", "über ☃", ""};
   for (const std::string& value : values) {
-    store.EnqueueStatement([value](pqxx::work& tx) {
+    store.EnqueueStatement([value](pqxx::transaction_base& tx) {
       return "INSERT INTO texts VALUES (" + storage::Literal(tx, value) + ")";
     });
   }
-  store.EnqueueStatement([](pqxx::work& tx) {
+  store.EnqueueStatement([](pqxx::transaction_base& tx) {
     return "INSERT INTO texts VALUES (" + storage::Literal(tx, std::optional<std::string>()) + ")";
   });
   EXPECT_TRUE(AfterCommitStatus(store).ok());
@@ -161,9 +162,110 @@ TEST(StoreTest, StatementsStoreEveryValueAsItIs) {
   EXPECT_EQ(stored, expected);
 
   store.EnqueueStatement(
-      [](pqxx::work&) { return std::string("INSERT INTO no_such_table VALUES (1)"); });
+      [](pqxx::transaction_base&) { return std::string("INSERT INTO no_such_table VALUES (1)"); });
   EXPECT_EQ(AfterCommitStatus(store).code(), StatusCode::kUnavailable);
   EXPECT_TRUE(AfterCommitStatus(store).ok());
+}
+
+// The synchronous_commit each row's transaction ran with, in insertion order.
+std::vector<std::string> CommitModes(const storage::DbConfig& db) {
+  return det::testing::InTransaction(db, [](pqxx::work& tx) {
+    std::vector<std::string> modes;
+    for (const auto& row : tx.exec("SELECT mode FROM modes ORDER BY ctid")) {
+      modes.push_back(row[0].as<std::string>());
+    }
+    return modes;
+  });
+}
+
+void WaitForRows(const storage::DbConfig& db, size_t rows) {
+  for (int i = 0; i < 1000 && CommitModes(db).size() < rows; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// Lazy changes alone, with nothing waiting for their commit, do not wait for the disk; durable
+// ones, ops, and any commit a callback or notice waits for do.
+TEST(StoreTest, OnlyLazyChangesNothingWaitsForSkipTheDisk) {
+  const storage::DbConfig db = PostgresEnvironment::Get()->FreshDatabase();
+  det::testing::InTransaction(db,
+                              [](pqxx::work& tx) { tx.exec("CREATE TABLE modes (mode text)"); });
+  Store store(db);
+  const std::string insert = "INSERT INTO modes VALUES (current_setting('synchronous_commit'))";
+  const auto statement = [insert](pqxx::transaction_base&) { return insert; };
+  store.EnqueueStatement(statement, Store::Commit::kLazy);
+  WaitForRows(db, 1);
+  store.EnqueueStatement(statement);
+  WaitForRows(db, 2);
+  store.Enqueue([insert](pqxx::work& tx) { tx.exec(insert); });
+  WaitForRows(db, 3);
+  // Held behind an op so that each pair below is written in one round.
+  std::promise<void> go;
+  std::shared_future<void> queued = go.get_future().share();
+  store.Enqueue([queued](pqxx::work&) { queued.wait(); });
+  store.EnqueueStatement(statement, Store::Commit::kLazy);
+  store.EnqueueNotice({"agent", "allocation", 0, ""});
+  go.set_value();
+  EXPECT_TRUE(AfterCommitStatus(store).ok());
+  std::promise<void> go_again;
+  queued = go_again.get_future().share();
+  store.Enqueue([queued](pqxx::work&) { queued.wait(); });
+  store.EnqueueStatement(statement, Store::Commit::kLazy);
+  store.EnqueueStatement(statement);
+  go_again.set_value();
+  WaitForRows(db, 6);
+  EXPECT_EQ(CommitModes(db), (std::vector<std::string>{"off", "on", "on", "on", "on", "on"}));
+}
+
+// Statements over one message's worth are still one transaction (BEGIN in the first message,
+// COMMIT in the last), and one refused among them leaves nothing of the others behind before they
+// are written again one at a time.
+TEST(StoreTest, StatementsLongerThanAMessageAreOneTransaction) {
+  const storage::DbConfig db = PostgresEnvironment::Get()->FreshDatabase();
+  det::testing::InTransaction(db, [](pqxx::work& tx) {
+    tx.exec("CREATE TABLE notes (n int, padding text, tx bigint DEFAULT txid_current())");
+  });
+  Store store(db);
+  constexpr int kStatements = 600;  // about 600 KiB of text: three messages
+  const std::string padding(1000, 'x');
+  auto enqueue_all = [&](int refused) {
+    for (int i = 0; i < kStatements; ++i) {
+      store.EnqueueStatement([i, refused, padding](pqxx::transaction_base& tx) {
+        return std::string(i == refused ? "INSERT INTO no_such_table" : "INSERT INTO notes") +
+               " (n, padding) VALUES (" + storage::Literal(tx, i) + ", " +
+               storage::Literal(tx, padding) + ")";
+      });
+    }
+  };
+  std::promise<void> go;
+  std::shared_future<void> queued = go.get_future().share();
+  store.Enqueue([queued](pqxx::work&) { queued.wait(); });
+  enqueue_all(-1);
+  auto verdict = std::make_shared<std::promise<Status>>();
+  std::future<Status> answer = verdict->get_future();
+  store.AfterCommit([verdict](const Status& stored) { verdict->set_value(stored); });
+  go.set_value();
+  EXPECT_TRUE(answer.get().ok());
+  EXPECT_EQ(RowsIn(db), kStatements);
+  const auto transactions = [&db] {
+    return det::testing::InTransaction(db, [](pqxx::work& tx) {
+      return tx.exec1("SELECT count(DISTINCT tx) FROM notes")[0].as<int64_t>();
+    });
+  };
+  EXPECT_EQ(transactions(), 1);
+
+  det::testing::InTransaction(db, [](pqxx::work& tx) { tx.exec("TRUNCATE notes"); });
+  std::promise<void> go_again;
+  queued = go_again.get_future().share();
+  store.Enqueue([queued](pqxx::work&) { queued.wait(); });
+  enqueue_all(kStatements - 1);  // refused in the last message
+  verdict = std::make_shared<std::promise<Status>>();
+  answer = verdict->get_future();
+  store.AfterCommit([verdict](const Status& stored) { verdict->set_value(stored); });
+  go_again.set_value();
+  EXPECT_EQ(answer.get().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(RowsIn(db), kStatements - 1)
+      << "the first messages' rows were kept, then written again";
 }
 
 }  // namespace

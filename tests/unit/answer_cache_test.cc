@@ -72,6 +72,34 @@ TEST_F(AnswerCacheTest, AListIsFetchedOnceUntilAnEventOfItsKindSaysItChanged) {
   EXPECT_EQ(cache->Get("nothing").status().code(), StatusCode::kNotFound);
 }
 
+// Once an event made every answer stale, the events after it are not read (no wakeup each) until
+// an answer is fetched again; a change after that fetch still makes it stale.
+TEST_F(AnswerCacheTest, EventsWaitWhileEveryAnswerIsStale) {
+  auto cache = Cache(1h);
+  cache->Start();
+  std::this_thread::sleep_for(300ms);  // subscribed
+  EXPECT_EQ(Get(*cache), "answer 1");
+  ASSERT_TRUE(publisher_->Publish(bus::AgentStateEvent{}, "agent/a1").ok());
+  for (int i = 0; i < 100 && cache->events_read() == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(cache->events_read(), 1);
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(publisher_->Publish(bus::AgentStateEvent{}, "agent/a1").ok());
+  }
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(cache->events_read(), 1) << "events were read while no answer could go stale";
+  EXPECT_EQ(Get(*cache), "answer 2");
+  for (int i = 0; i < 100 && cache->events_read() < 51; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(cache->events_read(), 51) << "the waiting events are read once an answer is current";
+  EXPECT_EQ(Get(*cache), "answer 3");  // those events came before answer 2's fetch: stale at worst
+  ASSERT_TRUE(publisher_->Publish(bus::AgentStateEvent{}, "agent/a1").ok());
+  bool refetched = false;
+  for (int i = 0; i < 100 && !refetched; ++i) {
+    refetched = Get(*cache) == "answer 4";
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_TRUE(refetched) << "a change after the last fetch makes it stale";
+}
+
 TEST_F(AnswerCacheTest, WithoutEventsAnAnswerLivesItsMaxAge) {
   auto cache = Cache(100ms);  // not started: no events at all
   EXPECT_EQ(Get(*cache), "answer 1");
