@@ -8,7 +8,8 @@
 
 namespace det::master {
 
-Store::Store(storage::DbConfig db) : db_(db, 2), ingest_(db) {
+Store::Store(storage::DbConfig db, std::chrono::milliseconds group_commit_wait)
+    : db_(db, 2), ingest_(db), group_commit_wait_(group_commit_wait) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -24,6 +25,7 @@ Store::~Store() {
 void Store::Push(Item item) {
   {
     std::lock_guard lock(mu_);
+    if (std::holds_alternative<Committed>(item)) ++queued_callbacks_;
     queue_.push_back(std::move(item));
   }
   wake_.notify_one();
@@ -56,6 +58,9 @@ void Store::Run() {
   while (true) {
     wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and nothing left to write
+    // Nobody is answered from this round: a moment for more to share its commit (group commit).
+    wake_.wait_for(lock, group_commit_wait_, [&] { return stop_ || queued_callbacks_ > 0; });
+    queued_callbacks_ = 0;
     std::deque<Item> items = std::exchange(queue_, {});
     lock.unlock();
     WriteRound(items, carried);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -20,7 +21,8 @@ namespace det::master {
 // the database, in the order they were queued: a task's last log batch is stored before its end.
 //
 // Ops run in transactions (consecutive ops share one; notices and AfterCommit callbacks wait for
-// the next write instead of ending one; statements alone go in one message, and a commit of lazy
+// the next write instead of ending one; a round no callback waits for is held up to
+// kGroupCommitWait for more; statements alone go in one message, and a commit of lazy
 // changes alone that nothing waits for does not wait for the disk) and may be retried after a lost
 // connection, so each must be idempotent. A transaction PostgreSQL refuses is written again one op
 // at a time: a bad op loses itself, and fails only the callback and notice that depend on it. Log
@@ -47,7 +49,11 @@ class Store {
     std::string incarnation;  // of the agent that sent the batch
   };
 
-  explicit Store(storage::DbConfig db);
+  // A round that answers nobody (no AfterCommit: agents' notices at most) waits up to
+  // `group_commit_wait` for more, so that task ends and the next submission share a commit.
+  static constexpr std::chrono::milliseconds kGroupCommitWait{10};
+  explicit Store(storage::DbConfig db,
+                 std::chrono::milliseconds group_commit_wait = kGroupCommitWait);
   ~Store();  // writes what is queued, then stops
 
   void Enqueue(Op op);
@@ -107,8 +113,10 @@ class Store {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::deque<Item> queue_;
+  size_t queued_callbacks_ = 0;  // AfterCommit callbacks in queue_
   std::vector<Notice> notices_;
   bool stop_ = false;
+  const std::chrono::milliseconds group_commit_wait_;
   std::thread thread_;
 };
 

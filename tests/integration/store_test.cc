@@ -217,6 +217,37 @@ TEST(StoreTest, OnlyLazyChangesNothingWaitsForSkipTheDisk) {
   EXPECT_EQ(CommitModes(db), (std::vector<std::string>{"off", "on", "on", "on", "on", "on"}));
 }
 
+// A round nobody is answered from (a change and its agent's notice) waits for more to share its
+// commit; one an AfterCommit waits for is written at once, with what waited.
+TEST(StoreTest, ARoundNobodyIsAnsweredFromWaitsToShareTheNextCommit) {
+  const storage::DbConfig db = PostgresEnvironment::Get()->FreshDatabase();
+  det::testing::InTransaction(db, [](pqxx::work& tx) {
+    tx.exec("CREATE TABLE notes (n int, tx bigint DEFAULT txid_current())");
+  });
+  Store store(db, std::chrono::milliseconds(3000));
+  const auto insert = [](int n) {
+    return [n](pqxx::transaction_base& tx) {
+      return "INSERT INTO notes (n) VALUES (" + storage::Literal(tx, n) + ")";
+    };
+  };
+  const auto started = std::chrono::steady_clock::now();
+  store.EnqueueStatement(insert(1));
+  store.EnqueueNotice({"agent", "allocation-1", 0, ""});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(RowsIn(db), 0) << "written without waiting for more";
+  EXPECT_TRUE(store.TakeNotices().empty());
+  store.EnqueueStatement(insert(2));
+  EXPECT_TRUE(AfterCommitStatus(store).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(2500))
+      << "the callback waited out the group commit";
+  EXPECT_EQ(store.TakeNotices().size(), 1u);
+  const int64_t transactions = det::testing::InTransaction(db, [](pqxx::work& tx) {
+    return tx.exec1("SELECT count(DISTINCT tx) FROM notes")[0].as<int64_t>();
+  });
+  EXPECT_EQ(transactions, 1);
+  EXPECT_EQ(RowsIn(db), 2);
+}
+
 // Statements over one message's worth are still one transaction (BEGIN in the first message,
 // COMMIT in the last), and one refused among them leaves nothing of the others behind before they
 // are written again one at a time.
