@@ -25,7 +25,9 @@ Store::~Store() {
 void Store::Push(Item item) {
   {
     std::lock_guard lock(mu_);
-    if (std::holds_alternative<Committed>(item)) ++queued_callbacks_;
+    if (std::holds_alternative<Committed>(item) || std::holds_alternative<Logs>(item)) {
+      ++queued_urgent_;
+    }
     queue_.push_back(std::move(item));
   }
   wake_.notify_one();
@@ -58,9 +60,10 @@ void Store::Run() {
   while (true) {
     wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and nothing left to write
-    // Nobody is answered from this round: a moment for more to share its commit (group commit).
-    wake_.wait_for(lock, group_commit_wait_, [&] { return stop_ || queued_callbacks_ > 0; });
-    queued_callbacks_ = 0;
+    // Nobody is answered from this round, nor output stored: a moment for more to share its
+    // commit (group commit).
+    wake_.wait_for(lock, group_commit_wait_, [&] { return stop_ || queued_urgent_ > 0; });
+    queued_urgent_ = 0;
     std::deque<Item> items = std::exchange(queue_, {});
     lock.unlock();
     WriteRound(items, carried);

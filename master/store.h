@@ -21,7 +21,7 @@ namespace det::master {
 // the database, in the order they were queued: a task's last log batch is stored before its end.
 //
 // Ops run in transactions (consecutive ops share one; notices and AfterCommit callbacks wait for
-// the next write instead of ending one; a round no callback waits for is held up to
+// the next write instead of ending one; a round with no callback and no log batch is held up to
 // kGroupCommitWait for more; statements alone go in one message, and a commit of lazy
 // changes alone that nothing waits for does not wait for the disk) and may be retried after a lost
 // connection, so each must be idempotent. A transaction PostgreSQL refuses is written again one op
@@ -49,8 +49,10 @@ class Store {
     std::string incarnation;  // of the agent that sent the batch
   };
 
-  // A round that answers nobody (no AfterCommit: agents' notices at most) waits up to
-  // `group_commit_wait` for more, so that task ends and the next submission share a commit.
+  // A round that answers nobody and holds no log batch (task changes and agents' end notices at
+  // most) waits up to `group_commit_wait` for more, so that task ends and the next submission
+  // share a commit. Log batches are written at once: a task's last output is stored before
+  // anyone who learns of its end reads it.
   static constexpr std::chrono::milliseconds kGroupCommitWait{10};
   explicit Store(storage::DbConfig db,
                  std::chrono::milliseconds group_commit_wait = kGroupCommitWait);
@@ -113,7 +115,7 @@ class Store {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::deque<Item> queue_;
-  size_t queued_callbacks_ = 0;  // AfterCommit callbacks in queue_
+  size_t queued_urgent_ = 0;  // AfterCommit callbacks and log batches in queue_
   std::vector<Notice> notices_;
   bool stop_ = false;
   const std::chrono::milliseconds group_commit_wait_;
