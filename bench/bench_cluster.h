@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/processes.h"
 #include "bus/catalog/master.h"
 #include "bus/catalog/users.h"
 #include "bus/rpc_client.h"
@@ -30,29 +31,6 @@ extern char** environ;
 namespace det::bench {
 
 namespace fs = std::filesystem;
-
-// Starts argv with stdout and stderr appended to `log` (none: inherited); -1 on failure.
-inline pid_t Spawn(const std::vector<std::string>& argv, const fs::path& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (!log.empty()) {
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  if (posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
-}
-
-inline void Terminate(pid_t pid) {
-  if (pid <= 0) return;
-  kill(pid, SIGTERM);
-  waitpid(pid, nullptr, 0);
-}
 
 // DET_BUILD_DIR, or the parent of the folder holding this benchmark.
 inline std::string BuildDir(const char* argv0) {

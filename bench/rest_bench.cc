@@ -26,6 +26,7 @@
 namespace {
 
 using det::bench::BenchCluster;
+using det::bench::FreePort;
 using det::bench::HollowAgents;
 using SteadyClock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
@@ -36,18 +37,6 @@ struct Shape {
   int wrk_seconds;
   int round_trips;
 };
-
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t size = sizeof address;
-  const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), size) == 0 &&
-                     getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0;
-  close(fd);
-  return bound ? ntohs(address.sin_port) : 18080;
-}
 
 // wrk's "Requests/sec:" for `url`; -1 when wrk did not run.
 double Wrk(const std::string& url, const std::string& token, int seconds) {

@@ -4,14 +4,18 @@
 //
 //   start        `det --version` beside `/bin/true` (both spawned and reaped N times)
 //   separate     N `det cmd run true` processes, one after another, from the first submission to
-//                the last end the master recorded (jobs/s); beside N raw REQ/REP round trips of
-//                the same request frames to a raw REP echo (one connection), and the same with a
-//                new CURVE connection per call (what a det without a relay pays); then the same N
-//                calls with DET_RELAY=0 (each det connecting and shaking hands itself)
+//                the last end the master recorded (jobs/s); beside N `sbatch --wrap=true` into a
+//                private Slurm of as many CPUs on this host (bench/slurm_cluster.h; the issue's
+//                goal is five times Slurm), N raw REQ/REP round trips of the same request frames
+//                to a raw REP echo (one connection), and the same with a new CURVE connection per
+//                call (what a det without a relay pays); then the same N calls with DET_RELAY=0
+//                (each det connecting and shaking hands itself)
 //   parallel     the same N calls from 4 submitters at once
 //   array        one `det cmd run --array 1-M true`, to the last end; beside this host spawning
 //                and reaping M `true` processes at the same concurrency (the floor any dispatcher
-//                here stands on)
+//                here stands on), and one `sbatch --array=1-M --wrap=true`
+//
+// Without Slurm (or root) the Slurm rows are left out and the benchmark says why.
 //
 //   submit_bench           N = 1,000, M = 10,000, one agent of 256 slots
 //   submit_bench --short   N = 50, M = 200, 32 slots (CI)
@@ -33,6 +37,7 @@
 #include <vector>
 
 #include "bench/bench_cluster.h"
+#include "bench/slurm_cluster.h"
 #include "bus/catalog/rpc.h"
 #include "bus/catalog/tasks.h"
 #include "bus/envelope.h"
@@ -42,6 +47,10 @@
 namespace {
 
 using det::bench::BenchCluster;
+using det::bench::RunForOutput;
+using det::bench::RunToEnd;
+using det::bench::SlurmCluster;
+using det::bench::SpawnQuiet;
 using SteadyClock = std::chrono::steady_clock;
 namespace bus = det::bus;
 
@@ -56,61 +65,6 @@ double Seconds(SteadyClock::time_point since) {
 }
 
 int64_t WallNanos() { return det::UnixNanos(det::RealClock::Instance().WallNow()); }
-
-// Spawns argv with `env` added to ours, output to /dev/null; its exit status (-1: not started).
-pid_t SpawnQuiet(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                 int stdout_fd = -1) {
-  std::vector<std::string> all_env;
-  for (char** e = environ; *e != nullptr; ++e) all_env.emplace_back(*e);
-  all_env.insert(all_env.end(), env.begin(), env.end());
-  std::vector<char*> args, envp;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  for (const auto& e : all_env) envp.push_back(const_cast<char*>(e.c_str()));
-  args.push_back(nullptr);
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (stdout_fd >= 0) {
-    posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
-  } else {
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  }
-  pid_t pid = -1;
-  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data()) != 0) pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
-}
-
-bool Succeeded(pid_t pid) {
-  int status = 0;
-  return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-         WEXITSTATUS(status) == 0;
-}
-
-bool RunToEnd(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-  return Succeeded(SpawnQuiet(argv, env));
-}
-
-// Runs argv to its end; what it printed, or nothing when it failed.
-std::optional<std::string> RunForOutput(const std::vector<std::string>& argv,
-                                        const std::vector<std::string>& env) {
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return std::nullopt;
-  const pid_t pid = SpawnQuiet(argv, env, pipe_fds[1]);
-  close(pipe_fds[1]);
-  std::string output;
-  char buffer[4096];
-  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) != 0;) {
-    if (n > 0) output.append(buffer, n);
-    if (n < 0 && errno != EINTR) break;
-  }
-  close(pipe_fds[0]);
-  if (!Succeeded(pid)) {
-    std::fprintf(stderr, "%s failed; it said: %s\n", argv[0].c_str(), output.c_str());
-    return std::nullopt;
-  }
-  return output;
-}
 
 // Mean milliseconds to start and reap argv, `n` times.
 double StartMillis(const std::vector<std::string>& argv, int n) {
@@ -306,6 +260,38 @@ double ArrayCall(const BenchCluster& cluster, bus::RpcClient& client, const std:
   return last < 0 ? -1 : m / ((last - since) / 1e9);
 }
 
+// Slurm's side of the separate calls: `n` `sbatch --wrap=true` one after another, from the first
+// submission until its queue is found empty (listed every 20 ms, after the last submission).
+// Jobs per second, or -1; submissions per second in *submits_per_second.
+double SlurmSeparateCalls(const SlurmCluster& slurm, int n, double* submits_per_second) {
+  const std::vector<std::string> argv = slurm.Sbatch({"--wrap=true"});
+  const auto start = SteadyClock::now();
+  for (int i = 0; i < n; ++i) {
+    if (!RunToEnd(argv, slurm.ClientEnvironment())) {
+      std::fprintf(stderr, "sbatch failed\n");
+      return -1;
+    }
+  }
+  *submits_per_second = n / Seconds(start);
+  const auto limit = std::chrono::seconds(std::max(120, n));
+  if (!slurm.WaitForEmptyQueue(limit, std::chrono::milliseconds(20))) return -1;
+  return n / Seconds(start);
+}
+
+// One `sbatch --array=1-M --wrap=true`, to its queue found empty (listed every 0.5 s, as det's
+// array is). Jobs per second, or -1.
+double SlurmArray(const SlurmCluster& slurm, int m) {
+  const auto start = SteadyClock::now();
+  if (!RunToEnd(slurm.Sbatch({"--array=1-" + std::to_string(m), "--wrap=true"}),
+                slurm.ClientEnvironment())) {
+    std::fprintf(stderr, "sbatch --array failed\n");
+    return -1;
+  }
+  const auto limit = std::chrono::seconds(std::max(120, m / 5));
+  if (!slurm.WaitForEmptyQueue(limit, std::chrono::milliseconds(500))) return -1;
+  return m / Seconds(start);
+}
+
 void Row(const char* label, double value, const char* unit, const char* baseline_label,
          double baseline) {
   std::printf("  %-34s %9.1f %-8s | %-40s %9.1f | ratio %.2f\n", label, value, unit, baseline_label,
@@ -344,7 +330,23 @@ int RunBench(const Shape& shape, const std::string& build) {
   const std::vector<zmq::message_t> frames = RequestFrames(token);
   const double raw = RawRoundTrips(echo.endpoint(), echo_client, frames, shape.calls, false);
 
+  // Slurm on this host, for the separate calls and the array; its daemons are idle otherwise.
+  std::unique_ptr<SlurmCluster> slurm;
+  if (shape.Runs("separate") || shape.Runs("array")) {
+    auto started = SlurmCluster::Start(shape.slots, shape.array);
+    if (started.ok()) {
+      slurm = std::move(*started);
+    } else {
+      std::printf("  (no Slurm baseline: %s)\n", started.status().message().c_str());
+    }
+  }
+  const std::string slurm_label = slurm ? "Slurm " + slurm->version() + ", same host" : "";
+
   if (shape.Runs("separate")) {
+    double slurm_submits = 0, slurm_jobs = 0;
+    if (slurm && (slurm_jobs = SlurmSeparateCalls(*slurm, shape.calls, &slurm_submits)) < 0) {
+      return 1;
+    }
     const double raw_new = RawRoundTrips(echo.endpoint(), echo_client, frames, shape.calls, true);
     double submits = 0;
     const double separate = SeparateCalls(cluster, client, det, shape.calls, 1, {}, &submits);
@@ -356,8 +358,14 @@ int RunBench(const Shape& shape, const std::string& build) {
     std::printf("%d separate `det cmd run true` calls, one after another:\n", shape.calls);
     Row("submitted", submits, "calls/s", "raw REQ/REP, same bytes, one connection", raw);
     Row("submitted", submits, "calls/s", "raw REQ/REP, new CURVE connection each", raw_new);
+    if (slurm)
+      Row("submitted", submits, "calls/s", ("sbatch, " + slurm_label).c_str(), slurm_submits);
     Row("end to end (first submit..last end)", separate, "jobs/s", "raw REQ/REP, one connection",
         raw);
+    if (slurm) {
+      Row("end to end (first submit..last end)", separate, "jobs/s", slurm_label.c_str(),
+          slurm_jobs);
+    }
     Row("end to end, DET_RELAY=0 (no relay)", direct, "jobs/s", "raw REQ/REP, one connection", raw);
   }
   if (shape.Runs("gateway")) {
@@ -378,11 +386,16 @@ int RunBench(const Shape& shape, const std::string& build) {
     Row("end to end", parallel, "jobs/s", "raw REQ/REP, one connection", raw);
   }
   if (shape.Runs("array")) {
+    const double slurm_array = slurm ? SlurmArray(*slurm, shape.array) : 0;
+    if (slurm_array < 0) return 1;
     const double floor = SpawnFloor(shape.array, shape.slots);
     const double array = ArrayCall(cluster, client, det, shape.array);
     if (array < 0) return 1;
     std::printf("one `det cmd run --array 1-%d true`:\n", shape.array);
     Row("end to end", array, "jobs/s", "spawn+reap `true`, same concurrency", floor);
+    if (slurm) {
+      Row("end to end", array, "jobs/s", ("sbatch --array, " + slurm_label).c_str(), slurm_array);
+    }
   }
   return 0;
 }

@@ -32,12 +32,13 @@ PACKAGES=(
 OPTIONAL=(google-cloud-cli)
 
 # The Docker engine (dockerd 20.10, and the docker CLI that checks the fake engine:
-# tests/integration/fake_docker_cli_test.cc) and Docker's registry, for the real-engine tests.
-# Installed without starting their system services: the tests start a private engine and
-# registries of their own (scripts/docker-test-engine.sh) and stop them by pid.
+# tests/integration/fake_docker_cli_test.cc) and Docker's registry, for the real-engine tests;
+# Slurm 22.05 and munge, the submit benchmark's baseline (bench/slurm_cluster.h).
+# Installed without starting their system services: the tests and benchmarks start private
+# daemons of their own (scripts/docker-test-engine.sh, bench/) and stop them by pid.
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 WITHOUT_SERVICES=()
-for p in docker.io docker-registry; do
+for p in docker.io docker-registry munge slurmctld slurmd slurm-client; do
   installed "$p" || WITHOUT_SERVICES+=("$p")
 done
 
