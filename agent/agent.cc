@@ -159,6 +159,7 @@ void Agent::PollOnce() {
   ResendOverdueLogs();
   if (auto sample = sampler_->Take()) (void)channel_->SendBestEffort(*sample);
   ForwardInterruption();
+  channel_->FlushAcks();  // what this turn received and sent nothing after
 }
 
 void Agent::ResendOverdueLogs() {

@@ -36,6 +36,7 @@ Status AgentChannelClient::OpenAndHello() {
 
 void AgentChannelClient::Disconnect(std::vector<Event>* events) {
   socket_.reset();
+  acks_owed_.clear();  // the master resends what it has no acknowledgement for
   ++failed_joins_;
   if (max_attempts_ > 0 && failed_joins_ > max_attempts_) {
     state_ = State::kGaveUp;
@@ -79,7 +80,7 @@ void AgentChannelClient::Handle(Envelope envelope, std::vector<Event>* events) {
     return;
   }
   if (envelope.header.seq != 0) {
-    (void)Send(ChannelAck::kType, 0, Encode(ChannelAck{{envelope.header.seq}}));
+    acks_owed_.push_back(envelope.header.seq);
     if (!inbound_.Accept(envelope.header.epoch, envelope.header.seq)) return;
   }
   events->push_back({Event::Kind::kMessage, false, std::move(envelope)});
@@ -101,6 +102,7 @@ void AgentChannelClient::HandleWelcome(const Envelope& envelope, std::vector<Eve
 }
 
 void AgentChannelClient::Tick(std::vector<Event>* events) {
+  FlushAcks();
   const MonoTime now = clock_.Now();
   switch (state_) {
     case State::kGaveUp:
@@ -167,8 +169,14 @@ void AgentChannelClient::Replay(bool only_due) {
 
 Status AgentChannelClient::Send(std::string_view type, uint64_t seq, std::string_view body) {
   if (!socket_) return Unavailable("not connected to the master");
+  if (type != ChannelAck::kType) FlushAcks();  // ahead of it, in the same burst
   last_sent_ = clock_.Now();
   return SendEnvelope(*socket_, {}, type, MakeHeader(agent_id_, epoch_, seq, clock_), body);
+}
+
+void AgentChannelClient::FlushAcks() {
+  if (acks_owed_.empty() || state_ != State::kConnected) return;
+  (void)Send(ChannelAck::kType, 0, Encode(ChannelAck{std::exchange(acks_owed_, {})}));
 }
 
 }  // namespace det::bus

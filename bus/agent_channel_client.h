@@ -27,9 +27,14 @@ namespace det::bus {
 // else until the welcome. After `max_attempts` failed joins in a row
 // (0: never give up) it reports GaveUp and stops.
 //
+// Acknowledgements are owed, not sent at once: they go out in one message just before the next
+// message the client sends, or at FlushAcks() or Tick(), so that a command and the report it
+// causes (a workload's start and its states) cross the link together.
+//
 // Threading: owned by one actor; all methods on that actor's thread. The owner polls socket()
-// (null while waiting to reconnect), calls Receive() when readable and Tick() at least every
-// heartbeat interval (NextWakeup() says when the next timer is due).
+// (null while waiting to reconnect), calls Receive() when readable, FlushAcks() at the end of each
+// turn of its loop, and Tick() at least every heartbeat interval (NextWakeup() says when the next
+// timer is due).
 class AgentChannelClient {
  public:
   struct Event {
@@ -50,8 +55,10 @@ class AgentChannelClient {
   State state() const { return state_; }
 
   void Receive(std::vector<Event>* events);
-  void Tick(std::vector<Event>* events);
+  void Tick(std::vector<Event>* events);  // flushes owed acknowledgements too
   MonoTime NextWakeup() const;
+  // Sends the acknowledgements owed for reliable messages received (one message for all).
+  void FlushAcks();
 
   // Reliable: numbered, retained until the master acknowledges it, replayed after reconnects.
   template <Message M>
@@ -107,6 +114,7 @@ class AgentChannelClient {
   Outbox outbox_;
   std::vector<std::string> owner_resends_;
   DedupWindow inbound_;
+  std::vector<uint64_t> acks_owed_;  // reliable messages received, not yet acknowledged
   std::vector<zmq::message_t> frames_;
 };
 

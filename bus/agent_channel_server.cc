@@ -102,8 +102,7 @@ void AgentChannelServer::HandleHello(const std::string& identity, const Envelope
 void AgentChannelServer::HandleReliable(const std::string& identity, Session& session,
                                         Envelope envelope, std::vector<Event>* events) {
   const uint64_t seq = envelope.header.seq;
-  (void)Send(identity, ChannelAck::kType, MakeHeader(name_, epoch_, 0, clock_),
-             Encode(ChannelAck{{seq}}));
+  session.acks_owed.push_back(seq);
   if (session.inbound.Accept(envelope.header.epoch, seq)) {
     events->push_back({Event::Kind::kMessage, identity, false, std::move(envelope)});
   }
@@ -118,7 +117,18 @@ Status AgentChannelServer::SetReconnectWindow(const std::string& agent_id, Durat
   return Status::Ok();
 }
 
+void AgentChannelServer::FlushAcks() {
+  for (auto& [agent_id, session] : sessions_) FlushAcks(agent_id, session);
+}
+
+void AgentChannelServer::FlushAcks(const std::string& agent_id, Session& session) {
+  if (session.acks_owed.empty()) return;
+  (void)SendEnvelope(socket_, {agent_id}, ChannelAck::kType, MakeHeader(name_, epoch_, 0, clock_),
+                     Encode(ChannelAck{std::exchange(session.acks_owed, {})}));
+}
+
 void AgentChannelServer::Tick(std::vector<Event>* events) {
+  FlushAcks();
   const MonoTime now = clock_.Now();
   for (auto it = sessions_.begin(); it != sessions_.end();) {
     Session& session = it->second;
@@ -163,6 +173,9 @@ void AgentChannelServer::Replay(const std::string& agent_id, Session& session, b
 
 Status AgentChannelServer::Send(const std::string& agent_id, std::string_view type,
                                 const Header& header, std::string_view body) {
+  if (auto it = sessions_.find(agent_id); it != sessions_.end()) {
+    FlushAcks(agent_id, it->second);  // ahead of it, in the same burst
+  }
   return SendEnvelope(socket_, {agent_id}, type, header, body);
 }
 

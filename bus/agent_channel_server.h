@@ -24,8 +24,13 @@ namespace det::bus {
 // window reports Reconnected and replays the commands; after the window the session is reported
 // Expired and dropped.
 //
+// Acknowledgements are owed, not sent at once: an agent's go out in one message just before the
+// next message to it, or at FlushAcks() or Tick(), so that the reports a burst brings (a
+// workload's states) cost one acknowledgement, not one each.
+//
 // Threading: owned by one actor; all methods on that actor's thread. The owner polls socket() and
-// calls Receive() when readable and Tick() at least every heartbeat interval.
+// calls Receive() when readable, FlushAcks() at the end of each turn of its loop, and Tick() at
+// least every heartbeat interval.
 class AgentChannelServer {
  public:
   struct Event {
@@ -52,8 +57,10 @@ class AgentChannelServer {
 
   // Handles every message waiting on the socket (never blocks) and appends the results.
   void Receive(std::vector<Event>* events);
-  // Liveness, expiry and resends.
+  // Liveness, expiry and resends; flushes owed acknowledgements too.
   void Tick(std::vector<Event>* events);
+  // Sends the acknowledgements owed to every agent (one message each).
+  void FlushAcks();
 
   // Reliable: retained until acknowledged, resent and replayed after reconnects. NotFound if no
   // session exists for agent_id.
@@ -88,6 +95,7 @@ class AgentChannelServer {
     std::optional<Duration> reconnect_window;  // unset: the channel's
     Outbox outbox;
     DedupWindow inbound;
+    std::vector<uint64_t> acks_owed;  // its reliable messages received, not yet acknowledged
   };
 
   Status SendReliable(const std::string& agent_id, std::string type, std::string body);
@@ -99,6 +107,7 @@ class AgentChannelServer {
   void HandleReliable(const std::string& identity, Session& session, Envelope envelope,
                       std::vector<Event>* events);
   void Replay(const std::string& agent_id, Session& session, bool only_due);
+  void FlushAcks(const std::string& agent_id, Session& session);
 
   zmq::socket_t socket_;
   std::string name_;

@@ -22,8 +22,8 @@ Status EventPublisher::PublishEncoded(std::string type, std::string body, std::s
   Header header = MakeHeader(name_, epoch_, ++next_seq_[type], clock_);
   header.key = std::move(key);
   header.tombstone = tombstone;
-  Pump();
-  if (!ready_ || !held_.empty()) {
+  if (!hold_until_pump_) Pump();
+  if (hold_until_pump_ || !ready_ || !held_.empty()) {
     if (held_.size() >= kMaxHeld) {
       return Unavailable("event broker not reachable; " + std::to_string(kMaxHeld) +
                          " events already held back");

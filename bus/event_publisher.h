@@ -39,6 +39,10 @@ class EventPublisher {
 
   // Reads subscription notices and flushes held events. Never blocks.
   void Pump();
+  // From now on every event waits for the next Pump(), so that the events of one turn of the
+  // owner's loop reach the broker back to back (it wakes once for them, not once each). The owner
+  // then calls Pump() at the end of each turn.
+  void HoldUntilPump() { hold_until_pump_ = true; }
   // Pumps until the broker's subscription arrived or `timeout` passed (real time).
   bool WaitReady(Duration timeout);
   bool ready() const { return ready_; }
@@ -58,6 +62,7 @@ class EventPublisher {
   const Clock& clock_;
   uint64_t epoch_;
   bool ready_ = false;
+  bool hold_until_pump_ = false;
   std::map<std::string, uint64_t, std::less<>> next_seq_;
   std::deque<Held> held_;
 };

@@ -222,6 +222,7 @@ void AgentRegistry::Stop() {
 
 void AgentRegistry::Run() {
   NameThisThread("registry");
+  publisher_.HoldUntilPump();  // a turn's events go out together, at its end
   std::vector<ChannelEvent> events;
   while (!stop_) {
     zmq::pollitem_t items[] = {{channel_.socket().handle(), 0, ZMQ_POLLIN, 0},
@@ -247,6 +248,8 @@ void AgentRegistry::Run() {
       PublishIdle();
       tasks_.SendDueStops(NowNs());
     }
+    publisher_.Pump();     // this turn's events
+    channel_.FlushAcks();  // and the acknowledgements its agents' messages are owed
   }
 }
 
@@ -397,7 +400,8 @@ void AgentRegistry::KillWorkload(const std::string& agent_id, const bus::Workloa
 }
 
 void AgentRegistry::TaskChanged(const Task& task) {
-  store_.EnqueueStatement(PersistTaskChange(task), TaskChangeCommit(task));
+  store_.EnqueueStatement(PersistTaskChange(task), TaskChangeCommit(task),
+                          TaskChangeSupersedes(task));
   Status published = publisher_.Publish(bus::TaskStateEvent{task.Summary()});
   if (!published.ok()) spdlog::warn("agent registry: {}", published.message());
 }

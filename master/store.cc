@@ -22,22 +22,52 @@ Store::~Store() {
   thread_.join();
 }
 
+// Wakes the store's thread only when the item changes what it waits for: the first item of a
+// round (it waits for work), or an urgent one (it ends a group-commit wait). Items that join a
+// round already waiting out its group commit cost no wakeup.
+bool Store::PushLocked(Item item) {
+  const bool urgent = std::holds_alternative<Committed>(item) || std::holds_alternative<Logs>(item);
+  if (urgent) ++queued_urgent_;
+  const bool wake = urgent || queue_.empty();
+  queue_.push_back(std::move(item));
+  return wake;
+}
+
 void Store::Push(Item item) {
+  bool wake = false;
   {
     std::lock_guard lock(mu_);
-    if (std::holds_alternative<Committed>(item) || std::holds_alternative<Logs>(item)) {
-      ++queued_urgent_;
-    }
-    queue_.push_back(std::move(item));
+    wake = PushLocked(std::move(item));
   }
-  wake_.notify_one();
+  if (wake) wake_.notify_one();
 }
 
 void Store::Enqueue(Op op) { Push(std::move(op)); }
 
-void Store::EnqueueStatement(Statement statement, Commit commit) {
-  if (commit == Commit::kLazy) return Push(LazyStatement{std::move(statement)});
-  Push(std::move(statement));
+void Store::EnqueueStatement(Statement statement, Commit commit, std::string supersedes) {
+  const bool lazy = commit == Commit::kLazy;
+  if (supersedes.empty()) {
+    return lazy ? Push(LazyStatement{std::move(statement)}) : Push(std::move(statement));
+  }
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    auto queued = lazy_by_key_.find(supersedes);
+    if (queued != lazy_by_key_.end()) {
+      auto& earlier = std::get<LazyStatement>(queue_[queued->second]);
+      if (lazy) {  // in its place: nothing queued between depends on the key
+        earlier.statement = std::move(statement);
+        return;
+      }
+      earlier.statement = nullptr;
+      lazy_by_key_.erase(queued);
+    } else if (lazy) {
+      lazy_by_key_.emplace(std::move(supersedes), queue_.size());  // the index it is pushed at
+    }
+    wake =
+        lazy ? PushLocked(LazyStatement{std::move(statement)}) : PushLocked(std::move(statement));
+  }
+  if (wake) wake_.notify_one();
 }
 
 void Store::EnqueueLogs(std::string agent_id, bus::WorkloadLogs logs) {
@@ -64,6 +94,7 @@ void Store::Run() {
     // commit (group commit).
     wake_.wait_for(lock, group_commit_wait_, [&] { return stop_ || queued_urgent_ > 0; });
     queued_urgent_ = 0;
+    lazy_by_key_.clear();
     std::deque<Item> items = std::exchange(queue_, {});
     lock.unlock();
     WriteRound(items, carried);
@@ -127,8 +158,8 @@ void Store::WriteRound(std::deque<Item>& items, Failures& carried) {
       } else if (auto* statement = std::get_if<Statement>(&item)) {
         ops.emplace_back(std::move(*statement));
         durable = true;
-      } else {
-        ops.emplace_back(std::move(std::get<LazyStatement>(item).statement));
+      } else if (auto& lazy = std::get<LazyStatement>(item); lazy.statement) {
+        ops.emplace_back(std::move(lazy.statement));
       }
     } else if (auto* batch = std::get_if<Logs>(&item)) {
       if (!ops.empty()) write();

@@ -8,6 +8,7 @@
 #include <pqxx/pqxx>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -67,7 +68,13 @@ class Store {
   // that a notice or AfterCommit waits for is durable whatever it holds, but they confirm only the
   // durable changes before them: a lazy change written alone before them may still be in memory.
   enum class Commit { kDurable, kLazy };
-  void EnqueueStatement(Statement statement, Commit commit = Commit::kDurable);
+  // `supersedes`: the row state the statement sets in full (an allocation's state, say), for a
+  // series of changes where each sets everything the one before it did. A later statement of the
+  // same key replaces a lazy one still queued: a lazy one takes its place in the queue, a durable
+  // one drops it and queues at the end. So a workload's PULLING, STARTING and RUNNING, and its end,
+  // queued in one round are written as one change.
+  void EnqueueStatement(Statement statement, Commit commit = Commit::kDurable,
+                        std::string supersedes = "");
   void EnqueueLogs(std::string agent_id, bus::WorkloadLogs logs);
   // Lists `notice` in TakeNotices() once everything queued before it is committed.
   void EnqueueNotice(Notice notice);
@@ -84,12 +91,14 @@ class Store {
     bus::WorkloadLogs logs;
   };
   struct LazyStatement {
-    Statement statement;
+    Statement statement;  // empty: superseded (skipped)
   };
   using Write = std::variant<Op, Statement>;
   using Item = std::variant<Op, Statement, LazyStatement, Logs, Notice, Committed>;
 
   void Push(Item item);
+  // Queues `item` (mu_ held); whether the store's thread must be woken for it.
+  bool PushLocked(Item item);
   void Run();
   // Failures of one round that count against what the next rounds release.
   struct Failures {
@@ -116,6 +125,8 @@ class Store {
   std::condition_variable wake_;
   std::deque<Item> queue_;
   size_t queued_urgent_ = 0;  // AfterCommit callbacks and log batches in queue_
+  // The keyed lazy statements in queue_ (their index), which a later one of the key supersedes.
+  std::unordered_map<std::string, size_t> lazy_by_key_;
   std::vector<Notice> notices_;
   bool stop_ = false;
   const std::chrono::milliseconds group_commit_wait_;

@@ -111,6 +111,11 @@ Store::Statement PersistTaskChange(const Task& task) {
   };
 }
 
+std::string TaskChangeSupersedes(const Task& task) {
+  if (task.state == "QUEUED" || task.state == bus::kWorkloadAssigned) return "";
+  return task.allocation_id.empty() ? "" : "allocation-state/" + task.allocation_id;
+}
+
 Store::Commit TaskChangeCommit(const Task& task) {
   return task.state == "QUEUED" || task.ended() ? Store::Commit::kDurable : Store::Commit::kLazy;
 }

@@ -14,6 +14,9 @@ Store::Statement PersistTaskChange(const Task& task);
 // agent are told of them), the states between lazily (nothing is told of them, and a registering
 // agent reports its workloads' states again).
 Store::Commit TaskChangeCommit(const Task& task);
+// What that change supersedes (Store::EnqueueStatement): the allocation's state, for the states
+// after its placement and its end, each of which sets all the one before it did; "" otherwise.
+std::string TaskChangeSupersedes(const Task& task);
 // Records the task's current spec and job settings (after a job update).
 Store::Op PersistTaskSettings(const Task& task);
 

@@ -248,6 +248,47 @@ TEST(StoreTest, ARoundNobodyIsAnsweredFromWaitsToShareTheNextCommit) {
   EXPECT_EQ(RowsIn(db), 2);
 }
 
+// A keyed lazy change still queued is replaced by the next of its key: a lazy one takes its
+// place, a durable one drops it and queues at the end; other keys and unkeyed changes stay.
+TEST(StoreTest, ALaterChangeOfTheSameKeySupersedesAQueuedLazyOne) {
+  const storage::DbConfig db = PostgresEnvironment::Get()->FreshDatabase();
+  det::testing::InTransaction(
+      db, [](pqxx::work& tx) { tx.exec("CREATE TABLE changes (seq serial, change text)"); });
+  Store store(db, std::chrono::milliseconds(3000));  // one round: held until the AfterCommit
+  const auto change = [](std::string text) {
+    return [text](pqxx::transaction_base& tx) {
+      return "INSERT INTO changes (change) VALUES (" + storage::Literal(tx, text) + ")";
+    };
+  };
+  using Commit = Store::Commit;
+  store.EnqueueStatement(change("a PULLING"), Commit::kLazy, "a");
+  store.EnqueueStatement(change("b PULLING"), Commit::kLazy, "b");
+  store.EnqueueStatement(change("a STARTING"), Commit::kLazy, "a");
+  store.EnqueueStatement(change("queued"), Commit::kDurable);
+  store.EnqueueStatement(change("a RUNNING"), Commit::kLazy, "a");
+  store.EnqueueStatement(change("b ended"), Commit::kDurable, "b");
+  store.EnqueueStatement(change("unkeyed"), Commit::kLazy);
+  store.EnqueueStatement(change("b after its end"), Commit::kLazy, "b");
+  ASSERT_TRUE(AfterCommitStatus(store).ok());
+  const std::vector<std::string> written = det::testing::InTransaction(db, [](pqxx::work& tx) {
+    std::vector<std::string> rows;
+    for (const auto& row : tx.exec("SELECT change FROM changes ORDER BY seq")) {
+      rows.push_back(row[0].as<std::string>());
+    }
+    return rows;
+  });
+  EXPECT_EQ(written, (std::vector<std::string>{"a RUNNING", "queued", "b ended", "unkeyed",
+                                               "b after its end"}));
+  // A key's lazy change in a round already written is not touched by a later one.
+  store.EnqueueStatement(change("a TERMINATED"), Commit::kDurable, "a");
+  ASSERT_TRUE(AfterCommitStatus(store).ok());
+  EXPECT_EQ(
+      det::testing::InTransaction(
+          db,
+          [](pqxx::work& tx) { return tx.exec1("SELECT count(*) FROM changes")[0].as<int64_t>(); }),
+      6);
+}
+
 // Statements over one message's worth are still one transaction (BEGIN in the first message,
 // COMMIT in the last), and one refused among them leaves nothing of the others behind before they
 // are written again one at a time.

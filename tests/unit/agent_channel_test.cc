@@ -2,6 +2,8 @@
 // SimulatedClock: nothing here sleeps to make time pass.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "bus/agent_channel_client.h"
 #include "bus/agent_channel_server.h"
 #include "bus/catalog/agent.h"
@@ -85,6 +87,43 @@ TEST_P(AgentChannelTest, HelloIsWelcomedAndReliableMessagesArriveOnce) {
     if (e.kind == ServerEvent::Kind::kMessage && e.message.is(AgentRegister::kType)) ++registers;
   }
   EXPECT_EQ(registers, 1);
+}
+
+size_t MessagesOf(const std::vector<ServerEvent>& events, std::string_view type) {
+  return std::count_if(events.begin(), events.end(), [&](const ServerEvent& e) {
+    return e.kind == ServerEvent::Kind::kMessage && e.message.is(type);
+  });
+}
+
+// Acknowledgements are owed until the next message the other way (ahead of it, in the same
+// burst) or a flush: a command and the reports it causes cross the link together.
+TEST_P(AgentChannelTest, AcknowledgementsGoAheadOfTheNextMessageOrAtAFlush) {
+  Connect();
+  for (int i = 0; i < 3; ++i) client_->SendReliable(AgentRegister{"0.1.0", "default", "h", {}});
+  ASSERT_TRUE(det::testing::PumpUntil(
+      [&] { server_->Receive(&server_events_); },
+      [&] { return MessagesOf(server_events_, AgentRegister::kType) == 3; }));
+  // Received, not yet acknowledged: nothing has gone to the agent since.
+  det::testing::PumpUntil([&] { client_->Receive(&client_events_); }, [] { return false; },
+                          std::chrono::milliseconds(30));
+  EXPECT_EQ(client_->unacknowledged(), 3u);
+  // A command to the agent carries them ahead of itself.
+  ASSERT_TRUE(server_->SendCommand("agent-1", AgentPing{"after-reports"}).ok());
+  ASSERT_TRUE(det::testing::PumpUntil([&] { client_->Receive(&client_events_); },
+                                      [&] { return PingsDelivered().size() == 1; }));
+  EXPECT_EQ(client_->unacknowledged(), 0u);
+  // The agent owes the ping's: its next report carries it, and the master's flush answers that.
+  det::testing::PumpUntil([&] { server_->Receive(&server_events_); }, [] { return false; },
+                          std::chrono::milliseconds(30));
+  EXPECT_EQ(server_->Sessions()[0].unacknowledged, 1u);
+  client_->SendReliable(AgentRegister{"0.1.0", "default", "h", {}});
+  ASSERT_TRUE(det::testing::PumpUntil(
+      [&] { server_->Receive(&server_events_); },
+      [&] { return MessagesOf(server_events_, AgentRegister::kType) == 4; }));
+  EXPECT_EQ(server_->Sessions()[0].unacknowledged, 0u);
+  server_->FlushAcks();
+  ASSERT_TRUE(det::testing::PumpUntil([&] { client_->Receive(&client_events_); },
+                                      [&] { return client_->unacknowledged() == 0; }));
 }
 
 TEST_P(AgentChannelTest, AnAgentsOwnReconnectWindowReplacesTheChannels) {
