@@ -23,26 +23,12 @@
 namespace {
 
 using det::bench::BenchCluster;
-using det::bench::Spawn;
+using det::bench::SpawnFloor;
 using SteadyClock = std::chrono::steady_clock;
 
 struct Shape {
   int commands, agents, slots;
 };
-
-// `n` `true` processes, at most `concurrency` at a time: commands per second.
-double BaselineSpawn(int n, int concurrency) {
-  const auto start = SteadyClock::now();
-  int running = 0, started = 0;
-  while (started < n || running > 0) {
-    while (started < n && running < concurrency) {
-      if (Spawn({"true"}, {}) > 0) ++running;
-      ++started;
-    }
-    if (waitpid(-1, nullptr, 0) > 0) --running;
-  }
-  return n / std::chrono::duration<double>(SteadyClock::now() - start).count();
-}
 
 // Submits the commands and waits for them; commands per second, or -1 on a failure.
 double Dispatch(det::bus::RpcClient& client, const std::string& token, int n) {
@@ -93,7 +79,7 @@ int RunBench(const Shape& shape, const std::string& build) {
   det::bus::RpcClient client(context, cluster.endpoint("gateway"), {});
   const std::string& token = cluster.admin_token();
   cluster.WaitForAgents(client, token, shape.agents, std::chrono::seconds(10));
-  const double baseline = BaselineSpawn(shape.commands, shape.agents * shape.slots);
+  const double baseline = SpawnFloor(shape.commands, shape.agents * shape.slots);
   const double dispatched = Dispatch(client, token, shape.commands);
   if (dispatched <= 0) return 1;
   std::printf("dispatch: %d commands on %d agents x %d slots\n", shape.commands, shape.agents,

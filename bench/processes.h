@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -104,6 +105,21 @@ inline std::optional<std::string> RunForOutput(const std::vector<std::string>& a
     return std::nullopt;
   }
   return output;
+}
+
+// Spawns and reaps `n` `true` processes, at most `concurrency` at a time: processes per second.
+// The floor any dispatcher on this host stands on.
+inline double SpawnFloor(int n, int concurrency) {
+  const auto start = std::chrono::steady_clock::now();
+  int running = 0, started = 0;
+  while (started < n || running > 0) {
+    while (started < n && running < concurrency) {
+      if (SpawnQuiet({"true"}, {}) > 0) ++running;
+      ++started;
+    }
+    if (waitpid(-1, nullptr, 0) > 0) --running;
+  }
+  return n / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // A loopback TCP port nothing listens on now (the OS's pick), or `fallback`.

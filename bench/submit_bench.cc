@@ -23,12 +23,9 @@
 //   --calls N              N separate calls (and cmd.run calls) instead (for profiling)
 //
 // Exit status 1 only on a functional failure (a command that failed, a wait past its limit).
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -50,7 +47,7 @@ using det::bench::BenchCluster;
 using det::bench::RunForOutput;
 using det::bench::RunToEnd;
 using det::bench::SlurmCluster;
-using det::bench::SpawnQuiet;
+using det::bench::SpawnFloor;
 using SteadyClock = std::chrono::steady_clock;
 namespace bus = det::bus;
 
@@ -178,20 +175,6 @@ double RawRoundTrips(const std::string& endpoint, const bus::SocketSecurity& sec
     while (bus::Poll(&item, 1, std::chrono::milliseconds(1000)) == 0) {
     }
     bus::ReceiveFrames(*socket, &reply);
-  }
-  return n / Seconds(start);
-}
-
-// `n` `true` processes, at most `concurrency` at a time: processes per second.
-double SpawnFloor(int n, int concurrency) {
-  const auto start = SteadyClock::now();
-  int running = 0, started = 0;
-  while (started < n || running > 0) {
-    while (started < n && running < concurrency) {
-      if (SpawnQuiet({"/bin/true"}, {}) > 0) ++running;
-      ++started;
-    }
-    if (waitpid(-1, nullptr, 0) > 0) --running;
   }
   return n / Seconds(start);
 }

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <utility>
+
 #include "bus/catalog/channel.h"
 
 namespace det::bus {
@@ -81,6 +83,7 @@ void AgentChannelClient::Handle(Envelope envelope, std::vector<Event>* events) {
   }
   if (envelope.header.seq != 0) {
     acks_owed_.push_back(envelope.header.seq);
+    if (acks_owed_.size() >= kMaxAcksOwed) FlushAcks();
     if (!inbound_.Accept(envelope.header.epoch, envelope.header.seq)) return;
   }
   events->push_back({Event::Kind::kMessage, false, std::move(envelope)});

@@ -115,6 +115,9 @@ class AgentChannelClient {
   std::vector<std::string> owner_resends_;
   DedupWindow inbound_;
   std::vector<uint64_t> acks_owed_;  // reliable messages received, not yet acknowledged
+  // Acknowledgements owed before they go out anyway (a flood read in one Receive() is
+  // acknowledged in messages of at most this many).
+  static constexpr size_t kMaxAcksOwed = 1024;
   std::vector<zmq::message_t> frames_;
 };
 

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <utility>
+
 #include "bus/catalog/channel.h"
 
 namespace det::bus {
@@ -102,7 +104,9 @@ void AgentChannelServer::HandleHello(const std::string& identity, const Envelope
 void AgentChannelServer::HandleReliable(const std::string& identity, Session& session,
                                         Envelope envelope, std::vector<Event>* events) {
   const uint64_t seq = envelope.header.seq;
+  if (session.acks_owed.empty()) owing_.push_back(identity);
   session.acks_owed.push_back(seq);
+  if (session.acks_owed.size() >= kMaxAcksOwed) FlushAcks(identity, session);
   if (session.inbound.Accept(envelope.header.epoch, seq)) {
     events->push_back({Event::Kind::kMessage, identity, false, std::move(envelope)});
   }
@@ -118,7 +122,9 @@ Status AgentChannelServer::SetReconnectWindow(const std::string& agent_id, Durat
 }
 
 void AgentChannelServer::FlushAcks() {
-  for (auto& [agent_id, session] : sessions_) FlushAcks(agent_id, session);
+  for (const std::string& agent_id : std::exchange(owing_, {})) {
+    if (auto it = sessions_.find(agent_id); it != sessions_.end()) FlushAcks(agent_id, it->second);
+  }
 }
 
 void AgentChannelServer::FlushAcks(const std::string& agent_id, Session& session) {

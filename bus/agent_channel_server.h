@@ -109,6 +109,10 @@ class AgentChannelServer {
   void Replay(const std::string& agent_id, Session& session, bool only_due);
   void FlushAcks(const std::string& agent_id, Session& session);
 
+  // Acknowledgements owed to one agent before they go out anyway (a flood read in one Receive()
+  // is acknowledged in messages of at most this many).
+  static constexpr size_t kMaxAcksOwed = 1024;
+
   zmq::socket_t socket_;
   std::string name_;
   const Clock& clock_;
@@ -117,6 +121,7 @@ class AgentChannelServer {
   uint64_t received_ = 0;
   DropLog drops_;
   std::map<std::string, Session> sessions_;
+  std::vector<std::string> owing_;  // agents owed acknowledgements since the last FlushAcks()
   std::vector<zmq::message_t> frames_;
 };
 

@@ -44,28 +44,30 @@ void Store::Push(Item item) {
 
 void Store::Enqueue(Op op) { Push(std::move(op)); }
 
+bool Store::SupersedeLocked(const std::string& key, Statement& statement, bool lazy) {
+  auto queued = lazy_by_key_.find(key);
+  if (queued == lazy_by_key_.end()) {
+    if (lazy) lazy_by_key_.emplace(key, queue_.size());  // the index it is about to be pushed at
+    return false;
+  }
+  auto& earlier = std::get<LazyStatement>(queue_[queued->second]);
+  if (lazy) {  // in its place: nothing queued between depends on the key
+    earlier.statement = std::move(statement);
+    return true;
+  }
+  earlier.statement = nullptr;
+  lazy_by_key_.erase(queued);
+  return false;
+}
+
 void Store::EnqueueStatement(Statement statement, Commit commit, std::string supersedes) {
   const bool lazy = commit == Commit::kLazy;
-  if (supersedes.empty()) {
-    return lazy ? Push(LazyStatement{std::move(statement)}) : Push(std::move(statement));
-  }
   bool wake = false;
   {
     std::lock_guard lock(mu_);
-    auto queued = lazy_by_key_.find(supersedes);
-    if (queued != lazy_by_key_.end()) {
-      auto& earlier = std::get<LazyStatement>(queue_[queued->second]);
-      if (lazy) {  // in its place: nothing queued between depends on the key
-        earlier.statement = std::move(statement);
-        return;
-      }
-      earlier.statement = nullptr;
-      lazy_by_key_.erase(queued);
-    } else if (lazy) {
-      lazy_by_key_.emplace(std::move(supersedes), queue_.size());  // the index it is pushed at
-    }
+    if (!supersedes.empty() && SupersedeLocked(supersedes, statement, lazy)) return;
     wake =
-        lazy ? PushLocked(LazyStatement{std::move(statement)}) : PushLocked(std::move(statement));
+        PushLocked(lazy ? Item{LazyStatement{std::move(statement)}} : Item{std::move(statement)});
   }
   if (wake) wake_.notify_one();
 }

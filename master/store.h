@@ -99,6 +99,9 @@ class Store {
   void Push(Item item);
   // Queues `item` (mu_ held); whether the store's thread must be woken for it.
   bool PushLocked(Item item);
+  // Applies `key` to the queue before `statement` is queued (mu_ held): true when it took a queued
+  // lazy statement's place (nothing more to queue); a durable one drops that statement instead.
+  bool SupersedeLocked(const std::string& key, Statement& statement, bool lazy);
   void Run();
   // Failures of one round that count against what the next rounds release.
   struct Failures {

@@ -126,6 +126,25 @@ TEST_P(AgentChannelTest, AcknowledgementsGoAheadOfTheNextMessageOrAtAFlush) {
                                       [&] { return client_->unacknowledged() == 0; }));
 }
 
+// However many reports one turn reads, the acknowledgements owed stay bounded: they go out in
+// messages of at most 1,024 without waiting for the turn's end.
+TEST_P(AgentChannelTest, AFloodIsAcknowledgedInBoundedMessagesBeforeTheTurnEnds) {
+  Connect();
+  constexpr size_t kReports = 1100;
+  for (size_t i = 0; i < kReports; ++i) {
+    client_->SendReliable(AgentRegister{"0.1.0", "default", "h", {}});
+  }
+  ASSERT_TRUE(det::testing::PumpUntil(
+      [&] { server_->Receive(&server_events_); },
+      [&] { return MessagesOf(server_events_, AgentRegister::kType) == kReports; }));
+  ASSERT_TRUE(det::testing::PumpUntil([&] { client_->Receive(&client_events_); },
+                                      [&] { return client_->unacknowledged() < kReports; }));
+  EXPECT_EQ(client_->unacknowledged(), kReports - 1024);
+  server_->FlushAcks();
+  ASSERT_TRUE(det::testing::PumpUntil([&] { client_->Receive(&client_events_); },
+                                      [&] { return client_->unacknowledged() == 0; }));
+}
+
 TEST_P(AgentChannelTest, AnAgentsOwnReconnectWindowReplacesTheChannels) {
   Connect();
   ASSERT_TRUE(server_->SetReconnectWindow("agent-1", 2s).ok());
