@@ -6,7 +6,9 @@
 #include <thread>
 
 #include "agent/devices.h"
-#include "agent/docker_client.h"
+#include "agent/docker/docker_client.h"
+#include "agent/docker_runtime.h"
+#include "agent/process_runtime.h"
 #include "agent/workload_spawn.h"
 #include "common/process.h"
 #include "common/version.h"
@@ -27,6 +29,47 @@ bus::AgentRegister Agent::Registration() const {
   return registration;
 }
 
+bool Agent::StartRunner() {
+  const bool docker = config_.container_runtime == ContainerRuntime::kDocker;
+  if (docker) {
+    Result<std::string> api = DockerClient(config_.docker.socket).Ping();
+    if (!api.ok()) {
+      spdlog::critical("container_runtime docker: {}", api.status().message());
+      return false;
+    }
+    spdlog::info("container runtime: the Docker engine on {} (API {})", config_.docker.socket,
+                 *api);
+  } else if (geteuid() != 0) {
+    spdlog::warn(
+        "not root: trial runs get no private /run/determined/info (a mount namespace needs "
+        "CAP_SYS_ADMIN), so Determined's library runs off-cluster in them; det_harness works");
+  }
+  WorkloadRunner::Options runner{config_.agent_id, config_.work_dir, slots_};
+  if (geteuid() == 0) {
+    auto account = HostAccount(config_.default_task_user);
+    if (!account.ok()) {
+      spdlog::critical("default_task_user: {}", account.status().message());
+      return false;
+    }
+    runner.default_account = *account;
+    spdlog::info("tasks without an account of their own run as {} (uid {}, gid {})", account->user,
+                 account->uid, account->gid);
+  }
+  const WorkloadHost host{config_.agent_id, &slots_};
+  shims_ = std::make_unique<ShimLauncher>(BesideThisProgram(kWorkloadShimProgram));
+  processes_ = std::make_unique<ProcessRuntime>(*shims_, host);
+  if (docker) {
+    containers_ = std::make_unique<DockerRuntime>(
+        *shims_, DockerRuntime::Options{
+                     .containers = {host, config_.docker.socket, config_.docker.network_mode,
+                                    config_.container_master_host, config_.container_master_port}});
+  }
+  runner_ = std::make_unique<WorkloadRunner>(
+      std::move(runner), clock_, shipper_,
+      WorkloadRunner::Runtimes{processes_.get(), containers_.get()});
+  return true;
+}
+
 int Agent::Run(const std::atomic<bool>& stop) {
   auto security = bus::ResolveClientSecurity(config_.security);
   if (!security.ok()) {
@@ -44,37 +87,7 @@ int Agent::Run(const std::atomic<bool>& stop) {
     spdlog::info("slot {}: {} {}{}", slot.id, slot.type, slot.brand,
                  slot.uuid.empty() ? "" : " (" + slot.uuid + ")");
   }
-  if (config_.container_runtime == "docker") {
-    Result<std::string> api = DockerClient(config_.docker.socket).Ping();
-    if (!api.ok()) {
-      spdlog::critical("container_runtime docker: {}", api.status().message());
-      return 2;
-    }
-    spdlog::info("container runtime: the Docker engine on {} (API {})", config_.docker.socket,
-                 *api);
-  }
-  if (config_.container_runtime != "docker" && geteuid() != 0) {
-    spdlog::warn(
-        "not root: trial runs get no private /run/determined/info (a mount namespace needs "
-        "CAP_SYS_ADMIN), so Determined's library runs off-cluster in them; det_harness works");
-  }
-  WorkloadRunner::Options runner{config_.agent_id, config_.work_dir, slots_};
-  if (geteuid() == 0) {
-    auto account = HostAccount(config_.default_task_user);
-    if (!account.ok()) {
-      spdlog::critical("default_task_user: {}", account.status().message());
-      return 2;
-    }
-    runner.default_account = *account;
-    spdlog::info("tasks without an account of their own run as {} (uid {}, gid {})", account->user,
-                 account->uid, account->gid);
-  }
-  runner.container_runtime = config_.container_runtime;
-  runner.docker_socket = config_.docker.socket;
-  runner.docker_network_mode = config_.docker.network_mode;
-  runner.container_master_host = config_.container_master_host;
-  runner.container_master_port = config_.container_master_port;
-  runner_ = std::make_unique<WorkloadRunner>(std::move(runner), clock_, shipper_);
+  if (!StartRunner()) return 2;
   bus::BackoffPolicy backoff{config_.agent_reconnect_backoff, std::chrono::minutes(1)};
   channel_ = std::make_unique<bus::AgentChannelClient>(
       context_, config_.agent_id, bus::TcpEndpoint(config_.master_host, config_.master_port),

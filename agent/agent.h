@@ -9,6 +9,7 @@
 #include "agent/agent_config.h"
 #include "agent/interruption_watch.h"
 #include "agent/log_shipper.h"
+#include "agent/shim_launcher.h"
 #include "agent/utilization.h"
 #include "agent/workload_runner.h"
 #include "bus/agent_channel_client.h"
@@ -33,6 +34,9 @@ class Agent {
   int Run(const std::atomic<bool>& stop);
 
  private:
+  // The runtimes and the runner over them; false (said in the log) when the agent cannot run
+  // workloads as configured (no Docker engine, an unknown default account).
+  bool StartRunner();
   bus::AgentRegister Registration() const;
   void OnEvent(bus::AgentChannelClient::Event& event);
   void OnMessage(const bus::Envelope& message);
@@ -52,6 +56,10 @@ class Agent {
   zmq::context_t context_;
   std::vector<bus::SlotInfo> slots_;
   LogShipper shipper_{bus::RandomId()};
+  // What workloads run in (workload_runtime.h), declared before the runner that uses them.
+  std::unique_ptr<ShimLauncher> shims_;
+  std::unique_ptr<WorkloadRuntime> processes_;
+  std::unique_ptr<WorkloadRuntime> containers_;  // null without the docker runtime
   std::unique_ptr<WorkloadRunner> runner_;
   std::unique_ptr<bus::AgentChannelClient> channel_;
   std::unique_ptr<UtilizationSampler> sampler_;

@@ -25,6 +25,12 @@ const std::vector<std::string> kAgentEnvFields = {"master_host",
                                                   "container_master_host",
                                                   "container_master_port"};
 
+std::optional<ContainerRuntime> ContainerRuntimeNamed(const std::string& name) {
+  if (name == "process") return ContainerRuntime::kProcess;
+  if (name == "docker") return ContainerRuntime::kDocker;
+  return std::nullopt;
+}
+
 std::string NormalizedDir(const std::string& dir) {
   std::string normal = std::filesystem::absolute(dir).lexically_normal().string();
   while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
@@ -82,7 +88,10 @@ Result<AgentConfig> ParseAgentConfig(const YAML::Node& doc) {
   reader.Read("heartbeat_interval", &config.channel.heartbeat_interval);
   reader.Read("master_silence_limit", &config.channel.silence_limit);
   reader.Child("hooks").Read("on_connection_lost", &config.on_connection_lost);
-  reader.ReadOneOf("container_runtime", &config.container_runtime, kContainerRuntimes);
+  std::string container_runtime = "process";
+  reader.ReadOneOf("container_runtime", &container_runtime, kContainerRuntimes);
+  config.container_runtime =
+      ContainerRuntimeNamed(container_runtime).value_or(ContainerRuntime::kProcess);
   reader.ReadOneOf("interruption_notice", &config.interruption_notice, kInterruptionNotices);
   reader.Read("interruption_poll_interval", &config.interruption_poll_interval);
   ConfigReader& docker = reader.Child("docker");

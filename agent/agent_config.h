@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,12 @@
 #include "common/logging.h"
 
 namespace det::agent {
+
+// Where workloads whose start names an image run: kProcess, as processes like every other
+// workload; kDocker, in containers of the Docker engine (docker_runtime.h).
+enum class ContainerRuntime { kProcess, kDocker };
+// "process" or "docker" (container_runtime's values); nullopt for anything else.
+std::optional<ContainerRuntime> ContainerRuntimeNamed(const std::string& name);
 
 // agent.yaml, with Determined's field names where they exist. Every top-level scalar can also be
 // set by an environment variable DET_<NAME> (e.g. DET_MASTER_HOST), which a flag overrides.
@@ -28,9 +35,10 @@ struct AgentConfig {
   bus::AgentChannelConfig channel;  // heartbeat_interval (1s), master_silence_limit (5s)
   bus::SecurityConfig security;
   LogConfig log;
-  // "process" (default): workloads run as processes. "docker": a workload whose experiment or
-  // command names an image (environment.image) runs in a container of the Docker engine.
-  std::string container_runtime = "process";
+  // `container_runtime`: "process" (default): workloads run as processes. "docker": a workload
+  // whose experiment or command names an image (environment.image) runs in a container of the
+  // Docker engine.
+  ContainerRuntime container_runtime = ContainerRuntime::kProcess;
   // As root: the account of this host that a task runs as when the master names none for it (its
   // owner is not linked to one and master.yaml sets no security.default_task). Never root unless
   // written here; ignored by an agent that is not root (its tasks run as itself).

@@ -53,7 +53,9 @@ int main(int argc, char** argv) {
   if (!work_dir.empty()) config->work_dir = det::agent::NormalizedDir(work_dir);
   if (artificial_slots >= 0) config->devices.artificial_slots = artificial_slots;
   if (plaintext) config->security.plaintext = true;
-  if (!container_runtime.empty()) config->container_runtime = container_runtime;
+  if (!container_runtime.empty()) {  // one of the runtimes' names: CLI11 checked it
+    config->container_runtime = *det::agent::ContainerRuntimeNamed(container_runtime);
+  }
   if (!docker_socket.empty()) config->docker.socket = docker_socket;
   if (!container_master_host.empty()) config->container_master_host = container_master_host;
   if (container_master_port >= 0) config->container_master_port = container_master_port;

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/shim_server.h"
+#include "agent/shim/shim_protocol.h"
 #include "common/status.h"
 
 namespace det::agent {

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "agent/workload_shim.h"
+#include "agent/shim/workload_shim.h"
 
 namespace det::agent {
 namespace {
@@ -127,24 +127,6 @@ void WorkloadFolders::Retire(const std::string& allocation_id) {
   std::error_code ec;
   fs::remove_all(dir, ec);
   if (ec) spdlog::warn("cannot remove {}: {}", dir, ec.message());
-}
-
-Status WorkloadFolders::WriteInPlace(const std::string& path, const std::string& text) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return Internal("cannot write " + path + ": " + std::strerror(errno));
-  struct stat info {};
-  std::string padded = text;
-  if (fstat(fd, &info) == 0 && static_cast<size_t>(info.st_size) > padded.size()) {
-    padded.append(static_cast<size_t>(info.st_size) - padded.size(), ' ');
-  }
-  const ssize_t written = pwrite(fd, padded.data(), padded.size(), 0);
-  const int error = errno;
-  close(fd);
-  if (written != static_cast<ssize_t>(padded.size())) {
-    return Internal("cannot write " + path + ": " +
-                    (written < 0 ? std::strerror(error) : "short write"));
-  }
-  return Status::Ok();
 }
 
 }  // namespace det::agent

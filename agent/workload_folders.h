@@ -4,13 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "agent/shim/workload_shim.h"
 #include "common/status.h"
 
 namespace det::agent {
 
-// The agent's own files in a workload's folder.
-inline constexpr const char* kStdoutFile = "stdout.log";
-inline constexpr const char* kStderrFile = "stderr.log";
+// The agent's own record in a workload's folder (beside the shim's files, shim/workload_shim.h).
 inline constexpr const char* kStateFile = "workload.json";
 
 // The working folders of workloads under the agent's work_dir: `<work_dir>/<allocation id>`.
@@ -24,7 +23,8 @@ inline constexpr const char* kStateFile = "workload.json";
 // files are not plain, singly linked files (a workload may have replaced them with links) is
 // deleted instead, so nothing outside it is ever truncated.
 //
-// The agent's files are rewritten in place (WriteInPlace), never replaced, for the same reason.
+// The agent's files are rewritten in place (WriteFileInPlace, common/files.h), never replaced,
+// for the same reason.
 //
 // Threading: not thread-safe; owned by the WorkloadRunner.
 class WorkloadFolders {
@@ -45,12 +45,6 @@ class WorkloadFolders {
 
   // The names under work_dir that are workload folders (not `.spare`).
   static bool IsWorkloadFolderName(const std::string& name);
-
-  // Writes `text` at the start of `path` with one write, padding with spaces over what was
-  // longer, so the file's inode stays the same. A reader of JSON sees the new document (trailing
-  // spaces are whitespace). Contract: a process killed during the call leaves the old text or the
-  // new, for text under a page.
-  static Status WriteInPlace(const std::string& path, const std::string& text);
 
  private:
   // Empties a finished folder for reuse; false when it cannot be trusted (and must be deleted).

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "agent/shim/workload_shim.h"
 #include "agent/workload_folders.h"
-#include "agent/workload_shim.h"
 #include "common/files.h"
 #include "common/process.h"
 
@@ -21,7 +21,7 @@ Status WriteWorkloadRecord(const std::string& dir, const WorkloadRecord& record)
       {"pid", record.pid},
       {"kill_requested", record.kill_requested},
       {"offsets", {{"stdout", record.stdout_offset}, {"stderr", record.stderr_offset}}}};
-  return WorkloadFolders::WriteInPlace(dir + "/" + kStateFile, state.dump());
+  return WriteFileInPlace(dir + "/" + kStateFile, state.dump());
 }
 
 std::optional<WorkloadRecord> ReadWorkloadRecord(const std::string& dir) {

@@ -9,14 +9,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <set>
 
-#include "agent/docker_workload.h"
+#include "agent/shim/workload_shim.h"
 #include "agent/workload_record.h"
-#include "agent/workload_shim.h"
 #include "common/files.h"
 #include "common/process.h"
-
-extern char** environ;
 
 namespace det::agent {
 namespace {
@@ -25,9 +23,6 @@ namespace fs = std::filesystem;
 
 constexpr auto kSweepInterval = std::chrono::seconds(1);
 constexpr size_t kMinSpareFolders = 16;  // else twice the slots: one running, one just ended
-// A container's stop is the engine's (its grace, then SIGKILL): the pump gets this long beyond
-// the grace before the agent kills the pump, and then removes the container itself.
-constexpr auto kContainerStopMargin = std::chrono::seconds(30);
 
 int OpenPidFd(pid_t pid) {
 #ifdef SYS_pidfd_open
@@ -42,24 +37,16 @@ void ClosePidFd(int& fd) {
   fd = -1;
 }
 
-// `options` with the programs next to this executable where none is named.
-WorkloadRunner::Options WithDefaultPrograms(WorkloadRunner::Options options) {
-  std::error_code ec;
-  const fs::path here = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  if (options.shim_program.empty()) options.shim_program = (here / kWorkloadShimProgram).string();
-  if (options.pump_program.empty()) options.pump_program = (here / "det-docker-pump").string();
-  return options;
-}
-
 }  // namespace
 
-WorkloadRunner::WorkloadRunner(Options options, const Clock& clock, LogShipper& shipper)
-    : options_(WithDefaultPrograms(std::move(options))),
+WorkloadRunner::WorkloadRunner(Options options, const Clock& clock, LogShipper& shipper,
+                               Runtimes runtimes)
+    : options_(std::move(options)),
       clock_(clock),
       shipper_(shipper),
       folders_(options_.work_dir, std::max<size_t>(kMinSpareFolders, 2 * options_.slots.size())),
       output_(clock, shipper),
-      shims_(options_.shim_program) {
+      runtimes_(runtimes) {
   folders_.StockUp();
 }
 
@@ -70,8 +57,14 @@ WorkloadRunner::~WorkloadRunner() {
   }
 }
 
-bool WorkloadRunner::InContainer(const bus::WorkloadStart& start) const {
-  return options_.container_runtime == "docker" && !start.container.empty();
+WorkloadRuntime& WorkloadRunner::RuntimeFor(const bus::WorkloadStart& start) const {
+  if (runtimes_.containers && !start.container.empty()) return *runtimes_.containers;
+  return *runtimes_.processes;
+}
+
+WorkloadRuntime& WorkloadRunner::RuntimeOf(const std::string& dir) const {
+  if (runtimes_.containers && runtimes_.containers->Owns(dir)) return *runtimes_.containers;
+  return *runtimes_.processes;
 }
 
 Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& given, Workload& w) {
@@ -81,42 +74,37 @@ Result<pid_t> WorkloadRunner::SpawnWorkload(const bus::WorkloadStart& given, Wor
     defaulted->run_as = options_.default_account;
   }
   const bus::WorkloadStart& start = defaulted ? *defaulted : given;
-  const std::vector<std::string> argv = WorkloadArgv(start.entrypoint);
   if (auto checkpoints = start.env.find("DET_CHECKPOINT_DIR");
       start.run_as && checkpoints != start.env.end()) {
     DET_RETURN_IF_ERROR(OpenSharedFolder(checkpoints->second));
   }
-  if (w.in_container) {
-    DET_RETURN_IF_ERROR(
-        WriteContainerSpec(start,
-                           {Host(), options_.docker_socket, options_.docker_network_mode,
-                            options_.container_master_host, options_.container_master_port},
-                           argv, w.dir));
-    return SpawnPump(w.dir);
-  }
-  // A run that wants Determined's info files (DET_TASK_TYPE) gets a folder of its own for them,
-  // shown to it at /run/determined/info by the shim's mount namespace (a container's: a bind).
-  std::string info_dir;
-  if (start.env.contains("DET_TASK_TYPE")) {
-    info_dir = w.dir + "/" + kRunInfoFolder;
-    std::error_code made;
-    fs::create_directories(info_dir, made);
-    if (made) return Internal("cannot make " + info_dir + ": " + made.message());
-  }
-  std::vector<std::string> env = WorkloadEnvironment(start, Host(), true, info_dir);
-  if (start.run_as) {  // the shim switches to it (or, on an agent not root, says it cannot)
-    DET_RETURN_IF_ERROR(GiveFolder(w.dir, *start.run_as));
-    env.push_back(RunAsVariable(*start.run_as, w.dir));
-  } else {
-    ReclaimFolder(w.dir);
-  }
-  return shims_.Spawn(argv, env, w.dir);
+  return w.runtime->Spawn(start, w.dir);
 }
 
-Result<pid_t> WorkloadRunner::SpawnPump(const std::string& dir) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) env.emplace_back(*e);
-  return shims_.Spawn({options_.pump_program, dir}, env, dir);
+void WorkloadRunner::ReportPhase(const std::string& allocation_id, Workload& w, Reports* out) {
+  if (!w.runtime->ReportsPhases()) return;
+  const std::string phase = w.runtime->Phase(w.dir);
+  if (phase.empty() || phase == w.phase) return;
+  // PULLING → STARTING → RUNNING; the master hears each step once, in order.
+  static constexpr std::string_view kOrder[] = {bus::kWorkloadPulling, bus::kWorkloadStarting,
+                                                bus::kWorkloadRunning};
+  auto rank = [](std::string_view p) {
+    return static_cast<int>(std::find(std::begin(kOrder), std::end(kOrder), p) - kOrder);
+  };
+  if (rank(phase) == 3) return;  // not a phase
+  for (int step = rank(w.phase) + 1; step <= rank(phase); ++step) {
+    out->states.push_back({allocation_id, w.task_id, std::string(kOrder[step]), 0, "", ""});
+  }
+  w.phase = phase;
+}
+
+bool WorkloadRunner::Readopt(const std::string& allocation_id, Workload& w) {
+  const std::optional<pid_t> pid = w.runtime->Readopt(allocation_id, w.dir);
+  if (!pid) return false;
+  w.pid = *pid;
+  w.own_child = true;
+  SaveState(allocation_id, w);
+  return true;
 }
 
 Status WorkloadRunner::Follow(const std::string& allocation_id, Workload& w, int64_t out_offset,
@@ -162,10 +150,11 @@ void WorkloadRunner::Start(const bus::WorkloadStart& start, Reports* out) {
   Workload& w = workloads_[start.allocation_id];
   w.task_id = start.task_id;
   w.dir = *dir;
-  w.in_container = InContainer(start);
+  w.runtime = &RuntimeFor(start);
+  const bool phased = w.runtime->ReportsPhases();
   // Output is watched before the workload can write any.
   Status followed = Follow(start.allocation_id, w, 0, 0);
-  if (!w.in_container) report(bus::kWorkloadStarting);  // else as the pump moves on
+  if (!phased) report(bus::kWorkloadStarting);  // else as the runtime moves it on
   auto pid = followed.ok() ? SpawnWorkload(start, w) : Result<pid_t>(followed);
   if (!pid.ok()) {
     CloseStreams(w);
@@ -178,8 +167,8 @@ void WorkloadRunner::Start(const bus::WorkloadStart& start, Reports* out) {
   w.pidfd = OpenPidFd(w.pid);
   SaveState(start.allocation_id, w);
   spdlog::info("started {} (task {}) as pid {}{}", start.allocation_id, start.task_id, *pid,
-               w.in_container ? " in container " + ContainerName(start.allocation_id) : "");
-  if (w.in_container) {
+               w.runtime->Where(start.allocation_id));
+  if (phased) {
     w.phase = bus::kWorkloadPulling;
   } else {
     report(bus::kWorkloadRunning);
@@ -198,14 +187,14 @@ void WorkloadRunner::Recover(Reports* out) {
     w.pid = record->pid;
     w.kill_requested = record->kill_requested;
     w.dir = entry.path().string();
-    w.in_container = fs::exists(w.dir + "/" + kContainerSpecFile, ec);
-    w.phase = FileText(w.dir, kContainerPhaseFile);
+    w.runtime = &RuntimeOf(w.dir);
+    w.phase = w.runtime->ReportsPhases() ? w.runtime->Phase(w.dir) : "";
     Status followed = Follow(allocation_id, w, record->stdout_offset, record->stderr_offset);
     // Only a process that is this workload's shim is adopted (or ever signalled): the pid may
     // have been reused since.
     bool alive = w.pid > 1 && IsShimOf(w.pid, w.dir);
     if (!alive) w.pid = -1;
-    if (!alive && followed.ok() && RestartPump(allocation_id, w)) alive = true;
+    if (!alive && followed.ok() && Readopt(allocation_id, w)) alive = true;
     w.pidfd = alive ? OpenPidFd(w.pid) : -1;
     if (alive && w.kill_requested) w.kill_deadline = clock_.Now();  // the stop was under way
     spdlog::info("adopting {} (task {}): {}", allocation_id, w.task_id,
@@ -218,7 +207,11 @@ void WorkloadRunner::Recover(Reports* out) {
     Drain(allocation_id, w, w.out, false);
     Drain(allocation_id, w, w.err, false);
   }
-  if (options_.container_runtime == "docker") RemoveOrphanContainers();
+  std::set<std::string> known;
+  for (const auto& [id, w] : workloads_) known.insert(id);
+  for (WorkloadRuntime* runtime : {runtimes_.processes, runtimes_.containers}) {
+    if (runtime) runtime->Sweep(known);
+  }
 }
 
 void WorkloadRunner::SaveState(const std::string& allocation_id, const Workload& w) const {
@@ -252,12 +245,8 @@ void WorkloadRunner::Kill(const bus::WorkloadKill& request) {
   Workload& w = it->second;
   w.kill_requested = true;
   const int64_t grace_ms = std::clamp<int64_t>(request.grace_ms, 0, 3600 * 1000);
-  w.kill_deadline = clock_.Now() + std::chrono::milliseconds(grace_ms);
-  if (w.in_container) {  // the pump asks the engine to stop it with this grace
-    (void)WorkloadFolders::WriteInPlace(w.dir + "/" + kStopGraceFile,
-                                        std::to_string((grace_ms + 999) / 1000));
-    *w.kill_deadline += kContainerStopMargin;
-  }
+  const Duration grace = std::chrono::milliseconds(grace_ms);
+  w.kill_deadline = clock_.Now() + grace + w.runtime->PrepareStop(w.dir, grace);
   SaveState(request.allocation_id, w);
   if (w.pid > 1) kill(-w.pid, SIGTERM);
   spdlog::info("stopping {}: SIGTERM, SIGKILL in {} ms", request.allocation_id, request.grace_ms);
@@ -285,10 +274,8 @@ bool WorkloadRunner::Exited(Workload& w, bool pidfd_readable, int* status) {
 void WorkloadRunner::End(const std::string& allocation_id, Workload& w,
                          std::optional<int> wait_status, Reports* out) {
   if (w.pid > 1) kill(-w.pid, SIGKILL);  // what the workload left behind
-  if (w.in_container) {
-    ReportPhase(allocation_id, w, out);  // the steps it took since the last sweep come first
-    RemoveContainer(allocation_id);      // gone already unless the pump was killed
-  }
+  ReportPhase(allocation_id, w, out);    // the steps it took since the last sweep come first
+  w.runtime->CleanUp(allocation_id);
   ClosePidFd(w.pidfd);
   w.pid = -1;  // reaped (or not ours): never signalled again
   w.kill_deadline.reset();
@@ -309,8 +296,8 @@ bool WorkloadRunner::Complete(const std::string& allocation_id, Workload& w, Rep
   if (exit_status.empty() && wait_status && WIFSIGNALED(*wait_status)) {
     exit_status = "signal " + std::to_string(WTERMSIG(*wait_status));  // the shim itself was killed
   }
-  bus::WorkloadState state = WorkloadEnding(
-      exit_status, w.in_container ? FileText(w.dir, kContainerEndFile) : "", w.kill_requested);
+  bus::WorkloadState state =
+      WorkloadEnding(exit_status, w.runtime->Ending(w.dir), w.kill_requested);
   state.allocation_id = allocation_id;
   state.task_id = w.task_id;
   spdlog::info("{} ended: exit code {}{}", allocation_id, state.exit_code,
@@ -374,8 +361,9 @@ void WorkloadRunner::ReadOn(Reports* out) {
 std::vector<bus::WorkloadState> WorkloadRunner::States() const {
   std::vector<bus::WorkloadState> states;
   for (const auto& [id, w] : workloads_) {
-    const std::string state =
-        w.in_container && !w.phase.empty() ? w.phase : std::string(bus::kWorkloadRunning);
+    const std::string state = w.runtime->ReportsPhases() && !w.phase.empty()
+                                  ? w.phase
+                                  : std::string(bus::kWorkloadRunning);
     states.push_back({id, w.task_id, state, 0, "", ""});
   }
   return states;

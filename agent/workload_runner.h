@@ -10,8 +10,8 @@
 
 #include "agent/log_shipper.h"
 #include "agent/output_follower.h"
-#include "agent/shim_launcher.h"
 #include "agent/workload_folders.h"
+#include "agent/workload_runtime.h"
 #include "agent/workload_spawn.h"
 #include "bus/catalog/agent.h"
 #include "bus/catalog/workload.h"
@@ -44,10 +44,11 @@ namespace det::agent {
 // last log lines are sealed and TERMINATED is reported with the exit code (128 + signal when
 // killed by one) and a failure type.
 //
-// The parts: output_follower.h (the output files), workload_spawn.h (argv, environment, shim,
-// container spec), shim_launcher.h (shims cloned by a shim server the runner keeps),
-// workload_record.h (workload.json, endings, adoption checks); the docker path's members are in
-// workload_runner_docker.cc.
+// What the shim runs, and what a workload leaves beyond its process group, is its runtime's
+// (workload_runtime.h): processes (process_runtime.h), or a container for a start that names an
+// image when the agent has the docker runtime (docker_runtime.h). The other parts:
+// output_follower.h (the output files), workload_spawn.h (argv, environment, accounts),
+// workload_record.h (workload.json, endings, adoption checks).
 //
 // Threading: not thread-safe; owned by the agent's loop, which polls AppendPollItems()'s items and
 // passes them back to Tick().
@@ -57,17 +58,14 @@ class WorkloadRunner {
     std::string agent_id;
     std::string work_dir;
     std::vector<bus::SlotInfo> slots;
-    std::string shim_program;  // empty: det-workload-shim next to this executable
-    // "docker": a workload whose start names an image runs in a container (docker_workload.h),
-    // through the pump; "process": everything runs as processes.
-    std::string container_runtime = "process";
-    std::string docker_socket = "/var/run/docker.sock";
-    std::string docker_network_mode = "host";
-    std::string container_master_host;  // DET_MASTER's host in containers ("": the master's)
-    int container_master_port = 0;      // and its port (0: the master's)
-    std::string pump_program;           // empty: det-docker-pump next to this executable
     // Whom a workload runs as when its start names no account (nullopt: the agent's own user).
     std::optional<bus::AgentUserGroup> default_account;
+  };
+  // The runtimes workloads run in, not owned (they outlive the runner): `processes` for every
+  // start, `containers` (null on an agent without one) for a start that names an image.
+  struct Runtimes {
+    WorkloadRuntime* processes = nullptr;
+    WorkloadRuntime* containers = nullptr;
   };
   // What the loop must send, in order: log batches first, then state changes.
   struct Reports {
@@ -75,7 +73,7 @@ class WorkloadRunner {
     std::vector<bus::WorkloadState> states;
   };
 
-  WorkloadRunner(Options options, const Clock& clock, LogShipper& shipper);
+  WorkloadRunner(Options options, const Clock& clock, LogShipper& shipper, Runtimes runtimes);
   ~WorkloadRunner();  // stops following; the workloads keep running
 
   // Adopts the workloads a previous agent process left in work_dir.
@@ -106,27 +104,23 @@ class WorkloadRunner {
     Stream out{"stdout"}, err{"stderr"};
     bool kill_requested = false;
     std::optional<MonoTime> kill_deadline;
-    bool in_container = false;  // the process is the pump of a container
-    std::string phase;          // in a container: the state last reported
+    WorkloadRuntime* runtime = nullptr;  // one of runtimes_
+    std::string phase;                   // for a runtime that reports phases: the one last reported
     // The process ended (its group is killed); the end is reported once the output is read.
     bool ended = false;
     std::optional<int> wait_status;  // how the shim ended, when this process could wait for it
   };
 
-  // What a start runs: its argv and environment, or the pump of its container (written to its
-  // folder first).
+  // The runtime `start` runs in: the containers' when it names an image and the agent has one.
+  WorkloadRuntime& RuntimeFor(const bus::WorkloadStart& start) const;
+  // The runtime of a workload a previous agent left in `dir`.
+  WorkloadRuntime& RuntimeOf(const std::string& dir) const;
+  // Starts `start` in its runtime (as the default account when it names none).
   Result<pid_t> SpawnWorkload(const bus::WorkloadStart& start, Workload& w);
-  Result<pid_t> SpawnPump(const std::string& dir);
-  WorkloadHost Host() const { return {options_.agent_id, &options_.slots}; }
-  bool InContainer(const bus::WorkloadStart& start) const;
-  // Reports a container's phase when the pump moved it on.
+  // Reports the workload's phase when its runtime moved it on.
   void ReportPhase(const std::string& allocation_id, Workload& w, Reports* out);
-  // Removes the containers this agent labelled that belong to no workload it knows.
-  void RemoveOrphanContainers();
-  // Starts a pump to adopt the container of an adopted workload whose pump is gone; false when
-  // the workload is not in a container or its end is already recorded.
-  bool RestartPump(const std::string& allocation_id, Workload& w);
-  void RemoveContainer(const std::string& allocation_id) const;
+  // An adopted workload whose shim is gone: whether its runtime adopted what still runs.
+  bool Readopt(const std::string& allocation_id, Workload& w);
   // Follows both output files from the offsets given.
   Status Follow(const std::string& allocation_id, Workload& w, int64_t out_offset,
                 int64_t err_offset);
@@ -150,7 +144,7 @@ class WorkloadRunner {
   LogShipper& shipper_;
   WorkloadFolders folders_;
   OutputFollower output_;
-  ShimLauncher shims_;
+  Runtimes runtimes_;
   std::map<std::string, Workload> workloads_;
   size_t poll_first_ = 0;            // where our items start
   std::vector<std::string> polled_;  // allocation of each pidfd item

@@ -18,9 +18,8 @@
 #include <mutex>
 #include <tuple>
 
-#include "agent/docker_workload.h"
+#include "agent/shim/workload_shim.h"
 #include "agent/workload_folders.h"
-#include "agent/workload_shim.h"
 #include "common/environment.h"
 #include "common/process.h"
 #include "common/strings.h"
@@ -70,24 +69,6 @@ std::vector<std::string> WorkloadEnvironment(const bus::WorkloadStart& start,
   entries.reserve(env.size());
   for (const auto& [key, value] : env) entries.push_back(key + "=" + value);
   return entries;
-}
-
-std::string WithHostAndPort(const std::string& address, const std::string& host, int port) {
-  if (host.empty() && port == 0) return address;
-  const size_t scheme_end = address.find("://");
-  const size_t authority = scheme_end == std::string::npos ? 0 : scheme_end + 3;
-  const size_t path = std::min(address.find('/', authority), address.size());
-  const size_t bracket = address.rfind(']', path);  // an IPv6 literal's end
-  size_t colon = address.rfind(':', path);
-  if (colon == std::string::npos || colon < authority ||
-      (bracket != std::string::npos && bracket > colon && bracket >= authority)) {
-    colon = path;  // no port
-  }
-  const std::string own_port = colon < path ? address.substr(colon + 1, path - colon - 1) : "";
-  const std::string new_host = host.empty() ? address.substr(authority, colon - authority) : host;
-  const std::string new_port = port != 0 ? std::to_string(port) : own_port;
-  return address.substr(0, authority) + new_host + (new_port.empty() ? "" : ":" + new_port) +
-         address.substr(path);
 }
 
 namespace {
@@ -258,6 +239,11 @@ void ReclaimFolder(const std::string& path) {
   if (chown(path.c_str(), geteuid(), getegid()) == 0) (void)chmod(path.c_str(), 0755);
 }
 
+std::string BesideThisProgram(const std::string& name) {
+  std::error_code ec;
+  return (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / name).string();
+}
+
 Result<pid_t> SpawnUnderShim(const std::string& shim, const std::vector<std::string>& workload_argv,
                              const std::vector<std::string>& env, const std::string& dir) {
   std::vector<std::string> argv = {shim, kWorkloadShimArg, dir};
@@ -274,60 +260,6 @@ Result<pid_t> SpawnUnderShim(const std::string& shim, const std::vector<std::str
   InitSpawnWithDefaultSignals(attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);
   return SpawnPrepared(argv, env, actions, attr);
-}
-
-Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& settings,
-                          const std::vector<std::string>& argv, const std::string& dir) {
-  const bool wants_info = start.env.contains("DET_TASK_TYPE");
-  std::vector<bus::SlotInfo> slots;
-  for (const bus::SlotInfo& slot : *settings.host.slots) {
-    if (std::find(start.slot_ids.begin(), start.slot_ids.end(), slot.id) != start.slot_ids.end()) {
-      slots.push_back(slot);
-    }
-  }
-  DockerWorkload container;
-  container.socket = settings.docker_socket;
-  container.name = ContainerName(start.allocation_id);
-  container.force_pull = start.container.force_pull;
-  container.registry_auth = start.container.registry_auth_json;
-  const std::string inside = dir + "/" + kContainerFolder;
-  std::error_code made;
-  std::filesystem::create_directories(inside, made);
-  if (made) return Internal("cannot make " + inside + ": " + made.message());
-  bus::WorkloadStart with_info = start;
-  with_info.master_address =
-      WithHostAndPort(start.master_address, settings.master_host, settings.master_port);
-  // A trial's launcher reaches the master by DET_MASTER_URL, which the master sets.
-  if (auto url = with_info.env.find("DET_MASTER_URL"); url != with_info.env.end()) {
-    url->second = WithHostAndPort(url->second, settings.master_host, settings.master_port);
-  }
-  if (wants_info) {
-    const std::string info_dir = inside + "/" + kRunInfoFolder;
-    std::filesystem::create_directories(info_dir, made);
-    if (made) return Internal("cannot make " + info_dir + ": " + made.message());
-    with_info.container.binds.push_back(info_dir + ":" + kRunInfoMount);
-  }
-  std::vector<std::string> groups;  // the account's other groups on this host, as the shim sets
-  if (start.run_as) {
-    DET_RETURN_IF_ERROR(GiveFolder(inside, *start.run_as));
-    for (gid_t group : AccountGroups(*start.run_as, inside).groups) {
-      if (group != static_cast<gid_t>(start.run_as->gid)) groups.push_back(std::to_string(group));
-    }
-  }
-  container.create = ContainerCreateBody(
-      {&with_info, settings.host.agent_id, inside, argv,
-       WorkloadEnvironment(with_info, settings.host, false, wants_info ? kRunInfoMount : ""), slots,
-       settings.network_mode, std::move(groups)});
-  container.image = container.create.value("Image", "");
-  const std::string spec_path = dir + "/" + kContainerSpecFile;
-  const std::string spec = container.ToJson().dump();
-  const int fd = open(spec_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                      0600);  // 0600: it may hold registry credentials
-  const bool written =
-      fd >= 0 && write(fd, spec.data(), spec.size()) == static_cast<ssize_t>(spec.size());
-  if (fd >= 0) close(fd);
-  if (!written) return Internal("cannot write " + spec_path + ": " + std::strerror(errno));
-  return Status::Ok();
 }
 
 }  // namespace det::agent

@@ -1,8 +1,8 @@
 #pragma once
 
-// How a workload is started: its argv and environment, the shim it runs under (workload_shim.h)
-// as the leader of its own process group, and, on the docker runtime, the container spec its pump
-// reads (docker_workload.h).
+// How a workload is started, whatever its runtime: its argv and environment, the account it runs
+// as and the folders it gets, the shim it runs under (shim/workload_shim.h) as the leader of its
+// own process group.
 
 #include <sys/types.h>
 
@@ -67,28 +67,12 @@ Status OpenSharedFolder(const std::string& path);
 // agent gets none of another account's folders.
 void ReclaimFolder(const std::string& path);
 
+// The program `name` in this executable's folder (the shim and the pump sit beside det-agent).
+std::string BesideThisProgram(const std::string& name);
+
 // Starts `shim` over `argv` in `dir` as the leader of a new process group: stdin /dev/null,
 // stdout and stderr appended to the folder's output files, default signal handling. Its pid.
 Result<pid_t> SpawnUnderShim(const std::string& shim, const std::vector<std::string>& argv,
                              const std::vector<std::string>& env, const std::string& dir);
-
-// The docker runtime's settings a container is made with.
-struct ContainerHost {
-  WorkloadHost host;
-  std::string docker_socket;
-  std::string network_mode;
-  std::string master_host;  // DET_MASTER's host in the container ("": the master's own)
-  int master_port = 0;      // and its port (0: the master's own)
-};
-
-// `address` ("scheme://host:port[/path]", the master's URL) with its host replaced by `host`
-// and its port by `port`, where given ("" and 0 keep the address's own).
-std::string WithHostAndPort(const std::string& address, const std::string& host, int port);
-// Writes the spec of `start`'s container to `dir` (0600: it may hold registry credentials) for
-// the pump, and makes the container's folder (with Determined's info folder when the run wants
-// it, bound at /run/determined/info). DET_MASTER and DET_MASTER_URL in it name the master as
-// `settings` say containers reach it.
-Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& settings,
-                          const std::vector<std::string>& argv, const std::string& dir);
 
 }  // namespace det::agent

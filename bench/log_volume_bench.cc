@@ -41,7 +41,8 @@
 #include "storage/experiments_repo.h"
 #include "storage/ingest_writer.h"
 #include "storage/log_chunk.h"
-#include "storage/telemetry_repo.h"
+#include "storage/logs_repo.h"
+#include "storage/metrics_repo.h"
 
 namespace {
 

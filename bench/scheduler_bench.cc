@@ -15,8 +15,8 @@
 #include <tuple>
 #include <vector>
 
-#include "master/scheduler/fair_share_scheduler.h"
-#include "master/scheduler/priority_scheduler.h"
+#include "master/cluster/scheduler/fair_share_scheduler.h"
+#include "master/cluster/scheduler/priority_scheduler.h"
 
 namespace {
 

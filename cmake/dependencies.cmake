@@ -28,7 +28,7 @@ find_package(OpenSSL REQUIRED)
 find_package(CURL REQUIRED)  # cloud APIs and metadata services (common/http_client)
 find_package(pugixml REQUIRED CONFIG)  # EC2's XML responses (cloud_aws)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)  # HTTP clients and fakes in tests
-# Boost.Beast over Asio (header-only): the master's HTTP server (master/http/README.md says why).
+# Boost.Beast over Asio (header-only): the master's HTTP server (master/front/http/README.md says why).
 find_package(Boost 1.74 REQUIRED)
 pkg_check_modules(LIBARCHIVE REQUIRED IMPORTED_TARGET libarchive)  # model definition archives: det
 # includes its headers and opens the library at run time (cli/libarchive_loader.h)

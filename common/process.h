@@ -52,8 +52,8 @@ struct TaggedProcess {
 // cannot be read, and exited ones are left out).
 std::vector<TaggedProcess> FindSessionLeaders(const std::string& key, const std::string& value);
 
-// The program that leads each workload's process group (agent/workload_shim.h), installed next to
-// det-agent.
+// The program that leads each workload's process group (agent/shim/workload_shim.h), installed next
+// to det-agent.
 inline constexpr const char* kWorkloadShimProgram = "det-workload-shim";
 // The live process groups whose leader runs `program` (its executable's file name) and works (its
 // cwd) in `folder` or below it. With kWorkloadShimProgram and an agent's work folder: the workloads

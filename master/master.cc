@@ -9,7 +9,7 @@
 #include "bus/rpc_client.h"
 #include "common/process.h"
 #include "common/version.h"
-#include "master/task_recovery.h"
+#include "master/cluster/task_recovery.h"
 #include "storage/agents_repo.h"
 
 namespace det::master {
@@ -85,20 +85,21 @@ Result<MasterEndpoints> Master::Start() {
   // The gateway first. Until the registry runs, the gateway's forwarded calls time out.
   bus::MasterInfo info{kVersion, database_->cluster_id(), bus::RandomId(),
                        UnixNanos(clock_.WallNow()), config_.cluster_name};
-  api_ = std::make_unique<Api>(context_, database_->db(), *users_, info, config_.resources,
-                               bus_config.max_message_bytes);
-  gateway_ = std::make_unique<CliGateway>(context_, clock_, *api_, bus_config.max_message_bytes,
+  front_ = std::make_unique<FrontDoor>(context_, database_->db(), *users_, info, config_.resources,
+                                       bus_config.max_message_bytes);
+  gateway_ = std::make_unique<CliGateway>(context_, clock_, *front_, bus_config.max_message_bytes,
                                           kInprocEvents);
-  api_->SetLogBuffer(logs_);
-  api_->SetDefaultTask(config_.security.default_task);
-  api_->SetBusCounters([this] {
+  front_->master.SetLogBuffer(logs_);
+  front_->calls.SetDefaultTask(config_.security.default_task);
+  front_->master.SetBusCounters([this] {
     return BusCounters{
         static_cast<int64_t>(gateway_->handled()), static_cast<int64_t>(gateway_->dropped()),
         static_cast<int64_t>(broker_->forwarded()), static_cast<int64_t>(broker_->dropped())};
   });
   DET_ASSIGN_OR_RETURN(endpoints.gateway, gateway_->Bind(tcp(bus_config.gateway_port),
                                                          security.WithRole(bus::kRoleCli)));
-  api_->SetGatewayPort(std::stoi(endpoints.gateway.substr(endpoints.gateway.rfind(':') + 1)));
+  front_->calls.SetGatewayPort(
+      std::stoi(endpoints.gateway.substr(endpoints.gateway.rfind(':') + 1)));
   gateway_->Start();
 
   // The REST port before the registry: its URL is DET_MASTER for workloads (the Core API's base;
@@ -107,7 +108,7 @@ Result<MasterEndpoints> Master::Start() {
   const DistributedTrainingConfig& distributed = config_.resources.distributed;
   http_ = std::make_unique<http::HttpWing>(
       context_, database_->db().config(), tokens,
-      http::HttpWing::Options{.api = api_.get(),
+      http::HttpWing::Options{.front = front_.get(),
                               .distributed = distributed,
                               .server = {.limits = config_.http,
                                          .tls_cert = config_.security.tls_cert,
@@ -120,7 +121,7 @@ Result<MasterEndpoints> Master::Start() {
 
   store_ = std::make_unique<Store>(database_->db().config());
   log_retention_ = std::make_unique<LogRetention>(database_->db(), config_.retention);
-  api_->SetLogRetention(log_retention_.get());
+  front_->master.SetLogRetention(log_retention_.get());
   for (const ResourcePoolConfig& pool : config_.resources.resource_pools) {
     store_->Enqueue([pool](pqxx::work& tx) {
       storage::UpsertResourcePool(tx, {pool.pool_name, pool.description, "{}"});
@@ -128,7 +129,8 @@ Result<MasterEndpoints> Master::Start() {
   }
   recorder_ = std::make_unique<InstanceRecorder>(context_, clock_, *store_, kInprocEvents);
   recorder_->Start();
-  registry_ = std::make_unique<AgentRegistry>(context_, clock_, bus_config, *store_, endpoints.rest,
+  registry_ = std::make_unique<AgentRegistry>(context_, clock_, bus_config.channel,
+                                              bus_config.max_message_bytes, *store_, endpoints.rest,
                                               config_.resources, tokens);
   DET_ASSIGN_OR_RETURN(endpoints.agent,
                        registry_->Bind(tcp(bus_config.agent_port),
@@ -170,7 +172,7 @@ void Master::Stop() {
   if (broker_) broker_->Stop();
   gateway_.reset();
   http_.reset();
-  api_.reset();
+  front_.reset();
   experiments_.reset();
   registry_.reset();
   recorder_.reset();

@@ -7,17 +7,17 @@
 #include "bus/event_broker.h"
 #include "bus/security.h"
 #include "bus/zap_handler.h"
-#include "master/agent_registry.h"
-#include "master/api.h"
 #include "master/auth/users.h"
-#include "master/cli_gateway.h"
-#include "master/experiment_service.h"
-#include "master/http/http_wing.h"
-#include "master/instance_recorder.h"
-#include "master/log_retention.h"
+#include "master/cluster/agent_registry.h"
+#include "master/experiments/experiment_service.h"
+#include "master/front/cli_gateway.h"
+#include "master/front/front_door.h"
+#include "master/front/http/http_wing.h"
 #include "master/master_config.h"
 #include "master/master_database.h"
-#include "master/store.h"
+#include "master/records/instance_recorder.h"
+#include "master/records/log_retention.h"
+#include "master/records/store.h"
 
 namespace det::master {
 
@@ -62,7 +62,7 @@ class Master {
   std::unique_ptr<LogRetention> log_retention_;
   std::unique_ptr<InstanceRecorder> recorder_;
   std::unique_ptr<AgentRegistry> registry_;
-  std::unique_ptr<Api> api_;
+  std::unique_ptr<FrontDoor> front_;  // what both gateways call
   std::unique_ptr<CliGateway> gateway_;
   std::unique_ptr<ExperimentService> experiments_;
   std::unique_ptr<http::HttpWing> http_;

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "common/schedule.h"
-#include "master/experiment/experiment_config.h"
+#include "master/experiments/experiment/experiment_config.h"
 
 namespace det::master {
 namespace {
@@ -100,7 +100,7 @@ std::string DefaultWebUiDir() {
 
 namespace {
 
-// `http:` (master/http/server.h): timeouts as durations, caps as counts.
+// `http:` (master/front/http/server.h): timeouts as durations, caps as counts.
 void ReadHttp(ConfigReader& reader, http::ServerLimits* limits) {
   reader.Read("header_timeout", &limits->header_timeout);
   reader.Read("body_timeout", &limits->body_timeout);

@@ -9,8 +9,9 @@
 #include "bus/security.h"
 #include "common/config.h"
 #include "common/logging.h"
-#include "master/http/server.h"
-#include "master/resource_config.h"
+#include "master/cluster/resource_config.h"
+#include "master/front/http/server.h"
+#include "master/records/log_retention.h"
 #include "storage/db_config.h"
 
 namespace det::master {
@@ -59,14 +60,6 @@ struct MasterSecurityConfig {
   bool allow_root_tasks = false;
 };
 
-// `retention_policy:` Determined's log retention: the logs of tasks that ended at least
-// log_retention_days days ago (-1: keep forever) are removed on `schedule` (a duration such as
-// "24h" or a cron expression; empty: never).
-struct LogRetentionConfig {
-  int log_retention_days = -1;
-  std::string schedule;
-};
-
 struct MasterConfig {
   std::string cluster_name = "default";
   int port = 8080;            // HTTP: the Core API (and REST) on bus.host, as Determined's `port`
@@ -78,7 +71,7 @@ struct MasterConfig {
   std::string endpoints_file;  // where to write the bound endpoints (YAML); empty: nowhere
   // The WebUI's built files, served at `/` (DefaultWebUiDir() unless given; "" if none).
   std::string webui_dir;
-  // `http:` the HTTP server's timeouts and caps (master/http/server.h; every field optional).
+  // `http:` the HTTP server's timeouts and caps (master/front/http/server.h; every field optional).
   http::ServerLimits http;
   // `checkpoint_storage:` every experiment's default, merged into it as Determined merges it
   // (experiment::WithClusterDefaults); Determined's own default when master.yaml has none. Null

@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bus/rpc_client.h"
-#include "master/allocation_token.h"
+#include "master/auth/allocation_token.h"
 #include "storage/agents_repo.h"
 #include "storage/migrations.h"
 

@@ -33,12 +33,23 @@ ALLOWED = {
     # det decodes stored log chunks, and reads nothing else of storage.
     "cli": ["storage/log_chunk.h", "storage/log_line.h", "bus", "common"],
 }
-# Inside master/: its parts that stand alone, and what each may use of the others.
-MASTER_PARTS = {
-    "master/scheduler": [],
-    "master/searcher": [],
+# Inside a folder that is a house of rooms (master/README.md, agent/README.md): its rooms, lowest
+# first, and what each may use of the others. A file belongs to the longest part its path starts
+# with; the files at the folder's root are the composition and may include any room. Within a
+# room, a file may include its own room and the room's own parts (cluster/ its scheduler/) and
+# those of the rooms listed for it, but a part only what is listed for it.
+PARTS = {
     "master/auth": [],
-    "master/experiment": ["master/searcher"],
+    "master/records": [],
+    "master/cluster/scheduler": [],
+    "master/cluster": ["master/auth", "master/records"],
+    "master/experiments/searcher": [],
+    "master/experiments/experiment": ["master/experiments/searcher"],
+    "master/experiments": ["master/cluster", "master/auth", "master/records"],
+    "master/front": ["master/experiments", "master/cluster", "master/auth", "master/records"],
+    # The agent's other two programs: the workload shim (libc only) and the docker pump.
+    "agent/shim": [],
+    "agent/docker": [],
 }
 COMPOSITION_ROOTS = {"main.cc", "autoscaler/builtin_providers.cc"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
@@ -71,13 +82,21 @@ def allowed(path, include):
     return target in ALLOWED[folder] or include in ALLOWED[folder]
 
 
-def allowed_inside(path, include):
-    part = next((p for p in MASTER_PARTS if path.startswith(p + "/")), None)
-    if part is None:
-        return True
-    return include.startswith(part + "/") or not include.startswith("master/") or any(
-        include.startswith(other + "/") for other in MASTER_PARTS[part])
+def part_of(path):
+    """The part `path` belongs to (the longest that contains it), or None: a folder's root."""
+    parts = [p for p in PARTS if path.startswith(p + "/")]
+    return max(parts, key=len) if parts else None
 
+
+def allowed_inside(path, include):
+    part = part_of(path)
+    if part is None or not include.startswith(path.split("/", 1)[0] + "/"):
+        return True
+    target = part_of(include)
+    if target is None:
+        return False  # the composition is above every room
+    return any(target == room or target.startswith(room + "/")
+               for room in [part] + PARTS[part])
 
 def main():
     os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))

@@ -24,7 +24,7 @@ clang-format --dry-run -Werror "${files[@]}"
 python3 scripts/check_layering.py
 if [ "${1:-full}" = quick ]; then
   [ -f build/build.ninja ] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  ninja -C build master/harness_py.cc master/openapi_json.cc >/dev/null  # generated, in a batch
+  ninja -C build master/front/harness_py.cc master/front/openapi_json.cc >/dev/null  # generated, in a batch
   DB=build
   # The product targets' unity batches and the sources built outside them.
   mapfile -t sources < <(python3 -c '

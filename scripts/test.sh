@@ -14,8 +14,17 @@
 # they are stopped by pid after the benchmarks (or whenever this script exits). Exits non-zero
 # if anything fails (after every stage has run, so that one failure does not hide another).
 # Prints the time each stage took.
+#
+#   scripts/test.sh quick [PATH...]   what a change touches, in minutes: format and layering of the
+#                                     touched files, an incremental build, the touched folders'
+#                                     unit tests, the changed integration files, the quick start's
+#                                     check (scripts/test-quick.sh says exactly what)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = quick ]; then
+  shift
+  exec scripts/test-quick.sh "$@"
+fi
 FUZZ_SECONDS="${DET_FUZZ_SECONDS:-12}"
 stage() { echo; echo "=== $1"; STAGE_START=$(date +%s); }
 done_stage() { echo "--- $1 took $(( $(date +%s) - STAGE_START ))s"; }

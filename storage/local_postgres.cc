@@ -265,9 +265,10 @@ Status LocalPostgres::AdmitClientNetwork() {
 Status LocalPostgres::StartServer() {
   const fs::path dir = server_dir_;
   DET_ASSIGN_OR_RETURN(RunAs account, ServerAccount());
-  const std::string server_options = "-p " + std::to_string(options_.port) +
-                                     " -c listen_addresses=" + options_.listen_address + " -k " +
-                                     (dir / "run").string();
+  std::string server_options = "-p " + std::to_string(options_.port) +
+                               " -c listen_addresses=" + options_.listen_address + " -k " +
+                               (dir / "run").string();
+  for (const std::string& setting : options_.server_settings) server_options += " -c " + setting;
   // A server already running on this folder is reused, and left running by Stop(): it is not
   // ours.
   if (RunCommand({bin_dir_ + "/pg_ctl", "-D", (dir / "pgdata").string(), "status"}, account,
@@ -301,13 +302,20 @@ Status LocalPostgres::EnsureDatabase() {
   return Status::Ok();
 }
 
-Status LocalPostgres::Stop() {
+Status LocalPostgres::Stop() { return StopServer("fast"); }
+
+Status LocalPostgres::StopShared(bool immediate) {
+  running_ = true;
+  return StopServer(immediate ? "immediate" : "fast");
+}
+
+Status LocalPostgres::StopServer(const std::string& mode) {
   if (!running_) return Status::Ok();
   running_ = false;
   DET_ASSIGN_OR_RETURN(RunAs account, ServerAccount());
   const fs::path dir = server_dir_;
   return RunCommand(
-      {bin_dir_ + "/pg_ctl", "-D", (dir / "pgdata").string(), "-m", "fast", "-w", "stop"}, account,
+      {bin_dir_ + "/pg_ctl", "-D", (dir / "pgdata").string(), "-m", mode, "-w", "stop"}, account,
       dir / "pg_ctl.log");
 }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "storage/db_config.h"
@@ -16,6 +17,9 @@ struct LocalPostgresOptions {
   std::string user = "det";      // the cluster's superuser
   std::string listen_address = "127.0.0.1";  // the one address it listens on
   std::string client_network;  // e.g. "10.99.0.0/24": clients there may log in too ("": local)
+  // Extra server settings ("name=value", each passed as -c) for a server this starts; none by
+  // default (the test suite's shared server turns fsync off: it is thrown away after the run).
+  std::vector<std::string> server_settings;
 };
 
 // A private PostgreSQL server run from the system's binaries (`initdb`, `pg_ctl` under
@@ -38,6 +42,10 @@ class LocalPostgres {
   // How to connect.
   const DbConfig& db() const { return db_; }
   Status Stop();
+  // Stops the server on this folder even when another handle started it and this one found it
+  // running (a test suite's shared server, stopped by the suite's last step); `immediate`: at
+  // once, without a shutdown checkpoint (for a server whose data is removed next).
+  Status StopShared(bool immediate);
   // Stops, waits `downtime`, and starts again on the same port (tests: a database restart).
   Status Restart(std::chrono::milliseconds downtime = std::chrono::milliseconds(0));
   // Whether Stop() will stop the server: false when Start() found one already running.
@@ -52,6 +60,7 @@ class LocalPostgres {
   LocalPostgres(LocalPostgresOptions options, std::string bin_dir);
   Status Initialize();
   Status StartServer();
+  Status StopServer(const std::string& mode);  // pg_ctl's -m: fast or immediate
   Status EnsureDatabase();
   Status AdmitClientNetwork();  // the pg_hba.conf line for client_network
 

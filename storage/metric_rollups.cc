@@ -142,6 +142,15 @@ std::vector<std::map<int64_t, Bucket>> Levels(
 
 }  // namespace
 
+int RollupLevelFor(int64_t first, int64_t last, int64_t buckets) {
+  int level = 1;
+  while (level < kRollupLevels &&
+         (last >> (kRollupShift * level)) - (first >> (kRollupShift * level)) + 1 > buckets) {
+    ++level;
+  }
+  return level;
+}
+
 std::vector<MetricNumber> NumbersOf(const std::string& metrics_json) {
   std::vector<MetricNumber> numbers;
   if (FlatNumbers(metrics_json, numbers)) return numbers;

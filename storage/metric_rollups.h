@@ -2,9 +2,12 @@
 
 // The metric rollups (migration 0010): per trial, kind and step range, each metric's extremes,
 // so that a chart of a 1M-point curve reads a few thousand rows. Writers fold what they insert;
-// ReadMetricCurve (telemetry_repo.h) reads them.
+// ReadMetricCurve and ReadMetricSeries (metrics_repo.h) read them.
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <pqxx/pqxx>
 #include <string>
 #include <vector>
@@ -14,6 +17,34 @@ namespace det::storage {
 // Rollup levels 1..kRollupLevels; level l's buckets span 32^l steps (bucket = step >> 5l).
 inline constexpr int kRollupLevels = 4;
 inline constexpr int kRollupShift = 5;
+
+// The `ranges` equal step ranges of a curve over [first, last] (first <= last), into which both
+// curve reads (metrics_repo.h) cut a long curve, keeping each range's extremes.
+class StepRanges {
+ public:
+  StepRanges(int64_t first, int64_t last, size_t ranges)
+      : first_(first),
+        last_(last),
+        span_(static_cast<long double>(last - first) + 1),
+        ranges_(ranges == 0 ? 1 : ranges) {}
+  // The range `step` falls in (0..size()-1); nullopt outside [first, last].
+  std::optional<size_t> Of(int64_t step) const {
+    if (step < first_ || step > last_) return std::nullopt;
+    const auto range = static_cast<size_t>(static_cast<long double>(step - first_) *
+                                           static_cast<long double>(ranges_) / span_);
+    return std::min(range, ranges_ - 1);
+  }
+  size_t size() const { return ranges_; }
+
+ private:
+  int64_t first_, last_;
+  long double span_;
+  size_t ranges_;
+};
+
+// The finest rollup level (1..kRollupLevels) whose buckets over [first, last] number at most
+// `buckets`; the coarsest when none does.
+int RollupLevelFor(int64_t first, int64_t last, int64_t buckets);
 
 // A top-level number of a reported metrics object: its name, its value, and its text as reported.
 struct MetricNumber {

@@ -1,5 +1,3 @@
-#include "storage/metric_series.h"
-
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -7,28 +5,23 @@
 #include <utility>
 
 #include "storage/metric_rollups.h"
-#include "storage/telemetry_repo.h"
+#include "storage/metrics_repo.h"
 
 namespace det::storage {
 
 void DownsampleToExtremes(MetricSeries& series, int max_points) {
   const size_t n = series.steps.size();
   if (max_points < 2 || n <= static_cast<size_t>(max_points)) return;
-  const size_t ranges = static_cast<size_t>(std::max(1, max_points / 2));
-  const long double first = static_cast<long double>(series.steps.front());
-  const long double span = static_cast<long double>(series.steps.back()) - first + 1;
-  std::vector<size_t> low(ranges, n), high(ranges, n);
+  const StepRanges ranges(series.steps.front(), series.steps.back(),
+                          static_cast<size_t>(std::max(1, max_points / 2)));
+  std::vector<MetricExtremes<size_t>> extremes(ranges.size());  // the points' indexes
   for (size_t i = 0; i < n; ++i) {
-    const auto range = std::min(
-        static_cast<size_t>((static_cast<long double>(series.steps[i]) - first) * ranges / span),
-        ranges - 1);
-    if (low[range] == n || series.values[i] < series.values[low[range]]) low[range] = i;
-    if (high[range] == n || series.values[i] > series.values[high[range]]) high[range] = i;
+    extremes[*ranges.Of(series.steps[i])].Offer(series.steps[i], series.values[i], i);
   }
   std::vector<size_t> kept{0, n - 1};
-  for (size_t r = 0; r < ranges; ++r) {
-    if (low[r] != n) kept.push_back(low[r]);
-    if (high[r] != n) kept.push_back(high[r]);
+  for (const MetricExtremes<size_t>& e : extremes) {
+    if (e.has_min) kept.push_back(e.min_text);
+    if (e.has_max) kept.push_back(e.max_text);
   }
   std::sort(kept.begin(), kept.end());
   kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
@@ -116,16 +109,6 @@ void ReadWholeCurves(pqxx::work& tx, const std::vector<int64_t>& trial_ids, cons
     Append(found, row[0].as<int64_t>(), name, row[1].as<int64_t>(),
            std::strtod(row[2].c_str(), nullptr));
   }
-}
-
-// The finest rollup level whose buckets over [first, last] number at most `buckets`.
-int RollupLevelFor(int64_t first, int64_t last, int64_t buckets) {
-  int level = 1;
-  while (level < kRollupLevels &&
-         (last >> (kRollupShift * level)) - (first >> (kRollupShift * level)) + 1 > buckets) {
-    ++level;
-  }
-  return level;
 }
 
 // These trials' rollup extremes of `name` at one level (each bucket's lowest and highest value

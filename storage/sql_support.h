@@ -4,8 +4,8 @@
 // (libpqxx 6.4 already sends std::optional parameters, std::nullopt as NULL.)
 //
 // Every statement is parameterised ($1, $2, ...), with one exception: the statements the master's
-// store sends many at a time in one message (master/store.h Store::Statement), whose values go
-// in as literals quoted by the connection (Literal below, libpq's escaping). Times are Unix
+// store sends many at a time in one message (master/records/store.h Store::Statement), whose values
+// go in as literals quoted by the connection (Literal below, libpq's escaping). Times are Unix
 // nanoseconds in C++ and go through det_ts()/det_ns() (migration 0002) in SQL.
 
 #include <optional>

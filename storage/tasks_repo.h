@@ -49,8 +49,8 @@ struct AllocationRecord {
 };
 
 // The writes above that the master makes for every task, as SQL text with their values quoted by
-// `tx` (storage::Literal), for a writer that sends many in one message (master/store.h); each
-// is the statement the function of the same name without "Sql" runs.
+// `tx` (storage::Literal), for a writer that sends many in one message (master/records/store.h);
+// each is the statement the function of the same name without "Sql" runs.
 std::string CreateTaskSql(pqxx::transaction_base& tx, const TaskRecord& task);
 std::string EndTaskSql(pqxx::transaction_base& tx, const std::string& id, int64_t end_ns);
 std::string CreateAllocationSql(pqxx::transaction_base& tx, const AllocationRecord& allocation);

@@ -234,10 +234,10 @@ struct TrialGetRequest {
     v("id", s.id, kRequired);
   }
 };
-// Method "trial.metrics" (answered by the api from PostgreSQL): a trial's training or validation
-// metrics by step, after `after_step`: a page of `limit` points, or, with `max_points`, the whole
-// curve after `after_step` in at most about that many values per metric (downsampled, keeping
-// each step range's extremes, when longer).
+// Method "trial.metrics" (answered by the front door from PostgreSQL): a trial's training or
+// validation metrics by step, after `after_step`: a page of `limit` points, or, with `max_points`,
+// the whole curve after `after_step` in at most about that many values per metric (downsampled,
+// keeping each step range's extremes, when longer).
 struct TrialMetricsRequest {
   static constexpr std::string_view kType = "trial.metrics";
   int64_t trial_id = 0;

@@ -1,9 +1,10 @@
 #pragma once
 
 // A fake Docker Engine for tests: the Engine API (https://docs.docker.com/engine/api/) on a unix
-// socket, answering the calls the agent's docker runtime makes (agent/docker_client.h) and those
-// the real `docker` CLI makes for version, pull, run -d, create, start, wait, logs, inspect, ps,
-// stop, kill and rm (tests/integration/fake_docker_cli_test.cc), as the real engine answers them.
+// socket, answering the calls the agent's docker runtime makes (agent/docker/docker_client.h) and
+// those the real `docker` CLI makes for version, pull, run -d, create, start, wait, logs, inspect,
+// ps, stop, kill and rm (tests/integration/fake_docker_cli_test.cc), as the real engine answers
+// them.
 //
 // - Versions: an optional `/v<major>.<minor>` prefix on every path; one above `api_version` or
 //   below `min_api_version` is refused (400) with the engine's messages. Every answer carries

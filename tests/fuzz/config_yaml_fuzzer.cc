@@ -15,7 +15,7 @@
 #include "autoscaler/autoscaler.h"
 #include "autoscaler/autoscaler_config.h"
 #include "common/config.h"
-#include "master/experiment/experiment_config.h"
+#include "master/experiments/experiment/experiment_config.h"
 #include "master/master_config.h"
 #include "provider/provider_config.h"
 

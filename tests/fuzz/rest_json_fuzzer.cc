@@ -9,12 +9,12 @@
 #include <string>
 
 #include "common/config.h"
-#include "master/experiment/experiment_config.h"
-#include "master/http/cluster_routes.h"
-#include "master/http/core_routes.h"
-#include "master/http/experiment_routes.h"
-#include "master/http/json.h"
-#include "master/http/user_routes.h"
+#include "master/experiments/experiment/experiment_config.h"
+#include "master/front/http/cluster_routes.h"
+#include "master/front/http/core_routes.h"
+#include "master/front/http/experiment_routes.h"
+#include "master/front/http/json.h"
+#include "master/front/http/user_routes.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "agent/docker_client.h"
+#include "agent/docker/docker_client.h"
 #include "common/http_client.h"
 #include "tests/testing/experiment_fixture.h"
 #include "tests/testing/rest_client.h"

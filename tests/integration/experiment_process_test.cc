@@ -11,11 +11,11 @@
 #include <random>
 #include <set>
 
-#include "master/allocation_token.h"
+#include "master/auth/allocation_token.h"
 #include "storage/agents_repo.h"
 #include "storage/database.h"
 #include "storage/experiments_repo.h"
-#include "storage/telemetry_repo.h"
+#include "storage/metrics_repo.h"
 #include "tests/testing/experiment_fixture.h"
 #include "tests/testing/rest_client.h"
 #include "tests/testing/test_util.h"

@@ -7,8 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "storage/ingest_writer.h"
+#include "storage/logs_repo.h"
+#include "storage/metrics_repo.h"
 #include "storage/tasks_repo.h"
-#include "storage/telemetry_repo.h"
 #include "storage/users_repo.h"
 #include "tests/testing/postgres_fixture.h"
 

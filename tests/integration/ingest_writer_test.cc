@@ -5,8 +5,9 @@
 #include <atomic>
 #include <thread>
 
+#include "storage/logs_repo.h"
+#include "storage/metrics_repo.h"
 #include "storage/migrations.h"
-#include "storage/telemetry_repo.h"
 #include "tests/testing/postgres_fixture.h"
 
 namespace det::storage {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "storage/ingest_writer.h"
-#include "storage/telemetry_repo.h"
+#include "storage/metrics_repo.h"
 #include "tests/testing/postgres_fixture.h"
 
 namespace det::storage::curve_test {

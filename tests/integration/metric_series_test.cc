@@ -1,8 +1,6 @@
-// Many trials' curves of one metric at once (storage/metric_series.h), against PostgreSQL: each
-// of the three read paths (whole, cut from the points, from the rollups) gives the stored values
-// at their steps, keeps the extremes, and stays within the bound.
-
-#include "storage/metric_series.h"
+// Many trials' curves of one metric at once (storage/metrics_repo.h: ReadMetricSeries), against
+// PostgreSQL: each of the three read paths (whole, cut from the points, from the rollups) gives the
+// stored values at their steps, keeps the extremes, and stays within the bound.
 
 #include <gtest/gtest.h>
 
@@ -12,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "storage/ingest_writer.h"
+#include "storage/metrics_repo.h"
 #include "tests/testing/postgres_fixture.h"
 
 namespace det::storage::series_test {

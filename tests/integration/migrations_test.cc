@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "storage/database.h"
-#include "storage/telemetry_repo.h"
+#include "storage/logs_repo.h"
 #include "tests/testing/postgres_fixture.h"
 
 namespace det::storage {

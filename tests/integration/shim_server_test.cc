@@ -1,7 +1,7 @@
-// The shim server (agent/shim_server.h) as the agent's runner uses it through ShimLauncher, with
-// the built det-workload-shim: each workload's shim is a clone of one long-lived server, a child of
-// this process that leads its group in the workload's folder; a server that dies is replaced
-// without starting a workload twice; what cannot start is reported as before.
+// The shim server (agent/shim/shim_server.h) as the agent's runner uses it through ShimLauncher,
+// with the built det-workload-shim: each workload's shim is a clone of one long-lived server, a
+// child of this process that leads its group in the workload's folder; a server that dies is
+// replaced without starting a workload twice; what cannot start is reported as before.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -11,10 +11,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "agent/shim/workload_shim.h"
 #include "agent/shim_launcher.h"
 #include "agent/workload_folders.h"
 #include "agent/workload_record.h"
-#include "agent/workload_shim.h"
 #include "tests/testing/cluster_fixture.h"
 #include "tests/testing/test_util.h"
 

@@ -1,6 +1,6 @@
 // The master's store writer against a real PostgreSQL: AfterCommit confirms what was queued before
 // it only once that is committed, and reports a failed write to the callbacks that depend on it.
-#include "master/store.h"
+#include "master/records/store.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "master/scheduler/scheduler_types.h"
+#include "master/cluster/scheduler/scheduler_types.h"
 
 namespace det::testing {
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
@@ -15,23 +16,28 @@
 
 namespace det::testing {
 
-// One private PostgreSQL per test binary, started the way the product starts its own
-// (storage::LocalPostgres) in a temporary folder, and removed at the end. Tests get fresh,
-// uniquely named databases from it, so they do not see each other's rows.
+// The PostgreSQL server of a test process: the one its ctest run shares when DET_TEST_POSTGRES_DIR
+// names its folder (the fixture `test_postgres`: test-postgres started it, and stops it after the
+// run's last test), else a private one started the way the product starts its own
+// (storage::LocalPostgres) in a temporary folder and removed at the end. Tests get fresh, uniquely
+// named databases from it, so they do not see each other's rows.
 class PostgresEnvironment : public ::testing::Environment {
  public:
   static PostgresEnvironment* Get() { return instance_; }
 
   void SetUp() override {
     instance_ = this;
-    dir_ = std::filesystem::temp_directory_path() / ("det-pg-" + bus::RandomId());
+    const char* shared = std::getenv("DET_TEST_POSTGRES_DIR");
+    shared_ = shared && *shared;
+    dir_ = shared_ ? std::filesystem::path(shared)
+                   : std::filesystem::temp_directory_path() / ("det-pg-" + bus::RandomId());
     auto pg = storage::LocalPostgres::Start({dir_.string()});
     ASSERT_TRUE(pg.ok()) << pg.status().ToString();
     pg_ = std::move(*pg);
   }
   void TearDown() override {
-    pg_.reset();
-    std::filesystem::remove_all(dir_);
+    pg_.reset();  // stops a private server; a shared one runs on
+    if (!shared_) std::filesystem::remove_all(dir_);
   }
 
   storage::LocalPostgres& server() { return *pg_; }
@@ -63,6 +69,7 @@ class PostgresEnvironment : public ::testing::Environment {
  private:
   static inline PostgresEnvironment* instance_ = nullptr;
   std::filesystem::path dir_;
+  bool shared_ = false;  // the ctest run's server, not this process's
   std::unique_ptr<storage::LocalPostgres> pg_;
 };
 

@@ -14,10 +14,12 @@
 
 #include "agent/agent_config.h"
 #include "agent/devices.h"
+#include "agent/docker_runtime.h"
 #include "agent/interruption_watch.h"
 #include "agent/log_shipper.h"
-#include "agent/shim_server.h"
-#include "agent/workload_shim.h"
+#include "agent/shim/shim_protocol.h"
+#include "agent/shim/shim_server.h"
+#include "agent/shim/workload_shim.h"
 #include "agent/workload_spawn.h"
 
 namespace det::agent {

@@ -1,7 +1,7 @@
 // The HTTP wing's answer cache: a polled list is fetched once and served from memory until an
 // event of its kind says it changed or it is older than its max age; a failed fetch keeps the last
 // answer.
-#include "master/answer_cache.h"
+#include "master/front/answer_cache.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Checkpoint garbage collection by the save_* policy: which checkpoints go when trials end.
-#include "master/experiment/checkpoint_policy.h"
+#include "master/experiments/experiment/checkpoint_policy.h"
 
 #include <gtest/gtest.h>
 

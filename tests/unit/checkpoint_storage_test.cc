@@ -3,8 +3,8 @@
 // the fake S3).
 #include <gtest/gtest.h>
 
-#include "master/bucket_remover.h"
-#include "master/trial_launch.h"
+#include "master/experiments/bucket_remover.h"
+#include "master/experiments/trial_launch.h"
 #include "object_store/checkpoint_keys.h"
 #include "object_store/s3_client.h"
 #include "tests/fakes/fake_s3.h"

@@ -200,5 +200,14 @@ TEST(KeyFilesTest, WrittenKeysReadBackAndSecretFileIsPrivate) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(SecurityConfigTest, CurveIsRequiredUnlessPlaintextIsExplicit) {
+  SecurityConfig config;
+  auto resolved = ResolveServerSecurity(config);
+  ASSERT_FALSE(resolved.ok());
+  EXPECT_NE(resolved.status().message().find("det keygen"), std::string::npos);
+  config.plaintext = true;
+  EXPECT_TRUE(ResolveServerSecurity(config).ok());
+}
+
 }  // namespace
 }  // namespace det::bus

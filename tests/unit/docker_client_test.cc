@@ -1,6 +1,6 @@
 // The agent's Docker Engine client against the fake engine (tests/fakes/fake_docker.h) in this
 // process, and against an engine that answers nonsense.
-#include "agent/docker_client.h"
+#include "agent/docker/docker_client.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

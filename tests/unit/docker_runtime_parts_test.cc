@@ -5,10 +5,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include "agent/agent_config.h"
-#include "agent/docker_workload.h"
+#include "agent/docker/docker_workload.h"
 #include "common/clock.h"
 #include "common/config.h"
-#include "master/experiment/experiment_config.h"
+#include "master/experiments/experiment/experiment_config.h"
 
 namespace det {
 namespace {
@@ -112,12 +112,12 @@ TEST(AgentRuntimeConfigTest, DockerRuntimeAndItsSocketAreRead) {
   auto config = agent::ParseAgentConfig(YAML::Load(
       "container_runtime: docker\ndocker: {socket: /run/d.sock, network_mode: bridge}\n"));
   ASSERT_TRUE(config.ok()) << config.status().message();
-  EXPECT_EQ(config->container_runtime, "docker");
+  EXPECT_EQ(config->container_runtime, agent::ContainerRuntime::kDocker);
   EXPECT_EQ(config->docker.socket, "/run/d.sock");
   EXPECT_EQ(config->docker.network_mode, "bridge");
   auto defaults = agent::ParseAgentConfig(YAML::Load("agent_id: a\n"));
   ASSERT_TRUE(defaults.ok());
-  EXPECT_EQ(defaults->container_runtime, "process");
+  EXPECT_EQ(defaults->container_runtime, agent::ContainerRuntime::kProcess);
   EXPECT_EQ(defaults->docker.socket, "/var/run/docker.sock");
   auto podman = agent::ParseAgentConfig(YAML::Load("container_runtime: podman\n"));
   ASSERT_FALSE(podman.ok());

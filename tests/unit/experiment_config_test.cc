@@ -1,5 +1,5 @@
 // Experiment configs: Determined's fields and defaults, and every bad field named by its path.
-#include "master/experiment/experiment_config.h"
+#include "master/experiments/experiment/experiment_config.h"
 
 #include <gtest/gtest.h>
 

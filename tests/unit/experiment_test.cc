@@ -1,6 +1,6 @@
 // The experiment state machine with recorded effects: restarts, pause/activate, cancel, the
 // searcher's stops and the end states.
-#include "master/experiment/experiment.h"
+#include "master/experiments/experiment/experiment.h"
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>

@@ -1,6 +1,6 @@
 // The fair-share scheduler's rules, one table row each: shares by weight and max_slots, taking
 // back from jobs above their share, leaving out jobs whose share cannot start anything.
-#include "master/scheduler/fair_share_scheduler.h"
+#include "master/cluster/scheduler/fair_share_scheduler.h"
 
 #include <gtest/gtest.h>
 

@@ -4,11 +4,11 @@
 
 #include <limits>
 
-#include "master/api.h"
-#include "master/http/cluster_routes.h"
-#include "master/http/core_routes.h"
-#include "master/http/json.h"
-#include "master/http/user_routes.h"
+#include "master/front/actor_calls.h"
+#include "master/front/http/cluster_routes.h"
+#include "master/front/http/core_routes.h"
+#include "master/front/http/json.h"
+#include "master/front/http/user_routes.h"
 
 namespace det::master::http {
 namespace {
@@ -187,18 +187,18 @@ TEST(CommandCheckTest, HostMountsAndDetsOwnVariablesAreRefused) {
   bus::CommandRunRequest plain;
   plain.entrypoint = {"true"};
   plain.env = {{"LEARNING_RATE", "0.1"}};
-  EXPECT_TRUE(master::Api::CheckCommand(plain).ok());
+  EXPECT_TRUE(master::ActorCalls::CheckCommand(plain).ok());
   bus::CommandRunRequest mounting = plain;
   mounting.container.image = "ubuntu";
   mounting.container.binds = {"/:/host"};
-  Status refused = master::Api::CheckCommand(mounting);
+  Status refused = master::ActorCalls::CheckCommand(mounting);
   EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(refused.message().find("container.binds"), std::string::npos) << refused.message();
   for (const char* name : {"DET_SESSION_TOKEN", "DET_ALLOCATION_ID", "CUDA_VISIBLE_DEVICES",
                            "NVIDIA_VISIBLE_DEVICES", "NOT A NAME", "1X"}) {
     bus::CommandRunRequest forged = plain;
     forged.env[name] = "x";
-    Status why = master::Api::CheckCommand(forged);
+    Status why = master::ActorCalls::CheckCommand(forged);
     EXPECT_EQ(why.code(), StatusCode::kInvalidArgument) << name;
     EXPECT_NE(why.message().find("env: "), std::string::npos) << why.message();
   }

@@ -1,4 +1,4 @@
-#include "master/idle_tracker.h"
+#include "master/cluster/idle_tracker.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "master/log_buffer.h"
+#include "master/front/log_buffer.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>

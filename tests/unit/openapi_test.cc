@@ -6,8 +6,8 @@
 #include <regex>
 #include <set>
 
-#include "master/api.h"
-#include "master/http/http_wing.h"
+#include "master/front/front_door.h"
+#include "master/front/http/http_wing.h"
 
 namespace det::master {
 namespace {
@@ -51,8 +51,8 @@ TEST(OpenApiTest, EveryRouteIsDocumentedAndEveryDocumentedRouteAnswers) {
   zmq::context_t context;
   storage::Database database(storage::DbConfig{});  // connects only when used; unused here
   auth::Users users(database, RealClock::Instance());
-  Api api(context, database, users, bus::MasterInfo{"v"}, ResourcesConfig{}, 1 << 20);
-  http::HttpWing core(context, storage::DbConfig{}, AllocationTokens("secret"), {.api = &api});
+  FrontDoor front(context, database, users, bus::MasterInfo{"v"}, ResourcesConfig{}, 1 << 20);
+  http::HttpWing core(context, storage::DbConfig{}, AllocationTokens("secret"), {.front = &front});
   auto port = core.Bind("127.0.0.1", 0);
   ASSERT_TRUE(port.ok());
   core.Start();
@@ -93,10 +93,10 @@ TEST(HttpWingTlsTest, AnUnusableCertificateIsRefusedNamingTheField) {
   zmq::context_t context;
   storage::Database database(storage::DbConfig{});
   auth::Users users(database, RealClock::Instance());
-  Api api(context, database, users, bus::MasterInfo{"v"}, ResourcesConfig{}, 1 << 20);
-  http::HttpWing core(
-      context, storage::DbConfig{}, AllocationTokens("secret"),
-      {.api = &api, .server = {.tls_cert = "/no/such/cert.pem", .tls_key = "/no/such/key.pem"}});
+  FrontDoor front(context, database, users, bus::MasterInfo{"v"}, ResourcesConfig{}, 1 << 20);
+  http::HttpWing core(context, storage::DbConfig{}, AllocationTokens("secret"),
+                      {.front = &front,
+                       .server = {.tls_cert = "/no/such/cert.pem", .tls_key = "/no/such/key.pem"}});
   auto port = core.Bind("127.0.0.1", 0);
   ASSERT_FALSE(port.ok());
   EXPECT_EQ(port.status().code(), StatusCode::kInvalidArgument);

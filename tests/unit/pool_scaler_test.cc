@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "autoscaler/launch_gate.h"
+#include "tests/testing/fake_provider.h"
 
 namespace det::autoscaler {
 namespace {
@@ -11,55 +12,7 @@ using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-// A cloud in memory: instances are whatever was launched and not terminated. Every call is
-// counted; the next launch can be made to fail.
-class FakeProvider : public Provider {
- public:
-  explicit FakeProvider(const Clock& clock) : clock_(clock) {}
-  Result<std::vector<Instance>> List(const std::string& pool) override {
-    ++lists;
-    std::vector<Instance> out;
-    for (const Instance& i : *cloud) {
-      if (i.resource_pool == pool) out.push_back(i);
-    }
-    return out;
-  }
-  LaunchResult Launch(const LaunchRequest& request) override {
-    launch_calls.push_back(request);
-    LaunchResult result;
-    if (fail_next) {
-      result.error = *fail_next;
-      fail_next.reset();
-      return result;
-    }
-    for (int i = 0; i < request.count; ++i) {
-      Instance instance{"i-" + std::to_string(++(*launched_ever)), request.resource_pool,
-                        InstanceState::kStarting, request.offering, clock_.WallNow()};
-      cloud->push_back(instance);
-      result.launched.push_back(instance);
-    }
-    return result;
-  }
-  Status Terminate(const std::vector<std::string>& ids) override {
-    terminated.insert(terminated.end(), ids.begin(), ids.end());
-    std::erase_if(*cloud, [&](const Instance& i) {
-      return std::find(ids.begin(), ids.end(), i.id) != ids.end();
-    });
-    return Status::Ok();
-  }
-  std::vector<Offering> Offerings() const override { return offerings; }
-
-  std::shared_ptr<std::vector<Instance>> cloud = std::make_shared<std::vector<Instance>>();
-  std::shared_ptr<int> launched_ever = std::make_shared<int>(0);
-  std::vector<Offering> offerings = {{"g4dn.xlarge", "a", true}, {"g4dn.xlarge", "a", false}};
-  std::vector<LaunchRequest> launch_calls;
-  std::vector<std::string> terminated;
-  std::optional<ProviderError> fail_next;
-  int lists = 0;
-
- private:
-  const Clock& clock_;
-};
+using testing::FakeProvider;
 
 class RecordingReporter final : public ScalingReporter {
  public:

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <thread>
 
+#include "tests/testing/fake_provider.h"
 #include "tests/testing/test_util.h"
 
 namespace det::autoscaler {
@@ -16,34 +17,14 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Launches instantly, or blocks in Launch() while `hang` is set (a cloud call that times out).
-class SlowCloud final : public Provider {
- public:
-  Result<std::vector<Instance>> List(const std::string& pool) override {
-    std::lock_guard lock(mu);
-    return instances;
-  }
-  LaunchResult Launch(const LaunchRequest& request) override {
-    while (hang.load()) std::this_thread::sleep_for(5ms);
-    std::lock_guard lock(mu);
-    LaunchResult result;
-    for (int i = 0; i < request.count; ++i) {
-      instances.push_back({request.resource_pool + "-" + std::to_string(instances.size()),
-                           request.resource_pool, InstanceState::kStarting, request.offering,
-                           RealClock::Instance().WallNow()});
-      result.launched.push_back(instances.back());
-    }
-    launches.fetch_add(1);
-    return result;
-  }
-  Status Terminate(const std::vector<std::string>&) override { return Status::Ok(); }
-  std::vector<Offering> Offerings() const override { return {{"t", "z", false}}; }
+using testing::FakeProvider;
 
-  std::atomic<bool> hang{false};
-  std::atomic<int> launches{0};
-  std::mutex mu;
-  std::vector<Instance> instances;
-};
+// An on-demand cloud of one offering, in memory.
+std::unique_ptr<FakeProvider> Cloud() {
+  auto cloud = std::make_unique<FakeProvider>(RealClock::Instance());
+  cloud->offerings = {{"t", "z", false}};
+  return cloud;
+}
 
 bus::EventSubscriber::Update Pending(const std::string& pool, int slots) {
   const bus::ClusterPending pending{pool, slots, 0, 1, slots};
@@ -65,8 +46,8 @@ bool Readable(int fd, std::chrono::milliseconds timeout) {
 }
 
 TEST(PoolWorkerTest, ADemandChangeLaunchesAndTheReportWakesTheLoop) {
-  auto cloud = std::make_unique<SlowCloud>();
-  SlowCloud* raw = cloud.get();
+  auto cloud = Cloud();
+  FakeProvider* raw = cloud.get();
   ClusterView view;
   PoolWorker worker("a", Config(), std::move(cloud), RealClock::Instance(),
                     std::make_shared<const ClusterView>(view));
@@ -91,16 +72,16 @@ TEST(PoolWorkerTest, ADemandChangeLaunchesAndTheReportWakesTheLoop) {
 }
 
 TEST(PoolWorkerTest, ACloudCallThatHangsInOnePoolDelaysNoOther) {
-  auto slow = std::make_unique<SlowCloud>();
-  auto fast = std::make_unique<SlowCloud>();
-  SlowCloud* slow_raw = slow.get();
-  SlowCloud* fast_raw = fast.get();
+  auto slow = Cloud();
+  auto fast = Cloud();
+  FakeProvider* slow_raw = slow.get();
+  FakeProvider* fast_raw = fast.get();
   ClusterView view;
   PoolWorker stuck("slow", Config(), std::move(slow), RealClock::Instance(),
                    std::make_shared<const ClusterView>(view));
   PoolWorker healthy("fast", Config(), std::move(fast), RealClock::Instance(),
                      std::make_shared<const ClusterView>(view));
-  slow_raw->hang = true;
+  slow_raw->Hold();
   view.Apply(Pending("slow", 1));
   view.Apply(Pending("fast", 1));
   const auto snapshot = std::make_shared<const ClusterView>(view);
@@ -112,7 +93,7 @@ TEST(PoolWorkerTest, ACloudCallThatHangsInOnePoolDelaysNoOther) {
   ASSERT_TRUE(testing::PumpUntil([] {}, [&] { return fast_raw->launches.load() == 1; }, 2000ms));
   EXPECT_LT(std::chrono::steady_clock::now() - asked, 500ms);
   EXPECT_EQ(slow_raw->launches.load(), 0) << "still inside its launch call";
-  slow_raw->hang = false;  // lets the destructor join
+  slow_raw->Release();  // lets the destructor join
   ASSERT_TRUE(testing::PumpUntil([] {}, [&] { return slow_raw->launches.load() == 1; }, 2000ms));
 }
 

@@ -1,6 +1,6 @@
 // The priority scheduler's rules, one table row each: order, fitting, blocking and backfill,
 // preemption choice and its no-op case, gang fits, zero-slot tasks.
-#include "master/scheduler/priority_scheduler.h"
+#include "master/cluster/scheduler/priority_scheduler.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "master/prometheus.h"
+#include "master/front/prometheus.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Answers many pollers share: one fetch per key and max age, whatever the number of callers;
 // bounded by size; failures not kept.
-#include "master/recent_answers.h"
+#include "master/front/recent_answers.h"
 
 #include <gtest/gtest.h>
 

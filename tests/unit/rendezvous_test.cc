@@ -1,7 +1,7 @@
 // The master's rendezvous for distributed trials: everyone learns everyone once all arrived; a
 // container that never arrives fails the allocation once, naming it. No caller waits: answers come
 // through callbacks, and time passes only through Tick.
-#include "master/rendezvous.h"
+#include "master/experiments/rendezvous.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // master.yaml's resource_manager, resource_pools and task_container_defaults: Determined's names
 // and defaults, and an error naming the field for each bad value.
-#include "master/resource_config.h"
+#include "master/cluster/resource_config.h"
 
 #include <gtest/gtest.h>
 

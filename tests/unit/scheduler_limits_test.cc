@@ -2,8 +2,8 @@
 // pending demand the autoscaler scales for.
 #include <gtest/gtest.h>
 
-#include "master/scheduler/fit_check.h"
-#include "master/scheduler/pending_demand.h"
+#include "master/cluster/scheduler/fit_check.h"
+#include "master/cluster/scheduler/pending_demand.h"
 #include "tests/testing/pool_builder.h"
 
 namespace det::master::scheduler {

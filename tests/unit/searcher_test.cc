@@ -1,14 +1,14 @@
 // Hyperparameters and searchers: parsing with field-named errors, sampling, grids, and each
 // search method's rule; a search resumed from its saved state goes on exactly as it would have.
-#include "master/searcher/searcher.h"
+#include "master/experiments/searcher/searcher.h"
 
 #include <gtest/gtest.h>
 
 #include <deque>
 #include <set>
 
-#include "master/searcher/adaptive_asha.h"
-#include "master/searcher/asha_search.h"
+#include "master/experiments/searcher/adaptive_asha.h"
+#include "master/experiments/searcher/asha_search.h"
 
 namespace det::master::searcher {
 namespace {

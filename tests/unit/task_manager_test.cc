@@ -1,4 +1,4 @@
-#include "master/task_manager.h"
+#include "master/cluster/task_manager.h"
 
 #include <gtest/gtest.h>
 

@@ -11,8 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "agent/workload_shim.h"
+#include "agent/shim/workload_shim.h"
 #include "bus/rpc_client.h"
+#include "common/files.h"
 
 namespace det::agent {
 namespace {
@@ -134,13 +135,13 @@ TEST_F(WorkloadFoldersTest, StockedSparesSurviveARestartAndNewOnesDoNotClashWith
 
 TEST_F(WorkloadFoldersTest, WriteInPlaceKeepsTheInodeAndAShorterDocumentStillParses) {
   const std::string path = (dir_ / "workload.json").string();
-  ASSERT_TRUE(WorkloadFolders::WriteInPlace(path, R"({"pid": 123456, "task_id": "long"})").ok());
+  ASSERT_TRUE(WriteFileInPlace(path, R"({"pid": 123456, "task_id": "long"})").ok());
   const ino_t inode = InodeOf(path);
-  ASSERT_TRUE(WorkloadFolders::WriteInPlace(path, R"({"pid": 7})").ok());
+  ASSERT_TRUE(WriteFileInPlace(path, R"({"pid": 7})").ok());
   EXPECT_EQ(InodeOf(path), inode);
   EXPECT_EQ(nlohmann::json::parse(Read(path)), nlohmann::json({{"pid", 7}}));
 
-  const Status missing = WorkloadFolders::WriteInPlace((dir_ / "no/such/file").string(), "{}");
+  const Status missing = WriteFileInPlace((dir_ / "no/such/file").string(), "{}");
   EXPECT_FALSE(missing.ok());
   EXPECT_NE(missing.message().find("no/such/file"), std::string::npos);
 }

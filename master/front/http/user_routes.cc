@@ -1,0 +1,203 @@
+#include "master/front/http/user_routes.h"
+
+#include "bus/catalog/users_json.h"
+#include "master/front/answer_cache.h"
+#include "master/front/http/json.h"
+
+namespace det::master::http {
+namespace {
+
+using bus::ToJson;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+UserAnswer UserJson(const Result<bus::UserReply>& reply) {
+  if (!reply.ok()) return reply.status();
+  return ordered_json{{"user", ToJson(reply->user)}};
+}
+
+// An optional field: absent stays `fallback`; present must be a T.
+template <class T>
+Result<T> Optional(const json& body, const std::string& name, T fallback, const char* expected) {
+  if (!body.contains(name)) return fallback;
+  return Field<T>(body, name, expected);
+}
+
+Result<std::optional<bool>> OptionalBool(const json& body, const std::string& name) {
+  if (!body.contains(name)) return std::optional<bool>();
+  DET_ASSIGN_OR_RETURN(bool value, Field<bool>(body, name, "true or false"));
+  return std::optional<bool>(value);
+}
+
+// Determined's `agentUserGroup` object: {agentUid, agentGid, agentUser, agentGroup}, all four.
+Result<std::optional<bus::AgentUserGroup>> OptionalAgentUserGroup(const json& body) {
+  if (!body.contains("agentUserGroup")) return std::optional<bus::AgentUserGroup>();
+  const json& group = body["agentUserGroup"];
+  if (!group.is_object()) {
+    return InvalidArgument(
+        "agentUserGroup: must be an object {agentUid, agentGid, agentUser, "
+        "agentGroup}");
+  }
+  bus::AgentUserGroup account;
+  DET_ASSIGN_OR_RETURN(account.uid, Field<int32_t>(group, "agentUid", "a user id (0 or more)"));
+  DET_ASSIGN_OR_RETURN(account.gid, Field<int32_t>(group, "agentGid", "a group id (0 or more)"));
+  DET_ASSIGN_OR_RETURN(account.user, Field<std::string>(group, "agentUser", "a Unix user name"));
+  DET_ASSIGN_OR_RETURN(account.group, Field<std::string>(group, "agentGroup", "a Unix group name"));
+  DET_RETURN_IF_ERROR(auth::CheckAgentUserGroup(account).WithContext("agentUserGroup"));
+  return std::optional<bus::AgentUserGroup>(account);
+}
+
+}  // namespace
+
+Result<bus::UserLoginRequest> LoginRequestOf(const std::string& body) {
+  DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
+  bus::UserLoginRequest request;
+  DET_ASSIGN_OR_RETURN(request.username, Field<std::string>(fields, "username", "a string"));
+  DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(fields, "password", "a string"));
+  return request;
+}
+
+Result<bus::UserCreateRequest> UserCreateRequestOf(const std::string& body) {
+  DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
+  bus::UserCreateRequest request;
+  DET_ASSIGN_OR_RETURN(request.username, Field<std::string>(fields, "username", "a string"));
+  DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(fields, "password", "a string"));
+  DET_ASSIGN_OR_RETURN(request.admin, Optional<bool>(fields, "admin", false, "true or false"));
+  return request;
+}
+
+Result<bus::UserPasswordRequest> PasswordRequestOf(const std::string& username,
+                                                   const std::string& body) {
+  DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
+  bus::UserPasswordRequest request{username, ""};
+  DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(fields, "password", "a string"));
+  return request;
+}
+
+Result<bus::UserUpdateRequest> UserUpdateRequestOf(const std::string& username,
+                                                   const std::string& body) {
+  DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
+  bus::UserUpdateRequest request{username, std::nullopt, std::nullopt, std::nullopt};
+  DET_ASSIGN_OR_RETURN(request.active, OptionalBool(fields, "active"));
+  DET_ASSIGN_OR_RETURN(request.admin, OptionalBool(fields, "admin"));
+  DET_ASSIGN_OR_RETURN(request.agent_user_group, OptionalAgentUserGroup(fields));
+  if (!request.active && !request.admin && !request.agent_user_group) {
+    return InvalidArgument(
+        "request body: nothing to change; give \"active\", \"admin\" or \"agentUserGroup\"");
+  }
+  return request;
+}
+
+Result<bus::TokenCreateRequest> TokenCreateRequestOf(const std::string& body) {
+  DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
+  bus::TokenCreateRequest request;
+  DET_ASSIGN_OR_RETURN(request.username, Optional<std::string>(fields, "username", "", "a string"));
+  DET_ASSIGN_OR_RETURN(request.description,
+                       Optional<std::string>(fields, "description", "", "a string"));
+  DET_ASSIGN_OR_RETURN(request.lifespan_s,
+                       Optional<int64_t>(fields, "lifespan_s", 0, "seconds (0 default, -1 never)"));
+  return request;
+}
+
+Result<auth::Principal> UserOf(auth::Users& users, const Request& req) {
+  DET_ASSIGN_OR_RETURN(std::string token, BearerToken(req, "a token from POST /api/v1/auth/login"));
+  return users.Authenticate(token);
+}
+
+std::function<void(const Request&, Response&)> ForUsers(auth::Users& users, UserHandler handler) {
+  return [&users, handler = std::move(handler)](const Request& req, Response& res) {
+    auto answer = [&]() -> UserAnswer {
+      DET_ASSIGN_OR_RETURN(auth::Principal caller, UserOf(users, req));
+      return handler(caller, req);
+    };
+    Reply(res, answer());
+  };
+}
+
+std::function<void(const Request&, Response&)> ForUsersCached(auth::Users& users,
+                                                              AnswerCache* cache, std::string key,
+                                                              UserHandler live) {
+  return [&users, cache, key = std::move(key), live = std::move(live)](const Request& req,
+                                                                       Response& res) {
+    Result<auth::Principal> caller = UserOf(users, req);
+    if (!caller.ok()) return Reply(res, caller.status());
+    if (cache != nullptr && req.params.empty()) {
+      if (Result<AnswerCache::Json> cached = cache->Get(key); cached.ok()) {
+        return res.SetContent(**cached, "application/json");
+      }
+    }
+    Reply(res, live(*caller, req));
+  };
+}
+
+void RouteUserApi(Router& routes, auth::Users& users) {
+  auth::Users* u = &users;
+  routes.Post("/api/v1/auth/login", [u](const Request& req, Response& res) {
+    Reply(res, [&]() -> UserAnswer {
+      DET_ASSIGN_OR_RETURN(bus::UserLoginRequest request, LoginRequestOf(req.body));
+      DET_ASSIGN_OR_RETURN(bus::UserLoginReply reply, u->Login(request));
+      return ordered_json{
+          {"token", reply.token}, {"expires_at", reply.expires_at}, {"user", ToJson(reply.user)}};
+    }());
+  });
+  routes.Post("/api/v1/auth/logout",
+              ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
+                DET_RETURN_IF_ERROR(u->Logout(req.Header("Authorization").substr(7)));
+                return ordered_json{{"username", caller.username}};
+              }));
+  routes.Get("/api/v1/me", ForUsers(users, [u](const auth::Principal& caller, const Request&) {
+               return UserJson(u->Whoami(caller));
+             }));
+  routes.Get("/api/v1/users",
+             ForUsers(users, [u](const auth::Principal& caller, const Request&) -> UserAnswer {
+               DET_ASSIGN_OR_RETURN(bus::UserList list, u->List(caller));
+               ordered_json all = ordered_json::array();
+               for (const auto& user : list.users) all.push_back(ToJson(user));
+               return ordered_json{{"users", all}};
+             }));
+  routes.Post("/api/v1/users",
+              ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
+                DET_RETURN_IF_ERROR(auth::RequireAdmin(caller, "create users"));
+                DET_ASSIGN_OR_RETURN(bus::UserCreateRequest request, UserCreateRequestOf(req.body));
+                return UserJson(u->Create(caller, request));
+              }));
+  routes.Post("/api/v1/users/{username}/password",
+              ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
+                DET_ASSIGN_OR_RETURN(bus::UserPasswordRequest request,
+                                     PasswordRequestOf(req.Match(1), req.body));
+                return UserJson(u->SetPassword(caller, request));
+              }));
+  routes.Patch(
+      "/api/v1/users/{username}",
+      ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
+        DET_RETURN_IF_ERROR(
+            auth::RequireAdmin(caller, "activate, deactivate or change admin rights"));
+        DET_ASSIGN_OR_RETURN(bus::UserUpdateRequest request,
+                             UserUpdateRequestOf(req.Match(1), req.body));
+        return UserJson(u->Update(caller, request));
+      }));
+  routes.Post("/api/v1/tokens",
+              ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
+                DET_ASSIGN_OR_RETURN(bus::TokenCreateRequest request,
+                                     TokenCreateRequestOf(req.body));
+                DET_ASSIGN_OR_RETURN(bus::TokenCreateReply reply, u->CreateToken(caller, request));
+                return ordered_json{{"token", reply.token}, {"summary", ToJson(reply.summary)}};
+              }));
+  routes.Get("/api/v1/tokens",
+             ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
+               const bool all = req.Param("all") == "true";
+               DET_ASSIGN_OR_RETURN(bus::TokenList list, u->ListTokens(caller, {all}));
+               ordered_json tokens = ordered_json::array();
+               for (const auto& token : list.tokens) tokens.push_back(ToJson(token));
+               return ordered_json{{"tokens", tokens}};
+             }));
+  routes.Delete(
+      "/api/v1/tokens/{token_id}",
+      ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
+        DET_ASSIGN_OR_RETURN(bus::TokenReply reply,
+                             u->RevokeToken(caller, {std::stoll(req.Match(1))}));
+        return ordered_json{{"token", ToJson(reply.token)}};
+      }));
+}
+
+}  // namespace det::master::http

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "master/auth/users.h"
+#include "master/front/answer_cache.h"
+#include "master/front/http/router.h"
+
+namespace det::master::http {
+
+// What a user REST handler answers: JSON, or an error (http_json.h maps it to a status).
+using UserAnswer = Result<nlohmann::ordered_json>;
+using UserHandler = std::function<UserAnswer(const auth::Principal&, const Request&)>;
+
+// The user whose session or access token `Authorization: Bearer <token>` carries; Unauthenticated
+// without a live one.
+Result<auth::Principal> UserOf(auth::Users& users, const Request& req);
+
+// An httplib handler for the user REST API: the caller is who `Authorization: Bearer <token>`
+// (a session from /api/v1/auth/login, or an access token) speaks for; 401 without a live token.
+std::function<void(const Request&, Response&)> ForUsers(auth::Users& users, UserHandler handler);
+
+// ForUsers for a list that clients poll: a request without query parameters is answered from
+// `cache`'s entry `key` (already encoded; no round trip to an actor), anything else (or without a
+// cache) by `live`.
+std::function<void(const Request&, Response&)> ForUsersCached(auth::Users& users,
+                                                              AnswerCache* cache, std::string key,
+                                                              UserHandler live);
+
+// Logins, users and access tokens over REST, answering what `det user` and `det token` answer:
+//
+//   POST   /api/v1/auth/login     {"username", "password"} -> {"token", "expires_at", "user"}
+//                                 (no token needed)
+//   POST   /api/v1/auth/logout    ends the caller's session
+//   GET    /api/v1/me             {"user": {...}}
+//   GET    /api/v1/users          {"users": [...]}
+//   POST   /api/v1/users          {"username", "password", "admin"} (admins) -> {"user"}
+//   POST   /api/v1/users/{name}/password  {"password"}: one's own, or anyone's (admins)
+//   PATCH  /api/v1/users/{name}   {"active", "admin", "agentUserGroup": {"agentUid", "agentGid",
+//                                 "agentUser", "agentGroup"}} (admins) -> {"user"}
+//   POST   /api/v1/tokens         {"description", "lifespan_s" (0 default, -1 never), "username"}
+//                                 -> {"token", "summary"}
+//   GET    /api/v1/tokens[?all=true]  {"tokens": [...]}
+//   DELETE /api/v1/tokens/{id}    revokes -> {"token"}
+//
+// 400 names the bad field, 401 without a live token or with a wrong password, 403 for admin work
+// by a non-admin, 404 for an unknown user or token.
+void RouteUserApi(Router& routes, auth::Users& users);
+
+// The request bodies of those routes as their handlers read them (exposed for tests and the
+// fuzzer): InvalidArgument naming the field that is missing or of the wrong type, or saying the
+// body is not a JSON object. `username` is the path's. Never throw.
+Result<bus::UserLoginRequest> LoginRequestOf(const std::string& body);
+Result<bus::UserCreateRequest> UserCreateRequestOf(const std::string& body);
+Result<bus::UserPasswordRequest> PasswordRequestOf(const std::string& username,
+                                                   const std::string& body);
+// InvalidArgument too when it changes nothing (none of "active", "admin", "agentUserGroup").
+Result<bus::UserUpdateRequest> UserUpdateRequestOf(const std::string& username,
+                                                   const std::string& body);
+Result<bus::TokenCreateRequest> TokenCreateRequestOf(const std::string& body);
+
+}  // namespace det::master::http
