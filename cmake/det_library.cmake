@@ -24,12 +24,16 @@ function(det_cc_binary)
   target_link_libraries(${DET_NAME} PRIVATE ${DET_DEPS})
 endfunction()
 
-# det_cc_test(NAME <name> LABEL unit|integration|e2e SRCS ... DEPS ...): a GoogleTest binary whose
-# tests are registered with ctest under LABEL.
+# det_cc_test(NAME <name> LABEL <label> [TIMEOUT s] [COST s] SRCS ... DEPS ...): a GoogleTest binary
+# whose tests are registered with ctest under LABEL; COST: about how long each takes (ctest starts
+# the costliest first when it has no times of its own yet).
 function(det_cc_test)
-  cmake_parse_arguments(DET "" "NAME;LABEL;TIMEOUT" "SRCS;DEPS" ${ARGN})
+  cmake_parse_arguments(DET "" "NAME;LABEL;TIMEOUT;COST" "SRCS;DEPS" ${ARGN})
   if(NOT DET_TIMEOUT)
     set(DET_TIMEOUT 120)
+  endif()
+  if(NOT DET_COST)
+    set(DET_COST 0)
   endif()
   add_executable(${DET_NAME} ${DET_SRCS})
   # A test's own code at -O0 in optimized trees: it compiles in well under half the time (the
@@ -38,7 +42,7 @@ function(det_cc_test)
   target_compile_options(${DET_NAME} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:-O0>)
   target_link_libraries(${DET_NAME} PRIVATE ${DET_DEPS} GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${DET_NAME}
-    PROPERTIES LABELS ${DET_LABEL} TIMEOUT ${DET_TIMEOUT}
+    PROPERTIES LABELS ${DET_LABEL} TIMEOUT ${DET_TIMEOUT} COST ${DET_COST}
     ENVIRONMENT "DET_BUILD_DIR=${PROJECT_BINARY_DIR};DET_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
     DISCOVERY_TIMEOUT 30)
 endfunction()

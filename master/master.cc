@@ -129,9 +129,10 @@ Result<MasterEndpoints> Master::Start() {
   }
   recorder_ = std::make_unique<InstanceRecorder>(context_, clock_, *store_, kInprocEvents);
   recorder_->Start();
+  cluster_records_ = std::make_unique<StoredClusterRecords>(*store_);
   registry_ = std::make_unique<AgentRegistry>(context_, clock_, bus_config.channel,
-                                              bus_config.max_message_bytes, *store_, endpoints.rest,
-                                              config_.resources, tokens);
+                                              bus_config.max_message_bytes, *cluster_records_,
+                                              endpoints.rest, config_.resources, tokens);
   DET_ASSIGN_OR_RETURN(endpoints.agent,
                        registry_->Bind(tcp(bus_config.agent_port),
                                        security.WithRole(bus::kRoleAgent), kInprocEvents.publish));
@@ -175,6 +176,7 @@ void Master::Stop() {
   front_.reset();
   experiments_.reset();
   registry_.reset();
+  cluster_records_.reset();
   recorder_.reset();
   store_.reset();  // after the registry: writes what it queued
   log_retention_.reset();

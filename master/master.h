@@ -9,6 +9,7 @@
 #include "bus/zap_handler.h"
 #include "master/auth/users.h"
 #include "master/cluster/agent_registry.h"
+#include "master/cluster/stored_cluster_records.h"
 #include "master/experiments/experiment_service.h"
 #include "master/front/cli_gateway.h"
 #include "master/front/front_door.h"
@@ -61,6 +62,7 @@ class Master {
   std::unique_ptr<Store> store_;
   std::unique_ptr<LogRetention> log_retention_;
   std::unique_ptr<InstanceRecorder> recorder_;
+  std::unique_ptr<StoredClusterRecords> cluster_records_;  // the registry's, on the store
   std::unique_ptr<AgentRegistry> registry_;
   std::unique_ptr<FrontDoor> front_;  // what both gateways call
   std::unique_ptr<CliGateway> gateway_;

@@ -11,6 +11,9 @@
 #   scripts/sanitizers.sh full   the soak mode: also every unit test under TSan, and every
 #                                integration and multi-host test against the sanitized binaries;
 #                                about 21 minutes on two cores once the trees are built
+#   scripts/sanitizers.sh build  only builds what the quick mode runs (and the fuzzers), in one
+#                                ninja call per tree: what scripts/test.sh does at a low priority
+#                                while the other tests run
 # A sanitizer report fails the test it happens in (ASan, UBSan: -fno-sanitize-recover; TSan:
 # halt_on_error). The sanitized processes the integration tests start write their reports to
 # files (log_path), which fail the run whatever the test saw. Suppressions: tests/tsan.supp (each
@@ -74,14 +77,26 @@ against_sanitized_binaries() {
   return "$status"
 }
 
+ASAN_TARGETS=(unit_tests det-master det-agent det-autoscaler det fake-ec2 fake-gce fake-docker)
+for source in tests/fuzz/*_fuzzer.cc; do ASAN_TARGETS+=("$(basename "$source" .cc)"); done
+if [ "$MODE" = full ]; then TSAN_TARGETS=(concurrency_tests unit_tests); else TSAN_TARGETS=(concurrency_tests); fi
+build_trees() {
+  configure build-asan -DDET_SANITIZE=ON -DDET_FUZZ=ON -DDET_UNIT_ONLY=ON
+  ninja -C build-asan "${ASAN_TARGETS[@]}"
+  configure build-tsan -DDET_TSAN=ON -DDET_UNIT_ONLY=ON
+  ninja -C build-tsan "${TSAN_TARGETS[@]}"
+}
+if [ "$MODE" = build ]; then
+  build_trees
+  exit 0
+fi
+
 FAILED=0  # every part runs; one failure does not hide another
+build_trees
 echo "--- ASan+UBSan: unit tests (build-asan)"
-configure build-asan -DDET_SANITIZE=ON -DDET_FUZZ=ON -DDET_UNIT_ONLY=ON
-ninja -C build-asan unit_tests
-run_ctest build-asan -L unit -j2 || FAILED=1
+run_ctest build-asan -L unit -j3 || FAILED=1
 
 echo "--- ASan+UBSan: integration tests against sanitized det-master, det-agent, det-autoscaler"
-ninja -C build-asan det-master det-agent det-autoscaler det fake-ec2 fake-gce fake-docker
 [ -x build/tests/integration_tests ] || ninja -C build integration_tests multihost_tests
 if [ "$MODE" = full ]; then
   against_sanitized_binaries integration_tests '*' || FAILED=1
@@ -91,9 +106,6 @@ else
 fi
 
 echo "--- TSan: concurrency tests (build-tsan)"
-configure build-tsan -DDET_TSAN=ON -DDET_UNIT_ONLY=ON
-if [ "$MODE" = full ]; then TSAN_TARGETS=(concurrency_tests unit_tests); else TSAN_TARGETS=(concurrency_tests); fi
-ninja -C build-tsan "${TSAN_TARGETS[@]}"
 run_ctest build-tsan -L tsan -j2 || FAILED=1
 if [ "$MODE" = full ]; then
   echo "--- TSan: every unit test"

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Quick start, set-up command 2: install what is missing, build, and run every test:
-#   1. unit, integration and end-to-end tests (ctest labels unit, integration, e2e)
+#   1. unit, integration and end-to-end tests (ctest labels unit.*, integration, e2e), four at a
+#      time, the costliest first
 #   2. the benchmarks in short mode (ctest label bench)
-#   3. the unit tests again under ASan+UBSan and the threaded parts' tests under TSan
-#      (scripts/sanitizers.sh), and every libFuzzer target for a bounded time (clang;
-#      DET_FUZZ_SECONDS per fuzzer, default 12: about a minute in all). scripts/fuzz.sh runs
-#      them, here briefly and on its own as the soak mode.
-# Beside all three, at a lower priority, the format and lint checks (.clang-format, .clang-tidy
-# without the static analyzer: scripts/lint.sh quick), whose verdict is read at the end: the
-# tests mostly wait on trials, timeouts and faults, and lint fills the idle core. A private Docker
-# engine and registries (scripts/docker-test-engine.sh, in build/docker-test) are prepared beside
-# the build and serve the docker runtime's real-engine tests and the container start benchmark;
-# they are stopped by pid after the benchmarks (or whenever this script exits). Exits non-zero
-# if anything fails (after every stage has run, so that one failure does not hide another).
-# Prints the time each stage took.
+#   3. the unit tests again under ASan+UBSan, a cross-section of the integration tests against
+#      sanitized binaries, the threaded parts' tests under TSan (scripts/sanitizers.sh), and every
+#      libFuzzer target for a bounded time (clang; DET_FUZZ_SECONDS per fuzzer, default 12, two at
+#      a time). scripts/fuzz.sh runs them, here briefly and on its own as the soak mode.
+# Beside the tests and benchmarks, at a lower priority: the format and lint checks (.clang-format,
+# .clang-tidy without the static analyzer: scripts/lint.sh quick) and the build of stage 3's
+# trees (scripts/sanitizers.sh build): the tests mostly wait on trials, timeouts and faults, and
+# these fill the idle core. A private Docker engine and registries (scripts/docker-test-engine.sh,
+# in build/docker-test) are prepared beside the build and serve the docker runtime's real-engine
+# tests and the container start benchmark; they are stopped by pid after the benchmarks (or
+# whenever this script exits). Exits non-zero if anything fails (after every stage has run, so
+# that one failure does not hide another). Prints the time each stage took.
 #
 #   scripts/test.sh quick [PATH...]   what a change touches, in minutes: format and layering of the
 #                                     touched files, an incremental build, the touched folders'
@@ -51,15 +52,33 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 
 stage "build"; scripts/build.sh; done_stage build
-# The verdict travels in a file: bash may forget a background job's status by the time it is
-# waited for (its pid reused by a later child over a 40-minute run: "pid N is not a child").
-rm -f build/lint.rc
-(
-  rc=0
-  nice -n 10 scripts/lint.sh quick > build/lint.log 2>&1 || rc=$?
-  echo "$rc" > build/lint.rc
-) &
+# Two jobs beside the tests, whose verdicts travel in files (bash may forget a background job's
+# status by the time it is waited for: its pid reused by a later child over a long run). The tests
+# mostly wait on trials, timeouts and faults (under one core of CPU on average here), so these
+# fill the other core: lint at nice 10, and the sanitizer and fuzzer trees' builds at nice 19,
+# which the tests' processes always come before.
+# background NAME NICENESS COMMAND...: runs it with its output in build/NAME.log, status in .rc.
+background() {
+  local name=$1 niceness=$2
+  shift 2
+  rm -f "build/$name.rc"
+  (
+    rc=0
+    nice -n "$niceness" "$@" > "build/$name.log" 2>&1 || rc=$?
+    echo "$rc" > "build/$name.rc"
+  ) &
+}
+# verdict PID NAME [LINES]: waits for it, prints its log (the last LINES when given), and says
+# whether it passed.
+verdict() {
+  wait "$1" 2>/dev/null || true
+  if [ -n "${3:-}" ]; then tail -n "$3" "build/$2.log"; else cat "build/$2.log"; fi
+  [ "$(cat "build/$2.rc" 2>/dev/null)" = 0 ]
+}
+background lint 10 scripts/lint.sh quick
 LINT_PID=$!
+background sanitizer-build 19 scripts/sanitizers.sh build
+SANITIZER_BUILD_PID=$!
 FAILED=()
 
 if [ -n "${DOCKER_PID:-}" ]; then
@@ -71,10 +90,12 @@ if [ -n "${DOCKER_PID:-}" ]; then
 fi
 
 stage "unit, integration and e2e tests"
-# The multi-host suite appends a row per fault (recovery time) to this report.
+# The multi-host suite appends a row per fault (recovery time) to this report. Four at a time:
+# each entry mostly waits (clusters starting, trials running, faults' timeouts), and the costliest
+# start first (their COST in tests/CMakeLists.txt).
 rm -f build/multihost-report.md
 DET_MULTIHOST_REPORT="$PWD/build/multihost-report.md" \
-  ctest --test-dir build --output-on-failure -L 'unit|integration|e2e' -j2 || FAILED+=(tests)
+  ctest --test-dir build --output-on-failure -L 'unit|integration|e2e' -j4 || FAILED+=(tests)
 if [ -s build/multihost-report.md ]; then
   echo "fault report (multihost_tests): | fault | outcome | recovery | data lost |"
   cat build/multihost-report.md
@@ -92,14 +113,14 @@ if [ -n "${DOCKER_PID:-}" ]; then
 fi
 
 stage "sanitizers (ASan+UBSan unit tests, TSan concurrency tests) and fuzzing (clang)"
+echo "(their trees were built beside the tests; the build's last lines:)"
+verdict "$SANITIZER_BUILD_PID" sanitizer-build 5 || FAILED+=(sanitizer-build)
 scripts/sanitizers.sh || FAILED+=(sanitizers)
-DET_FUZZ_BUILD=1 scripts/fuzz.sh "$FUZZ_SECONDS" || FAILED+=(fuzzing)
+DET_FUZZ_BUILD=0 scripts/fuzz.sh "$FUZZ_SECONDS" || FAILED+=(fuzzing)
 done_stage sanitizers
 
 stage "format and lint (started after the build)"
-wait "$LINT_PID" 2>/dev/null || true
-[ "$(cat build/lint.rc 2>/dev/null)" = 0 ] || FAILED+=(lint)
-cat build/lint.log
+verdict "$LINT_PID" lint || FAILED+=(lint)
 done_stage lint
 
 echo

@@ -4,28 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <nlohmann/json.hpp>
 
 #include "common/index_ranges.h"
 #include "common/strings.h"
 #include "common/thread_name.h"
-#include "master/cluster/task_persistence.h"
-#include "storage/agents_repo.h"
 
 namespace det::master {
 namespace {
-
-std::string SlotsJson(const std::vector<bus::SlotInfo>& slots) {
-  nlohmann::json all = nlohmann::json::array();
-  for (const auto& slot : slots) {
-    all.push_back({{"id", slot.id},
-                   {"type", slot.type},
-                   {"brand", slot.brand},
-                   {"uuid", slot.uuid},
-                   {"memory_mib", slot.memory_mib}});
-  }
-  return all.dump();
-}
 
 TaskSpec SpecOf(const bus::CommandRunRequest& r) {
   return {r.entrypoint,  r.slots,       r.resource_pool, r.env,       r.priority,     r.weight,
@@ -46,14 +31,14 @@ constexpr auto kMaxPassSpacing = std::chrono::milliseconds(20);
 
 AgentRegistry::AgentRegistry(zmq::context_t& context, const Clock& clock,
                              const bus::AgentChannelConfig& channel, int64_t max_message_bytes,
-                             Store& store, std::string master_address,
+                             ClusterRecords& records, std::string master_address,
                              const ResourcesConfig& resources, AllocationTokens tokens)
     : clock_(clock),
       channel_(context, "master", clock, channel,
                bus::SocketLimits{.max_message_bytes = max_message_bytes}),
       queries_(context, "agent-registry", clock),
       publisher_(context, "master.agent-registry", clock),
-      store_(store),
+      records_(records),
       tasks_(*this, resources, std::move(master_address)),
       reconnect_window_(channel.reconnect_window),
       pools_(PoolNames(resources)),
@@ -68,7 +53,7 @@ AgentRegistry::AgentRegistry(zmq::context_t& context, const Clock& clock,
 
 bus::RpcServer::Hold AgentRegistry::UntilStored() {
   return [this](bus::RpcServer::Release release) {
-    store_.AfterCommit([release = std::move(release)](const Status& stored) {
+    records_.AfterStored([release = std::move(release)](const Status& stored) {
       release(stored.ok() ? stored
                           : Unavailable("accepted, but not stored: " + stored.message() +
                                         "; a restarted master would not know of it"));
@@ -182,8 +167,7 @@ void AgentRegistry::PublishProviders(const std::vector<bus::PoolProviderEvent>& 
 
 void AgentRegistry::Restore(std::vector<Task> tasks) {
   const int64_t now = NowNs();
-  store_.Enqueue(
-      [now](pqxx::work& tx) { storage::CloseOpenAgentConnections(tx, now, "master restarted"); });
+  records_.MasterRestarted(now);
   const size_t count = tasks.size();
   for (Task& task : tasks) tasks_.Restore(std::move(task));
   for (const std::string& agent_id : tasks_.AwaitedAgents()) {
@@ -304,13 +288,13 @@ void AgentRegistry::OnAgentMessage(const std::string& agent_id, const bus::Envel
   if (message.is(bus::WorkloadLogs::kType)) {
     auto logs = message.Decode<bus::WorkloadLogs>();
     if (!logs.ok()) return complain(logs.status());
-    store_.EnqueueLogs(agent_id, std::move(*logs));
+    records_.Logs(agent_id, std::move(*logs));
   } else if (message.is(bus::WorkloadState::kType)) {
     auto state = message.Decode<bus::WorkloadState>();
     if (!state.ok()) return complain(state.status());
     tasks_.OnWorkloadState(agent_id, *state, NowNs());
     if (state->state == bus::kWorkloadTerminated) {
-      store_.EnqueueNotice({agent_id, state->allocation_id, 0});
+      records_.NoticeWhenStored({agent_id, state->allocation_id, 0});
     }
   } else if (message.is(bus::AgentUtilization::kType)) {
     auto sample = message.Decode<bus::AgentUtilization>();
@@ -375,7 +359,7 @@ void AgentRegistry::Forget(const std::string& agent_id, const std::string& why) 
 }
 
 void AgentRegistry::SendNotices() {
-  for (const Store::Notice& n : store_.TakeNotices()) {
+  for (const ClusterRecords::Notice& n : records_.TakeNotices()) {
     if (n.batch > 0) {
       (void)channel_.SendBestEffort(
           n.agent_id, bus::WorkloadLogsCommitted{n.allocation_id, n.incarnation, n.batch});
@@ -400,15 +384,12 @@ void AgentRegistry::KillWorkload(const std::string& agent_id, const bus::Workloa
 }
 
 void AgentRegistry::TaskChanged(const Task& task) {
-  store_.EnqueueStatement(PersistTaskChange(task), TaskChangeCommit(task),
-                          TaskChangeSupersedes(task));
+  records_.TaskChanged(task);
   Status published = publisher_.Publish(bus::TaskStateEvent{task.Summary()});
   if (!published.ok()) spdlog::warn("agent registry: {}", published.message());
 }
 
-void AgentRegistry::TaskSettingsChanged(const Task& task) {
-  store_.Enqueue(PersistTaskSettings(task));
-}
+void AgentRegistry::TaskSettingsChanged(const Task& task) { records_.TaskSettingsChanged(task); }
 
 void AgentRegistry::PendingChanged(const bus::ClusterPending& pending) {
   Status published = publisher_.Publish(pending, "pending/" + pending.resource_pool);
@@ -462,16 +443,10 @@ void AgentRegistry::OnRegister(const std::string& agent_id, const bus::AgentRegi
   tasks_.SetAgent(agent_id, info.resource_pool, slot_ids);
   for (const bus::WorkloadState& workload : info.workloads) {
     if (workload.state == bus::kWorkloadTerminated) {
-      store_.EnqueueNotice({agent_id, workload.allocation_id, 0});
+      records_.NoticeWhenStored({agent_id, workload.allocation_id, 0});
     }
   }
-  const int64_t now = NowNs();
-  store_.Enqueue([agent_id, info, now](pqxx::work& tx) {
-    storage::UpsertAgent(tx,
-                         {agent_id, info.resource_pool, info.hostname, info.version,
-                          SlotsJson(info.slots), "connected"},
-                         now);
-  });
+  records_.AgentRegistered(agent_id, info, NowNs());
   if (is_new) RecordConnection(agent_id, "connected");
 }
 
@@ -484,13 +459,7 @@ void AgentRegistry::SetState(const std::string& agent_id, const std::string& sta
 }
 
 void AgentRegistry::RecordConnection(const std::string& agent_id, const std::string& state) {
-  const int64_t now = NowNs();
-  store_.Enqueue([agent_id, state, now](pqxx::work& tx) {
-    (void)storage::SetAgentState(tx, agent_id, state, now);
-    storage::CloseAgentConnectionsOf(tx, agent_id, now,
-                                     state == "connected" ? "reconnected" : state);
-    if (state == "connected") storage::OpenAgentConnection(tx, agent_id, now);
-  });
+  records_.AgentStateChanged(agent_id, state, NowNs());
 }
 
 template <class Notice>

@@ -15,10 +15,10 @@
 #include "bus/event_publisher.h"
 #include "bus/rpc_server.h"
 #include "master/auth/allocation_token.h"
+#include "master/cluster/cluster_records.h"
 #include "master/cluster/idle_tracker.h"
 #include "master/cluster/registry_endpoint.h"
 #include "master/cluster/task_manager.h"
-#include "master/records/store.h"
 
 namespace det::master {
 
@@ -30,8 +30,9 @@ namespace det::master {
 // get the current set from the snapshot). Actual state: the agent channel's sessions. It follows
 // the channel: a register message records the agent, Lost marks it lost, Expired removes it (a
 // tombstone event) once the reconnect window has passed. Tasks follow their agents: a lost agent
-// gets no new work, an expired one's tasks end with AgentFailed. Every change is written through
-// the Store (never waiting on the database) and task changes are published as `task.state`.
+// gets no new work, an expired one's tasks end with AgentFailed. Every change is recorded through
+// ClusterRecords (the store's thread: never waiting on the database) and task changes are published
+// as `task.state`.
 //
 // Threading: an actor. Start() runs it on its own thread; other components reach it only through
 // its inproc request endpoint (kQueryEndpoint) with the same rpc messages the CLI uses.
@@ -39,10 +40,10 @@ class AgentRegistry : private TaskManager::Listener {
  public:
   static constexpr const char* kQueryEndpoint = kRegistryEndpoint;
 
-  // `store` outlives the registry; `master_address` is DET_MASTER for workloads; `resources` are
+  // `records` outlive the registry; `master_address` is DET_MASTER for workloads; `resources` are
   // the pools agents may join and how each is scheduled; `tokens` issue each allocation's token.
   AgentRegistry(zmq::context_t& context, const Clock& clock, const bus::AgentChannelConfig& channel,
-                int64_t max_message_bytes, Store& store, std::string master_address,
+                int64_t max_message_bytes, ClusterRecords& records, std::string master_address,
                 const ResourcesConfig& resources, AllocationTokens tokens);
   ~AgentRegistry();
 
@@ -116,7 +117,7 @@ class AgentRegistry : private TaskManager::Listener {
   bus::AgentChannelServer channel_;
   bus::RpcServer queries_;
   bus::EventPublisher publisher_;
-  Store& store_;
+  ClusterRecords& records_;
   TaskManager tasks_;
   std::map<std::string, AgentEntry> agents_;
   std::map<std::string, MonoTime> awaited_;  // restored agents -> when they count as gone
