@@ -139,8 +139,9 @@ void Agent::SayGoodbye() {
     if (state.state != bus::kWorkloadTerminated) return;  // the master keeps its place
   }
   channel_->SendReliable(bus::AgentLeaving{"the agent was stopped"});
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  while (channel_->unacknowledged() > 0 && std::chrono::steady_clock::now() < deadline) {
+  const Clock& real = RealClock::Instance();  // a second of the socket's time, as Poll's is
+  const MonoTime deadline = real.Now() + std::chrono::seconds(1);
+  while (channel_->unacknowledged() > 0 && real.Now() < deadline) {
     PollOnce();
   }
 }

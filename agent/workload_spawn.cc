@@ -20,6 +20,7 @@
 
 #include "agent/shim/workload_shim.h"
 #include "agent/workload_folders.h"
+#include "common/clock.h"
 #include "common/environment.h"
 #include "common/process.h"
 #include "common/strings.h"
@@ -128,12 +129,12 @@ KnownAccount CachedAccount(const bus::AgentUserGroup& account) {
   struct Answer {
     KnownAccount account;
     std::string stamp;
-    std::chrono::steady_clock::time_point at;
+    MonoTime at;
   };
   static std::mutex mu;
   static std::map<std::tuple<std::string, int64_t, int64_t>, Answer> answers;
   const auto key = std::make_tuple(account.user, int64_t{account.uid}, int64_t{account.gid});
-  const auto now = std::chrono::steady_clock::now();
+  const MonoTime now = RealClock::Instance().Now();
   const std::string stamp = AccountFilesStamp();
   std::lock_guard lock(mu);
   auto it = answers.find(key);

@@ -352,7 +352,7 @@ Result<SimulationReport> Simulate(const std::vector<TraceJob>& input,
                                   Duration horizon) {
   std::vector<TraceJob> trace = input;
   DET_RETURN_IF_ERROR(CheckTrace(trace, pools));
-  const auto wall_start = std::chrono::steady_clock::now();
+  const MonoTime wall_start = RealClock::Instance().Now();  // what the simulation cost
   SimulatedClock clock;
   World world(pools, cloud, clock);
   QuietReporter reporter;
@@ -388,7 +388,7 @@ Result<SimulationReport> Simulate(const std::vector<TraceJob>& input,
   }
   SimulationReport report = world.Report(start);
   report.wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      std::chrono::duration<double>(RealClock::Instance().Now() - wall_start).count();
   return report;
 }
 

@@ -47,11 +47,12 @@ void EventPublisher::Pump() {
 }
 
 bool EventPublisher::WaitReady(Duration timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const Clock& real = RealClock::Instance();  // the socket's own time, as Poll's timeout is
+  const MonoTime deadline = real.Now() + timeout;
   while (true) {
     Pump();
     if (ready_ && held_.empty()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
+    if (real.Now() >= deadline) return false;
     zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
     Poll(&item, 1, std::chrono::milliseconds(10));
   }

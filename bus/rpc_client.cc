@@ -64,12 +64,12 @@ Result<RpcReply> RpcClient::Attempt(const RpcRequest& request) {
   Header header;
   header.sender = "det";
   DET_RETURN_IF_ERROR(Send(*socket_, {}, header, request));
-  const auto deadline = std::chrono::steady_clock::now() + config_.timeout;
+  const Clock& real = RealClock::Instance();  // the socket's own time, as Poll's timeout is
+  const MonoTime deadline = real.Now() + config_.timeout;
   std::vector<zmq::message_t> frames;
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (real.Now() < deadline) {
     zmq::pollitem_t items[] = {{socket_->handle(), 0, ZMQ_POLLIN, 0}, watch_->item()};
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - real.Now());
     Poll(items, 2, std::max(left, std::chrono::milliseconds(1)));
     if (items[1].revents & ZMQ_POLLIN) {
       if (std::optional<HandshakeFailure> failure = watch_->Read()) {

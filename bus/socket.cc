@@ -26,7 +26,7 @@ Result<std::string> Bind(zmq::socket_t& socket, const std::string& endpoint,
   // A fixed port still held (a restarted process's predecessor, a passing outgoing connection
   // given it as its ephemeral port) is tried again for a while before the bind fails.
   Result<std::string> bound = Unavailable("cannot bind " + endpoint);
-  RetryEvery(std::chrono::milliseconds(200), kBindRetryFor, [&] {
+  RetryEvery(std::chrono::milliseconds(200), kBindRetryFor, RealClock::Instance(), [&] {
     try {
       socket.bind(target);
       bound = socket.get(zmq::sockopt::last_endpoint);

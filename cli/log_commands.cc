@@ -25,7 +25,7 @@ Result<int64_t> TimeOf(const std::string& option, const std::string& text) {
                            "\" is neither an RFC 3339 time (2026-11-26T10:00:00Z) nor a duration "
                            "ago (15m, 2h)");
   }
-  return UnixNanos(std::chrono::system_clock::now()) -
+  return UnixNanos(RealClock::Instance().WallNow()) -
          std::chrono::duration_cast<std::chrono::nanoseconds>(*ago).count();
 }
 

@@ -2,7 +2,6 @@
 
 #include <pugixml.hpp>
 #include <set>
-#include <thread>
 
 #include "common/base64.h"
 
@@ -219,11 +218,8 @@ std::map<std::string, std::string> LaunchSpecParams(const LaunchSpec& spec,
 }
 
 Ec2Client::Ec2Client(Ec2ClientOptions options, std::shared_ptr<CredentialsChain> credentials,
-                     const Clock& clock, std::function<void(Duration)> sleep)
-    : options_(std::move(options)),
-      credentials_(std::move(credentials)),
-      clock_(clock),
-      sleep_(sleep ? std::move(sleep) : [](Duration d) { std::this_thread::sleep_for(d); }) {
+                     const Clock& clock)
+    : options_(std::move(options)), credentials_(std::move(credentials)), clock_(clock) {
   endpoint_ = options_.endpoint_url.empty() ? "https://ec2." + options_.region + ".amazonaws.com/"
                                             : options_.endpoint_url;
   if (!endpoint_.ends_with('/')) endpoint_ += '/';
@@ -282,7 +278,7 @@ Ec2Result<std::string> Ec2Client::Call(const std::string& action,
     const Ec2ErrorKind kind = result.error().kind;
     const bool retryable = kind == Ec2ErrorKind::kThrottled || kind == Ec2ErrorKind::kTransient;
     if (!retryable || attempt + 1 >= options_.retry.max_attempts) return result;
-    sleep_(BackoffDelay(options_.retry, attempt));
+    clock_.SleepFor(BackoffDelay(options_.retry, attempt));
   }
 }
 

@@ -111,9 +111,9 @@ struct Ec2ClientOptions {
 
 class Ec2Client {
  public:
-  // `sleep` waits between attempts (tests pass one that records instead).
+  // `clock` signs the calls and waits between attempts (a test's SimulatedClock records the waits).
   Ec2Client(Ec2ClientOptions options, std::shared_ptr<CredentialsChain> credentials,
-            const Clock& clock, std::function<void(Duration)> sleep = {});
+            const Clock& clock);
 
   // MinCount 1, MaxCount `count`: EC2 may start fewer. The metadata service closed to containers
   // (MetadataClosedToContainers), shutdown terminates, `client_token` makes a retried call launch
@@ -151,7 +151,6 @@ class Ec2Client {
   std::string endpoint_;
   std::shared_ptr<CredentialsChain> credentials_;
   const Clock& clock_;
-  std::function<void(Duration)> sleep_;
   HttpClient http_;
 };
 

@@ -5,7 +5,6 @@
 #include <limits>
 #include <random>
 #include <set>
-#include <thread>
 
 namespace det::gcp {
 namespace {
@@ -237,11 +236,8 @@ Result<WallTime> ParseRfc3339(const std::string& text) {
 }
 
 ComputeClient::ComputeClient(ComputeClientOptions options,
-                             std::shared_ptr<GcpCredentials> credentials,
-                             std::function<void(Duration)> sleep)
-    : options_(std::move(options)),
-      credentials_(std::move(credentials)),
-      sleep_(sleep ? std::move(sleep) : [](Duration d) { std::this_thread::sleep_for(d); }) {
+                             std::shared_ptr<GcpCredentials> credentials, const Clock& clock)
+    : options_(std::move(options)), credentials_(std::move(credentials)), clock_(clock) {
   endpoint_ = options_.endpoint_url.empty() ? kDefaultEndpoint : options_.endpoint_url;
   if (!endpoint_.ends_with('/')) endpoint_ += '/';
 }
@@ -283,7 +279,7 @@ GceResult<nlohmann::json> ComputeClient::Call(const std::string& method,
                      token.status().message(), 0,
                      refused ? GceErrorKind::kAuth : GceErrorKind::kTransient};
       if (refused || attempt + 1 >= options_.retry.max_attempts) return error;
-      sleep_(BackoffDelay(options_.retry, attempt));
+      clock_.SleepFor(BackoffDelay(options_.retry, attempt));
       continue;
     }
     request.headers = {{"Authorization", "Bearer " + *token}};
@@ -296,7 +292,7 @@ GceResult<nlohmann::json> ComputeClient::Call(const std::string& method,
       continue;
     }
     if (!Retryable(result.error()) || attempt + 1 >= options_.retry.max_attempts) return result;
-    sleep_(BackoffDelay(options_.retry, attempt));
+    clock_.SleepFor(BackoffDelay(options_.retry, attempt));
   }
 }
 

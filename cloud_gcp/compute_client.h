@@ -6,7 +6,6 @@
 // with jittered exponential backoff on 429, 5xx and transport failures, and fail with an error
 // classified for the autoscaler. Not thread-safe: one client per thread.
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -79,9 +78,9 @@ struct ComputeClientOptions {
 
 class ComputeClient {
  public:
-  // `sleep` waits between attempts (tests pass one that records instead).
+  // `clock` waits between attempts (a test's SimulatedClock records the waits).
   ComputeClient(ComputeClientOptions options, std::shared_ptr<GcpCredentials> credentials,
-                std::function<void(Duration)> sleep = {});
+                const Clock& clock);
 
   // `instance` is an Instance resource; `request_id` (a UUID) makes a retried insert create
   // nothing twice.
@@ -112,7 +111,7 @@ class ComputeClient {
   ComputeClientOptions options_;
   std::string endpoint_;
   std::shared_ptr<GcpCredentials> credentials_;
-  std::function<void(Duration)> sleep_;
+  const Clock& clock_;
   HttpClient http_;
 };
 

@@ -320,7 +320,7 @@ Result<std::unique_ptr<provider::Provider>> MakeGcpProvider(const provider::Prov
   spdlog::info("gcp provider for pool {}: project {}, zone {}, credentials: {}", pool.resource_pool,
                config.project, config.zone, credentials->Describe());
   auto client = std::make_unique<ComputeClient>(
-      ComputeClientOptions{config.project, config.endpoint_url}, std::move(credentials));
+      ComputeClientOptions{config.project, config.endpoint_url}, std::move(credentials), clock);
   return std::unique_ptr<provider::Provider>(std::make_unique<GcpProvider>(
       std::move(config), std::move(bootstrap), std::move(client), clock));
 }

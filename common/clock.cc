@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <thread>
 
 namespace det {
 
@@ -56,8 +57,12 @@ RealClock& RealClock::Instance() {
   return clock;
 }
 
-SimulatedClock::SimulatedClock()
-    : mono_(MonoTime(std::chrono::hours(1))), wall_(WallTime(std::chrono::seconds(1767225600))) {}
+void RealClock::SleepUntil(MonoTime deadline) const { std::this_thread::sleep_until(deadline); }
+
+SimulatedClock::SimulatedClock(Sleeps sleeps)
+    : sleeps_(sleeps),
+      mono_(MonoTime(std::chrono::hours(1))),
+      wall_(WallTime(std::chrono::seconds(1767225600))) {}
 
 MonoTime SimulatedClock::Now() const {
   std::lock_guard lock(mu_);
@@ -69,10 +74,82 @@ WallTime SimulatedClock::WallNow() const {
   return wall_;
 }
 
-void SimulatedClock::Advance(Duration d) {
+void SimulatedClock::SleepUntil(MonoTime deadline) const {
+  std::unique_lock lock(mu_);
+  if (mono_ >= deadline) return;
+  if (sleeps_ == Sleeps::kSleepAdvances) {
+    slept_.push_back(deadline - mono_);
+    lock.unlock();
+    MoveTo(deadline);
+    return;
+  }
+  ++sleepers_;
+  moved_.notify_all();
+  moved_.wait(lock, [&] { return mono_ >= deadline; });
+  --sleepers_;
+}
+
+std::function<void()> SimulatedClock::StepTowards(MonoTime to) const {
   std::lock_guard lock(mu_);
-  mono_ += d;
-  wall_ += std::chrono::duration_cast<WallTime::duration>(d);
+  std::function<void()> due;
+  MonoTime step_to = to;
+  if (!alarms_.empty() && alarms_.begin()->first.first <= to) {
+    auto first = alarms_.begin();
+    step_to = std::max(mono_, first->first.first);
+    due = std::move(first->second);
+    alarms_.erase(first);
+  }
+  wall_ += std::chrono::duration_cast<WallTime::duration>(step_to - mono_);
+  mono_ = step_to;
+  moved_.notify_all();
+  return due;
+}
+
+void SimulatedClock::MoveTo(MonoTime target) const {
+  while (auto due = StepTowards(target)) due();
+}
+
+SimulatedClock::AlarmId SimulatedClock::SetAlarm(MonoTime when, std::function<void()> fire) {
+  std::unique_lock lock(mu_);
+  const AlarmId id = next_alarm_++;
+  if (when <= mono_) {
+    lock.unlock();
+    fire();
+    return id;
+  }
+  alarms_.emplace(std::make_pair(when, id), std::move(fire));
+  return id;
+}
+
+bool SimulatedClock::CancelAlarm(AlarmId id) {
+  std::lock_guard lock(mu_);
+  for (auto it = alarms_.begin(); it != alarms_.end(); ++it) {
+    if (it->first.second == id) {
+      alarms_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+size_t SimulatedClock::pending_alarms() const {
+  std::lock_guard lock(mu_);
+  return alarms_.size();
+}
+
+size_t SimulatedClock::sleepers() const {
+  std::lock_guard lock(mu_);
+  return sleepers_;
+}
+
+bool SimulatedClock::AwaitSleepers(size_t count, Duration limit) const {
+  std::unique_lock lock(mu_);
+  return moved_.wait_for(lock, limit, [&] { return sleepers_ >= count; });
+}
+
+std::vector<Duration> SimulatedClock::slept() const {
+  std::lock_guard lock(mu_);
+  return slept_;
 }
 
 }  // namespace det

@@ -17,6 +17,8 @@
 #include <sstream>
 #include <thread>
 
+#include "common/clock.h"
+
 extern char** environ;
 
 namespace det {
@@ -214,7 +216,8 @@ bool LeadsGroupIn(pid_t pid, const std::string& program, const std::string& fold
 
 void StopProcessGroups(const std::vector<pid_t>& groups, std::chrono::milliseconds grace) {
   for (pid_t group : groups) kill(-group, SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() + grace;
+  const Clock& clock = RealClock::Instance();
+  const MonoTime deadline = clock.Now() + grace;
   auto any_left = [&] {  // a leader that has not exited (a zombie has)
     for (pid_t group : groups) {
       const auto stat = ReadProcessStat("/proc/" + std::to_string(group));
@@ -222,9 +225,7 @@ void StopProcessGroups(const std::vector<pid_t>& groups, std::chrono::millisecon
     }
     return false;
   };
-  while (any_left() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  while (any_left() && clock.Now() < deadline) clock.SleepFor(std::chrono::milliseconds(50));
   for (pid_t group : groups) kill(-group, SIGKILL);
 }
 

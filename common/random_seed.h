@@ -6,8 +6,9 @@
 
 #include <sys/random.h>
 
-#include <chrono>
 #include <cstdint>
+
+#include "common/clock.h"
 
 namespace det {
 
@@ -17,7 +18,7 @@ inline uint64_t RandomSeed() {
     return seed;
   }
   // Only before the kernel's pool is ready (early boot): unique enough for ids and jitter.
-  return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+  return static_cast<uint64_t>(RealClock::Instance().Now().time_since_epoch().count()) ^
          reinterpret_cast<uintptr_t>(&seed);
 }
 

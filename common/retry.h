@@ -4,8 +4,6 @@
 // Backoff And Jitter"; the AWS SDKs' standard mode and Google's client libraries back off this
 // way), so that many clients throttled at once do not come back in step.
 
-#include <thread>
-
 #include "common/clock.h"
 
 namespace det {
@@ -20,15 +18,16 @@ struct RetryPolicy {
 // uniform in [0, min(max_delay, base_delay * 2^attempt)).
 Duration BackoffDelay(const RetryPolicy& policy, int attempt);
 
-// Calls `attempt` (returning true when done) every `pause` until it is done or `limit` has
-// passed since the first call; returns whether it was done. For waits on a local resource (a
-// port still held); calls to shared services back off with BackoffDelay instead.
+// Calls `attempt` (returning true when done) every `pause` of `clock`'s time until it is done or
+// `limit` has passed since the first call; returns whether it was done. For waits on a local
+// resource (a port still held); calls to shared services back off with BackoffDelay instead.
 template <typename Attempt>
-bool RetryEvery(std::chrono::milliseconds pause, Duration limit, Attempt attempt) {
-  const auto give_up = std::chrono::steady_clock::now() + limit;
+bool RetryEvery(std::chrono::milliseconds pause, Duration limit, const Clock& clock,
+                Attempt attempt) {
+  const MonoTime give_up = clock.Now() + limit;
   while (!attempt()) {
-    if (std::chrono::steady_clock::now() >= give_up) return false;
-    std::this_thread::sleep_for(pause);
+    if (clock.Now() >= give_up) return false;
+    clock.SleepFor(pause);
   }
   return true;
 }

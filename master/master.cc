@@ -85,8 +85,8 @@ Result<MasterEndpoints> Master::Start() {
   // The gateway first. Until the registry runs, the gateway's forwarded calls time out.
   bus::MasterInfo info{kVersion, database_->cluster_id(), bus::RandomId(),
                        UnixNanos(clock_.WallNow()), config_.cluster_name};
-  front_ = std::make_unique<FrontDoor>(context_, database_->db(), *users_, info, config_.resources,
-                                       bus_config.max_message_bytes);
+  front_ = std::make_unique<FrontDoor>(context_, clock_, database_->db(), *users_, info,
+                                       config_.resources, bus_config.max_message_bytes);
   gateway_ = std::make_unique<CliGateway>(context_, clock_, *front_, bus_config.max_message_bytes,
                                           kInprocEvents);
   front_->master.SetLogBuffer(logs_);
@@ -120,7 +120,7 @@ Result<MasterEndpoints> Master::Start() {
                    ":" + std::to_string(rest_port);
 
   store_ = std::make_unique<Store>(database_->db().config());
-  log_retention_ = std::make_unique<LogRetention>(database_->db(), config_.retention);
+  log_retention_ = std::make_unique<LogRetention>(database_->db(), config_.retention, clock_);
   front_->master.SetLogRetention(log_retention_.get());
   for (const ResourcePoolConfig& pool : config_.resources.resource_pools) {
     store_->Enqueue([pool](pqxx::work& tx) {

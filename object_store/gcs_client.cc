@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 #include <set>
-#include <thread>
 
 namespace det::object_store {
 namespace {
@@ -120,10 +119,8 @@ ObjectResult<ListPage> ReadGcsListPage(const std::string& body) {
 }
 
 GcsClient::GcsClient(GcsClientOptions options, std::shared_ptr<gcp::GcpCredentials> credentials,
-                     std::function<void(Duration)> sleep)
-    : options_(std::move(options)),
-      credentials_(std::move(credentials)),
-      sleep_(sleep ? std::move(sleep) : [](Duration d) { std::this_thread::sleep_for(d); }) {
+                     const Clock& clock)
+    : options_(std::move(options)), credentials_(std::move(credentials)), clock_(clock) {
   if (options_.endpoint_url.empty()) options_.endpoint_url = kDefaultEndpoint;
   while (options_.endpoint_url.ends_with('/')) options_.endpoint_url.pop_back();
 }
@@ -188,7 +185,7 @@ ObjectResult<HttpResponse> GcsClient::Send(const Call& call) {
       continue;
     }
     if (!Retryable(error) || attempt + 1 >= options_.retry.max_attempts) return result;
-    sleep_(BackoffDelay(options_.retry, attempt));
+    clock_.SleepFor(BackoffDelay(options_.retry, attempt));
     ++attempt;
   }
 }

@@ -8,7 +8,6 @@
 // token once. 429, 408, 5xx and transport failures are retried with full-jitter backoff; errors
 // are Google's error documents, classified (common/cloud_error.h). Not thread-safe.
 
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -44,10 +43,10 @@ ObjectStoreError ReadGcsError(const std::string& op, long http_status, const std
 
 class GcsClient : public ObjectStore {
  public:
-  // `credentials` null: calls carry no token (an emulator that takes anonymous calls). `sleep`
-  // waits between attempts (tests pass one that records instead).
+  // `credentials` null: calls carry no token (an emulator that takes anonymous calls). `clock`
+  // waits between attempts (a test's SimulatedClock records the waits).
   GcsClient(GcsClientOptions options, std::shared_ptr<gcp::GcpCredentials> credentials,
-            std::function<void(Duration)> sleep = {});
+            const Clock& clock);
 
   ObjectResult<std::vector<ObjectInfo>> List(const std::string& prefix) override;
   ObjectResult<size_t> Delete(const std::vector<std::string>& keys) override;
@@ -72,7 +71,7 @@ class GcsClient : public ObjectStore {
 
   GcsClientOptions options_;
   std::shared_ptr<gcp::GcpCredentials> credentials_;
-  std::function<void(Duration)> sleep_;
+  const Clock& clock_;
   HttpClient http_;
 };
 

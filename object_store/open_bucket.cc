@@ -57,7 +57,7 @@ Result<std::unique_ptr<ObjectStore>> OpenGcs(const BucketSpec& spec) {
   options.bucket = spec.bucket;
   options.endpoint_url = GcsEndpointFor(emulator);
   std::unique_ptr<ObjectStore> client =
-      std::make_unique<GcsClient>(std::move(options), std::move(credentials));
+      std::make_unique<GcsClient>(std::move(options), std::move(credentials), clock);
   return client;
 }
 

@@ -5,7 +5,6 @@
 #include <array>
 #include <pugixml.hpp>
 #include <set>
-#include <thread>
 
 #include "cloud_aws/sigv4.h"
 #include "common/base64.h"
@@ -152,11 +151,10 @@ ObjectResult<std::vector<S3KeyError>> ReadDeleteResult(const std::string& body) 
 }
 
 S3Client::S3Client(S3ClientOptions options, std::shared_ptr<aws::CredentialsChain> credentials,
-                   const Clock& clock, std::function<void(Duration)> sleep)
+                   const Clock& clock)
     : options_(std::move(options)),
       credentials_(std::move(credentials)),
       clock_(clock),
-      sleep_(sleep ? std::move(sleep) : [](Duration d) { std::this_thread::sleep_for(d); }),
       region_(options_.region) {}
 
 bool S3Client::VirtualHost() const {
@@ -232,7 +230,7 @@ ObjectResult<HttpResponse> S3Client::Send(const Call& call) {
     const bool retryable =
         error.kind == CloudErrorKind::kThrottled || error.kind == CloudErrorKind::kTransient;
     if (!retryable || attempt + 1 >= options_.retry.max_attempts) return result;
-    sleep_(BackoffDelay(options_.retry, attempt));
+    clock_.SleepFor(BackoffDelay(options_.retry, attempt));
     ++attempt;
   }
 }
@@ -289,7 +287,7 @@ ObjectResult<size_t> S3Client::Delete(const std::vector<std::string>& keys) {
           left.push_back(std::move(error));
         }
       }
-      if (!pending.empty()) sleep_(BackoffDelay(options_.retry, attempt));
+      if (!pending.empty()) clock_.SleepFor(BackoffDelay(options_.retry, attempt));
     }
   }
   if (left.empty()) return keys.size();

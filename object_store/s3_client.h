@@ -51,9 +51,9 @@ ObjectStoreError ReadS3Error(const std::string& op, long http_status, const std:
 
 class S3Client : public ObjectStore {
  public:
-  // `sleep` waits between attempts (tests pass one that records instead).
+  // `clock` signs the calls and waits between attempts (a test's SimulatedClock records the waits).
   S3Client(S3ClientOptions options, std::shared_ptr<aws::CredentialsChain> credentials,
-           const Clock& clock, std::function<void(Duration)> sleep = {});
+           const Clock& clock);
 
   ObjectResult<std::vector<ObjectInfo>> List(const std::string& prefix) override;
   ObjectResult<size_t> Delete(const std::vector<std::string>& keys) override;
@@ -84,7 +84,6 @@ class S3Client : public ObjectStore {
   S3ClientOptions options_;
   std::shared_ptr<aws::CredentialsChain> credentials_;
   const Clock& clock_;
-  std::function<void(Duration)> sleep_;
   std::string region_;
   HttpClient http_;
 };

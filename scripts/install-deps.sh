@@ -7,7 +7,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git python3
-  clang clang-format clang-tidy libclang-rt-14-dev lld
+  clang clang-format clang-tidy libclang-rt-14-dev lld ccache
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libpqxx-dev libyaml-cpp-dev libcurl4-openssl-dev
   libssl-dev libpugixml-dev libspdlog-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev libarchive-dev
   libboost-dev zlib1g-dev

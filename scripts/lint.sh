@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks formatting (.clang-format) of every C++ file, that every include points down the layers
-# (scripts/check_layering.py, docs/architecture.md) and runs the curated .clang-tidy checks on the
-# product's sources. Exits non-zero on any finding.
+# (scripts/check_layering.py, docs/architecture.md), that the product reads time only through a
+# Clock, and runs the curated .clang-tidy checks on the product's sources. Exits non-zero on any
+# finding.
 #   scripts/lint.sh        every check of .clang-tidy, the static analyzer's path-sensitive
 #                          clang-analyzer-core/cplusplus included (the analyzer doubles the time),
 #                          on each source with its own compile command (build/lint-db: a tree
@@ -22,6 +23,12 @@ PRODUCT="common|bus|storage|provider|master|agent|autoscaler|cloud_aws|cloud_gcp
 mapfile -t files < <(git ls-files '*.cc' '*.h' 2>/dev/null || find . -name '*.cc' -o -name '*.h')
 clang-format --dry-run -Werror "${files[@]}"
 python3 scripts/check_layering.py
+# Time is injected (STYLE.md): outside common/clock.h the product reads time through a Clock.
+CLOCK_READS='(steady|system|high_resolution)_clock::now'
+if git grep -n -E "$CLOCK_READS" -- ${PRODUCT//|/ } object_store ':!common/clock.h' 2>/dev/null; then
+  echo "the lines above read std::chrono's clocks: read a Clock (RealClock::Instance() on real sockets)"
+  exit 1
+fi
 if [ "${1:-full}" = quick ]; then
   [ -f build/build.ninja ] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   ninja -C build master/front/harness_py.cc master/front/openapi_json.cc >/dev/null  # generated, in a batch

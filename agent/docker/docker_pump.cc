@@ -178,9 +178,10 @@ class Pump {
       if (*present) return Status::Ok();
     }
     Say("pulling image " + spec_.image);
-    auto last = std::chrono::steady_clock::now();
+    const Clock& clock = RealClock::Instance();
+    MonoTime last = clock.Now();
     Status pulled = client_->Pull(spec_.image, spec_.registry_auth, [&](const PullProgress& p) {
-      const auto now = std::chrono::steady_clock::now();
+      const MonoTime now = clock.Now();
       if (now - last >= kProgressInterval && p.total > 0) {
         last = now;
         Say("pulling image " + spec_.image + ": " + Megabytes(p.current) + " of " +
@@ -205,7 +206,7 @@ class Pump {
         return {1, "lost container " + id + " was removed by someone else"};
       }
       if (followed.ok() && state.ok()) failures = 0;  // still running: the stream just ended
-      std::this_thread::sleep_for(std::chrono::seconds(1));
+      RealClock::Instance().SleepFor(std::chrono::seconds(1));
     }
     return {1, "lost the Docker engine on " + spec_.socket + " stopped answering"};
   }

@@ -240,15 +240,15 @@ void AgentRegistry::Run() {
 std::chrono::milliseconds AgentRegistry::PollTimeout() const {
   if (!tasks_.schedule_pending()) return kTimerInterval;
   const auto until_pass =
-      std::chrono::ceil<std::chrono::milliseconds>(next_pass_ - std::chrono::steady_clock::now());
+      std::chrono::ceil<std::chrono::milliseconds>(next_pass_ - RealClock::Instance().Now());
   return std::clamp(until_pass, std::chrono::milliseconds(0), kTimerInterval);
 }
 
 void AgentRegistry::ScheduleWhenDue() {
-  if (!tasks_.schedule_pending() || std::chrono::steady_clock::now() < next_pass_) return;
+  if (!tasks_.schedule_pending() || RealClock::Instance().Now() < next_pass_) return;
   tasks_.Schedule();
   const auto spacing = std::chrono::nanoseconds(tasks_.scheduling().last_ns * kPassSpacingFactor);
-  next_pass_ = std::chrono::steady_clock::now() +  // from the pass's end
+  next_pass_ = RealClock::Instance().Now() +  // from the pass's end
                std::min<std::chrono::nanoseconds>(spacing, kMaxPassSpacing);
 }
 

@@ -129,7 +129,7 @@ class AgentRegistry : private TaskManager::Listener {
   AllocationTokens tokens_;  // each workload's DET_SESSION_TOKEN
   MonoTime next_idle_check_{};
   MonoTime next_timers_{};
-  std::chrono::steady_clock::time_point next_pass_{};  // real time: the spacing spends CPU
+  MonoTime next_pass_{};  // real time (RealClock): the spacing spends CPU
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

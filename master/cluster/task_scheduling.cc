@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "common/clock.h"
 #include "common/strings.h"
 #include "master/cluster/scheduler/fair_share_scheduler.h"
 #include "master/cluster/scheduler/fit_check.h"
@@ -26,11 +27,11 @@ bool QueueOrder(const Task* a, const Task* b) {
 void TaskManager::Schedule() {
   if (!dirty_) return;
   dirty_ = false;
-  const auto start = std::chrono::steady_clock::now();
+  const Clock& real = RealClock::Instance();  // the pass's cost: work done, not simulated time
+  const MonoTime start = real.Now();
   for (const ResourcePoolConfig& pool : resources_.resource_pools) SchedulePool(pool);
   const int64_t took =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-          .count();
+      std::chrono::duration_cast<std::chrono::nanoseconds>(real.Now() - start).count();
   ++scheduling_.passes;
   scheduling_.total_ns += took;
   scheduling_.last_ns = took;

@@ -8,8 +8,8 @@
 namespace det::master {
 
 AnswerCache::AnswerCache(zmq::context_t& context, bus::EventBrokerEndpoints events,
-                         Duration max_age)
-    : context_(context), events_(std::move(events)), max_age_(max_age) {}
+                         Duration max_age, const Clock& clock)
+    : context_(context), events_(std::move(events)), max_age_(max_age), clock_(clock) {}
 
 AnswerCache::~AnswerCache() { Stop(); }
 
@@ -41,7 +41,7 @@ Result<AnswerCache::Json> AnswerCache::Get(const std::string& key) {
   {
     std::lock_guard lock(entry.mu);
     const bool fresh = entry.json && entry.fetched_generation == entry.generation &&
-                       std::chrono::steady_clock::now() - entry.fetched_at < max_age_;
+                       clock_.Now() - entry.fetched_at < max_age_;
     if (fresh || (entry.fetching && entry.json)) return entry.json;
     entry.fetching = true;
     generation = entry.generation;
@@ -55,7 +55,7 @@ Result<AnswerCache::Json> AnswerCache::Get(const std::string& key) {
     return fetched.status();
   }
   entry.json = std::make_shared<const std::string>(std::move(*fetched));
-  entry.fetched_at = std::chrono::steady_clock::now();
+  entry.fetched_at = clock_.Now();
   entry.fetched_generation = generation;
   {
     std::lock_guard wake_lock(wake_mu_);
@@ -105,6 +105,7 @@ void AnswerCache::Listen() {
   }
   std::vector<bus::EventSubscriber::Update> updates;
   while (!stop_) {
+    if (subscriber.synced()) following_ = true;
     if (subscriber.synced() && !AnyCurrent()) {
       WaitForCurrentAnswer();
       continue;

@@ -41,7 +41,8 @@ class AnswerCache {
   // The answer as the route sends it, asked of the actors. May block.
   using Fetch = std::function<Result<std::string>()>;
 
-  AnswerCache(zmq::context_t& context, bus::EventBrokerEndpoints events, Duration max_age);
+  AnswerCache(zmq::context_t& context, bus::EventBrokerEndpoints events, Duration max_age,
+              const Clock& clock = RealClock::Instance());
   ~AnswerCache();  // Stop()s
 
   // Before Start(): entry `key`, answered by `fetch`, made stale by events whose type starts with
@@ -55,6 +56,9 @@ class AnswerCache {
   // fetched now. NotFound for an unknown key; the fetch's error when there is nothing cached.
   // Thread-safe.
   Result<Json> Get(const std::string& key);
+  // Whether the listener has subscribed and synced with the broker: an event published from now on
+  // reaches it (for tests).
+  bool following() const { return following_.load(); }
   // How often Get() had to fetch (for tests and the benchmark).
   int64_t fetches() const { return fetches_.load(); }
   // Events the listener has read (for tests).
@@ -66,7 +70,7 @@ class AnswerCache {
     Fetch fetch;
     std::mutex mu;
     Json json;
-    std::chrono::steady_clock::time_point fetched_at;
+    MonoTime fetched_at;
     uint64_t generation = 0;          // events seen
     uint64_t fetched_generation = 0;  // of the answer held
     bool fetching = false;
@@ -81,9 +85,11 @@ class AnswerCache {
   zmq::context_t& context_;
   const bus::EventBrokerEndpoints events_;
   const Duration max_age_;
+  const Clock& clock_;                                     // the answers' age
   std::map<std::string, std::unique_ptr<Entry>> entries_;  // fixed after Start()
   std::atomic<int64_t> fetches_{0};
   std::atomic<int64_t> events_read_{0};
+  std::atomic<bool> following_{false};
   std::atomic<bool> stop_{false};
   std::mutex wake_mu_;
   std::condition_variable wake_;

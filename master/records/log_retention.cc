@@ -8,8 +8,8 @@
 
 namespace det::master {
 
-LogRetention::LogRetention(storage::Database& db, LogRetentionConfig config)
-    : db_(db), config_(std::move(config)) {
+LogRetention::LogRetention(storage::Database& db, LogRetentionConfig config, const Clock& clock)
+    : db_(db), config_(std::move(config)), clock_(clock) {
   if (!config_.schedule.empty()) thread_ = std::thread([this] { Loop(); });
 }
 
@@ -25,8 +25,8 @@ LogRetention::~LogRetention() {
 Result<int64_t> LogRetention::RunOnce() {
   int64_t removed = 0;
   DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
-    removed = storage::DeleteExpiredLogs(tx, config_.log_retention_days,
-                                         UnixNanos(std::chrono::system_clock::now()));
+    removed =
+        storage::DeleteExpiredLogs(tx, config_.log_retention_days, UnixNanos(clock_.WallNow()));
     return Status::Ok();
   }));
   return removed;
@@ -36,9 +36,8 @@ void LogRetention::Loop() {
   NameThisThread("log-retention");
   Result<Schedule> schedule = Schedule::Parse(config_.schedule);  // checked with the config
   if (!schedule.ok()) return;
-  auto now_s = [] {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
+  auto now_s = [this] {
+    return std::chrono::duration_cast<std::chrono::seconds>(clock_.WallNow().time_since_epoch())
         .count();
   };
   const int64_t start = now_s();

@@ -26,7 +26,8 @@ struct LogRetentionConfig {
 class LogRetention {
  public:
   // Nothing runs when the config has no schedule.
-  LogRetention(storage::Database& db, LogRetentionConfig config);
+  LogRetention(storage::Database& db, LogRetentionConfig config,
+               const Clock& clock = RealClock::Instance());
   ~LogRetention();
 
   // One run now; how many lines went.
@@ -38,6 +39,7 @@ class LogRetention {
 
   storage::Database& db_;
   const LogRetentionConfig config_;
+  const Clock& clock_;
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;

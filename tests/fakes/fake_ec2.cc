@@ -18,7 +18,6 @@
 namespace det::testing {
 namespace {
 
-using Clock = std::chrono::system_clock;
 using Params = std::map<std::string, std::string>;
 
 std::string Document(const std::string& action, const std::string& inner) {
@@ -134,13 +133,13 @@ struct FakeEc2::Instance {
   std::string user_data;
   bool spot = false;
   std::string spot_request_id;
-  Clock::time_point launched;
+  WallTime launched;
   // EC2's list lags: DescribeInstances leaves the instance out (and answers NotFound by id)
   // before this.
-  Clock::time_point visible_at;
+  WallTime visible_at;
   // A spot interruption notice: EC2 reclaims the instance at this time (IMDS
   // spot/instance-action says so meanwhile); epoch: none.
-  Clock::time_point reclaim_at{};
+  WallTime reclaim_at{};
   Tags tags;
   Params launch_params;  // what it was launched with, for tests
   BootedScript boot;     // the booted user data
@@ -183,7 +182,7 @@ struct FakeEc2::SpotRequest {
   std::string instance_id;
   std::string spot_price;
   Params params;
-  Clock::time_point created;
+  WallTime created;
   Tags tags;
 
   std::string Xml(const std::string& zone) const {
@@ -319,7 +318,7 @@ FakeEc2::Instance& FakeEc2::NewInstance(const Params& params, const std::string&
   Result<std::string> user_data = Base64Decode(Param(params, prefix + "UserData"));
   instance->user_data = user_data.ok() ? *user_data : "";
   instance->spot = spot;
-  instance->launched = Clock::now();
+  instance->launched = Now();
   instance->visible_at = instance->launched + instance_visibility_delay_;
   instance->launch_params = params;
   instance->metadata_tokens = Param(params, prefix + "MetadataOptions.HttpTokens", "optional");
@@ -347,14 +346,14 @@ void FakeEc2::Reap() {
 }
 
 void FakeEc2::Advance() {
-  const auto now = Clock::now();
+  const auto now = Now();
   Reap();
   for (auto& [id, instance] : instances_) {
     if (instance->state == "pending" && now - instance->launched >= options_.boot_delay) {
       instance->state = "running";
     }
     if (instance->state == "shutting-down") instance->state = "terminated";
-    if (instance->reclaim_at != Clock::time_point{} && now >= instance->reclaim_at &&
+    if (instance->reclaim_at != WallTime{} && now >= instance->reclaim_at &&
         (instance->state == "pending" || instance->state == "running")) {
       Reclaim(*instance);
     }
@@ -407,7 +406,7 @@ std::string FakeEc2::RunInstances(const Params& params, int* status) {
 std::string FakeEc2::DescribeInstances(const Params& params, int* status) {
   const auto filters = Filters(params);
   const std::vector<std::string> ids = ListParam(params, "InstanceId");
-  const auto now = Clock::now();
+  const auto now = Now();
   for (const std::string& id : ids) {
     if (!instances_.contains(id) || now < instances_[id]->visible_at) {
       *status = 400;
@@ -500,7 +499,7 @@ std::string FakeEc2::CreateTags(const Params& params, int* status) {
 std::string FakeEc2::ModifyInstanceMetadataOptions(const Params& params, int* status) {
   const std::string id = Param(params, "InstanceId");
   auto it = instances_.find(id);
-  if (it == instances_.end() || Clock::now() < it->second->visible_at) {
+  if (it == instances_.end() || Now() < it->second->visible_at) {
     *status = 400;
     return ErrorDocument("InvalidInstanceID.NotFound",
                          "The instance ID '" + id + "' does not exist");
@@ -537,7 +536,7 @@ std::string FakeEc2::RequestSpotInstances(const Params& params, int* status) {
     request->instance_type = Param(params, "LaunchSpecification.InstanceType", "m1.small");
     request->spot_price = Param(params, "SpotPrice");
     request->params = params;
-    request->created = Clock::now();
+    request->created = Now();
     request->tags = TagSpecification(params, "spot-instances-request");
     items += request->Xml(options_.zone);
     spot_requests_[request->id] = std::move(request);
@@ -549,7 +548,7 @@ std::string FakeEc2::RequestSpotInstances(const Params& params, int* status) {
 std::string FakeEc2::DescribeSpotInstanceRequests(const Params& params, int* status) {
   const auto filters = Filters(params);
   const std::vector<std::string> ids = ListParam(params, "SpotInstanceRequestId");
-  const auto now = Clock::now();
+  const auto now = Now();
   for (const std::string& id : ids) {
     // Eventual consistency: by id too, a new request does not exist yet for a while.
     if (!spot_requests_.contains(id) ||
@@ -578,7 +577,7 @@ std::string FakeEc2::DescribeSpotInstanceRequests(const Params& params, int* sta
 
 std::string FakeEc2::CancelSpotInstanceRequests(const Params& params, int* status) {
   const std::vector<std::string> ids = ListParam(params, "SpotInstanceRequestId");
-  const auto now = Clock::now();
+  const auto now = Now();
   std::string items;
   for (const std::string& id : ids) {
     auto it = spot_requests_.find(id);
@@ -629,7 +628,7 @@ void FakeEc2::HandleImds(const httplib::Request& request, httplib::Response& res
   Advance();  // a notice that ran out ends the instance before it is asked about
   if (!instance_id.empty() && path == "/latest/meta-data/spot/instance-action") {
     const Instance& instance = *instances_.at(instance_id);
-    if (instance.reclaim_at == Clock::time_point{}) {
+    if (instance.reclaim_at == WallTime{}) {
       response.status = 404;
     } else {
       response.set_content(
@@ -649,9 +648,9 @@ void FakeEc2::HandleImds(const httplib::Request& request, httplib::Response& res
   } else if (path == role_path + options_.instance_role && instance_id.empty()) {
     ++credentials_served_;
     // IMDS hands out the same credentials until shortly before they expire (when not rotating).
-    if (options_.rotate_role_credentials || role_expiration_ == Clock::time_point{}) {
+    if (options_.rotate_role_credentials || role_expiration_ == WallTime{}) {
       role_key_ = "ASIAFAKE" + std::to_string(credentials_served_);
-      role_expiration_ = Clock::now() + options_.role_credentials_ttl;
+      role_expiration_ = Now() + options_.role_credentials_ttl;
     }
     const std::string key = role_key_;
     response.set_content(nlohmann::json{{"Code", "Success"},
@@ -726,7 +725,7 @@ bool FakeEc2::InterruptSpot(const std::string& instance_id, std::chrono::millise
     return true;
   }
   // EC2's two-minute warning: the request is marked, IMDS announces the action and time.
-  instance.reclaim_at = Clock::now() + notice;
+  instance.reclaim_at = Now() + notice;
   if (auto request = spot_requests_.find(instance.spot_request_id);
       request != spot_requests_.end()) {
     request->second->status_code = "marked-for-termination";

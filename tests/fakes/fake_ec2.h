@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "cloud_aws/sigv4.h"
+#include "common/clock.h"
 
 namespace httplib {
 class Server;
@@ -55,6 +56,9 @@ struct FakeEc2Options {
   // When booting: argv the boot runs under, with the instance's id and then `bash SCRIPT`
   // appended (the multi-host tests make each instance a host of its own with it).
   std::vector<std::string> boot_wrapper;
+  // EC2's time: boots, visibility, spot reclaims and credential expiry go by it. Null: the real
+  // clocks; a test's SimulatedClock moves them without sleeping. Outlives the fake.
+  const Clock* clock = nullptr;
 };
 
 class FakeEc2 {
@@ -148,7 +152,10 @@ class FakeEc2 {
   std::string id_realm_;
   int credentials_served_ = 0;
   std::string role_key_;
-  std::chrono::system_clock::time_point role_expiration_{};
+  WallTime role_expiration_{};
+  WallTime Now() const {
+    return (options_.clock ? *options_.clock : RealClock::Instance()).WallNow();
+  }
 };
 
 }  // namespace det::testing

@@ -69,6 +69,14 @@ inline bool PumpUntil(const std::function<void()>& step, const std::function<boo
   return done();
 }
 
+// Checks `done` every millisecond until it returns true or `timeout` of real time passes; returns
+// done(). For a condition another thread makes true (a subscription in place, a message read):
+// the test goes on as soon as it holds, where a fixed sleep would guess.
+inline bool WaitFor(const std::function<bool()>& done,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  return PumpUntil([] {}, done, timeout);
+}
+
 // Checks `done` every 100 ms until it returns true or `timeout` passes; returns done(). For
 // tests of real processes, whose state changes on their own.
 inline bool Eventually(const std::function<bool()>& done, std::chrono::milliseconds timeout) {

@@ -21,6 +21,7 @@
 #include "agent/shim/shim_server.h"
 #include "agent/shim/workload_shim.h"
 #include "agent/workload_spawn.h"
+#include "tests/testing/test_util.h"
 
 namespace det::agent {
 namespace {
@@ -247,14 +248,13 @@ TEST(InterruptionWatchTest, PollsUntilANoticeComesAndKeepsIt) {
             std::optional<InterruptionNotice>(InterruptionNotice{"going", 42}));
       },
       std::chrono::milliseconds(5));
-  for (int i = 0; i < 400 && !watch.notice(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_TRUE(watch.notice().has_value());
+  ASSERT_TRUE(det::testing::WaitFor([&] { return watch.notice().has_value(); }));
   EXPECT_EQ(*watch.notice(), (InterruptionNotice{"going", 42}));
   const int seen = calls.load();
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  EXPECT_EQ(calls.load(), seen) << "no more questions once the notice came";
+  // A negative, so real time: six periods for a question that should not come.
+  EXPECT_FALSE(
+      det::testing::WaitFor([&] { return calls.load() != seen; }, std::chrono::milliseconds(30)))
+      << "no more questions once the notice came";
 }
 
 // A shim server's request: read back as written, whatever the bytes; anything else refused.

@@ -34,18 +34,24 @@ class AnswerCacheTest : public ::testing::Test {
   }
   // A cache with entry "agents" (made stale by agent.* events) counting its fetches.
   std::unique_ptr<AnswerCache> Cache(Duration max_age) {
-    auto cache = std::make_unique<AnswerCache>(context_, endpoints_, max_age);
+    auto cache = std::make_unique<AnswerCache>(context_, endpoints_, max_age, age_);
     cache->Add("agents", {"agent."}, [this]() -> Result<std::string> {
       if (fail_) return Unavailable("the registry did not answer");
       return "answer " + std::to_string(++fetched_);
     });
     return cache;
   }
+  // Starts it and waits until the events published from now on reach it.
+  static void Follow(AnswerCache& cache) {
+    cache.Start();
+    ASSERT_TRUE(det::testing::WaitFor([&] { return cache.following(); }));
+  }
   std::string Get(AnswerCache& cache) {
     auto json = cache.Get("agents");
     return json.ok() ? **json : json.status().message();
   }
 
+  SimulatedClock age_;  // the answers' age; the event bus runs on real time
   zmq::context_t context_;
   std::unique_ptr<bus::EventBroker> broker_;
   bus::EventBrokerEndpoints endpoints_;
@@ -56,18 +62,13 @@ class AnswerCacheTest : public ::testing::Test {
 
 TEST_F(AnswerCacheTest, AListIsFetchedOnceUntilAnEventOfItsKindSaysItChanged) {
   auto cache = Cache(1h);
-  cache->Start();
-  std::this_thread::sleep_for(300ms);  // subscribed
+  Follow(*cache);
   EXPECT_EQ(Get(*cache), "answer 1");
   for (int i = 0; i < 100; ++i) EXPECT_EQ(Get(*cache), "answer 1");
   EXPECT_EQ(cache->fetches(), 1);
   ASSERT_TRUE(publisher_->Publish(bus::AgentStateEvent{}, "agent/a1").ok());
-  bool refetched = false;
-  for (int i = 0; i < 100 && !refetched; ++i) {
-    refetched = Get(*cache) == "answer 2";
-    std::this_thread::sleep_for(20ms);
-  }
-  EXPECT_TRUE(refetched) << "an agent.state event makes the agents stale";
+  EXPECT_TRUE(det::testing::WaitFor([&] { return Get(*cache) == "answer 2"; }))
+      << "an agent.state event makes the agents stale";
   EXPECT_EQ(cache->fetches(), 2);
   EXPECT_EQ(cache->Get("nothing").status().code(), StatusCode::kNotFound);
 }
@@ -76,35 +77,33 @@ TEST_F(AnswerCacheTest, AListIsFetchedOnceUntilAnEventOfItsKindSaysItChanged) {
 // an answer is fetched again; a change after that fetch still makes it stale.
 TEST_F(AnswerCacheTest, EventsWaitWhileEveryAnswerIsStale) {
   auto cache = Cache(1h);
-  cache->Start();
-  std::this_thread::sleep_for(300ms);  // subscribed
+  Follow(*cache);
   EXPECT_EQ(Get(*cache), "answer 1");
   ASSERT_TRUE(publisher_->Publish(bus::AgentStateEvent{}, "agent/a1").ok());
-  for (int i = 0; i < 100 && cache->events_read() == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(det::testing::WaitFor([&] { return cache->events_read() >= 1; }));
   ASSERT_EQ(cache->events_read(), 1);
   for (int i = 0; i < 50; ++i) {
     ASSERT_TRUE(publisher_->Publish(bus::AgentStateEvent{}, "agent/a1").ok());
   }
-  std::this_thread::sleep_for(300ms);
-  EXPECT_EQ(cache->events_read(), 1) << "events were read while no answer could go stale";
+  // A negative, so real time: they have had 300 ms to be read (they arrive in well under one).
+  EXPECT_FALSE(det::testing::WaitFor([&] { return cache->events_read() > 1; }, 300ms))
+      << "events were read while no answer could go stale";
   EXPECT_EQ(Get(*cache), "answer 2");
-  for (int i = 0; i < 100 && cache->events_read() < 51; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(det::testing::WaitFor([&] { return cache->events_read() >= 51; }));
   EXPECT_EQ(cache->events_read(), 51) << "the waiting events are read once an answer is current";
   EXPECT_EQ(Get(*cache), "answer 3");  // those events came before answer 2's fetch: stale at worst
   ASSERT_TRUE(publisher_->Publish(bus::AgentStateEvent{}, "agent/a1").ok());
-  bool refetched = false;
-  for (int i = 0; i < 100 && !refetched; ++i) {
-    refetched = Get(*cache) == "answer 4";
-    std::this_thread::sleep_for(20ms);
-  }
-  EXPECT_TRUE(refetched) << "a change after the last fetch makes it stale";
+  EXPECT_TRUE(det::testing::WaitFor([&] { return Get(*cache) == "answer 4"; }))
+      << "a change after the last fetch makes it stale";
 }
 
 TEST_F(AnswerCacheTest, WithoutEventsAnAnswerLivesItsMaxAge) {
   auto cache = Cache(100ms);  // not started: no events at all
   EXPECT_EQ(Get(*cache), "answer 1");
   EXPECT_EQ(Get(*cache), "answer 1");
-  std::this_thread::sleep_for(150ms);
+  age_.Advance(99ms);
+  EXPECT_EQ(Get(*cache), "answer 1");
+  age_.Advance(1ms);
   EXPECT_EQ(Get(*cache), "answer 2");
 }
 
@@ -115,7 +114,7 @@ TEST_F(AnswerCacheTest, AFailedFetchKeepsTheLastAnswerAndWithoutOneIsTheError) {
   fail_ = false;
   EXPECT_EQ(Get(*cache), "answer 1");
   fail_ = true;
-  std::this_thread::sleep_for(5ms);
+  age_.Advance(5ms);
   EXPECT_EQ(Get(*cache), "answer 1");
 }
 

@@ -19,6 +19,9 @@ class ShiftedClock final : public Clock {
  public:
   MonoTime Now() const override { return std::chrono::steady_clock::now() + offset_; }
   WallTime WallNow() const override { return std::chrono::system_clock::now() + offset_; }
+  void SleepUntil(MonoTime deadline) const override {
+    RealClock::Instance().SleepUntil(deadline - offset_);
+  }
   void Advance(Duration d) { offset_ += d; }
 
  private:

@@ -7,7 +7,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "tests/fakes/fake_ec2.h"
 #include "tests/testing/test_util.h"
@@ -36,6 +35,7 @@ class AwsProviderTest : public ::testing::Test {
     options.boot_user_data = boot;
     options.work_dir = dir_ / "instances";
     options.boot_delay = std::chrono::milliseconds(0);
+    options.clock = &ec2_time_;
     fake_ = std::make_unique<testing::FakeEc2>(options);
     fake_->Start();
   }
@@ -52,7 +52,7 @@ class AwsProviderTest : public ::testing::Test {
         {{"AWS_ACCESS_KEY_ID", "AKIDFAKE"}, {"AWS_SECRET_ACCESS_KEY", "fake-secret"}});
     auto client = std::make_unique<Ec2Client>(
         Ec2ClientOptions{"us-west-2", fake_->endpoint(), {}, std::chrono::seconds(5)},
-        std::make_shared<CredentialsChain>(env, nullptr, clock_), clock_, [](Duration) {});
+        std::make_shared<CredentialsChain>(env, nullptr, clock_), waits_);
     if (bootstrap.master_host.empty()) bootstrap = {"10.0.0.1", 8091, "", "", "", ""};
     return std::make_unique<AwsProvider>(std::move(config), bootstrap, std::move(client), clock_);
   }
@@ -62,6 +62,8 @@ class AwsProviderTest : public ::testing::Test {
   }
 
   RealClock clock_;
+  SimulatedClock ec2_time_;  // the fake EC2's: the tests move it
+  SimulatedClock waits_{SimulatedClock::Sleeps::kSleepAdvances};  // the clients' waits, recorded
   fs::path dir_;
   std::unique_ptr<testing::FakeEc2> fake_;
 };
@@ -182,8 +184,7 @@ TEST_F(AwsProviderTest, AnInstanceMarkedForInterruptionIsReportedStoppingThenGon
   auto marked = provider->List("gpu");
   ASSERT_EQ(marked->size(), 1u);
   EXPECT_EQ((*marked)[0].state, InstanceState::kStopping);
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  fake_->State();  // EC2's clock moves on
+  ec2_time_.Advance(std::chrono::milliseconds(400));  // past the two-minute warning
   EXPECT_TRUE(provider->List("gpu")->empty());
 }
 
@@ -201,7 +202,7 @@ TEST_F(AwsProviderTest, AFulfilledRequestsInstanceEc2DoesNotListYetIsStillOnTheW
   ASSERT_EQ(early->size(), 1u);
   EXPECT_EQ((*early)[0].state, InstanceState::kSpotRequested);
   EXPECT_TRUE((*early)[0].id.starts_with("sir-"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  ec2_time_.Advance(std::chrono::milliseconds(600));
   auto later = provider->List("gpu");
   ASSERT_EQ(later->size(), 1u);
   EXPECT_TRUE((*later)[0].id.starts_with("i-")) << "adopted once listed, not given up";

@@ -8,6 +8,7 @@
 #include "object_store/checkpoint_keys.h"
 #include "object_store/s3_client.h"
 #include "tests/fakes/fake_s3.h"
+#include "tests/testing/test_util.h"
 
 namespace det {
 namespace {
@@ -74,15 +75,15 @@ class BucketRemoverTest : public ::testing::Test {
               aws::AwsEnvironment::Of({{"AWS_ACCESS_KEY_ID", spec.access_key},
                                        {"AWS_SECRET_ACCESS_KEY", spec.secret_key}}),
               nullptr, clock_),
-          clock_, [](Duration) {}));
+          waits_));
     };
   }
   std::vector<master::BucketRemover::Done> WaitDone(master::BucketRemover& remover, size_t count) {
     std::vector<master::BucketRemover::Done> done;
-    for (int i = 0; i < 500 && done.size() < count; ++i) {
+    det::testing::WaitFor([&] {
       for (auto& d : remover.TakeDone()) done.push_back(std::move(d));
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+      return done.size() >= count;
+    });
     return done;
   }
   object_store::BucketSpec Spec() {
@@ -90,6 +91,7 @@ class BucketRemoverTest : public ::testing::Test {
   }
 
   RealClock clock_;
+  SimulatedClock waits_{SimulatedClock::Sleeps::kSleepAdvances};  // the clients' waits, recorded
   testing::FakeS3 fake_{{}};
   int opened_ = 0;
 };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/fakes/fake_gce.h"
+#include "tests/testing/test_util.h"
 
 namespace det::gcp {
 namespace {
@@ -23,8 +24,7 @@ class ComputeClientTest : public ::testing::Test {
     credentials_ = std::make_shared<GcpCredentials>(
         std::make_unique<ServiceAccountTokenSource>(*key, "test", clock_), clock_);
     client_ = std::make_unique<ComputeClient>(
-        ComputeClientOptions{"det-fake-project", fake_->compute_endpoint()}, credentials_,
-        [this](Duration d) { sleeps_.push_back(d); });
+        ComputeClientOptions{"det-fake-project", fake_->compute_endpoint()}, credentials_, waits_);
   }
   static json Resource(const std::string& name, const std::string& pool = "a") {
     return {{"name", name},
@@ -44,10 +44,10 @@ class ComputeClientTest : public ::testing::Test {
   }
 
   RealClock clock_;
+  SimulatedClock waits_{SimulatedClock::Sleeps::kSleepAdvances};  // the clients' waits, recorded
   std::unique_ptr<testing::FakeGce> fake_;
   std::shared_ptr<GcpCredentials> credentials_;
   std::unique_ptr<ComputeClient> client_;
-  std::vector<Duration> sleeps_;
 };
 
 TEST_F(ComputeClientTest, InsertRunsAsAnOperationThatWaitEndsAndTheInstanceIsListed) {
@@ -113,7 +113,7 @@ TEST_F(ComputeClientTest, DeleteAndNotFound) {
   ASSERT_FALSE(early.ok()) << "not while its insert creates it";
   EXPECT_EQ(early.error().code, "resourceNotReady");
   EXPECT_EQ(early.error().kind, GceErrorKind::kInvalid);
-  EXPECT_TRUE(sleeps_.empty()) << "not retried";
+  EXPECT_TRUE(waits_.slept().empty()) << "not retried";
   ASSERT_TRUE(client_->WaitOperation("us-central1-a", insert.name).ok());
   GceResult<GceOperation> deleted =
       client_->DeleteInstance("us-central1-a", "det-agent-3", NewRequestId());
@@ -131,10 +131,10 @@ TEST_F(ComputeClientTest, AnOperationThatEndsWithAnErrorIsClassified) {
                               1);
   const GceOperation operation = Insert("det-agent-4");
   GceResult<GceOperation> done = client_->GetOperation("us-central1-a", operation.name);
-  for (int i = 0; i < 50 && done.ok() && !done.value().done(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  det::testing::WaitFor([&] {
     done = client_->GetOperation("us-central1-a", operation.name);
-  }
+    return !done.ok() || done.value().done();
+  });
   ASSERT_TRUE(done.ok() && done.value().done());
   ASSERT_TRUE(done.value().error.has_value());
   EXPECT_EQ(done.value().error->code, "ZONE_RESOURCE_POOL_EXHAUSTED");
@@ -152,9 +152,9 @@ TEST_F(ComputeClientTest, ThrottlingAndServerErrorsAreRetriedWithJitteredBackoff
   fake_->InjectFault("instances.list", 429, "rateLimitExceeded", 1);
   fake_->InjectFault("instances.list", 503, "backendError", 2);
   ASSERT_TRUE(client_->ListInstances("us-central1-a", "").ok());
-  ASSERT_EQ(sleeps_.size(), 3u);
-  EXPECT_LT(sleeps_[0], std::chrono::milliseconds(250));
-  EXPECT_LT(sleeps_[2], std::chrono::milliseconds(1000));
+  ASSERT_EQ(waits_.slept().size(), 3u);
+  EXPECT_LT(waits_.slept()[0], std::chrono::milliseconds(250));
+  EXPECT_LT(waits_.slept()[2], std::chrono::milliseconds(1000));
   EXPECT_EQ(fake_->CallCount("instances.list"), 4);
   fake_->InjectFault("instances.list", 429, "rateLimitExceeded", 4);
   GceResult<std::vector<GceInstance>> throttled = client_->ListInstances("us-central1-a", "");
@@ -181,12 +181,12 @@ TEST_F(ComputeClientTest, ARevokedTokenIsReplacedOnce) {
   fake_->RevokeTokens();
   ASSERT_TRUE(client_->ListInstances("us-central1-a", "").ok());
   EXPECT_EQ(fake_->tokens_issued(), 2);
-  EXPECT_TRUE(sleeps_.empty());
+  EXPECT_TRUE(waits_.slept().empty());
 }
 
 TEST_F(ComputeClientTest, TransportFailuresAreTransient) {
   ComputeClient dead(ComputeClientOptions{"p", "http://127.0.0.1:1/compute/v1/"}, credentials_,
-                     [](Duration) {});
+                     waits_);
   GceResult<GceInstance> failed = dead.GetInstance("us-central1-a", "x");
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.error().kind, GceErrorKind::kTransient);

@@ -22,8 +22,7 @@ class Ec2ClientTest : public ::testing::Test {
     Ec2ClientOptions options;
     options.region = "us-west-2";
     options.endpoint_url = fake_.endpoint();
-    return std::make_unique<Ec2Client>(options, chain, clock_,
-                                       [this](Duration d) { sleeps_.push_back(d); });
+    return std::make_unique<Ec2Client>(options, chain, waits_);
   }
   static LaunchSpec Spec() {
     LaunchSpec spec;
@@ -47,8 +46,8 @@ class Ec2ClientTest : public ::testing::Test {
   }
 
   RealClock clock_;
+  SimulatedClock waits_{SimulatedClock::Sleeps::kSleepAdvances};  // the clients' waits, recorded
   testing::FakeEc2 fake_{{}};
-  std::vector<Duration> sleeps_;
 };
 
 TEST_F(Ec2ClientTest, RunInstancesSendsWhatTheLaunchNeedsAndParsesTheReservation) {
@@ -172,9 +171,10 @@ TEST_F(Ec2ClientTest, ThrottlingIsRetriedWithJitteredExponentialBackoff) {
   auto client = Client();
   auto listed = client->DescribeInstances({});
   ASSERT_TRUE(listed.ok()) << listed.error().ToString();
-  ASSERT_EQ(sleeps_.size(), 2u);
-  EXPECT_LE(sleeps_[0], std::chrono::seconds(1));  // full jitter below base * 2^0, as the SDKs
-  EXPECT_LE(sleeps_[1], std::chrono::seconds(2));
+  ASSERT_EQ(waits_.slept().size(), 2u);
+  EXPECT_LE(waits_.slept()[0],
+            std::chrono::seconds(1));  // full jitter below base * 2^0, as the SDKs
+  EXPECT_LE(waits_.slept()[1], std::chrono::seconds(2));
   EXPECT_EQ(fake_.CallCount("DescribeInstances"), 3);
 }
 
@@ -218,8 +218,7 @@ TEST_F(Ec2ClientTest, TheFakeRefusesAWrongSignature) {
 TEST_F(Ec2ClientTest, TransportFailuresAreTransient) {
   auto env = AwsEnvironment::Of({{"AWS_ACCESS_KEY_ID", "A"}, {"AWS_SECRET_ACCESS_KEY", "B"}});
   Ec2Client client({"us-west-2", "http://127.0.0.1:1/", {2}, std::chrono::seconds(2)},
-                   std::make_shared<CredentialsChain>(env, nullptr, clock_), clock_,
-                   [](Duration) {});
+                   std::make_shared<CredentialsChain>(env, nullptr, clock_), waits_);
   auto result = client.DescribeInstances({});
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().kind, Ec2ErrorKind::kTransient);

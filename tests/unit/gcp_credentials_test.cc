@@ -106,6 +106,7 @@ TEST_F(GcpCredentialsTest, TokensAreCachedAndFetchedAgainBeforeTheyExpire) {
   struct ShiftedClock final : Clock {
     explicit ShiftedClock(const SimulatedClock& s) : s_(s), origin_(s.WallNow()) {}
     MonoTime Now() const override { return s_.Now(); }
+    void SleepUntil(MonoTime deadline) const override { s_.SleepUntil(deadline); }
     WallTime WallNow() const override {
       return std::chrono::system_clock::now() + (s_.WallNow() - origin_);
     }

@@ -59,8 +59,7 @@ class GcpProviderTest : public ::testing::Test {
     auto credentials = std::make_shared<GcpCredentials>(
         std::make_unique<ServiceAccountTokenSource>(*key, "test", clock_), clock_);
     auto client = std::make_unique<ComputeClient>(
-        ComputeClientOptions{config.project, fake_->compute_endpoint()}, credentials,
-        [](Duration) {});
+        ComputeClientOptions{config.project, fake_->compute_endpoint()}, credentials, waits_);
     if (bootstrap.master_host.empty()) bootstrap = {"10.0.0.1", 8091, "", "", "", ""};
     return std::make_unique<GcpProvider>(std::move(config), bootstrap, std::move(client),
                                          clock != nullptr ? *clock : clock_);
@@ -92,6 +91,7 @@ class GcpProviderTest : public ::testing::Test {
   }
 
   RealClock clock_;
+  SimulatedClock waits_{SimulatedClock::Sleeps::kSleepAdvances};  // the clients' waits, recorded
   fs::path dir_;
   std::unique_ptr<testing::FakeGce> fake_;
 };

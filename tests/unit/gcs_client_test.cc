@@ -28,14 +28,13 @@ class GcsClientTest : public ::testing::Test {
     GcsClientOptions options;
     options.bucket = bucket;
     options.endpoint_url = fake_->base_url();
-    return std::make_unique<GcsClient>(options, credentials ? credentials : credentials_,
-                                       [this](Duration d) { sleeps_.push_back(d); });
+    return std::make_unique<GcsClient>(options, credentials ? credentials : credentials_, waits_);
   }
 
   RealClock clock_;
+  SimulatedClock waits_{SimulatedClock::Sleeps::kSleepAdvances};  // the clients' waits, recorded
   std::unique_ptr<testing::FakeGce> fake_;
   std::shared_ptr<gcp::GcpCredentials> credentials_;
-  std::vector<Duration> sleeps_;
 };
 
 TEST_F(GcsClientTest, ListsEveryPageWithNamesAsTheyAre) {
@@ -91,7 +90,7 @@ TEST_F(GcsClientTest, ThrottlingAndBackendErrorsAreRetriedWithBackoff) {
   ObjectResult<size_t> deleted = client->Delete({"p/0", "p/1", "p/2"});
   ASSERT_TRUE(deleted.ok()) << deleted.error().ToString();
   EXPECT_TRUE(fake_->ObjectNames("ckpt").empty());
-  EXPECT_EQ(sleeps_.size(), 3u) << "one wait for the 429, two for the 503s";
+  EXPECT_EQ(waits_.slept().size(), 3u) << "one wait for the 429, two for the 503s";
 }
 
 TEST_F(GcsClientTest, ARefusedDeleteNamesThePermissionAndStopsAsking) {
@@ -106,7 +105,7 @@ TEST_F(GcsClientTest, ARefusedDeleteNamesThePermissionAndStopsAsking) {
   EXPECT_NE(text.find("storage.objects.delete on gs://ckpt"), std::string::npos) << text;
   EXPECT_NE(text.find("forbidden"), std::string::npos) << text;
   EXPECT_EQ(fake_->CallCount("objects.delete"), 1) << "refused once, not asked four times more";
-  EXPECT_TRUE(sleeps_.empty());
+  EXPECT_TRUE(waits_.slept().empty());
 }
 
 TEST_F(GcsClientTest, ARevokedTokenIsReplacedOnce) {
@@ -135,7 +134,7 @@ TEST_F(GcsClientTest, NoTokenIsRefusedAndAMissingBucketIsNotFound) {
   GcsClientOptions options;
   options.bucket = "ckpt";
   options.endpoint_url = fake_->base_url();
-  GcsClient anonymous(options, nullptr, [this](Duration d) { sleeps_.push_back(d); });
+  GcsClient anonymous(options, nullptr, waits_);
   ObjectResult<std::vector<ObjectInfo>> refused = anonymous.List("p/");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().http_status, 401);
@@ -151,11 +150,11 @@ TEST_F(GcsClientTest, AnEndpointThatIsNotThereIsATransientErrorAfterTheRetries) 
   GcsClientOptions options;
   options.bucket = "ckpt";
   options.endpoint_url = "http://127.0.0.1:1";
-  GcsClient client(options, credentials_, [this](Duration d) { sleeps_.push_back(d); });
+  GcsClient client(options, credentials_, waits_);
   ObjectResult<std::vector<ObjectInfo>> listed = client.List("p/");
   ASSERT_FALSE(listed.ok());
   EXPECT_EQ(listed.error().kind, CloudErrorKind::kTransient);
-  EXPECT_EQ(sleeps_.size(), 4u) << "five attempts";
+  EXPECT_EQ(waits_.slept().size(), 4u) << "five attempts";
 }
 
 TEST(GcsAnswersTest, MalformedAnswersAreErrorsNotCrashes) {

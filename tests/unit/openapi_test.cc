@@ -51,7 +51,8 @@ TEST(OpenApiTest, EveryRouteIsDocumentedAndEveryDocumentedRouteAnswers) {
   zmq::context_t context;
   storage::Database database(storage::DbConfig{});  // connects only when used; unused here
   auth::Users users(database, RealClock::Instance());
-  FrontDoor front(context, database, users, bus::MasterInfo{"v"}, ResourcesConfig{}, 1 << 20);
+  FrontDoor front(context, RealClock::Instance(), database, users, bus::MasterInfo{"v"},
+                  ResourcesConfig{}, 1 << 20);
   http::HttpWing core(context, storage::DbConfig{}, AllocationTokens("secret"), {.front = &front});
   auto port = core.Bind("127.0.0.1", 0);
   ASSERT_TRUE(port.ok());
@@ -93,7 +94,8 @@ TEST(HttpWingTlsTest, AnUnusableCertificateIsRefusedNamingTheField) {
   zmq::context_t context;
   storage::Database database(storage::DbConfig{});
   auth::Users users(database, RealClock::Instance());
-  FrontDoor front(context, database, users, bus::MasterInfo{"v"}, ResourcesConfig{}, 1 << 20);
+  FrontDoor front(context, RealClock::Instance(), database, users, bus::MasterInfo{"v"},
+                  ResourcesConfig{}, 1 << 20);
   http::HttpWing core(context, storage::DbConfig{}, AllocationTokens("secret"),
                       {.front = &front,
                        .server = {.tls_cert = "/no/such/cert.pem", .tls_key = "/no/such/key.pem"}});

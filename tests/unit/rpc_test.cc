@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <thread>
 
@@ -153,7 +154,8 @@ std::thread ServeAnswersToo(RpcServer& server, const std::atomic<bool>& stop) {
   });
 }
 
-// An RpcServer whose handlers run on worker threads: AgentPing "slow" takes `slow_for`.
+// An RpcServer whose handlers run on worker threads: AgentPing "slow" runs for `slow_for` or
+// until ReleaseSlow(), whichever comes first.
 class WorkerServer {
  public:
   WorkerServer(zmq::context_t& context, std::chrono::milliseconds slow_for)
@@ -162,7 +164,12 @@ class WorkerServer {
     server_.Handle<AgentPing, AgentEcho>(
         [this, slow_for](const RpcContext&, const AgentPing& ping) {
           ++executions;
-          if (ping.nonce == "slow") std::this_thread::sleep_for(slow_for);
+          if (ping.nonce == "slow") {
+            slow_running = true;
+            std::unique_lock lock(mu_);
+            release_.wait_for(lock, slow_for, [&] { return released_; });
+            slow_running = false;
+          }
           return AgentEcho{ping.nonce};
         });
     bound = *server_.Bind("tcp://127.0.0.1:0", {});
@@ -172,30 +179,38 @@ class WorkerServer {
     stop_ = true;
     thread_.join();
   }
+  void ReleaseSlow() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    release_.notify_all();
+  }
   std::string bound;
   std::atomic<int> executions{0};
+  std::atomic<bool> slow_running{false};
 
  private:
   RpcServer server_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable release_;
+  bool released_ = false;
 };
 
 TEST(RpcWorkersTest, ASlowMethodHoldsNoOtherCallerUp) {
   zmq::context_t context;
-  WorkerServer server(context, 1000ms);
+  WorkerServer server(context, 4s);  // until released
   std::thread slow_caller([&] {
     RpcClient client(context, server.bound, {}, RpcClientConfig{5s, 1});
     auto echo = client.Call<AgentPing, AgentEcho>(AgentPing{"slow"});
     EXPECT_TRUE(echo.ok() && echo->nonce == "slow");
   });
-  std::this_thread::sleep_for(100ms);  // the slow call is running
+  ASSERT_TRUE(det::testing::WaitFor([&] { return server.slow_running.load(); }));
   RpcClient client(context, server.bound, {});
-  const auto start = std::chrono::steady_clock::now();
   auto echo = client.Call<AgentPing, AgentEcho>(AgentPing{"fast"});
-  const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(echo.ok()) << echo.status().ToString();
-  EXPECT_LT(took, 500ms) << "answered while the slow one runs";
+  EXPECT_TRUE(server.slow_running.load()) << "answered while the slow one runs";
+  server.ReleaseSlow();
   slow_caller.join();
 }
 
@@ -273,8 +288,8 @@ TEST(RpcHoldTest, AHeldAnswerWaitsForItsReleaseAndARetryGetsItWithoutASecondRun)
     EXPECT_EQ(echo->nonce, "kept");
   });
   // Held past a first attempt's limit, so that a retry is what gets the answer.
-  for (int i = 0; i < 500 && server.held() == 0; ++i) std::this_thread::sleep_for(10ms);
-  std::this_thread::sleep_for(500ms);
+  ASSERT_TRUE(det::testing::WaitFor([&] { return server.held() > 0; }));
+  std::this_thread::sleep_for(500ms);  // the client's real socket time: two attempts' limits
   EXPECT_EQ(server.held(), 1u) << "one run, one hold, however often it is asked";
   released = true;
   server.ReleaseAll(Status::Ok());

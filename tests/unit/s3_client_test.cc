@@ -27,8 +27,7 @@ class S3ClientTest : public ::testing::Test {
     options.bucket = bucket;
     options.region = "us-west-2";
     options.endpoint_url = fake_.endpoint();
-    return std::make_unique<S3Client>(options, credentials ? credentials : StaticKeys(), clock_,
-                                      [this](Duration d) { sleeps_.push_back(d); });
+    return std::make_unique<S3Client>(options, credentials ? credentials : StaticKeys(), waits_);
   }
   std::vector<std::string> KeysLeft(const std::string& bucket = "ckpt") {
     std::vector<std::string> keys;
@@ -37,12 +36,12 @@ class S3ClientTest : public ::testing::Test {
   }
 
   RealClock clock_;
+  SimulatedClock waits_{SimulatedClock::Sleeps::kSleepAdvances};  // the clients' waits, recorded
   testing::FakeS3 fake_{[] {
     testing::FakeS3Options options;
     options.page_size = 7;
     return options;
   }()};
-  std::vector<Duration> sleeps_;
 };
 
 TEST_F(S3ClientTest, ListsEveryPageWithKeysAsTheyAre) {
@@ -99,7 +98,7 @@ TEST_F(S3ClientTest, RetriesOnlyTheKeysADeleteLeft) {
   ObjectResult<size_t> deleted = Client()->Delete({"a", "b", "c", "d"});
   ASSERT_TRUE(deleted.ok()) << deleted.error().ToString();
   EXPECT_EQ(fake_.CallCount("DeleteObjects"), 2);
-  EXPECT_EQ(sleeps_.size(), 1u);
+  EXPECT_EQ(waits_.slept().size(), 1u);
   EXPECT_TRUE(KeysLeft().empty());
 }
 
@@ -121,7 +120,7 @@ TEST_F(S3ClientTest, ThrottlingIsRetriedWithBackoffAndRefusalsAreNot) {
   fake_.InjectFault("ListObjectsV2", "SlowDown", 503, 2);
   ASSERT_TRUE(Client()->List("").ok());
   EXPECT_EQ(fake_.CallCount("ListObjectsV2"), 3);
-  EXPECT_EQ(sleeps_.size(), 2u);
+  EXPECT_EQ(waits_.slept().size(), 2u);
 
   fake_.InjectFault("ListObjectsV2", "AccessDenied", 403, 1);
   ObjectResult<std::vector<ObjectInfo>> refused = Client()->List("");
@@ -205,18 +204,18 @@ TEST_F(S3ClientTest, InstanceRoleCredentialsAreAskedAgainAfterExpiredToken) {
   ObjectResult<std::vector<ObjectInfo>> listed = client->List("");
   ASSERT_TRUE(listed.ok()) << listed.error().ToString();
   EXPECT_EQ(imds_fake.credentials_served(), 2) << "asked again after ExpiredToken";
-  EXPECT_TRUE(sleeps_.empty()) << "no backoff for a refresh";
+  EXPECT_TRUE(waits_.slept().empty()) << "no backoff for a refresh";
 }
 
 TEST_F(S3ClientTest, AnEndpointThatIsNotThereIsATransientErrorAfterTheRetries) {
   S3ClientOptions options;
   options.bucket = "ckpt";
   options.endpoint_url = "http://127.0.0.1:1";
-  S3Client client(options, StaticKeys(), clock_, [this](Duration d) { sleeps_.push_back(d); });
+  S3Client client(options, StaticKeys(), waits_);
   ObjectResult<std::vector<ObjectInfo>> listed = client.List("");
   ASSERT_FALSE(listed.ok());
   EXPECT_EQ(listed.error().kind, CloudErrorKind::kTransient);
-  EXPECT_EQ(sleeps_.size(), 4u);
+  EXPECT_EQ(waits_.slept().size(), 4u);
   EXPECT_NE(listed.error().ToString().find("s3:ListObjectsV2 on bucket ckpt failed"),
             std::string::npos);
 }

@@ -194,12 +194,12 @@ class LogFollow : public BodySource {
         next_(std::move(request)),
         // The task exists (the caller checked), but its record is stored asynchronously: until it
         // is, the database does not know it, which is not an error for this long.
-        unstored_until_(std::chrono::steady_clock::now() + kUnstoredTaskGrace) {}
+        unstored_until_(front.clock.Now() + kUnstoredTaskGrace) {}
 
   Piece Next() override {
     auto reply = front_.reads.TaskLogs(caller_, next_);
     if (!reply.ok() && reply.status().code() == StatusCode::kNotFound &&
-        std::chrono::steady_clock::now() < unstored_until_) {
+        front_.clock.Now() < unstored_until_) {
       return {};
     }
     if (!reply.ok()) return {json{{"error", reply.status().message()}}.dump() + "\n", true};
@@ -221,7 +221,7 @@ class LogFollow : public BodySource {
   FrontDoor& front_;
   const auth::Principal caller_;
   bus::TaskLogsRequest next_;
-  const std::chrono::steady_clock::time_point unstored_until_;
+  const MonoTime unstored_until_;
 };
 
 ordered_json AgentsJson(const bus::AgentList& list) {

@@ -60,7 +60,7 @@ int64_t ReportTimeMillis(const json& trial_metrics) {
   if (text.ends_with("+00:00")) text = text.substr(0, text.size() - 6) + "Z";  // Python's UTC
   if (std::optional<int64_t> ns = ParseRfc3339Utc(text)) return *ns / 1000000;
   return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+             RealClock::Instance().WallNow().time_since_epoch())
       .count();
 }
 
@@ -197,7 +197,7 @@ TrialRoutes::TrialRoutes(zmq::context_t& context, storage::DbConfig db, Allocati
 TrialRoutes::~TrialRoutes() = default;
 
 void TrialRoutes::Tick() {
-  const auto now = std::chrono::steady_clock::now();
+  const MonoTime now = front_.clock.Now();
   rendezvous_.Tick(now);
   board_.Tick(now);
 }
@@ -319,24 +319,23 @@ void TrialRoutes::RouteAllocations(Router& router) {
   // Parked on the board, which asks the experiment service about every waiting run in one call
   // per tick (50 ms): a run already told to stop is answered at the next tick. A poll of timeout 0
   // is answered at once.
-  router.ParkedGet("/api/v1/allocations/{allocation_id}/signals/preemption",
-                   [=, this](const Request& req, Completion complete) {
-                     auto caller = allocation_caller(req);
-                     if (!caller.ok()) return complete(JsonResponse(caller.status()));
-                     int timeout_s = 60;
-                     if (req.HasParam("timeout_seconds")) {
-                       timeout_s =
-                           std::clamp(std::atoi(req.Param("timeout_seconds").c_str()), 0, 600);
-                     }
-                     if (timeout_s == 0) {
-                       return complete(JsonResponse(AsJson(reports_.Tell(*caller, {"", "ready"}))));
-                     }
-                     board_.Park(caller->allocation_id,
-                                 std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s),
-                                 [complete](Result<bus::TrialSignal> signal) {
-                                   complete(JsonResponse(AsJson(signal)));
-                                 });
-                   });
+  router.ParkedGet(
+      "/api/v1/allocations/{allocation_id}/signals/preemption",
+      [=, this](const Request& req, Completion complete) {
+        auto caller = allocation_caller(req);
+        if (!caller.ok()) return complete(JsonResponse(caller.status()));
+        int timeout_s = 60;
+        if (req.HasParam("timeout_seconds")) {
+          timeout_s = std::clamp(std::atoi(req.Param("timeout_seconds").c_str()), 0, 600);
+        }
+        if (timeout_s == 0) {
+          return complete(JsonResponse(AsJson(reports_.Tell(*caller, {"", "ready"}))));
+        }
+        board_.Park(caller->allocation_id, front_.clock.Now() + std::chrono::seconds(timeout_s),
+                    [complete](Result<bus::TrialSignal> signal) {
+                      complete(JsonResponse(AsJson(signal)));
+                    });
+      });
 
   // After should_preempt() said yes: the run will checkpoint and exit (a pause, not its end;
   // the experiment already knows why it asked).
@@ -357,23 +356,22 @@ void TrialRoutes::RouteAllocations(Router& router) {
                 }());
               });
 
-  router.ParkedPost(
-      "/api/v1/allocations/{allocation_id}/rendezvous",
-      [=, this](const Request& req, Completion complete) {
-        auto caller = allocation_caller(req);
-        if (!caller.ok()) return complete(JsonResponse(caller.status()));
-        auto request = RendezvousRequestOf(req.body);
-        if (!request.ok()) return complete(JsonResponse(request.status()));
-        const int rank = request->arrival.rank;
-        // The rendezvous fails (and kills) the allocation by this key's prefix.
-        rendezvous_.Arrive(
-            caller->allocation_id + (request->phase.empty() ? "" : "#" + request->phase),
-            request->num_containers, std::move(request->arrival), std::chrono::steady_clock::now(),
-            [complete, rank, this](Result<std::vector<RendezvousArrival>> all) {
-              if (!all.ok()) return complete(JsonResponse(all.status()));
-              complete(JsonResponse(RendezvousInfo(*all, rank, distributed_)));
-            });
-      });
+  router.ParkedPost("/api/v1/allocations/{allocation_id}/rendezvous", [=, this](
+                                                                          const Request& req,
+                                                                          Completion complete) {
+    auto caller = allocation_caller(req);
+    if (!caller.ok()) return complete(JsonResponse(caller.status()));
+    auto request = RendezvousRequestOf(req.body);
+    if (!request.ok()) return complete(JsonResponse(request.status()));
+    const int rank = request->arrival.rank;
+    // The rendezvous fails (and kills) the allocation by this key's prefix.
+    rendezvous_.Arrive(caller->allocation_id + (request->phase.empty() ? "" : "#" + request->phase),
+                       request->num_containers, std::move(request->arrival), front_.clock.Now(),
+                       [complete, rank, this](Result<std::vector<RendezvousArrival>> all) {
+                         if (!all.ok()) return complete(JsonResponse(all.status()));
+                         complete(JsonResponse(RendezvousInfo(*all, rank, distributed_)));
+                       });
+  });
 }
 
 }  // namespace det::master::http

@@ -31,7 +31,8 @@ HttpWing::HttpWing(zmq::context_t& context, storage::DbConfig db, AllocationToke
     : server_(router_, std::move(options.server)),
       trial_(context, std::move(db), std::move(tokens), options.distributed, *options.front) {
   if (!options.events.subscribe.empty()) {
-    answers_ = std::make_unique<AnswerCache>(context, options.events, options.answer_max_age);
+    answers_ = std::make_unique<AnswerCache>(context, options.events, options.answer_max_age,
+                                             options.front->clock);
     CacheClusterAnswers(*answers_, *options.front);
     CacheExperimentAnswers(*answers_, *options.front);
   }

@@ -52,7 +52,7 @@ void ServerState::WarnLimited(const std::string& kind, const std::string& line) 
   {
     std::lock_guard lock(mu_);
     Quiet& quiet = quiet_[kind];
-    const auto now = std::chrono::steady_clock::now();
+    const MonoTime now = RealClock::Instance().Now();
     if (now - quiet.last < std::chrono::seconds(10)) {
       ++quiet.left_out;
       return;
@@ -155,8 +155,9 @@ Result<int> HttpServer::Bind(const std::string& host, int port) {
     return !e;
   };
   // A port still held is tried again for a while, as the bus's ports are (bus::kBindRetryFor).
-  const bool bound =
-      port == 0 ? listen() : RetryEvery(std::chrono::milliseconds(200), bus::kBindRetryFor, listen);
+  const bool bound = port == 0 ? listen()
+                               : RetryEvery(std::chrono::milliseconds(200), bus::kBindRetryFor,
+                                            RealClock::Instance(), listen);
   if (!bound) {
     return Unavailable("port: cannot listen on " + host + ":" + std::to_string(port));
   }
