@@ -55,7 +55,7 @@ void ApplyTls(const LibCurl& curl, CURL* handle, const MasterTls& tls) {
   }
 }
 
-// GET <url>/api/v1/master: its status and body.
+// GET <url>/info (Determined's, no login needed): its status and body.
 Result<std::pair<long, std::string>> GetMasterInfo(const std::string& url, const MasterTls& tls) {
   static const Result<LibCurl> lib = OpenCurl();
   if (!lib.ok()) return lib.status();
@@ -63,7 +63,7 @@ Result<std::pair<long, std::string>> GetMasterInfo(const std::string& url, const
   if (handle == nullptr) return Internal("libcurl could not be initialised");
   std::string base = url;
   while (base.ends_with('/')) base.pop_back();
-  const std::string info_url = base + "/api/v1/master";
+  const std::string info_url = base + "/info";
   std::string body;
   lib->setopt(handle, CURLOPT_URL, info_url.c_str());
   lib->setopt(handle, CURLOPT_NOSIGNAL, 1L);
@@ -96,7 +96,7 @@ Result<int> GatewayPortOfMasterInfo(const std::string& body) {
   const auto port = info.is_object() ? info.find("gateway_port") : info.end();
   if (port == info.end() || !port->is_number_integer() || port->get<int64_t>() <= 0 ||
       port->get<int64_t>() > 65535) {
-    return FailedPrecondition("its /api/v1/master names no gateway port (is it a det-master?)");
+    return FailedPrecondition("its /info names no gateway port (is it a det-master?)");
   }
   return static_cast<int>(port->get<int64_t>());
 }
@@ -107,7 +107,7 @@ Result<std::string> GatewayOfMasterUrl(const std::string& url, const MasterTls& 
   const auto& [status, body] = answer;
   if (status != 200) {
     return FailedPrecondition("the master at " + url + " answered HTTP " + std::to_string(status) +
-                              " to GET /api/v1/master");
+                              " to GET /info");
   }
   auto port = GatewayPortOfMasterInfo(body);
   if (!port.ok())

@@ -2,7 +2,7 @@
 
 // DET_MASTER (or -m) as Determined's users and the Core API write it: the master's REST URL,
 // "http(s)://host:port". Inside a task DET_MASTER is that URL. det talks to the master's gateway,
-// so it asks the master where that is (GET <url>/api/v1/master, which needs no login) and reaches
+// so it asks the master where that is (GET <url>/info, which needs no login) and reaches
 // the gateway on the URL's host. libcurl is opened only then (dlopen), so every other det start
 // loads no HTTP or TLS library.
 
@@ -25,7 +25,7 @@ bool IsMasterUrl(const std::string& master);
 // answer has no gateway (not a det master) or libcurl cannot be opened.
 Result<std::string> GatewayOfMasterUrl(const std::string& url, const MasterTls& tls);
 
-// The gateway port in GET /api/v1/master's JSON body (exposed for tests).
+// The gateway port in GET /info's JSON body (exposed for tests).
 Result<int> GatewayPortOfMasterInfo(const std::string& body);
 
 }  // namespace det::cli

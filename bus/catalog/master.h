@@ -102,6 +102,8 @@ struct AgentSummary {
   int32_t used_slots = 0;
   std::vector<SlotUtilization> utilization;  // the latest sample the agent reported
   std::string interruption;                  // its machine is being taken away: what the cloud said
+  std::map<std::string, std::string> slot_tasks;  // each used slot's task
+  int64_t registered_at = 0;                      // Unix nanoseconds
   bool operator==(const AgentSummary&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -118,6 +120,8 @@ struct AgentSummary {
     v("used_slots", s.used_slots);
     v("utilization", s.utilization);
     v("interruption", s.interruption);
+    v("slot_tasks", s.slot_tasks);
+    v("registered_at", s.registered_at);
   }
 };
 

@@ -48,11 +48,15 @@ struct UserLoginRequest {
   static constexpr std::string_view kType = "user.login";
   std::string username;
   std::string password;
+  // `password` is Determined's digest of the password (what Determined's clients send), not the
+  // password itself.
+  bool is_hashed = false;
   bool operator==(const UserLoginRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("username", s.username, kRequired);
     v("password", s.password, kRequired);
+    v("is_hashed", s.is_hashed);
   }
 };
 
@@ -110,11 +114,15 @@ struct UserCreateRequest {
   std::string username;
   std::string password;
   bool admin = false;
+  // `password` is Determined's digest of the password (what Determined's clients send), not the
+  // password itself.
+  bool is_hashed = false;
   bool operator==(const UserCreateRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("username", s.username, kRequired);
     v("password", s.password, kRequired);
+    v("is_hashed", s.is_hashed);
     v("admin", s.admin);
   }
 };
@@ -125,11 +133,15 @@ struct UserPasswordRequest {
   static constexpr std::string_view kType = "user.password";
   std::string username;
   std::string password;
+  // `password` is Determined's digest of the password (what Determined's clients send), not the
+  // password itself.
+  bool is_hashed = false;
   bool operator==(const UserPasswordRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("username", s.username);
     v("password", s.password, kRequired);
+    v("is_hashed", s.is_hashed);
   }
 };
 

@@ -1,5 +1,7 @@
 #include "bus/catalog/users_json.h"
 
+#include "common/clock.h"
+
 namespace det::bus {
 
 nlohmann::ordered_json ToJson(const UserSummary& user) {
@@ -7,8 +9,10 @@ nlohmann::ordered_json ToJson(const UserSummary& user) {
                                  {"username", user.username},
                                  {"admin", user.admin},
                                  {"active", user.active},
-                                 {"created_at", user.created_at}};
-  if (user.agent_user_group) {  // Determined's names
+                                 {"displayName", ""},
+                                 {"remote", false},
+                                 {"createdAt", Rfc3339Utc(user.created_at, 6)}};
+  if (user.agent_user_group) {
     const AgentUserGroup& a = *user.agent_user_group;
     json["agentUserGroup"] = {
         {"agentUid", a.uid}, {"agentGid", a.gid}, {"agentUser", a.user}, {"agentGroup", a.group}};

@@ -92,6 +92,20 @@ Result<std::optional<std::string>> Users::Bootstrap(const std::string& initial_p
   return generated;
 }
 
+Result<std::string> Users::NewPasswordHash(const std::string& password, bool is_hashed) const {
+  if (!is_hashed) {
+    DET_RETURN_IF_ERROR(CheckPassword(password));
+    return HashPassword(password, config_.password_iterations);
+  }
+  // Determined's clients check the password rule before they hash it.
+  if (!IsPasswordDigest(password)) {
+    return InvalidArgument(
+        "password: with isHashed, expected Determined's salted SHA-512 digest of the password "
+        "(128 hex digits)");
+  }
+  return HashPasswordDigest(password, config_.password_iterations);
+}
+
 Result<bus::UserLoginReply> Users::Login(const bus::UserLoginRequest& request) {
   std::optional<storage::UserRecord> user;
   DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) {
@@ -101,13 +115,22 @@ Result<bus::UserLoginReply> Users::Login(const bus::UserLoginRequest& request) {
   }));
   // An unknown name costs as much as a wrong password, so timing does not tell them apart.
   static const std::string kDummy = HashPassword("", config_.password_iterations);
-  const bool match = VerifyPassword(request.password, user ? user->password_hash : kDummy);
+  const std::string& stored = user ? user->password_hash : kDummy;
+  const bool match = request.is_hashed ? VerifyPasswordDigest(request.password, stored)
+                                       : VerifyPassword(request.password, stored);
   if (!user || !match || !user->active) {
     return Unauthenticated("invalid username or password");
   }
+  // A hash of the older layout verifies plain passwords only: stored again as the digest's, the
+  // password serves Determined's clients too from now on.
+  const std::optional<std::string> upgraded =
+      IsDigestHash(stored)
+          ? std::nullopt
+          : std::optional(HashPassword(request.password, config_.password_iterations));
   bus::UserLoginReply reply{NewToken(kSessionPrefix), NowNs() + config_.session_lifespan.count(),
                             SummaryOf(*user)};
   DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
+    if (upgraded) DET_RETURN_IF_ERROR(storage::SetPasswordHash(tx, user->id, *upgraded));
     storage::DeleteExpiredSessions(tx, NowNs());
     return storage::CreateSession(tx, user->id, Sha256Hex(reply.token), reply.expires_at).status();
   }));
@@ -163,6 +186,26 @@ Result<bus::UserReply> Users::Whoami(const Principal& caller) {
   return reply;
 }
 
+Result<bus::UserReply> Users::Get(const Principal&, int64_t user_id) {
+  bus::UserReply reply;
+  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
+    DET_ASSIGN_OR_RETURN(storage::UserRecord user, storage::FindUserById(tx, user_id));
+    reply.user = SummaryOf(user);
+    return Status::Ok();
+  }));
+  return reply;
+}
+
+Result<bus::UserReply> Users::GetByName(const Principal&, const std::string& username) {
+  bus::UserReply reply;
+  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
+    DET_ASSIGN_OR_RETURN(storage::UserRecord user, Find(tx, username));
+    reply.user = SummaryOf(user);
+    return Status::Ok();
+  }));
+  return reply;
+}
+
 Result<bus::UserList> Users::List(const Principal&) {
   bus::UserList reply;
   DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) {
@@ -177,8 +220,8 @@ Result<bus::UserReply> Users::Create(const Principal& caller,
                                      const bus::UserCreateRequest& request) {
   DET_RETURN_IF_ERROR(RequireAdmin(caller, "create users"));
   DET_RETURN_IF_ERROR(CheckUsername(request.username));
-  DET_RETURN_IF_ERROR(CheckPassword(request.password));
-  const std::string hash = HashPassword(request.password, config_.password_iterations);
+  DET_ASSIGN_OR_RETURN(const std::string hash,
+                       NewPasswordHash(request.password, request.is_hashed));
   bus::UserReply reply;
   DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
     DET_ASSIGN_OR_RETURN(int64_t id,
@@ -195,8 +238,8 @@ Result<bus::UserReply> Users::SetPassword(const Principal& caller,
   const std::string& target = request.username.empty() ? caller.username : request.username;
   const bool self = target == caller.username;
   if (!self) DET_RETURN_IF_ERROR(RequireAdmin(caller, "change another user's password"));
-  DET_RETURN_IF_ERROR(CheckPassword(request.password));
-  const std::string hash = HashPassword(request.password, config_.password_iterations);
+  DET_ASSIGN_OR_RETURN(const std::string hash,
+                       NewPasswordHash(request.password, request.is_hashed));
   bus::UserReply reply;
   DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
     DET_ASSIGN_OR_RETURN(storage::UserRecord user, Find(tx, target));

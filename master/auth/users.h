@@ -38,10 +38,11 @@ struct UsersConfig {
 // tokens; everyone may change their own password and manage their own tokens. At least one active
 // admin always remains.
 //
-// Passwords are stored as PBKDF2 hashes (secrets.h); tokens as SHA-256 digests. A session token is
-// "dets_<43 base64url chars>", an access token "deta_<...>". Authenticate() answers from a short
-// cache (10 s); every change made here (logout, revocation, password, deactivation) empties it, so
-// it takes effect at once.
+// Passwords are stored as PBKDF2 hashes of Determined's digest of them (secrets.h), so a login with
+// the password (det, the WebUI) and one with the digest (Determined's CLI and SDK) both work;
+// tokens as SHA-256 digests. A session token is "dets_<43 base64url chars>", an access token
+// "deta_<...>". Authenticate() answers from a short cache (10 s); every change made here (logout,
+// revocation, password, deactivation) empties it, so it takes effect at once.
 //
 // Thread-safe: any gateway thread may call any method. Each call may wait on PostgreSQL; Login
 // and the password setters also spend the PBKDF2 work factor (about a quarter of a second).
@@ -62,6 +63,9 @@ class Users {
 
   Result<bus::UserReply> Whoami(const Principal& caller);
   Result<bus::UserList> List(const Principal& caller);
+  // One user, by id or by name; NotFound naming it otherwise.
+  Result<bus::UserReply> Get(const Principal& caller, int64_t user_id);
+  Result<bus::UserReply> GetByName(const Principal& caller, const std::string& username);
   Result<bus::UserReply> Create(const Principal& caller, const bus::UserCreateRequest& request);
   Result<bus::UserReply> SetPassword(const Principal& caller,
                                      const bus::UserPasswordRequest& request);
@@ -88,6 +92,9 @@ class Users {
     int64_t valid_until_ns = 0;
   };
   int64_t NowNs() const { return UnixNanos(clock_.WallNow()); }
+  // The hash to store for a new password, or its digest (`is_hashed`); InvalidArgument when it
+  // breaks the password rule (or is no digest).
+  Result<std::string> NewPasswordHash(const std::string& password, bool is_hashed) const;
   std::optional<Principal> FromCache(const std::string& token_hash, int64_t now_ns);
   // Caches what was read from the database unless something changed since `generation`.
   void Remember(const std::string& token_hash, const Principal& principal, int64_t now_ns,

@@ -427,6 +427,7 @@ void AgentRegistry::OnRegister(const std::string& agent_id, const bus::AgentRegi
   AgentEntry& entry = agents_[agent_id];
   entry.info = info;
   entry.state = "connected";
+  if (is_new) entry.registered_at = NowNs();
   spdlog::info("agent {} registered: {} slots in pool {}, version {}", agent_id, info.slots.size(),
                info.resource_pool, info.version);
   PublishState(agent_id, entry, /*tombstone=*/false);
@@ -541,6 +542,8 @@ bus::AgentSummary AgentRegistry::Summary(const std::string& id, const AgentEntry
   summary.used_slots = static_cast<int32_t>(usage.used_slots);
   summary.utilization = entry.utilization;
   summary.interruption = entry.interruption;
+  summary.slot_tasks = usage.slot_tasks;
+  summary.registered_at = entry.registered_at;
   return summary;
 }
 

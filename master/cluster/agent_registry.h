@@ -64,7 +64,8 @@ class AgentRegistry : private TaskManager::Listener {
     bus::AgentRegister info;
     std::string state;  // "connected" | "lost"
     std::vector<bus::SlotUtilization> utilization;
-    std::string interruption;  // what the agent's cloud said when it announced the machine's end
+    std::string interruption;   // what the agent's cloud said when it announced the machine's end
+    int64_t registered_at = 0;  // Unix nanoseconds: when it registered last
   };
 
   void Run();

@@ -149,6 +149,7 @@ TaskManager::AgentUsage TaskManager::Usage(const std::string& agent_id) const {
   if (it == agents_.end()) return usage;
   usage.enabled = it->second.enabled;
   usage.used_slots = it->second.used.size();
+  usage.slot_tasks = it->second.used;
   usage.aux_tasks = static_cast<size_t>(it->second.aux);
   usage.draining = it->second.drain && (usage.used_slots > 0 || usage.aux_tasks > 0);
   usage.disabled_slots.assign(it->second.disabled_slots.begin(), it->second.disabled_slots.end());
@@ -459,7 +460,7 @@ void TaskManager::Restore(Task task) {
     for (const Resource& resource : task.resources) {
       AgentSlots& agent = agents_[resource.agent_id];
       if (resource.slot_ids.empty()) ++agent.aux;
-      for (const std::string& slot : resource.slot_ids) agent.used.insert(slot);
+      for (const std::string& slot : resource.slot_ids) agent.used[slot] = id;
     }
   }
   order_.push_back(id);

@@ -78,6 +78,7 @@ class TaskManager {
     std::vector<std::string> disabled_slots;
     size_t used_slots = 0;
     size_t aux_tasks = 0;
+    std::map<std::string, std::string> slot_tasks;  // used slot id -> its task
   };
   AgentUsage Usage(const std::string& agent_id) const;
   // The agent is gone for good: its parts of tasks end with AgentFailed (the tasks' other parts
@@ -148,12 +149,12 @@ class TaskManager {
   struct AgentSlots {
     std::string pool;
     std::vector<std::string> slot_ids;
-    std::set<std::string> used;
-    int32_t aux = 0;          // zero-slot tasks it runs
-    bool registered = false;  // restored work may name an agent before it registers
-    bool schedulable = true;  // connected
-    bool enabled = true;      // the operator's choice
-    bool drain = false;       // disabled with drain
+    std::map<std::string, std::string> used;  // slot id -> the task that holds it
+    int32_t aux = 0;                          // zero-slot tasks it runs
+    bool registered = false;                  // restored work may name an agent before it registers
+    bool schedulable = true;                  // connected
+    bool enabled = true;                      // the operator's choice
+    bool drain = false;                       // disabled with drain
     std::set<std::string> disabled_slots;
     bool usable(const std::string& slot) const {
       return !used.count(slot) && !disabled_slots.count(slot);

@@ -140,7 +140,7 @@ void TaskManager::Place(Task& task, const std::vector<std::pair<std::string, int
       if (static_cast<int32_t>(resource.slot_ids.size()) == slots) break;
       if (agent.usable(slot)) resource.slot_ids.push_back(slot);
     }
-    for (const std::string& slot : resource.slot_ids) agent.used.insert(slot);
+    for (const std::string& slot : resource.slot_ids) agent.used[slot] = task.id;
     if (slots == 0) ++agent.aux;
     task.resources.push_back(std::move(resource));
   }

@@ -22,7 +22,7 @@ void DecodeUserBodies(const std::string& body) {
   (void)det::master::http::LoginRequestOf(body);
   (void)det::master::http::UserCreateRequestOf(body);
   (void)det::master::http::PasswordRequestOf("someone", body);
-  (void)det::master::http::UserUpdateRequestOf("someone", body);
+  (void)det::master::http::UserPatchOf("someone", body);
   (void)det::master::http::TokenCreateRequestOf(body);
 }
 

@@ -142,7 +142,11 @@ TEST_F(AgentAccountTest, TasksRunAsTheirSubmittersAccountAndReadNothingOfRoot) {
 
   // Determined's REST form links bob; the user answer shows it under Determined's names.
   const std::string admin = Login("admin", testing::kAdminPassword);
-  const auto patched = Send("PATCH", "/api/v1/users/bob", admin,
+  const std::string bob_path =
+      "/api/v1/users/" +
+      std::to_string(
+          Send("GET", "/api/v1/users/bob/by-username", admin).body["user"].value("id", 0));
+  const auto patched = Send("PATCH", bob_path, admin,
                             R"({"agentUserGroup": {"agentUid": 5000, "agentGid": 5001,)"
                             R"( "agentUser": "bob", "agentGroup": "bobs"}})");
   EXPECT_EQ(patched.status, 200) << patched.text;
@@ -150,7 +154,7 @@ TEST_F(AgentAccountTest, TasksRunAsTheirSubmittersAccountAndReadNothingOfRoot) {
                               R"("agentUser":"bob","agentGroup":"bobs"})"),
             std::string::npos)
       << patched.text;
-  const auto bad = Send("PATCH", "/api/v1/users/bob", admin,
+  const auto bad = Send("PATCH", bob_path, admin,
                         R"({"agentUserGroup": {"agentUid": 5000, "agentGid": 5001,)"
                         R"( "agentUser": "bob;rm", "agentGroup": "bobs"}})");
   EXPECT_EQ(bad.status, 400) << bad.text;

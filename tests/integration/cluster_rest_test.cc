@@ -9,6 +9,7 @@
 namespace det {
 namespace {
 
+using testing::NdjsonResults;
 using testing::RestAnswer;
 
 class ClusterRestTest : public testing::ClusterProcessTest {
@@ -36,11 +37,15 @@ TEST_F(ClusterRestTest, AgentsSlotsAndPools) {
   // Master info is public; the rest needs a token.
   RestAnswer info = rest_->Send("GET", "/api/v1/master", "");
   EXPECT_EQ(info.status, 200);
-  EXPECT_FALSE(info.body.value("cluster_id", "").empty()) << info.text;
+  EXPECT_FALSE(info.body.value("clusterId", "").empty()) << info.text;
   EXPECT_EQ(rest_->Send("GET", "/api/v1/agents", "").status, 401);
 
   RestAnswer one = Send("GET", "/api/v1/agents/rest-agent");
   EXPECT_EQ(one.body["agent"]["state"], "connected") << one.text;
+  // Determined's v1Agent: slots by id, slotStats by device type.
+  EXPECT_EQ(one.body["agent"]["slots"].size(), 2u) << one.text;
+  EXPECT_EQ(one.body["agent"]["slotStats"]["typeStats"]["TYPE_CPU"]["total"], 2) << one.text;
+  EXPECT_EQ(one.body["agent"]["resourcePools"][0], "default") << one.text;
   EXPECT_EQ(Send("GET", "/api/v1/agents/nope").status, 404);
   RestAnswer slots = Send("GET", "/api/v1/agents/rest-agent/slots");
   ASSERT_EQ(slots.body["slots"].size(), 2u) << slots.text;
@@ -73,18 +78,18 @@ TEST_F(ClusterRestTest, AgentsSlotsAndPools) {
   EXPECT_EQ(Send("POST", "/api/v1/agents/nope/enable").status, 404);
 
   RestAnswer pools = Send("GET", "/api/v1/resource-pools");
-  ASSERT_EQ(pools.body["resource_pools"].size(), 1u) << pools.text;
-  EXPECT_EQ(pools.body["resource_pools"][0]["name"], "default");
-  EXPECT_EQ(pools.body["resource_pools"][0]["scheduler"], "priority");
-  EXPECT_EQ(pools.body["resource_pools"][0]["agents"], 1);
-  EXPECT_EQ(pools.body["resource_pools"][0]["slots"], 2);
+  ASSERT_EQ(pools.body["resourcePools"].size(), 1u) << pools.text;
+  EXPECT_EQ(pools.body["resourcePools"][0]["name"], "default");
+  EXPECT_EQ(pools.body["resourcePools"][0]["schedulerType"], "SCHEDULER_TYPE_PRIORITY");
+  EXPECT_EQ(pools.body["resourcePools"][0]["numAgents"], 1);
+  EXPECT_EQ(pools.body["resourcePools"][0]["slotsAvailable"], 2);
   // det shows the same.
   EXPECT_NE(Det("resource-pool list").find("default*"), std::string::npos);
   EXPECT_NE(Det("slot list rest-agent").find("rest-agent"), std::string::npos);
 }
 
 TEST_F(ClusterRestTest, CommandsTasksLogsAndTheJobQueue) {
-  EXPECT_EQ(Send("POST", "/api/v1/commands", R"({"slots":1})").body["error"],
+  EXPECT_EQ(Send("POST", "/api/v1/commands", R"({"slots":1})").body["message"],
             "entrypoint: is required (a list of strings or a string)");
   EXPECT_EQ(Send("POST", "/api/v1/commands", R"({"entrypoint":"true","slots":"one"})").status, 400);
   // Nothing can run yet: the command waits in the queue.
@@ -95,9 +100,10 @@ TEST_F(ClusterRestTest, CommandsTasksLogsAndTheJobQueue) {
   const std::string task = queued.body["task_id"];
   RestAnswer jobs = Send("GET", "/api/v1/job-queues");
   ASSERT_EQ(jobs.body["jobs"].size(), 1u) << jobs.text;
-  EXPECT_EQ(jobs.body["jobs"][0]["state"], "QUEUED");
+  EXPECT_EQ(jobs.body["jobs"][0]["summary"]["state"], "STATE_QUEUED");
   EXPECT_EQ(jobs.body["jobs"][0]["priority"], 7);
-  const std::string job = jobs.body["jobs"][0]["job_id"];
+  const std::string job = jobs.body["jobs"][0]["jobId"];
+  EXPECT_EQ(Send("GET", "/api/v1/job-queues-v2").body["jobs"][0]["full"]["jobId"], job);
   EXPECT_EQ(Send("PATCH", "/api/v1/job-queues/" + job, "{}").status, 400);
   EXPECT_EQ(Send("PATCH", "/api/v1/job-queues/" + job, R"({"priority":3})").body["job"]["priority"],
             3);
@@ -115,15 +121,23 @@ TEST_F(ClusterRestTest, CommandsTasksLogsAndTheJobQueue) {
 
   RestAnswer got = Send("GET", "/api/v1/tasks/" + task);
   EXPECT_EQ(got.body["task"]["state"], "TERMINATED") << got.text;
-  EXPECT_EQ(got.body["task"]["exit_code"], 0);
-  RestAnswer logs = Send("GET", "/api/v1/tasks/" + task + "/logs?limit=2");
-  EXPECT_EQ(logs.body["logs"].size(), 2u) << logs.text;
-  const int64_t second = logs.body["logs"][1]["id"];
-  RestAnswer rest =
-      Send("GET", "/api/v1/tasks/" + task + "/logs?after_id=" + std::to_string(second));
-  ASSERT_EQ(rest.body["logs"].size(), 1u) << rest.text;
-  EXPECT_EQ(rest.body["logs"][0]["log"], "line 3");
-  EXPECT_EQ(rest.body["task_ended"], true);
+  EXPECT_EQ(got.body["task"]["exitCode"], 0);
+  // Determined's TaskLogs: NDJSON of {"result": line} whether followed or not.
+  const std::vector<nlohmann::json> logs =
+      NdjsonResults(Send("GET", "/api/v1/tasks/" + task + "/logs?limit=2").text);
+  ASSERT_EQ(logs.size(), 2u);
+  EXPECT_EQ(logs[0]["message"], "line 1\n");
+  EXPECT_EQ(logs[0]["taskId"], task);
+  const std::string second = logs[1]["id"];
+  const std::vector<nlohmann::json> rest =
+      NdjsonResults(Send("GET", "/api/v1/tasks/" + task + "/logs?afterId=" + second).text);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0]["log"], "line 3");
+  const std::vector<nlohmann::json> newest = NdjsonResults(
+      Send("GET", "/api/v1/tasks/" + task + "/logs?limit=2&orderBy=ORDER_BY_DESC").text);
+  ASSERT_EQ(newest.size(), 2u);
+  EXPECT_EQ(newest[0]["log"], "line 3");
+  EXPECT_EQ(newest[1]["log"], "line 2");
   EXPECT_EQ(Send("GET", "/api/v1/tasks/" + task + "/logs?limit=x").status, 400);
   EXPECT_EQ(Send("GET", "/api/v1/tasks/no-such-task/logs").status, 404);
   EXPECT_EQ(Send("GET", "/api/v1/tasks/no-such-task/logs?follow=true").status, 404);
@@ -144,10 +158,17 @@ TEST_F(ClusterRestTest, CommandsTasksLogsAndTheJobQueue) {
   ASSERT_TRUE(testing::Eventually(
       [&] { return Send("GET", "/api/v1/tasks/" + sleeping).body["task"]["state"] == "RUNNING"; },
       std::chrono::seconds(10)));
+  // Determined's GetTasks: the running allocation, on the agent's slot.
+  const nlohmann::json running = Send("GET", "/api/v1/tasks").body["allocationIdToSummary"];
+  ASSERT_EQ(running.size(), 1u) << running.dump();
+  EXPECT_EQ(running.begin().value()["taskId"], sleeping) << running.dump();
+  EXPECT_EQ(running.begin().value()["resources"][0]["agentDevices"].begin().key(), "rest-agent");
+  const nlohmann::json slot = Send("GET", "/api/v1/agents/rest-agent").body["agent"]["slots"];
+  EXPECT_EQ(slot.begin().value()["container"]["id"], sleeping) << slot.dump();
   EXPECT_EQ(Send("POST", "/api/v1/tasks/" + sleeping + "/kill").status, 200);
   EXPECT_TRUE(testing::Eventually(
       [&] {
-        return Send("GET", "/api/v1/tasks/" + sleeping).body["task"]["failure_type"] == "Killed";
+        return Send("GET", "/api/v1/tasks/" + sleeping).body["task"]["failureType"] == "Killed";
       },
       std::chrono::seconds(15)));
 }

@@ -518,12 +518,12 @@ TEST_F(ExperimentProcessTest, RestApiCreatesReadsKillsAndDeletesExperiments) {
   bad["max_restart"] = 3;
   auto [status, error] = post("/api/v1/experiments", {{"config", YAML::Dump(bad)}});
   EXPECT_EQ(status, 400);
-  const std::string message = error.value("error", "");
+  const std::string message = error.value("message", "");
   EXPECT_NE(message.find("searcher.max_trials"), std::string::npos) << message;
   EXPECT_NE(message.find("max_restart"), std::string::npos) << message;
   EXPECT_EQ(post("/api/v1/experiments", {{"config", 7}}).first, 400);
   EXPECT_NE(post("/api/v1/experiments", {{"config", "name: x"}, {"model_definition", "@@"}})
-                .second.value("error", "")
+                .second.value("message", "")
                 .find("model_definition: expected base64"),
             std::string::npos);
 

@@ -204,35 +204,48 @@ TEST_F(UserRestTest, LoginsUsersAndTokensAnswerWithTheRightStatus) {
   // Malformed bodies: 400 naming what is wrong.
   testing::RestAnswer malformed = Send("POST", "/api/v1/users", admin, "{not json");
   EXPECT_EQ(malformed.status, 400);
-  EXPECT_EQ(malformed.body["error"], "request body: expected a JSON object");
-  testing::RestAnswer missing = Send("POST", "/api/v1/users", admin, R"({"username":"alice"})");
+  EXPECT_EQ(malformed.body["message"], "request body: expected a JSON object");
+  testing::RestAnswer missing =
+      Send("POST", "/api/v1/users", admin, R"({"user":{"username":"alice"}})");
   EXPECT_EQ(missing.status, 400);
-  EXPECT_EQ(missing.body["error"], "password: is required (a string)");
-  EXPECT_EQ(
-      Send("POST", "/api/v1/users", admin, R"({"username":"alice","password":7})").body["error"],
-      "password: expected a string");
+  EXPECT_EQ(missing.body["message"], "password: is required (a string)");
+  EXPECT_EQ(missing.body["error"]["error"], "password: is required (a string)");  // Determined's
+  EXPECT_EQ(Send("POST", "/api/v1/users", admin, R"({"user":{"username":"alice"},"password":7})")
+                .body["message"],
+            "password: expected a string");
 
   testing::RestAnswer created =
       Send("POST", "/api/v1/users", admin,
-           nlohmann::json{{"username", "alice"}, {"password", kAlicePassword}}.dump());
+           nlohmann::json{{"user", {{"username", "alice"}}}, {"password", kAlicePassword}}.dump());
   ASSERT_EQ(created.status, 200) << created.body.dump();
   EXPECT_EQ(created.body["user"]["admin"], false);
+  const std::string alice_id = std::to_string(created.body["user"].value("id", 0));
   const std::string alice = Login("alice", kAlicePassword);
+  EXPECT_EQ(Send("GET", "/api/v1/users/" + alice_id, admin).body["user"]["username"], "alice");
+  EXPECT_EQ(Send("GET", "/api/v1/users/alice/by-username", alice).body["user"]["id"],
+            created.body["user"]["id"]);
+  const nlohmann::json admins = Send("GET", "/api/v1/users?admin=true", alice).body;
+  ASSERT_EQ(admins["users"].size(), 1u) << admins.dump();
+  EXPECT_EQ(admins["users"][0]["username"], "admin");
+  EXPECT_EQ(admins["pagination"]["total"], 1);
+  const std::string admin_id = std::to_string(admins["users"][0].value("id", 0));
 
   // Admin routes refuse a non-admin with 403.
   EXPECT_EQ(
-      Send("POST", "/api/v1/users", alice, R"({"username":"bob","password":"12345678"})").status,
+      Send("POST", "/api/v1/users", alice, R"({"user":{"username":"bob"},"password":"12345678"})")
+          .status,
       403);
-  EXPECT_EQ(Send("PATCH", "/api/v1/users/admin", alice, R"({"active":false})").status, 403);
-  EXPECT_EQ(
-      Send("POST", "/api/v1/users/admin/password", alice, R"({"password":"12345678"})").status,
-      403);
+  EXPECT_EQ(Send("PATCH", "/api/v1/users/" + admin_id, alice, R"({"active":false})").status, 403);
+  EXPECT_EQ(Send("POST", "/api/v1/users/" + admin_id + "/password", alice, R"("12345678")").status,
+            403);
   EXPECT_EQ(Send("GET", "/api/v1/tokens?all=true", alice).status, 403);
 
   // Unknown ids: 404.
-  EXPECT_EQ(Send("PATCH", "/api/v1/users/nobody", admin, R"({"active":false})").status, 404);
+  EXPECT_EQ(Send("PATCH", "/api/v1/users/424242", admin, R"({"active":false})").status, 404);
   EXPECT_EQ(Send("DELETE", "/api/v1/tokens/424242", admin).status, 404);
-  EXPECT_EQ(Send("PATCH", "/api/v1/users/alice", admin, R"({})").status, 400);
+  EXPECT_EQ(Send("PATCH", "/api/v1/users/" + alice_id, admin, R"({})").status, 400);
+  EXPECT_EQ(Send("PATCH", "/api/v1/users/" + alice_id, admin, R"({"displayName":"A"})").status,
+            400);
 
   // A token made over REST works over REST and is gone once revoked.
   testing::RestAnswer token =
@@ -289,7 +302,7 @@ TEST_F(UserRestTest, OnlyAnExperimentsOwnerOrAnAdminMayDeleteIt) {
       std::chrono::seconds(10)));
   const testing::RestAnswer refused = Send("DELETE", path, bob);
   EXPECT_EQ(refused.status, 403);
-  EXPECT_EQ(refused.body.value("error", ""),
+  EXPECT_EQ(refused.body.value("message", ""),
             "experiment " + std::to_string(mine) +
                 " belongs to \"alice\": only its owner or an admin may delete it");
   EXPECT_EQ(Send("DELETE", path, alice).status, 200);
@@ -330,6 +343,11 @@ TEST_F(UserRestTest, EveryOperationMarkedForAdminsRefusesOthersAndNoOtherDoes) {
   ASSERT_EQ(experiment.status, 200) << experiment.text;
   const std::map<std::string, std::string> others_things = {
       {"{username}", "admin"},
+      {"{user_id}",
+       std::to_string(
+           Send("GET", "/api/v1/users/admin/by-username", admin).body["user"].value("id", 0))},
+      {"{workspace_id}", "1"},
+      {"{project_id}", "1"},
       {"{token_id}", std::to_string(token.body["summary"]["id"].get<int64_t>())},
       {"{experiment_id}", std::to_string(experiment.body["id"].get<int64_t>())},
       {"{agent_id}", "no-such-agent"},
@@ -351,7 +369,8 @@ TEST_F(UserRestTest, EveryOperationMarkedForAdminsRefusesOthersAndNoOtherDoes) {
   const std::map<std::string, std::pair<std::string, std::string>> aimed = {
       {"GET /api/v1/tokens", {"?all=true", ""}},
       {"POST /api/v1/tokens", {"", R"({"username":"admin","lifespan_s":60})"}},
-      {"POST /api/v1/users/{username}/password", {"", R"({"password":"taken-over-1"})"}}};
+      {"POST /api/v1/users/{user_id}/password", {"", R"("taken-over-1")"}},
+      {"PATCH /api/v1/users/{user_id}", {"", R"({"active":false})"}}};
   const nlohmann::json document = Send("GET", "/api/v1/openapi.json", "").body;
   ASSERT_TRUE(document.contains("paths")) << "no OpenAPI document";
   int walked = 0, for_admins = 0;
@@ -411,9 +430,9 @@ TEST_F(UserProcessTest, EveryAdminCommandIsRefusedToANonAdmin) {
   const std::vector<std::pair<std::string, std::string>> commands = {
       {"GET /api/v1/master/logs", "master logs"},
       {"POST /api/v1/users", "user create bob <<< 'bob-password-1'"},
-      {"PATCH /api/v1/users/{username}", "user deactivate admin"},
-      {"PATCH /api/v1/users/{username}", "user activate admin"},
-      {"POST /api/v1/users/{username}/password", "user change-password admin <<< 'taken-over-1'"},
+      {"PATCH /api/v1/users/{user_id}", "user deactivate admin"},
+      {"PATCH /api/v1/users/{user_id}", "user activate admin"},
+      {"POST /api/v1/users/{user_id}/password", "user change-password admin <<< 'taken-over-1'"},
       {"POST /api/v1/tokens", "token create --user admin"},
       {"GET /api/v1/tokens", "token list --all"},
       {"DELETE /api/v1/tokens/{token_id}", "token revoke " + token_id},

@@ -97,6 +97,7 @@ class MultiHostTest : public ::testing::Test {
   // det with admin's credentials; its output and errors.
   std::string Det(const std::string& args);
   // A REST call as admin: the JSON answer (null when none).
+  // The answer's JSON (a stream's lines' results as an array), null when there was none.
   nlohmann::json Rest(const std::string& method, const std::string& path,
                       const std::string& body = "");
   // The example experiment with `shape`, `step_seconds` per batch, and `edit` applied; its id.

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/testing/test_util.h"
+
 namespace det::testing {
 
 struct RestAnswer {

@@ -11,8 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace det::testing {
 
@@ -102,6 +104,20 @@ inline std::filesystem::path BesideCheckout(const std::filesystem::path& source_
 inline std::string InprocEndpoint(const std::string& name) {
   static int counter = 0;
   return "inproc://test-" + name + "-" + std::to_string(++counter);
+}
+
+// The "result" of each line of a Determined stream (NDJSON of {"result": ...}); a line that is not
+// one (an {"error"} line, or text that is no JSON) becomes a null that fails any check on it.
+inline std::vector<nlohmann::json> NdjsonResults(const std::string& text) {
+  std::vector<nlohmann::json> results;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    const nlohmann::json item = nlohmann::json::parse(line, nullptr, false);
+    results.push_back(item.is_object() && item.contains("result") ? item["result"]
+                                                                  : nlohmann::json());
+  }
+  return results;
 }
 
 }  // namespace det::testing

@@ -40,11 +40,35 @@ TEST(SecretsTest, HashedPasswordsVerifyAndAreSalted) {
   const std::string a = HashPassword("correct horse", 1000);
   const std::string b = HashPassword("correct horse", 1000);
   EXPECT_NE(a, b);  // a fresh salt each time
-  EXPECT_TRUE(a.starts_with("pbkdf2_sha256$1000$"));
+  EXPECT_TRUE(a.starts_with("pbkdf2_sha256_det$1000$"));
+  EXPECT_TRUE(IsDigestHash(a));
   EXPECT_TRUE(VerifyPassword("correct horse", a));
   EXPECT_TRUE(VerifyPassword("correct horse", b));
   EXPECT_FALSE(VerifyPassword("correct horsf", a));
   EXPECT_FALSE(VerifyPassword("", a));
+}
+
+// Determined's clients send SHA-512 of its public salt and the password (authentication.py's
+// salt_and_hash; the vector is Python's hashlib): a stored password verifies from it too.
+TEST(SecretsTest, DeterminedsDigestVerifiesAsThePasswordDoes) {
+  const std::string digest =
+      "2447a141acc80af004f38355177c3e93343720d9dbb20a21365b074f2a12abed"
+      "5cc9b027d8d9c4f818d392b90add277818c8166fb6385b79e548a05492c2a66f";
+  EXPECT_EQ(PasswordDigest("correct horse"), digest);
+  EXPECT_EQ(PasswordDigest(""), "");
+  EXPECT_TRUE(IsPasswordDigest(digest));
+  EXPECT_FALSE(IsPasswordDigest("correct horse"));
+  const std::string stored = HashPassword("correct horse", 1000);
+  EXPECT_TRUE(VerifyPasswordDigest(digest, stored));
+  EXPECT_FALSE(VerifyPasswordDigest(PasswordDigest("correct horsf"), stored));
+  EXPECT_FALSE(VerifyPasswordDigest("correct horse", stored));
+  // Stored from the digest, the password verifies.
+  EXPECT_TRUE(VerifyPassword("correct horse", HashPasswordDigest(digest, 1000)));
+  // The older layout (a hash of the password itself) verifies the password, never a digest.
+  const std::string old =
+      "pbkdf2_sha256$1$" + Base64Url("salt") + "$" + Base64Url(std::string(32, 'x'));
+  EXPECT_FALSE(IsDigestHash(old));
+  EXPECT_FALSE(VerifyPasswordDigest(digest, old));
 }
 
 TEST(SecretsTest, MalformedHashesMatchNothing) {

@@ -1,6 +1,8 @@
 // The master's REST API (the same api the det CLI calls), with the session token this browser
 // keeps in localStorage. Every call is same-origin: the master serves this UI.
 
+import { timeNs } from "./determined";
+
 const TOKEN_KEY = "det.token";
 const USER_KEY = "det.user";
 
@@ -49,7 +51,7 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
   }
   if (!response.ok) {
     const message =
-      (parsed as { error?: string } | null)?.error ?? `${response.status} ${response.statusText}`;
+      (parsed as { message?: string } | null)?.message ?? `${response.status} ${response.statusText}`;
     // Only when the token that was refused is still the one kept: a late answer to a request of
     // an earlier session must not end the new one.
     if (response.status === 401 && token && localStorage.getItem(TOKEN_KEY) === token) forget();
@@ -79,17 +81,35 @@ export async function logout(): Promise<void> {
   }
 }
 
-// Splits NDJSON text into complete lines' objects and the unfinished rest. An `{"error"}` line
-// (the master's way of ending a stream that failed) throws.
+// One line of Determined's TaskLogs stream.
+interface ApiLogLine {
+  id: string;
+  timestamp: string; // RFC 3339
+  agentId?: string;
+  stdtype?: string;
+  log: string;
+}
+
+// Splits Determined's log stream (NDJSON: {"result": line} each) into complete lines and the
+// unfinished rest. An `{"error": {"message"}}` line (the master's way of ending a stream that
+// failed) throws.
 export function splitNdjson(text: string): { lines: LogLine[]; rest: string } {
   const parts = text.split("\n");
   const rest = parts.pop() ?? "";
   const lines: LogLine[] = [];
   for (const part of parts) {
     if (!part.trim()) continue;
-    const line = JSON.parse(part) as LogLine & { error?: string };
-    if (line.error) throw new ApiError(500, line.error);
-    lines.push(line);
+    const item = JSON.parse(part) as { result?: ApiLogLine; error?: { message?: string } };
+    if (item.error) throw new ApiError(500, item.error.message ?? "the log stream failed");
+    if (!item.result) continue;
+    const r = item.result;
+    lines.push({
+      id: Number(r.id),
+      timestamp: timeNs(r.timestamp),
+      agent: r.agentId ?? "",
+      stdtype: r.stdtype ?? "",
+      log: r.log,
+    });
   }
   return { lines, rest };
 }
@@ -103,15 +123,15 @@ export async function followLogs(
   signal: AbortSignal,
 ): Promise<void> {
   const token = localStorage.getItem(TOKEN_KEY) ?? "";
-  const after = afterId > 0 ? `&after_id=${afterId}` : "";
+  const after = afterId > 0 ? `&afterId=${afterId}` : "";
   const response = await fetch(
-    `/api/v1/tasks/${encodeURIComponent(taskId)}/logs?follow=true&limit=1000${after}`,
+    `/api/v1/tasks/${encodeURIComponent(taskId)}/logs?follow=true${after}`,
     { headers: { Authorization: `Bearer ${token}` }, signal },
   );
   if (!response.ok || !response.body) {
-    const body = (await response.json().catch(() => null)) as { error?: string } | null;
+    const body = (await response.json().catch(() => null)) as { message?: string } | null;
     if (response.status === 401 && localStorage.getItem(TOKEN_KEY) === token) forget();
-    throw new ApiError(response.status, body?.error ?? `cannot follow the logs (${response.status})`);
+    throw new ApiError(response.status, body?.message ?? `cannot follow the logs (${response.status})`);
   }
   const reader = response.body.getReader();
   const decoder = new TextDecoder();

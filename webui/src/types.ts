@@ -1,4 +1,5 @@
-// The shapes of the REST answers this UI reads (see the master's /api/v1/openapi.json).
+// The views the pages read: the REST answers as they were before the master spoke Determined's
+// shapes; determined.ts converts those answers to these (see the master's /api/v1/openapi.json).
 
 export interface Agent {
   id: string;
@@ -125,7 +126,8 @@ export interface Decision {
 }
 
 export interface MasterInfo {
-  version: string;
-  cluster_name: string;
-  cluster_id: string;
+  version: string; // the Determined release whose API the master serves
+  buildVersion: string;
+  clusterName: string;
+  clusterId: string;
 }

@@ -12,14 +12,18 @@ describe("sortRows", () => {
 
 describe("splitNdjson", () => {
   it("returns whole lines and keeps the unfinished rest for the next chunk", () => {
-    const first = splitNdjson('{"id":1,"log":"a"}\n{"id":2,"lo');
+    const first = splitNdjson(
+      '{"result":{"id":"1","log":"a","timestamp":"2026-11-29T01:00:00Z","agentId":"x"}}\n{"result":{"id":"2","lo',
+    );
     expect(first.lines.map((l) => l.id)).toEqual([1]);
-    const second = splitNdjson(first.rest + 'g":"b"}\n\n');
+    expect(first.lines[0].timestamp).toBe(Date.parse("2026-11-29T01:00:00Z") * 1e6);
+    expect(first.lines[0].agent).toBe("x");
+    const second = splitNdjson(first.rest + 'g":"b","timestamp":""}}\n\n');
     expect(second.lines.map((l) => l.log)).toEqual(["b"]);
     expect(second.rest).toBe("");
   });
   it("throws the master's reason when the stream ends with an error line", () => {
-    expect(() => splitNdjson('{"error":"task trial-1-1 not found"}\n')).toThrow(
+    expect(() => splitNdjson('{"error":{"grpcCode":5,"message":"task trial-1-1 not found"}}\n')).toThrow(
       "task trial-1-1 not found",
     );
   });

@@ -8,7 +8,9 @@
 #include "common/config.h"
 #include "master/experiments/experiment/experiment_config.h"
 #include "master/front/answer_cache.h"
+#include "master/front/http/cluster_shapes.h"
 #include "master/front/http/json.h"
+#include "master/front/http/task_log_stream.h"
 #include "master/front/http/user_routes.h"
 
 namespace det::master::http {
@@ -19,15 +21,9 @@ using nlohmann::ordered_json;
 using Caller = const auth::Principal&;
 using Req = const Request&;
 
-constexpr auto kFollowPoll = std::chrono::milliseconds(200);
 constexpr const char* kAgentsAnswer = "agents";
 constexpr const char* kPoolsAnswer = "resource-pools";
 constexpr const char* kJobsAnswer = "job-queues";
-constexpr auto kUnstoredTaskGrace = std::chrono::seconds(10);
-
-ordered_json AgentJson(const Result<bus::AgentReply>& reply) {
-  return ordered_json{{"agent", bus::ToJson(reply->agent)}};
-}
 
 Result<bus::AgentSummary> FindAgent(FrontDoor& front, Caller caller, const std::string& id) {
   DET_ASSIGN_OR_RETURN(bus::AgentList list, front.calls.Call(caller, bus::AgentListRequest{}));
@@ -39,18 +35,20 @@ Result<bus::AgentSummary> FindAgent(FrontDoor& front, Caller caller, const std::
 
 ordered_json SlotsJson(const bus::AgentSummary& agent) {
   ordered_json slots = ordered_json::array();
-  for (const auto& slot : agent.slots) {
-    const bool disabled = std::find(agent.disabled_slots.begin(), agent.disabled_slots.end(),
-                                    slot.id) != agent.disabled_slots.end();
-    slots.push_back({{"id", slot.id},
-                     {"type", slot.type},
-                     {"brand", slot.brand},
-                     {"uuid", slot.uuid},
-                     {"memory_mib", slot.memory_mib},
-                     {"enabled", !disabled}});
-  }
+  for (const auto& slot : agent.slots) slots.push_back(SlotJson(agent, slot));
   return ordered_json{{"slots", slots}};
 }
+
+// The slot `slot_id` of `agent` as {"slot": v1Slot}; NotFound when the agent has none.
+Result<ordered_json> OneSlotJson(const bus::AgentSummary& agent, const std::string& slot_id) {
+  for (const auto& slot : agent.slots) {
+    if (slot.id == slot_id) return ordered_json{{"slot", SlotJson(agent, slot)}};
+  }
+  return NotFound("agent \"" + agent.id + "\" has no slot \"" + slot_id + "\"");
+}
+
+// Determined's pagination of a whole list.
+ordered_json WholeList(size_t size) { return PaginationJson(PageOf(0, 0, size)); }
 
 // A command's `environment` (image, force_pull_image, registry_auth) and `resources.shm_size`,
 // with an experiment's names and checks.
@@ -133,13 +131,13 @@ Result<bus::JobUpdateRequest> JobUpdateRequestOf(const std::string& job_id,
   if (body.contains("weight")) {
     DET_ASSIGN_OR_RETURN(update.weight, Field<double>(body, "weight", "a number"));
   }
-  if (body.contains("resource_pool")) {
+  if (body.contains("resourcePool")) {
     DET_ASSIGN_OR_RETURN(update.resource_pool,
-                         Field<std::string>(body, "resource_pool", "a string"));
+                         Field<std::string>(body, "resourcePool", "a string"));
   }
   if (!update.priority && !update.weight && !update.resource_pool) {
     return InvalidArgument(
-        "request body: nothing to change; give \"priority\", \"weight\" or \"resource_pool\"");
+        "request body: nothing to change; give \"priority\", \"weight\" or \"resourcePool\"");
   }
   return update;
 }
@@ -157,89 +155,38 @@ Result<bus::AgentEnableRequest> AgentEnableRequestOf(const std::string& agent_id
 
 namespace {
 
-// `name` (RFC 3339) as Unix nanoseconds; 0 when absent.
-Result<int64_t> QueryTime(Req req, const std::string& name) {
-  const std::string text = req.Param(name);
-  if (text.empty()) return int64_t{0};
-  std::optional<int64_t> ns = ParseRfc3339Utc(text);
-  if (!ns || *ns <= 0) {
-    return InvalidArgument(name + ": \"" + text +
-                           "\" is not an RFC 3339 time such as 2026-11-26T10:00:00Z");
-  }
-  return *ns;
-}
-
-// after_id, limit, tail (the last N lines), timestamp_after and timestamp_before (Determined's
-// names for a time range).
-Result<bus::TaskLogsRequest> LogsRequestOf(Req req) {
-  bus::TaskLogsRequest request{req.Match(1), 0, 1000};
-  DET_ASSIGN_OR_RETURN(request.after_id, QueryNumber(req, "after_id", 0));
-  DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 1000));
-  request.limit = static_cast<int32_t>(std::clamp<int64_t>(limit, 1, 10000));
-  DET_ASSIGN_OR_RETURN(request.tail, QueryNumber(req, "tail", 0));
-  if (request.tail < 0) return InvalidArgument("tail: must not be negative");
-  DET_ASSIGN_OR_RETURN(request.since, QueryTime(req, "timestamp_after"));
-  DET_ASSIGN_OR_RETURN(request.until, QueryTime(req, "timestamp_before"));
-  return request;
-}
-
-// GET .../logs?follow=true: NDJSON until the task ended and every line was sent (or the client
-// went away), read page by page as the server asks for the next piece; no thread waits between
-// pages. The caller was authenticated before the stream starts.
-class LogFollow : public BodySource {
- public:
-  LogFollow(FrontDoor& front, auth::Principal caller, bus::TaskLogsRequest request)
-      : front_(front),
-        caller_(std::move(caller)),
-        next_(std::move(request)),
-        // The task exists (the caller checked), but its record is stored asynchronously: until it
-        // is, the database does not know it, which is not an error for this long.
-        unstored_until_(front.clock.Now() + kUnstoredTaskGrace) {}
-
-  Piece Next() override {
-    auto reply = front_.reads.TaskLogs(caller_, next_);
-    if (!reply.ok() && reply.status().code() == StatusCode::kNotFound &&
-        front_.clock.Now() < unstored_until_) {
-      return {};
-    }
-    if (!reply.ok()) return {json{{"error", reply.status().message()}}.dump() + "\n", true};
-    Piece piece;
-    if (next_.tail > 0) {  // the tail's first page: later pages follow on from it
-      next_.after_id = reply->start_after_id;
-      next_.tail = 0;
-    }
-    for (const auto& line : reply->lines) {
-      piece.data += bus::ToJson(line).dump() + "\n";
-      next_.after_id = line.id;
-    }
-    piece.done = reply->task_ended && reply->lines.empty();
-    return piece;
-  }
-  std::chrono::milliseconds retry() const override { return kFollowPoll; }
-
- private:
-  FrontDoor& front_;
-  const auth::Principal caller_;
-  bus::TaskLogsRequest next_;
-  const MonoTime unstored_until_;
-};
-
 ordered_json AgentsJson(const bus::AgentList& list) {
   ordered_json agents = ordered_json::array();
-  for (const auto& agent : list.agents) agents.push_back(bus::ToJson(agent));
-  return ordered_json{{"agents", agents}};
+  for (const auto& agent : list.agents) agents.push_back(AgentJson(agent));
+  return ordered_json{{"agents", agents}, {"pagination", WholeList(list.agents.size())}};
 }
 
 ordered_json PoolsJson(const bus::ResourcePoolList& list) {
   ordered_json pools = ordered_json::array();
-  for (const auto& pool : list.pools) pools.push_back(bus::ToJson(pool));
-  return ordered_json{{"resource_pools", pools}};
+  for (const auto& pool : list.pools) pools.push_back(ResourcePoolJson(pool));
+  return ordered_json{{"resourcePools", pools}, {"pagination", WholeList(list.pools.size())}};
 }
 
-ordered_json JobsJson(const bus::JobList& list) {
+// GetJobs ({"jobs": [v1Job]}) or, `v2`, GetJobsV2 ({"jobs": [{"full": v1Job}]}).
+ordered_json JobsJson(const bus::JobList& list, bool v2 = false) {
   ordered_json jobs = ordered_json::array();
-  for (const auto& job : list.jobs) jobs.push_back(bus::ToJson(job));
-  return ordered_json{{"jobs", jobs}};
+  for (const auto& job : list.jobs) {
+    jobs.push_back(v2 ? ordered_json{{"full", JobJson(job)}} : JobJson(job));
+  }
+  return ordered_json{{"jobs", jobs}, {"pagination", WholeList(list.jobs.size())}};
+}
+
+// GetTasks: the placed tasks by allocation id, and this master's task records beside them.
+ordered_json TasksJson(const bus::TaskList& list) {
+  ordered_json allocations = ordered_json::object();
+  ordered_json tasks = ordered_json::array();
+  for (const auto& task : list.tasks) {
+    tasks.push_back(TaskJson(task));
+    if (!task.allocation_id.empty() && task.state != "TERMINATED" && task.state != "QUEUED") {
+      allocations[task.allocation_id] = AllocationSummaryJson(task);
+    }
+  }
+  return ordered_json{{"allocationIdToSummary", allocations}, {"tasks", tasks}};
 }
 
 void RouteAgents(Router& routes, FrontDoor& front, AnswerCache* cache) {
@@ -257,7 +204,7 @@ void RouteAgents(Router& routes, FrontDoor& front, AnswerCache* cache) {
   routes.Get("/api/v1/agents/{agent_id}", users([&front](Caller caller, Req req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(bus::AgentSummary agent,
                                     FindAgent(front, caller, req.Match(1)));
-               return ordered_json{{"agent", bus::ToJson(agent)}};
+               return ordered_json{{"agent", AgentJson(agent)}};
              }));
   routes.Get(
       "/api/v1/agents/{agent_id}/slots", users([&front](Caller caller, Req req) -> UserAnswer {
@@ -270,17 +217,17 @@ void RouteAgents(Router& routes, FrontDoor& front, AnswerCache* cache) {
                 users([&front, enable](Caller caller, Req req) -> UserAnswer {
                   DET_ASSIGN_OR_RETURN(bus::AgentEnableRequest request,
                                        AgentEnableRequestOf(req.Match(1), enable, req.body));
-                  auto reply = front.calls.Call(caller, request);
-                  if (!reply.ok()) return reply.status();
-                  return AgentJson(reply);
+                  DET_ASSIGN_OR_RETURN(bus::AgentReply reply, front.calls.Call(caller, request));
+                  return ordered_json{{"agent", AgentJson(reply.agent)}};
                 }));
-    routes.Post("/api/v1/agents/{agent_id}/slots/{slot_id}/" + action,
-                users([&front, enable](Caller caller, Req req) -> UserAnswer {
-                  auto reply = front.calls.Call(
-                      caller, bus::SlotEnableRequest{req.Match(1), req.Match(2), enable});
-                  if (!reply.ok()) return reply.status();
-                  return AgentJson(reply);
-                }));
+    routes.Post(
+        "/api/v1/agents/{agent_id}/slots/{slot_id}/" + action,
+        users([&front, enable](Caller caller, Req req) -> UserAnswer {
+          DET_ASSIGN_OR_RETURN(
+              bus::AgentReply reply,
+              front.calls.Call(caller, bus::SlotEnableRequest{req.Match(1), req.Match(2), enable}));
+          return OneSlotJson(reply.agent, req.Match(2));
+        }));
   }
 }
 
@@ -301,14 +248,20 @@ void RouteJobs(Router& routes, FrontDoor& front, AnswerCache* cache) {
           front.calls.users(), cache, kJobsAnswer, [&front](Caller caller, Req req) -> UserAnswer {
             DET_ASSIGN_OR_RETURN(
                 bus::JobList list,
-                front.calls.Call(caller, bus::JobListRequest{req.Param("resource_pool")}));
+                front.calls.Call(caller, bus::JobListRequest{req.Param("resourcePool")}));
             return JobsJson(list);
           }));
+  routes.Get("/api/v1/job-queues-v2", users([&front](Caller caller, Req req) -> UserAnswer {
+               DET_ASSIGN_OR_RETURN(
+                   bus::JobList list,
+                   front.calls.Call(caller, bus::JobListRequest{req.Param("resourcePool")}));
+               return JobsJson(list, /*v2=*/true);
+             }));
   routes.Patch("/api/v1/job-queues/{job_id}", users([&front](Caller caller, Req req) -> UserAnswer {
                  DET_ASSIGN_OR_RETURN(bus::JobUpdateRequest update,
                                       JobUpdateRequestOf(req.Match(1), req.body));
                  DET_ASSIGN_OR_RETURN(bus::JobUpdateReply reply, front.calls.Call(caller, update));
-                 return ordered_json{{"job", bus::ToJson(reply.job)}};
+                 return ordered_json{{"job", JobJson(reply.job)}};
                }));
 }
 
@@ -327,14 +280,12 @@ void RouteTasks(Router& routes, FrontDoor& front) {
                bus::TaskListRequest request;
                request.array_id = req.Param("array_id");
                DET_ASSIGN_OR_RETURN(bus::TaskList list, front.calls.Call(caller, request));
-               ordered_json tasks = ordered_json::array();
-               for (const auto& task : list.tasks) tasks.push_back(bus::ToJson(task));
-               return ordered_json{{"tasks", tasks}};
+               return TasksJson(list);
              }));
   routes.Get("/api/v1/tasks/{task_id}", users([&front](Caller caller, Req req) -> UserAnswer {
                DET_ASSIGN_OR_RETURN(bus::TaskGetReply reply,
                                     front.calls.Call(caller, bus::TaskGetRequest{req.Match(1)}));
-               return ordered_json{{"task", bus::ToJson(reply.task)}};
+               return ordered_json{{"task", TaskJson(reply.task)}};
              }));
   routes.Post("/api/v1/tasks/{task_id}/kill", users([&front](Caller caller, Req req) -> UserAnswer {
                 DET_ASSIGN_OR_RETURN(bus::TaskKillReply reply,
@@ -347,26 +298,11 @@ void RouteTasks(Router& routes, FrontDoor& front) {
   routes.Get("/api/v1/tasks/{task_id}/logs", [&front](Req req, Response& res) {
     auto start = [&]() -> Status {
       DET_ASSIGN_OR_RETURN(auth::Principal caller, UserOf(front.calls.users(), req));
-      DET_ASSIGN_OR_RETURN(bus::TaskLogsRequest request, LogsRequestOf(req));
-      if (req.Param("follow") == "true") {
-        // Unknown tasks are a 404 before the stream starts.
-        DET_RETURN_IF_ERROR(
-            front.calls.Call(caller, bus::TaskGetRequest{request.task_id}).status());
-        res.Stream("application/x-ndjson",
-                   std::make_shared<LogFollow>(front, caller, std::move(request)));
-        return Status::Ok();
-      }
-      Result<bus::TaskLogsReply> read = front.reads.TaskLogs(caller, request);
-      if (!read.ok() && read.status().code() == StatusCode::kNotFound) {
-        // Known to the master but not stored yet: no lines so far.
-        DET_RETURN_IF_ERROR(
-            front.calls.Call(caller, bus::TaskGetRequest{request.task_id}).status());
-        read = bus::TaskLogsReply{};
-      }
-      DET_ASSIGN_OR_RETURN(bus::TaskLogsReply reply, std::move(read));
-      ordered_json logs = ordered_json::array();
-      for (const auto& line : reply.lines) logs.push_back(bus::ToJson(line));
-      Reply(res, UserAnswer(ordered_json{{"logs", logs}, {"task_ended", reply.task_ended}}));
+      DET_ASSIGN_OR_RETURN(TaskLogQuery query, TaskLogQueryOf(req));
+      // Unknown tasks are a 404 before the stream starts.
+      DET_RETURN_IF_ERROR(
+          front.calls.Call(caller, bus::TaskGetRequest{query.first.task_id}).status());
+      res.Stream("application/x-ndjson", TaskLogStream(front, caller, std::move(query)));
       return Status::Ok();
     };
     if (Status started = start(); !started.ok()) Reply(res, started);

@@ -7,6 +7,7 @@
 #include "master/front/http/master_routes.h"
 #include "master/front/http/metric_series_routes.h"
 #include "master/front/http/user_routes.h"
+#include "master/front/http/workspace_routes.h"
 
 namespace det::master::http {
 namespace {
@@ -23,6 +24,7 @@ void RouteEverything(Router& router, FrontDoor& front, TrialRoutes& trial, Answe
   RouteMasterApi(router, front);
   RouteClusterApi(router, front, cache);
   RouteAutoscalerApi(router, front);
+  RouteWorkspaceApi(router, front);
   trial.Route(router);
 }
 

@@ -1,5 +1,6 @@
 #include "master/front/http/json.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <sstream>
@@ -19,12 +20,47 @@ int HttpStatusOf(const Status& status) {
       return 403;
     case StatusCode::kNotFound:
       return 404;
+    case StatusCode::kAlreadyExists:
+      return 409;
+    case StatusCode::kResourceExhausted:
+      return 429;
     case StatusCode::kUnavailable:
     case StatusCode::kDeadlineExceeded:
       return 503;
     default:
       return 500;
   }
+}
+
+int GrpcCodeOf(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk:
+      return 0;
+    case StatusCode::kInvalidArgument:
+      return 3;
+    case StatusCode::kDeadlineExceeded:
+      return 4;
+    case StatusCode::kNotFound:
+      return 5;
+    case StatusCode::kAlreadyExists:
+      return 6;
+    case StatusCode::kPermissionDenied:
+      return 7;
+    case StatusCode::kResourceExhausted:
+      return 8;
+    case StatusCode::kFailedPrecondition:
+      return 9;
+    case StatusCode::kUnavailable:
+      return 14;
+    case StatusCode::kUnauthenticated:
+      return 16;
+    default:
+      return 13;
+  }
+}
+
+nlohmann::json ErrorBody(const Status& error) {
+  return ErrorJson(GrpcCodeOf(error), StatusCodeName(error.code()), error.message());
 }
 
 namespace {
@@ -36,7 +72,7 @@ void ReplyWith(Response& res, const Result<Json>& result) {
     return;
   }
   res.status = HttpStatusOf(result.status());
-  res.SetContent(nlohmann::json{{"error", result.status().message()}}.dump(), "application/json");
+  res.SetContent(ErrorBody(result.status()).dump(), "application/json");
 }
 
 }  // namespace
@@ -135,6 +171,34 @@ Result<int64_t> QueryNumber(const Request& req, const std::string& name, int64_t
     return InvalidArgument(name + ": expected a whole number, got \"" + text + "\"");
   }
   return std::stoll(text);
+}
+
+Result<std::optional<bool>> QueryBool(const Request& req, const std::string& name) {
+  if (!req.HasParam(name)) return std::optional<bool>();
+  const std::string text = req.Param(name);
+  if (text == "true" || text == "1") return std::optional<bool>(true);
+  if (text == "false" || text == "0") return std::optional<bool>(false);
+  return InvalidArgument(name + ": expected true or false, got \"" + text + "\"");
+}
+
+Page PageOf(int64_t offset, int64_t limit, size_t total) {
+  Page page;
+  page.offset = std::max<int64_t>(offset, 0);
+  page.limit = std::max<int64_t>(limit, 0);
+  page.total = total;
+  page.start = std::min<size_t>(static_cast<size_t>(page.offset), total);
+  page.end = page.limit == 0
+                 ? total
+                 : std::min<size_t>(total, page.start + static_cast<size_t>(page.limit));
+  return page;
+}
+
+nlohmann::ordered_json PaginationJson(const Page& page) {
+  return {{"offset", page.offset},
+          {"limit", page.limit},
+          {"startIndex", page.start},
+          {"endIndex", page.end},
+          {"total", page.total}};
 }
 
 std::vector<std::string> QueryList(const Request& req, const std::string& name) {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -13,9 +14,16 @@
 namespace det::master::http {
 
 // JSON over HTTP for the master's REST endpoints (Core API and user API): one error shape,
-// {"error": "<what is wrong, naming the field>"}, with the status code the Status maps to (400 bad
-// input, 401, 403, 404, 503 the master's service did not answer, 500 otherwise).
+// Determined's (its clients read `message`, else `error.error`):
+//   {"error": {"code": <gRPC code>, "reason": "<code name>", "error": "<what is wrong>"},
+//    "code": <gRPC code>, "message": "<what is wrong, naming the field>"}
+// with the status code the Status maps to (400 bad input, 401, 403, 404, 409 exists already, 429,
+// 503 the master's service did not answer, 500 otherwise).
 int HttpStatusOf(const Status& status);
+// The gRPC status code Determined's API answers with for `status` (NOT_FOUND 5, ...).
+int GrpcCodeOf(const Status& status);
+// The error body above.
+nlohmann::json ErrorBody(const Status& error);
 void Reply(Response& res, const Result<nlohmann::json>& result);
 void Reply(Response& res, const Result<nlohmann::ordered_json>& result);
 void Reply(Response& res, const Status& error);
@@ -70,6 +78,22 @@ Result<std::string> DecodeBase64(const std::string& text, const std::string& fie
 
 // A whole-number query parameter, or `fallback` when absent; InvalidArgument naming it otherwise.
 Result<int64_t> QueryNumber(const Request& req, const std::string& name, int64_t fallback);
+// A true/false query parameter (also 1/0), or nullopt when absent; InvalidArgument otherwise.
+Result<std::optional<bool>> QueryBool(const Request& req, const std::string& name);
+
+// Determined's pagination of a list of `total` items: from `offset` (negative: 0), `limit` items
+// (0: all); items [start, end) are the page's.
+struct Page {
+  int64_t offset = 0;
+  int64_t limit = 0;
+  size_t total = 0;
+  size_t start = 0;
+  size_t end = 0;
+};
+Page PageOf(int64_t offset, int64_t limit, size_t total);
+// {"offset", "limit", "startIndex", "endIndex", "total"} (Determined's v1Pagination).
+nlohmann::ordered_json PaginationJson(const Page& page);
+
 // Every value of a query parameter, repeated (`?states=A&states=B`) or comma-separated.
 std::vector<std::string> QueryList(const Request& req, const std::string& name);
 

@@ -85,10 +85,39 @@ std::string PercentDecode(std::string_view text, bool plus_is_space) {
   return out;
 }
 
+nlohmann::json ErrorJson(int grpc_code, std::string_view reason, const std::string& message) {
+  return {{"error", {{"code", grpc_code}, {"reason", reason}, {"error", message}}},
+          {"code", grpc_code},
+          {"message", message}};
+}
+
 Response ErrorResponse(int status, const std::string& message) {
+  // gRPC's codes for the statuses the server itself answers with (gRPC-gateway's mapping).
+  const auto [code, reason] = [&]() -> std::pair<int, std::string_view> {
+    switch (status) {
+      case 400:
+        return {3, "InvalidArgument"};
+      case 401:
+        return {16, "Unauthenticated"};
+      case 403:
+        return {7, "PermissionDenied"};
+      case 404:
+        return {5, "NotFound"};
+      case 408:
+        return {4, "DeadlineExceeded"};
+      case 413:
+        return {8, "ResourceExhausted"};
+      case 429:
+        return {8, "ResourceExhausted"};
+      case 503:
+        return {14, "Unavailable"};
+      default:
+        return {status < 500 ? 3 : 13, status < 500 ? "InvalidArgument" : "Internal"};
+    }
+  }();
   Response response;
   response.status = status;
-  response.SetContent(nlohmann::json{{"error", message}}.dump(), "application/json");
+  response.SetContent(ErrorJson(code, reason, message).dump(), "application/json");
   return response;
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -64,7 +65,10 @@ struct Response {
 // known; later calls, and calls after the client went away, do nothing.
 using Completion = std::function<void(Response)>;
 
-// A JSON error answer: {"error": message} with `status`.
+// Determined's error body: {"error": {"code", "reason", "error": message}, "code", "message"}
+// (json.h's Reply writes it for a Status).
+nlohmann::json ErrorJson(int grpc_code, std::string_view reason, const std::string& message);
+// That error body as an answer with HTTP `status` (the gRPC code gRPC-gateway maps it from).
 Response ErrorResponse(int status, const std::string& message);
 // A request target's query ("a=1&b=x%20y"), percent-decoded, in order.
 std::vector<std::pair<std::string, std::string>> ParseQuery(std::string_view query);

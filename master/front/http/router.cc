@@ -25,7 +25,8 @@ bool IsPlaceholder(const std::string& segment) {
 
 bool IsNumericPlaceholder(const std::string& segment) {
   return segment == "{trial_id}" || segment == "{experiment_id}" || segment == "{token_id}" ||
-         segment == "{run_id}";
+         segment == "{run_id}" || segment == "{user_id}" || segment == "{workspace_id}" ||
+         segment == "{project_id}";
 }
 
 // Whether `value` (one segment of a request's path, still encoded) fits the template segment.

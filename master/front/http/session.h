@@ -284,7 +284,11 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       try {
         piece = self->source_->Next();
       } catch (const std::exception& e) {
-        piece = {nlohmann::json{{"error", e.what()}}.dump() + "\n", true};
+        piece = {
+            nlohmann::json{{"error", {{"grpcCode", 13}, {"httpCode", 500}, {"message", e.what()}}}}
+                    .dump() +
+                "\n",
+            true};
       }
       net::post(self->stream_.get_executor(),
                 [self, piece = std::move(piece)]() mutable { self->OnPiece(std::move(piece)); });

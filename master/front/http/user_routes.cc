@@ -1,6 +1,7 @@
 #include "master/front/http/user_routes.h"
 
 #include "bus/catalog/users_json.h"
+#include "common/clock.h"
 #include "master/front/answer_cache.h"
 #include "master/front/http/json.h"
 
@@ -47,6 +48,30 @@ Result<std::optional<bus::AgentUserGroup>> OptionalAgentUserGroup(const json& bo
   return std::optional<bus::AgentUserGroup>(account);
 }
 
+// GetUsers' filters (Determined's): ?name= (part of the username), active=, admin=, offset=,
+// limit= (0: all).
+struct UserFilter {
+  std::string name;
+  std::optional<bool> active;
+  std::optional<bool> admin;
+  int64_t offset = 0;
+  int64_t limit = 0;
+  bool Admits(const bus::UserSummary& user) const {
+    return (name.empty() || user.username.find(name) != std::string::npos) &&
+           (!active || user.active == *active) && (!admin || user.admin == *admin);
+  }
+};
+
+Result<UserFilter> UserFilterOf(const Request& req) {
+  UserFilter filter;
+  filter.name = req.Param("name");
+  DET_ASSIGN_OR_RETURN(filter.active, QueryBool(req, "active"));
+  DET_ASSIGN_OR_RETURN(filter.admin, QueryBool(req, "admin"));
+  DET_ASSIGN_OR_RETURN(filter.offset, QueryNumber(req, "offset", 0));
+  DET_ASSIGN_OR_RETURN(filter.limit, QueryNumber(req, "limit", 0));
+  return filter;
+}
+
 }  // namespace
 
 Result<bus::UserLoginRequest> LoginRequestOf(const std::string& body) {
@@ -54,38 +79,63 @@ Result<bus::UserLoginRequest> LoginRequestOf(const std::string& body) {
   bus::UserLoginRequest request;
   DET_ASSIGN_OR_RETURN(request.username, Field<std::string>(fields, "username", "a string"));
   DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(fields, "password", "a string"));
+  DET_ASSIGN_OR_RETURN(request.is_hashed,
+                       Optional<bool>(fields, "isHashed", false, "true or false"));
   return request;
 }
 
 Result<bus::UserCreateRequest> UserCreateRequestOf(const std::string& body) {
   DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
+  if (!fields.contains("user") || !fields["user"].is_object()) {
+    return InvalidArgument("user: is required (an object with username, admin, active)");
+  }
+  const json& user = fields["user"];
   bus::UserCreateRequest request;
-  DET_ASSIGN_OR_RETURN(request.username, Field<std::string>(fields, "username", "a string"));
+  DET_ASSIGN_OR_RETURN(request.username, Field<std::string>(user, "username", "a string"));
+  DET_ASSIGN_OR_RETURN(request.admin, Optional<bool>(user, "admin", false, "true or false"));
   DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(fields, "password", "a string"));
-  DET_ASSIGN_OR_RETURN(request.admin, Optional<bool>(fields, "admin", false, "true or false"));
+  DET_ASSIGN_OR_RETURN(request.is_hashed,
+                       Optional<bool>(fields, "isHashed", false, "true or false"));
   return request;
 }
 
 Result<bus::UserPasswordRequest> PasswordRequestOf(const std::string& username,
                                                    const std::string& body) {
-  DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
-  bus::UserPasswordRequest request{username, ""};
-  DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(fields, "password", "a string"));
-  return request;
+  // Determined's SetUserPassword: the body is the password, a JSON string.
+  const json text = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!text.is_string())
+    return InvalidArgument("request body: expected the password, a JSON string");
+  return bus::UserPasswordRequest{username, text.get<std::string>(), false};
 }
 
-Result<bus::UserUpdateRequest> UserUpdateRequestOf(const std::string& username,
-                                                   const std::string& body) {
+Result<UserPatch> UserPatchOf(const std::string& username, const std::string& body) {
   DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
-  bus::UserUpdateRequest request{username, std::nullopt, std::nullopt, std::nullopt};
-  DET_ASSIGN_OR_RETURN(request.active, OptionalBool(fields, "active"));
-  DET_ASSIGN_OR_RETURN(request.admin, OptionalBool(fields, "admin"));
-  DET_ASSIGN_OR_RETURN(request.agent_user_group, OptionalAgentUserGroup(fields));
-  if (!request.active && !request.admin && !request.agent_user_group) {
-    return InvalidArgument(
-        "request body: nothing to change; give \"active\", \"admin\" or \"agentUserGroup\"");
+  for (const char* unsupported : {"username", "displayName", "remote"}) {
+    if (fields.contains(unsupported) && !fields[unsupported].is_null()) {
+      return InvalidArgument(std::string(unsupported) +
+                             ": cannot be changed here (active, admin, agentUserGroup and "
+                             "password can)");
+    }
   }
-  return request;
+  UserPatch patch;
+  bus::UserUpdateRequest update{username, std::nullopt, std::nullopt, std::nullopt};
+  DET_ASSIGN_OR_RETURN(update.active, OptionalBool(fields, "active"));
+  DET_ASSIGN_OR_RETURN(update.admin, OptionalBool(fields, "admin"));
+  DET_ASSIGN_OR_RETURN(update.agent_user_group, OptionalAgentUserGroup(fields));
+  if (update.active || update.admin || update.agent_user_group) patch.update = update;
+  if (fields.contains("password")) {
+    bus::UserPasswordRequest password{username, "", false};
+    DET_ASSIGN_OR_RETURN(password.password, Field<std::string>(fields, "password", "a string"));
+    DET_ASSIGN_OR_RETURN(password.is_hashed,
+                         Optional<bool>(fields, "isHashed", false, "true or false"));
+    patch.password = password;
+  }
+  if (!patch.update && !patch.password) {
+    return InvalidArgument(
+        "request body: nothing to change; give \"active\", \"admin\", \"agentUserGroup\" or "
+        "\"password\"");
+  }
+  return patch;
 }
 
 Result<bus::TokenCreateRequest> TokenCreateRequestOf(const std::string& body) {
@@ -136,24 +186,31 @@ void RouteUserApi(Router& routes, auth::Users& users) {
     Reply(res, [&]() -> UserAnswer {
       DET_ASSIGN_OR_RETURN(bus::UserLoginRequest request, LoginRequestOf(req.body));
       DET_ASSIGN_OR_RETURN(bus::UserLoginReply reply, u->Login(request));
-      return ordered_json{
-          {"token", reply.token}, {"expires_at", reply.expires_at}, {"user", ToJson(reply.user)}};
+      return ordered_json{{"token", reply.token},
+                          {"user", ToJson(reply.user)},
+                          {"expiresAt", Rfc3339Utc(reply.expires_at, 0)}};
     }());
   });
   routes.Post("/api/v1/auth/logout",
-              ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
+              ForUsers(users, [u](const auth::Principal&, const Request& req) -> UserAnswer {
                 DET_RETURN_IF_ERROR(u->Logout(req.Header("Authorization").substr(7)));
-                return ordered_json{{"username", caller.username}};
+                return ordered_json::object();
               }));
   routes.Get("/api/v1/me", ForUsers(users, [u](const auth::Principal& caller, const Request&) {
                return UserJson(u->Whoami(caller));
              }));
   routes.Get("/api/v1/users",
-             ForUsers(users, [u](const auth::Principal& caller, const Request&) -> UserAnswer {
+             ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
+               DET_ASSIGN_OR_RETURN(UserFilter filter, UserFilterOf(req));
                DET_ASSIGN_OR_RETURN(bus::UserList list, u->List(caller));
+               std::vector<bus::UserSummary> chosen;
+               for (const auto& user : list.users) {
+                 if (filter.Admits(user)) chosen.push_back(user);
+               }
+               const Page page = PageOf(filter.offset, filter.limit, chosen.size());
                ordered_json all = ordered_json::array();
-               for (const auto& user : list.users) all.push_back(ToJson(user));
-               return ordered_json{{"users", all}};
+               for (size_t i = page.start; i < page.end; ++i) all.push_back(ToJson(chosen[i]));
+               return ordered_json{{"users", all}, {"pagination", PaginationJson(page)}};
              }));
   routes.Post("/api/v1/users",
               ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
@@ -161,20 +218,35 @@ void RouteUserApi(Router& routes, auth::Users& users) {
                 DET_ASSIGN_OR_RETURN(bus::UserCreateRequest request, UserCreateRequestOf(req.body));
                 return UserJson(u->Create(caller, request));
               }));
-  routes.Post("/api/v1/users/{username}/password",
+  routes.Get("/api/v1/users/{user_id}",
+             ForUsers(users, [u](const auth::Principal& caller, const Request& req) {
+               return UserJson(u->Get(caller, std::stoll(req.Match(1))));
+             }));
+  routes.Get("/api/v1/users/{username}/by-username",
+             ForUsers(users, [u](const auth::Principal& caller, const Request& req) {
+               return UserJson(u->GetByName(caller, req.Match(1)));
+             }));
+  routes.Post("/api/v1/users/{user_id}/password",
               ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
+                DET_ASSIGN_OR_RETURN(bus::UserReply target,
+                                     u->Get(caller, std::stoll(req.Match(1))));
                 DET_ASSIGN_OR_RETURN(bus::UserPasswordRequest request,
-                                     PasswordRequestOf(req.Match(1), req.body));
+                                     PasswordRequestOf(target.user.username, req.body));
                 return UserJson(u->SetPassword(caller, request));
               }));
   routes.Patch(
-      "/api/v1/users/{username}",
+      "/api/v1/users/{user_id}",
       ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
-        DET_RETURN_IF_ERROR(
-            auth::RequireAdmin(caller, "activate, deactivate or change admin rights"));
-        DET_ASSIGN_OR_RETURN(bus::UserUpdateRequest request,
-                             UserUpdateRequestOf(req.Match(1), req.body));
-        return UserJson(u->Update(caller, request));
+        DET_ASSIGN_OR_RETURN(bus::UserReply target, u->Get(caller, std::stoll(req.Match(1))));
+        DET_ASSIGN_OR_RETURN(UserPatch patch, UserPatchOf(target.user.username, req.body));
+        if (patch.update) {
+          DET_RETURN_IF_ERROR(
+              auth::RequireAdmin(caller, "activate, deactivate or change admin rights"));
+        }
+        Result<bus::UserReply> reply = target;
+        if (patch.password) reply = u->SetPassword(caller, *patch.password);
+        if (reply.ok() && patch.update) reply = u->Update(caller, *patch.update);
+        return UserJson(reply);
       }));
   routes.Post("/api/v1/tokens",
               ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "master/auth/users.h"
 #include "master/front/answer_cache.h"
@@ -28,17 +29,23 @@ std::function<void(const Request&, Response&)> ForUsersCached(auth::Users& users
                                                               AnswerCache* cache, std::string key,
                                                               UserHandler live);
 
-// Logins, users and access tokens over REST, answering what `det user` and `det token` answer:
+// Logins, users and access tokens over REST, in Determined's paths and shapes (a user is its
+// v1User: id, username, admin, active, displayName, agentUserGroup, ...):
 //
-//   POST   /api/v1/auth/login     {"username", "password"} -> {"token", "expires_at", "user"}
-//                                 (no token needed)
+//   POST   /api/v1/auth/login     {"username", "password", "isHashed"} -> {"token", "user",
+//                                 "expiresAt"} (no token needed; isHashed: the password is
+//                                 Determined's client-side digest of it, as its CLI and SDK send)
 //   POST   /api/v1/auth/logout    ends the caller's session
 //   GET    /api/v1/me             {"user": {...}}
-//   GET    /api/v1/users          {"users": [...]}
-//   POST   /api/v1/users          {"username", "password", "admin"} (admins) -> {"user"}
-//   POST   /api/v1/users/{name}/password  {"password"}: one's own, or anyone's (admins)
-//   PATCH  /api/v1/users/{name}   {"active", "admin", "agentUserGroup": {"agentUid", "agentGid",
-//                                 "agentUser", "agentGroup"}} (admins) -> {"user"}
+//   GET    /api/v1/users[?name=&active=&admin=&offset=&limit=]  {"users", "pagination"}
+//   POST   /api/v1/users          {"user": {"username", "admin"}, "password", "isHashed"}
+//                                 (admins) -> {"user"}
+//   GET    /api/v1/users/{id}     {"user"};  GET /api/v1/users/{name}/by-username  {"user"}
+//   POST   /api/v1/users/{id}/password  "<password>" (a JSON string): one's own, or anyone's
+//                                 (admins)
+//   PATCH  /api/v1/users/{id}     {"active", "admin", "agentUserGroup": {"agentUid", "agentGid",
+//                                 "agentUser", "agentGroup"}} (admins), {"password", "isHashed"}
+//                                 (one's own, or anyone's by admins) -> {"user"}
 //   POST   /api/v1/tokens         {"description", "lifespan_s" (0 default, -1 never), "username"}
 //                                 -> {"token", "summary"}
 //   GET    /api/v1/tokens[?all=true]  {"tokens": [...]}
@@ -48,16 +55,22 @@ std::function<void(const Request&, Response&)> ForUsersCached(auth::Users& users
 // by a non-admin, 404 for an unknown user or token.
 void RouteUserApi(Router& routes, auth::Users& users);
 
+// What PATCH /api/v1/users/{id} changes: the password, the rest, or both.
+struct UserPatch {
+  std::optional<bus::UserPasswordRequest> password;
+  std::optional<bus::UserUpdateRequest> update;
+};
+
 // The request bodies of those routes as their handlers read them (exposed for tests and the
 // fuzzer): InvalidArgument naming the field that is missing or of the wrong type, or saying the
-// body is not a JSON object. `username` is the path's. Never throw.
+// body is not a JSON object. `username` is the one the path's id names. Never throw.
 Result<bus::UserLoginRequest> LoginRequestOf(const std::string& body);
 Result<bus::UserCreateRequest> UserCreateRequestOf(const std::string& body);
 Result<bus::UserPasswordRequest> PasswordRequestOf(const std::string& username,
                                                    const std::string& body);
-// InvalidArgument too when it changes nothing (none of "active", "admin", "agentUserGroup").
-Result<bus::UserUpdateRequest> UserUpdateRequestOf(const std::string& username,
-                                                   const std::string& body);
+// InvalidArgument too when it changes nothing, or names what cannot change here (username,
+// displayName, remote).
+Result<UserPatch> UserPatchOf(const std::string& username, const std::string& body);
 Result<bus::TokenCreateRequest> TokenCreateRequestOf(const std::string& body);
 
 }  // namespace det::master::http

@@ -6,7 +6,8 @@ import { HeatStrip } from "../components/HeatStrip";
 import { Table } from "../components/Table";
 import { formatDuration } from "../format";
 import { usePoll } from "../hooks";
-import type { Agent, MasterInfo, ResourcePool } from "../types";
+import { agentView, poolView, type ApiAgent, type ApiResourcePool } from "../determined";
+import type { Agent, MasterInfo } from "../types";
 import { artificialSlots, formatPercent, meanUtilization, slotCells } from "../utilization";
 
 interface SlotCounts {
@@ -96,20 +97,21 @@ function AgentUtilization({ agent }: { agent: Agent }) {
 
 export function Cluster() {
   const info = usePoll<MasterInfo>("/api/v1/master", 30000);
-  const agents = usePoll<{ agents: Agent[] }>("/api/v1/agents");
-  const pools = usePoll<{ resource_pools: ResourcePool[] }>("/api/v1/resource-pools", 5000);
+  const agents = usePoll<{ agents: ApiAgent[] }>("/api/v1/agents");
+  const pools = usePoll<{ resourcePools: ApiResourcePool[] }>("/api/v1/resource-pools", 5000);
+  const agentRows = agents.data ? agents.data.agents.map(agentView) : null;
   return (
     <>
-      <h1>Cluster {info.data ? <small className="muted">{info.data.cluster_name}</small> : null}</h1>
+      <h1>Cluster {info.data ? <small className="muted">{info.data.clusterName}</small> : null}</h1>
       <Stale error={agents.error} updatedAt={agents.updatedAt} />
       <Section title="Slots">
-        {agents.data ? <SlotSummary agents={agents.data.agents} /> : <Pending {...agents} />}
+        {agentRows ? <SlotSummary agents={agentRows} /> : <Pending {...agents} />}
       </Section>
       <Section title="Resource pools">
         {pools.data ? (
           <Table
             testId="pools"
-            rows={pools.data.resource_pools}
+            rows={pools.data.resourcePools.map(poolView)}
             rowKey={(p) => p.name}
             empty="No resource pools."
             columns={[
@@ -130,10 +132,10 @@ export function Cluster() {
         )}
       </Section>
       <Section title="Agents">
-        {agents.data ? (
+        {agentRows ? (
           <Table
             testId="agents"
-            rows={agents.data.agents}
+            rows={agentRows}
             rowKey={(a) => a.id}
             empty="No agents are connected. With an autoscaled pool, agents start when work waits."
             columns={[

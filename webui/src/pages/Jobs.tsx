@@ -4,6 +4,7 @@ import { Badge, Pending, Stale } from "../components/common";
 import { Table } from "../components/Table";
 import { formatTime } from "../format";
 import { usePoll } from "../hooks";
+import { jobView, type ApiJob } from "../determined";
 import type { Job } from "../types";
 
 // A trial's job is its experiment's ("experiment-3"); other jobs show their name, shortened.
@@ -16,7 +17,7 @@ function JobName({ job }: { job: Job }) {
 }
 
 export function Jobs() {
-  const jobs = usePoll<{ jobs: Job[] }>("/api/v1/job-queues");
+  const jobs = usePoll<{ jobs: ApiJob[] }>("/api/v1/job-queues");
   return (
     <>
       <h1>Job queue</h1>
@@ -24,7 +25,7 @@ export function Jobs() {
       {jobs.data ? (
         <Table
           testId="jobs"
-          rows={jobs.data.jobs}
+          rows={jobs.data.jobs.map(jobView)}
           rowKey={(j) => j.job_id}
           empty="The queue is empty: nothing runs or waits."
           columns={[

@@ -1,0 +1,134 @@
+// The master's REST answers in Determined's shapes (camelCase, its enums, RFC 3339 times) and
+// their conversion to the views the pages read (types.ts): the one place that knows both.
+
+import type { Agent, Job, ResourcePool } from "./types";
+
+export interface ApiDevice {
+  id?: number;
+  brand?: string;
+  uuid?: string;
+  type?: string; // TYPE_CPU | TYPE_CUDA | TYPE_ROCM
+}
+
+export interface ApiSlot {
+  id: string;
+  device?: ApiDevice;
+  enabled: boolean;
+  draining: boolean;
+  memoryMib?: number;
+  container?: { id: string; state: string };
+}
+
+export interface ApiAgent {
+  id: string;
+  registeredTime: string;
+  slots: Record<string, ApiSlot>;
+  resourcePools: string[];
+  enabled: boolean;
+  draining: boolean;
+  version: string;
+  state: string; // connected | lost | ...
+  hostname: string;
+  usedSlots: number;
+  utilization: { slotId: string; utilizationPercent: number; memoryUsedMib: number }[];
+  lastHeardMsAgo: number;
+}
+
+export interface ApiResourcePool {
+  name: string;
+  description: string;
+  schedulerType: string; // SCHEDULER_TYPE_PRIORITY | ...
+  provider: string;
+  minAgents: number;
+  maxAgents: number;
+  slotsPerAgent: number;
+  numAgents: number;
+  slotsAvailable: number;
+  slotsUsed: number;
+}
+
+export interface ApiJob {
+  jobId: string;
+  type: string; // TYPE_COMMAND | TYPE_EXPERIMENT | ...
+  submissionTime: string;
+  resourcePool: string;
+  isPreemptible: boolean;
+  priority: number;
+  weight: number;
+  requestedSlots: number;
+  allocatedSlots: number;
+  name: string;
+  summary: { state: string; jobsAhead: number };
+}
+
+// "TYPE_CUDA" -> "cuda", "STATE_QUEUED" -> "QUEUED": an enum's value without its prefix.
+export function enumValue(value: string | undefined, prefix: string): string {
+  if (!value) return "";
+  return value.startsWith(prefix) ? value.slice(prefix.length) : value;
+}
+
+// RFC 3339 -> Unix nanoseconds (what format.ts takes); 0 for none.
+export function timeNs(text: string | undefined): number {
+  const ms = text ? Date.parse(text) : NaN;
+  return Number.isFinite(ms) ? ms * 1e6 : 0;
+}
+
+export function agentView(a: ApiAgent): Agent {
+  const slots = Object.values(a.slots ?? {});
+  return {
+    id: a.id,
+    state: a.state,
+    resource_pool: a.resourcePools?.[0] ?? "",
+    hostname: a.hostname,
+    slots: slots.length,
+    devices: slots.map((s) => ({
+      id: s.id,
+      type: enumValue(s.device?.type, "TYPE_").toLowerCase(),
+      brand: s.device?.brand ?? "",
+      uuid: s.device?.uuid ?? "",
+      memory_mib: s.memoryMib ?? 0,
+    })),
+    enabled: a.enabled,
+    draining: a.draining,
+    disabled_slots: slots.filter((s) => !s.enabled).map((s) => s.id),
+    used_slots: a.usedSlots,
+    utilization: (a.utilization ?? []).map((u) => ({
+      slot_id: u.slotId,
+      utilization_percent: u.utilizationPercent,
+      memory_used_mib: u.memoryUsedMib,
+    })),
+    last_heard_ms_ago: a.lastHeardMsAgo,
+  };
+}
+
+export function poolView(p: ApiResourcePool): ResourcePool {
+  return {
+    name: p.name,
+    description: p.description,
+    scheduler: enumValue(p.schedulerType, "SCHEDULER_TYPE_").toLowerCase(),
+    provider: p.provider,
+    min_instances: p.minAgents,
+    max_instances: p.maxAgents,
+    slots_per_instance: p.slotsPerAgent ?? 0,
+    agents: p.numAgents,
+    slots: p.slotsAvailable,
+    used_slots: p.slotsUsed,
+  };
+}
+
+export function jobView(j: ApiJob): Job {
+  return {
+    job_id: j.jobId,
+    type: enumValue(j.type, "TYPE_"),
+    state: enumValue(j.summary?.state, "STATE_"),
+    resource_pool: j.resourcePool,
+    jobs_ahead: j.summary?.jobsAhead ?? 0,
+    requested_slots: j.requestedSlots,
+    allocated_slots: j.allocatedSlots,
+    priority: j.priority,
+    weight: j.weight,
+    preemptible: j.isPreemptible,
+    submitted_at: timeNs(j.submissionTime),
+    name: j.name,
+  };
+}
