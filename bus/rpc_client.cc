@@ -15,6 +15,20 @@ std::string RandomId() {
   return buf;
 }
 
+std::string RandomUuid() {
+  static thread_local std::mt19937_64 rng(RandomSeed());
+  const uint64_t high = (rng() & ~uint64_t{0xf000}) | 0x4000;  // version 4
+  const uint64_t low = (rng() & ~(uint64_t{0x3} << 62)) | (uint64_t{0x2} << 62);  // variant 10
+  char buf[37];
+  std::snprintf(buf, sizeof buf, "%08llx-%04llx-%04llx-%04llx-%012llx",
+                static_cast<unsigned long long>(high >> 32),
+                static_cast<unsigned long long>((high >> 16) & 0xffff),
+                static_cast<unsigned long long>(high & 0xffff),
+                static_cast<unsigned long long>(low >> 48),
+                static_cast<unsigned long long>(low & 0xffffffffffffULL));
+  return buf;
+}
+
 RpcClient::RpcClient(zmq::context_t& context, std::string endpoint, SocketSecurity security,
                      RpcClientConfig config, SocketLimits limits)
     : context_(context),

@@ -69,5 +69,8 @@ Status NoReply(const std::string& endpoint, const RpcClientConfig& config);
 
 // A random 128-bit id as 32 hex characters.
 std::string RandomId();
+// A random UUID (version 4, RFC 9562) in its text form, "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx":
+// the form of Determined's task ids, which its CLI requires.
+std::string RandomUuid();
 
 }  // namespace det::bus

@@ -29,6 +29,7 @@ struct JobSummary {
   bool preemptible = false;
   int64_t submitted_at = 0;  // Unix nanoseconds
   std::string name;          // what it runs
+  std::string owner;         // who submitted it
   bool operator==(const JobSummary&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -44,6 +45,7 @@ struct JobSummary {
     v("preemptible", s.preemptible);
     v("submitted_at", s.submitted_at);
     v("name", s.name);
+    v("owner", s.owner);
   }
 };
 

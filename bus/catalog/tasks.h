@@ -38,6 +38,9 @@ struct CommandRunRequest {
   // its own job in the queue and told DET_ARRAY_ID and DET_ARRAY_INDEX. "": one task.
   std::string array;
   static constexpr size_t kMaxArrayTasks = 10'000;
+  // Who submitted it (set by the master from the caller, as run_as is) and what it is for.
+  std::string owner;
+  std::string description;
   bool operator==(const CommandRunRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -54,6 +57,8 @@ struct CommandRunRequest {
     v("max_restarts", s.max_restarts);
     v("container", s.container);
     v("run_as", s.run_as);
+    v("owner", s.owner);
+    v("description", s.description);
   }
 };
 
@@ -111,6 +116,8 @@ struct TaskSummary {
   std::string allocation_id;  // the current (or last) allocation
   std::string array_id;       // the job array it belongs to ("": none)
   int64_t array_index = 0;    // its DET_ARRAY_INDEX in that array
+  std::string owner;          // who submitted it ("": the master's own work)
+  std::string description;
   bool operator==(const TaskSummary&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -136,6 +143,8 @@ struct TaskSummary {
     v("allocation_id", s.allocation_id);
     v("array_id", s.array_id);
     v("array_index", s.array_index);
+    v("owner", s.owner);
+    v("description", s.description);
   }
 };
 

@@ -55,6 +55,8 @@ bus::TaskSummary Task::Summary() const {
   s.restarts = restarts;
   s.max_restarts = spec.max_restarts;
   s.allocation_id = allocation_id;
+  s.owner = spec.owner;
+  s.description = spec.description;
   if (std::optional<ArrayPlace> place = ArrayPlaceOf(id)) {
     s.array_id = place->array_id;
     s.array_index = place->index;

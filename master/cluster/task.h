@@ -36,6 +36,8 @@ struct TaskSpec {
   bus::ContainerSpec container;      // the container it runs in on a docker agent
   int32_t max_restarts = 0;          // queued again this often when its agent is lost
   std::optional<bus::AgentUserGroup> run_as;  // the account it runs as on agents (none: theirs)
+  std::string owner;                          // who submitted it ("": the master's own work)
+  std::string description;
 };
 
 // Who a task is when its submitter names it (empty id: a new COMMAND, its own job).

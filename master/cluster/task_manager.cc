@@ -216,7 +216,7 @@ Result<std::string> TaskManager::Submit(TaskSpec spec, int64_t now_ns, const Tas
   if (!named.id.empty() && tasks_.count(named.id)) return named.id;
   Task task;
   DET_ASSIGN_OR_RETURN(task.spec, Checked(std::move(spec)));
-  task.id = named.id.empty() ? bus::RandomId() : named.id;
+  task.id = named.id.empty() ? bus::RandomUuid() : named.id;
   if (!named.type.empty()) task.type = named.type;
   task.job_id = named.job_id.empty() ? task.id : named.job_id;
   const std::string id = task.id;

@@ -71,6 +71,8 @@ std::string TaskConfigJson(const Task& task) {
     config["max_restarts"] = spec.max_restarts;
     config["restarts"] = task.restarts;
   }
+  if (!spec.owner.empty()) config["owner"] = spec.owner;
+  if (!spec.description.empty()) config["description"] = spec.description;
   if (spec.run_as) {
     config["run_as"] = {{"uid", spec.run_as->uid},
                         {"gid", spec.run_as->gid},

@@ -23,6 +23,8 @@ Result<TaskSpec> ParseTaskConfigJson(const std::string& json, std::string* job_i
     spec.single_node = config.value("single_node", true);
     if (config.contains("max_slots")) spec.max_slots = config.at("max_slots").get<int32_t>();
     spec.max_restarts = config.value("max_restarts", 0);
+    spec.owner = config.value("owner", "");
+    spec.description = config.value("description", "");
     if (config.contains("container")) {
       const nlohmann::json& c = config.at("container");
       spec.container.image = c.value("image", "");

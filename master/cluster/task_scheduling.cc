@@ -193,6 +193,7 @@ bus::JobSummary TaskManager::JobOf(const std::vector<const Task*>& tasks, int32_
   job.preemptible = first.spec.preemptible;
   job.submitted_at = first.submitted_ns;
   job.name = Join(first.spec.entrypoint, " ");
+  job.owner = first.spec.owner;
   for (const Task* task : tasks) {
     job.requested_slots += task->spec.slots;
     if (!task->placed()) continue;

@@ -562,6 +562,7 @@ void ExperimentService::SubmitRun(const Trial& trial) {
   // Never a more privileged account for want of the owner's link: no submit without it.
   auto run_as = RunAs(entry.owner_id);
   if (run_as.ok()) submit.spec.run_as = *run_as;
+  submit.spec.owner = entry.owner;
   auto submitted =
       run_as.ok() ? registry_.Call<bus::TaskSubmitRequest, bus::CommandRunReply>(submit)
                   : Result<bus::CommandRunReply>(

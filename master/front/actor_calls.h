@@ -46,6 +46,7 @@ class ActorCalls {
       DET_RETURN_IF_ERROR(CheckCommand(request));
       Req run = request;
       DET_ASSIGN_OR_RETURN(run.run_as, RunAs(caller));
+      run.owner = caller.username;
       return clients_.Call(run);
     } else {
       if constexpr (std::is_same_v<Req, bus::ExperimentActionRequest>) {

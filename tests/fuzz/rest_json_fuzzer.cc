@@ -11,6 +11,7 @@
 #include "common/config.h"
 #include "master/experiments/experiment/experiment_config.h"
 #include "master/front/http/cluster_routes.h"
+#include "master/front/http/command_routes.h"
 #include "master/front/http/core_routes.h"
 #include "master/front/http/experiment_routes.h"
 #include "master/front/http/json.h"

@@ -89,19 +89,34 @@ TEST_F(ClusterRestTest, AgentsSlotsAndPools) {
 }
 
 TEST_F(ClusterRestTest, CommandsTasksLogsAndTheJobQueue) {
-  EXPECT_EQ(Send("POST", "/api/v1/commands", R"({"slots":1})").body["message"],
-            "entrypoint: is required (a list of strings or a string)");
-  EXPECT_EQ(Send("POST", "/api/v1/commands", R"({"entrypoint":"true","slots":"one"})").status, 400);
-  // Nothing can run yet: the command waits in the queue.
-  RestAnswer queued =
-      Send("POST", "/api/v1/commands",
-           R"({"entrypoint":"for i in 1 2 3; do echo line $i; done","priority":7})");
+  EXPECT_NE(Send("POST", "/api/v1/commands", R"({"config":{"resources":{"slots":1}}})")
+                .body.value("message", "")
+                .find("config.entrypoint: is required"),
+            std::string::npos);
+  EXPECT_EQ(Send("POST", "/api/v1/commands",
+                 R"({"config":{"entrypoint":"true","resources":{"slots":"one"}}})")
+                .status,
+            400);
+  // Nothing can run yet: the command waits in the queue. Determined's LaunchCommand: its
+  // command config in, a v1Command out.
+  RestAnswer queued = Send(
+      "POST", "/api/v1/commands",
+      R"({"config":{"entrypoint":"for i in 1 2 3; do echo line $i; done",
+          "description":"three lines","resources":{"priority":7}}})");
   ASSERT_EQ(queued.status, 200) << queued.text;
-  const std::string task = queued.body["task_id"];
+  const std::string task = queued.body["command"]["id"];
+  EXPECT_EQ(queued.body["command"]["state"], "STATE_QUEUED") << queued.text;
+  EXPECT_EQ(queued.body["command"]["username"], "admin") << queued.text;
+  EXPECT_EQ(queued.body["command"]["description"], "three lines") << queued.text;
+  const nlohmann::json listed = Send("GET", "/api/v1/commands?users=admin").body["commands"];
+  ASSERT_EQ(listed.size(), 1u) << listed.dump();
+  EXPECT_EQ(listed[0]["id"], task);
+  EXPECT_TRUE(Send("GET", "/api/v1/commands?users=nobody").body["commands"].empty());
   RestAnswer jobs = Send("GET", "/api/v1/job-queues");
   ASSERT_EQ(jobs.body["jobs"].size(), 1u) << jobs.text;
   EXPECT_EQ(jobs.body["jobs"][0]["summary"]["state"], "STATE_QUEUED");
   EXPECT_EQ(jobs.body["jobs"][0]["priority"], 7);
+  EXPECT_EQ(jobs.body["jobs"][0]["username"], "admin");
   const std::string job = jobs.body["jobs"][0]["jobId"];
   EXPECT_EQ(Send("GET", "/api/v1/job-queues-v2").body["jobs"][0]["full"]["jobId"], job);
   EXPECT_EQ(Send("PATCH", "/api/v1/job-queues/" + job, "{}").status, 400);
@@ -153,8 +168,9 @@ TEST_F(ClusterRestTest, CommandsTasksLogsAndTheJobQueue) {
   EXPECT_EQ(metrics.find("det_scheduling_passes_total 0\n"), std::string::npos);
   EXPECT_NE(metrics.find("det_bus_messages_total{endpoint=\"agents\"}"), std::string::npos);
 
-  RestAnswer sleeper = Send("POST", "/api/v1/commands", R"({"entrypoint":["sleep","60"]})");
-  const std::string sleeping = sleeper.body["task_id"];
+  RestAnswer sleeper =
+      Send("POST", "/api/v1/commands", R"({"config":{"entrypoint":["sleep","60"]}})");
+  const std::string sleeping = sleeper.body["command"]["id"];
   ASSERT_TRUE(testing::Eventually(
       [&] { return Send("GET", "/api/v1/tasks/" + sleeping).body["task"]["state"] == "RUNNING"; },
       std::chrono::seconds(10)));
@@ -165,7 +181,7 @@ TEST_F(ClusterRestTest, CommandsTasksLogsAndTheJobQueue) {
   EXPECT_EQ(running.begin().value()["resources"][0]["agentDevices"].begin().key(), "rest-agent");
   const nlohmann::json slot = Send("GET", "/api/v1/agents/rest-agent").body["agent"]["slots"];
   EXPECT_EQ(slot.begin().value()["container"]["id"], sleeping) << slot.dump();
-  EXPECT_EQ(Send("POST", "/api/v1/tasks/" + sleeping + "/kill").status, 200);
+  EXPECT_EQ(Send("POST", "/api/v1/commands/" + sleeping + "/kill").status, 200);
   EXPECT_TRUE(testing::Eventually(
       [&] {
         return Send("GET", "/api/v1/tasks/" + sleeping).body["task"]["failureType"] == "Killed";

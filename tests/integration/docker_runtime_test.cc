@@ -363,16 +363,17 @@ TEST_P(DockerRuntimeTest, PrivateImageIsPulledWithTheRegistryAuthOfTheCommand) {
   const testing::RestClient rest(std::stoi(rest_port_));
   const std::string token = rest.Login("admin", testing::kAdminPassword);
   auto run = [&](const std::string& password) {
-    const nlohmann::json body = {{"entrypoint", {"/bin/sh", "-c", "echo private-ran"}},
-                                 {"environment",
-                                  {{"image", engine_.private_image},
-                                   {"registry_auth",
-                                    {{"username", engine_.user},
-                                     {"password", password},
-                                     {"serveraddress", engine_.registry}}}}}};
-    const testing::RestAnswer answer = rest.Send("POST", "/api/v1/commands", token, body.dump());
+    const nlohmann::json config = {{"entrypoint", {"/bin/sh", "-c", "echo private-ran"}},
+                                   {"environment",
+                                    {{"image", engine_.private_image},
+                                     {"registry_auth",
+                                      {{"username", engine_.user},
+                                       {"password", password},
+                                       {"serveraddress", engine_.registry}}}}}};
+    const testing::RestAnswer answer =
+        rest.Send("POST", "/api/v1/commands", token, nlohmann::json{{"config", config}}.dump());
     EXPECT_EQ(answer.status, 200) << answer.text;
-    return answer.body.is_object() ? answer.body.value("task_id", "") : "";
+    return answer.body.is_object() ? answer.body["command"].value("id", "") : "";
   };
   // One after the other: the image the right password pulls would spare the wrong one its pull.
   const std::string refused = run("wrong");

@@ -6,6 +6,7 @@
 
 #include "master/front/actor_calls.h"
 #include "master/front/http/cluster_routes.h"
+#include "master/front/http/command_routes.h"
 #include "master/front/http/core_routes.h"
 #include "master/front/http/json.h"
 #include "master/front/http/user_routes.h"
@@ -42,8 +43,10 @@ TEST(BearerTokenTest, TakesTheTokenOfABearerHeaderOnly) {
 // 3000000000 wraps.
 TEST(RequestBodyTest, IntegersTheFieldCannotHoldAreErrorsNotOverflows) {
   for (const char* body :
-       {R"({"entrypoint": "x", "slots": 1e300})", R"({"entrypoint": "x", "slots": 3000000000})",
-        R"({"entrypoint": "x", "slots": 1.5})", R"({"entrypoint": "x", "priority": -1e19})"}) {
+       {R"({"config": {"entrypoint": "x", "resources": {"slots": 1e300}}})",
+        R"({"config": {"entrypoint": "x", "resources": {"slots": 3000000000}}})",
+        R"({"config": {"entrypoint": "x", "resources": {"slots": 1.5}}})",
+        R"({"config": {"entrypoint": "x", "resources": {"priority": -1e19}}})"}) {
     auto run = CommandRunRequestOf(body);
     ASSERT_FALSE(run.ok()) << body;
     EXPECT_EQ(run.status().code(), StatusCode::kInvalidArgument);
@@ -51,12 +54,44 @@ TEST(RequestBodyTest, IntegersTheFieldCannotHoldAreErrorsNotOverflows) {
   EXPECT_FALSE(TokenCreateRequestOf(R"({"lifespan_s": 1e300})").ok());
   EXPECT_FALSE(TokenCreateRequestOf(R"({"lifespan_s": 9223372036854775808})").ok());
   EXPECT_EQ(TokenCreateRequestOf(R"({"lifespan_s": -1})")->lifespan_s, -1);
-  EXPECT_EQ(CommandRunRequestOf(R"({"entrypoint": "x", "slots": 2.0})")->slots, 2);
+  EXPECT_EQ(CommandRunRequestOf(R"({"config": {"entrypoint": "x", "resources": {"slots": 2}}})")
+                ->slots,
+            2);
   EXPECT_EQ(MetricsReportOf(R"({"group": "training", "metrics": {
                                   "stepsCompleted": 9223372036854775807,
                                   "metrics": {"avgMetrics": {}}}})")
                 ->steps,
             std::numeric_limits<int64_t>::max());
+}
+
+// Determined's `det cmd run` sends {"config": its command config}: read with its names, each wrong
+// field named, host folders refused.
+TEST(RequestBodyTest, DeterminedsCommandConfigIsRead) {
+  auto run = CommandRunRequestOf(R"({"config": {"entrypoint": ["sleep", "5"],
+      "description": "nap", "resources": {"slots": 2, "resource_pool": "gpu", "priority": 7,
+      "shm_size": "1G"}, "environment": {"image": "python:3",
+      "environment_variables": ["A=1"]}, "work_dir": "/tmp", "max_restarts": 3}})");
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->entrypoint, (std::vector<std::string>{"sleep", "5"}));
+  EXPECT_EQ(run->description, "nap");
+  EXPECT_EQ(run->slots, 2);
+  EXPECT_EQ(run->resource_pool, "gpu");
+  EXPECT_EQ(run->priority, 7);
+  EXPECT_EQ(run->container.shm_size_bytes, int64_t{1} << 30);
+  EXPECT_EQ(run->container.image, "python:3");
+  EXPECT_EQ(run->env.at("A"), "1");
+  EXPECT_EQ(run->max_restarts, 3);
+  EXPECT_EQ(CommandRunRequestOf(R"({"config": {"entrypoint": "echo hi"}})")->entrypoint,
+            std::vector<std::string>{"echo hi"});
+  const auto missing = CommandRunRequestOf(R"({"config": {"resources": {"slots": 1}}})");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("config.entrypoint: is required"), std::string::npos)
+      << missing.status().message();
+  const auto mounts = CommandRunRequestOf(
+      R"({"config": {"entrypoint": "ls", "bind_mounts": [{"host_path": "/", "container_path": "/h"}]}})");
+  ASSERT_FALSE(mounts.ok());
+  EXPECT_NE(mounts.status().message().find("bind_mounts"), std::string::npos);
+  EXPECT_FALSE(CommandRunRequestOf(R"({"entrypoint": "ls"})").ok()) << "no config";
 }
 
 // Determined's library sends its metrics, checkpoints and early exits in these shapes (seen on
@@ -164,7 +199,8 @@ TEST(RequestBodyTest, ABodyNestedDeeperThanTheLimitIsRefused) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("nested more than 64 levels"), std::string::npos);
   const std::string thousand = std::string(1000, '[') + std::string(1000, ']');
-  EXPECT_FALSE(CommandRunRequestOf(R"({"entrypoint": "x", "env": )" + thousand + "}").ok());
+  EXPECT_FALSE(CommandRunRequestOf(R"({"config": {"entrypoint": "x", "env": )" + thousand + "}}")
+                   .ok());
   const std::string allowed =
       std::string(kMaxJsonDepth - 1, '[') + std::string(kMaxJsonDepth - 1, ']');
   EXPECT_TRUE(ParseJsonObject(R"({"e": )" + allowed + "}").ok());
@@ -173,11 +209,11 @@ TEST(RequestBodyTest, ABodyNestedDeeperThanTheLimitIsRefused) {
 // Found by review: a command's body is read again as YAML for its environment, and yaml-cpp throws
 // on keys longer than 1024 characters: the exception escaped the route.
 TEST(RequestBodyTest, ACommandWithAKeyLongerThan1024CharactersIsAnErrorNotAnException) {
-  auto run = CommandRunRequestOf(R"({"entrypoint": "x", "env": {")" + std::string(1100, 'K') +
-                                 R"(": "v"}})");
+  auto run = CommandRunRequestOf(R"({"config": {"entrypoint": "x", "env": {")" +
+                                 std::string(1100, 'K') + R"(": "v"}}})");
   ASSERT_FALSE(run.ok());
   EXPECT_EQ(run.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(run.status().message().find("request body"), std::string::npos);
+  EXPECT_NE(run.status().message().find("config"), std::string::npos);
 }
 
 // What a person may not ask of a command, whichever gateway it comes through: host folders

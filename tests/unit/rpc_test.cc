@@ -4,6 +4,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <regex>
+#include <set>
 #include <thread>
 
 #include "bus/catalog/agent.h"
@@ -196,6 +198,18 @@ class WorkerServer {
   std::condition_variable release_;
   bool released_ = false;
 };
+
+// Determined's CLI takes a task id only in this form (cli/ntsc.py's TASK_ID_REGEX).
+TEST(RandomUuidTest, IsAVersion4UuidAndDiffersEachTime) {
+  const std::regex uuid("^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
+  std::set<std::string> seen;
+  for (int i = 0; i < 1000; ++i) {
+    const std::string id = RandomUuid();
+    ASSERT_TRUE(std::regex_match(id, uuid)) << id;
+    seen.insert(id);
+  }
+  EXPECT_EQ(seen.size(), 1000u);
+}
 
 TEST(RpcWorkersTest, ASlowMethodHoldsNoOtherCallerUp) {
   zmq::context_t context;

@@ -290,8 +290,6 @@ void ReadContainerEnvironment(ConfigReader& reader, ContainerEnvironment* contai
   ReadRegistryAuth(reader, container);
 }
 
-namespace {
-
 void ReadEnvironment(ConfigReader& reader, std::map<std::string, std::string>* variables,
                      ContainerEnvironment* container) {
   ReadContainerEnvironment(reader, container);
@@ -316,7 +314,6 @@ void ReadEnvironment(ConfigReader& reader, std::map<std::string, std::string>* v
   }
 }
 
-}  // namespace
 
 Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc) {
   if (!doc.IsMap()) return InvalidArgument("the experiment config must be a YAML mapping");

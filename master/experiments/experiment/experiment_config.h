@@ -84,6 +84,11 @@ void ReadCheckpointStorage(ConfigReader& reader, CheckpointStorage* storage);
 // Reads `environment`'s image, force_pull_image and registry_auth from `reader` (an experiment's
 // or a command's `environment`), recording errors on it. Other keys are the caller's.
 void ReadContainerEnvironment(ConfigReader& reader, ContainerEnvironment* container);
+// Reads all of `environment` (an experiment's or a command's): the container's fields and
+// `environment_variables` ("KEY=VALUE" each; det's own variables refused); Determined's
+// Kubernetes and capability fields are ignored with a warning.
+void ReadEnvironment(ConfigReader& reader, std::map<std::string, std::string>* variables,
+                     ContainerEnvironment* container);
 
 // Whether an environment variable's name says its value is a secret: it contains SECRET,
 // PASSWORD, PASSWD, TOKEN, KEY, CREDENTIAL, AUTH, PRIVATE or CERT, in any case.

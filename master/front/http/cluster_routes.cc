@@ -5,8 +5,6 @@
 
 #include "bus/catalog/cluster_json.h"
 #include "common/clock.h"
-#include "common/config.h"
-#include "master/experiments/experiment/experiment_config.h"
 #include "master/front/answer_cache.h"
 #include "master/front/http/cluster_shapes.h"
 #include "master/front/http/json.h"
@@ -50,75 +48,7 @@ Result<ordered_json> OneSlotJson(const bus::AgentSummary& agent, const std::stri
 // Determined's pagination of a whole list.
 ordered_json WholeList(size_t size) { return PaginationJson(PageOf(0, 0, size)); }
 
-// A command's `environment` (image, force_pull_image, registry_auth) and `resources.shm_size`,
-// with an experiment's names and checks.
-Status ReadCommandContainer(const json& body, bus::ContainerSpec* container) {
-  // JSON is YAML, mostly: yaml-cpp refuses keys longer than 1024 characters.
-  DET_ASSIGN_OR_RETURN(const YAML::Node config, ParseYaml(body.dump(), "request body"));
-  ConfigReader reader(config);
-  reader.AllowOtherKeys();
-  experiment::ContainerEnvironment environment;
-  ConfigReader& env = reader.Child("environment");
-  env.AllowOtherKeys();
-  experiment::ReadContainerEnvironment(env, &environment);
-  std::string shm_size;
-  ConfigReader& resources = reader.Child("resources");
-  resources.AllowOtherKeys();
-  resources.Read("shm_size", &shm_size);
-  DET_RETURN_IF_ERROR(reader.Finish());
-  container->image = environment.image;
-  container->images = environment.images;
-  container->force_pull = environment.force_pull_image;
-  container->registry_auth_json = environment.registry_auth_json;
-  if (!shm_size.empty()) {
-    Result<int64_t> bytes = ParseByteSize(shm_size);
-    if (!bytes.ok()) return bytes.status().WithContext("resources.shm_size");
-    container->shm_size_bytes = *bytes;
-  }
-  return Status::Ok();
-}
-
 }  // namespace
-
-Result<bus::CommandRunRequest> CommandRunRequestOf(const std::string& text) {
-  DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
-  bus::CommandRunRequest run;
-  if (body.contains("entrypoint") && body["entrypoint"].is_string()) {
-    run.entrypoint = {body["entrypoint"].get<std::string>()};
-  } else {
-    DET_ASSIGN_OR_RETURN(run.entrypoint, Field<std::vector<std::string>>(
-                                             body, "entrypoint", "a list of strings or a string"));
-  }
-  if (run.entrypoint.empty()) return InvalidArgument("entrypoint: must not be empty");
-  if (body.contains("slots")) {
-    DET_ASSIGN_OR_RETURN(run.slots, Field<int32_t>(body, "slots", "a whole number"));
-  }
-  if (body.contains("resource_pool")) {
-    DET_ASSIGN_OR_RETURN(run.resource_pool, Field<std::string>(body, "resource_pool", "a string"));
-  }
-  if (body.contains("env")) {
-    DET_ASSIGN_OR_RETURN(
-        run.env, (Field<std::map<std::string, std::string>>(body, "env", "an object of strings")));
-  }
-  if (body.contains("priority")) {
-    DET_ASSIGN_OR_RETURN(run.priority, Field<int32_t>(body, "priority", "1 to 99"));
-  }
-  if (body.contains("weight")) {
-    DET_ASSIGN_OR_RETURN(run.weight, Field<double>(body, "weight", "a number"));
-  }
-  if (body.contains("preemptible")) {
-    DET_ASSIGN_OR_RETURN(run.preemptible, Field<bool>(body, "preemptible", "true or false"));
-  }
-  if (body.contains("array")) {
-    DET_ASSIGN_OR_RETURN(run.array, Field<std::string>(body, "array", "a string like \"1-1000\""));
-  }
-  if (body.contains("max_restarts")) {
-    DET_ASSIGN_OR_RETURN(run.max_restarts,
-                         Field<int32_t>(body, "max_restarts", "a whole number from 0 to 1000"));
-  }
-  DET_RETURN_IF_ERROR(ReadCommandContainer(body, &run.container));
-  return run;
-}
 
 Result<bus::JobUpdateRequest> JobUpdateRequestOf(const std::string& job_id,
                                                  const std::string& text) {
@@ -269,13 +199,6 @@ void RouteTasks(Router& routes, FrontDoor& front) {
   auto users = [&front](UserHandler handler) {
     return ForUsers(front.calls.users(), std::move(handler));
   };
-  routes.Post("/api/v1/commands", users([&front](Caller caller, Req req) -> UserAnswer {
-                DET_ASSIGN_OR_RETURN(bus::CommandRunRequest run, CommandRunRequestOf(req.body));
-                DET_ASSIGN_OR_RETURN(bus::CommandRunReply reply, front.calls.Call(caller, run));
-                ordered_json answer{{"task_id", reply.task_id}};
-                if (reply.array_size > 0) answer["array_size"] = reply.array_size;
-                return answer;
-              }));
   routes.Get("/api/v1/tasks", users([&front](Caller caller, Req req) -> UserAnswer {
                bus::TaskListRequest request;
                request.array_id = req.Param("array_id");

@@ -6,31 +6,27 @@
 
 namespace det::master::http {
 
-// The user REST API for the cluster: agents and slots, resource pools, the job queue, commands
-// and tasks with their logs, answering what the same `det` commands answer (the JSON of `det
-// --json`). Every route needs a user's token (user_routes.h); enabling and disabling agents and
-// slots needs an admin.
+// The user REST API for the cluster, in Determined's shapes (cluster_shapes.h): agents and
+// slots, resource pools, the job queue, tasks with their logs (commands: command_routes.h).
+// Every route needs a user's token (user_routes.h); enabling and disabling agents and slots
+// needs an admin.
 //
-//   GET   /api/v1/agents                            {"agents": [...]}
-//   GET   /api/v1/agents/{id}                       {"agent": {...}}
-//   GET   /api/v1/agents/{id}/slots                 {"slots": [...]} with "enabled" per slot
+//   GET   /api/v1/agents                            {"agents": [v1Agent], "pagination"}
+//   GET   /api/v1/agents/{id}                       {"agent"}
+//   GET   /api/v1/agents/{id}/slots                 {"slots": [v1Slot]}
 //   POST  /api/v1/agents/{id}/enable                {"agent"}
 //   POST  /api/v1/agents/{id}/disable               {"drain": bool} -> {"agent"}
-//   POST  /api/v1/agents/{id}/slots/{slot}/enable|disable   {"agent"}
-//   GET   /api/v1/resource-pools                    {"resource_pools": [...]}
-//   GET   /api/v1/job-queues[?resource_pool=P]      {"jobs": [...]} in queue order
-//   PATCH /api/v1/job-queues/{job id}               {"priority", "weight", "resource_pool"} ->
+//   POST  /api/v1/agents/{id}/slots/{slot}/enable|disable   {"slot"}
+//   GET   /api/v1/resource-pools                    {"resourcePools": [...], "pagination"}
+//   GET   /api/v1/job-queues[?resourcePool=P]       {"jobs": [v1Job], "pagination"} in queue order
+//   GET   /api/v1/job-queues-v2[?resourcePool=P]    {"jobs": [{"full": v1Job}], "pagination"}
+//   PATCH /api/v1/job-queues/{job id}               {"priority", "weight", "resourcePool"} ->
 //                                                   {"job"}
-//   POST  /api/v1/commands                          {"entrypoint": [...] or "shell text", "slots",
-//                                                   "resource_pool", "env", "priority",
-//                                                   "weight", "preemptible"} -> {"task_id"}
-//   GET   /api/v1/tasks                             {"tasks": [...]}
+//   GET   /api/v1/tasks                             {"allocationIdToSummary", "tasks"}
 //   GET   /api/v1/tasks/{id}                        {"task": {...}}
 //   POST  /api/v1/tasks/{id}/kill                   {"state"}
-//   GET   /api/v1/tasks/{id}/logs[?after_id=N&limit=N]   {"logs": [...], "task_ended"}
-//   GET   /api/v1/tasks/{id}/logs?follow=true       application/x-ndjson, one line per log line,
-//                                                   until the task ended and every line was sent
-//                                                   (an access token for the scraper)
+//   GET   /api/v1/tasks/{id}/logs                   Determined's TaskLogs stream
+//                                                   (task_log_stream.h)
 // `cache` (may be null: every answer live) answers the polled lists; CacheClusterAnswers adds
 // their entries to it.
 void RouteClusterApi(Router& routes, FrontDoor& front, AnswerCache* cache);
@@ -40,9 +36,6 @@ void CacheClusterAnswers(AnswerCache& cache, FrontDoor& front);
 // fuzzer): InvalidArgument naming the field that is missing, of the wrong type or out of range,
 // or saying the body is not a JSON object. `job_id` and `agent_id` are the path's. Never throw.
 //
-// POST /api/v1/commands: the entrypoint and the command's environment and resources, with an
-// experiment's names and checks (image, force_pull_image, registry_auth, shm_size).
-Result<bus::CommandRunRequest> CommandRunRequestOf(const std::string& body);
 // PATCH /api/v1/job-queues/{job id}; InvalidArgument too when it changes nothing.
 Result<bus::JobUpdateRequest> JobUpdateRequestOf(const std::string& job_id,
                                                  const std::string& body);

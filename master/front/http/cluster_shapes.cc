@@ -10,8 +10,6 @@ namespace {
 
 using nlohmann::ordered_json;
 
-constexpr int64_t kDefaultWorkspaceId = 1;
-
 bool Contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
@@ -172,7 +170,7 @@ ordered_json JobJson(const bus::JobSummary& job) {
   return {{"jobId", job.job_id},
           {"type", JobTypeName(job.type)},
           {"submissionTime", TimeText(job.submitted_at)},
-          {"username", ""},
+          {"username", job.owner},
           {"resourcePool", job.resource_pool},
           {"isPreemptible", job.preemptible},
           {"priority", job.priority},

@@ -14,6 +14,10 @@
 
 namespace det::master::http {
 
+// Determined's default workspace and project (workspace_routes.h): every job and experiment is in
+// them.
+inline constexpr int64_t kDefaultWorkspaceId = 1;
+
 // Determined's enum names: "TYPE_CPU" / "TYPE_CUDA" for a slot type ("cpu", "cuda").
 std::string DeviceTypeName(const std::string& slot_type);
 // Unix nanoseconds as RFC 3339 ("1970-..." for 0 stays as it is: Determined's zero time).

@@ -3,6 +3,7 @@
 #include "common/thread_name.h"
 #include "master/front/http/autoscaler_routes.h"
 #include "master/front/http/cluster_routes.h"
+#include "master/front/http/command_routes.h"
 #include "master/front/http/experiment_routes.h"
 #include "master/front/http/master_routes.h"
 #include "master/front/http/metric_series_routes.h"
@@ -23,6 +24,7 @@ void RouteEverything(Router& router, FrontDoor& front, TrialRoutes& trial, Answe
   RouteUserApi(router, front.calls.users());
   RouteMasterApi(router, front);
   RouteClusterApi(router, front, cache);
+  RouteCommandApi(router, front);
   RouteAutoscalerApi(router, front);
   RouteWorkspaceApi(router, front);
   trial.Route(router);

@@ -1,5 +1,6 @@
 #include "master/front/http/workspace_routes.h"
 
+#include "master/front/http/cluster_shapes.h"
 #include "master/front/http/json.h"
 #include "master/front/http/user_routes.h"
 
@@ -10,7 +11,7 @@ using nlohmann::ordered_json;
 using Caller = const auth::Principal&;
 using Req = const Request&;
 
-constexpr int64_t kDefaultId = 1;  // Determined's default workspace and project
+constexpr int64_t kDefaultId = kDefaultWorkspaceId;  // the default workspace and project
 constexpr const char* kDefaultName = "Uncategorized";
 
 // How many experiments there are (all of them are in the default project).
