@@ -17,7 +17,7 @@ std::string RandomId() {
 
 std::string RandomUuid() {
   static thread_local std::mt19937_64 rng(RandomSeed());
-  const uint64_t high = (rng() & ~uint64_t{0xf000}) | 0x4000;  // version 4
+  const uint64_t high = (rng() & ~uint64_t{0xf000}) | 0x4000;                     // version 4
   const uint64_t low = (rng() & ~(uint64_t{0x3} << 62)) | (uint64_t{0x2} << 62);  // variant 10
   char buf[37];
   std::snprintf(buf, sizeof buf, "%08llx-%04llx-%04llx-%04llx-%012llx",

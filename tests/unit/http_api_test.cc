@@ -54,9 +54,9 @@ TEST(RequestBodyTest, IntegersTheFieldCannotHoldAreErrorsNotOverflows) {
   EXPECT_FALSE(TokenCreateRequestOf(R"({"lifespan_s": 1e300})").ok());
   EXPECT_FALSE(TokenCreateRequestOf(R"({"lifespan_s": 9223372036854775808})").ok());
   EXPECT_EQ(TokenCreateRequestOf(R"({"lifespan_s": -1})")->lifespan_s, -1);
-  EXPECT_EQ(CommandRunRequestOf(R"({"config": {"entrypoint": "x", "resources": {"slots": 2}}})")
-                ->slots,
-            2);
+  EXPECT_EQ(
+      CommandRunRequestOf(R"({"config": {"entrypoint": "x", "resources": {"slots": 2}}})")->slots,
+      2);
   EXPECT_EQ(MetricsReportOf(R"({"group": "training", "metrics": {
                                   "stepsCompleted": 9223372036854775807,
                                   "metrics": {"avgMetrics": {}}}})")
@@ -199,8 +199,8 @@ TEST(RequestBodyTest, ABodyNestedDeeperThanTheLimitIsRefused) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("nested more than 64 levels"), std::string::npos);
   const std::string thousand = std::string(1000, '[') + std::string(1000, ']');
-  EXPECT_FALSE(CommandRunRequestOf(R"({"config": {"entrypoint": "x", "env": )" + thousand + "}}")
-                   .ok());
+  EXPECT_FALSE(
+      CommandRunRequestOf(R"({"config": {"entrypoint": "x", "env": )" + thousand + "}}").ok());
   const std::string allowed =
       std::string(kMaxJsonDepth - 1, '[') + std::string(kMaxJsonDepth - 1, ']');
   EXPECT_TRUE(ParseJsonObject(R"({"e": )" + allowed + "}").ok());

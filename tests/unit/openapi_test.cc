@@ -23,8 +23,8 @@ std::set<std::string> Documented(const nlohmann::json& doc) {
 
 // A concrete path for a template: numbers for numeric ids, words for the others.
 std::string Concrete(const std::string& path) {
-  std::string out =
-      std::regex_replace(path, std::regex(R"(\{(trial|experiment|token|run|user|workspace|project)_id\})"), "7");
+  std::string out = std::regex_replace(
+      path, std::regex(R"(\{(trial|experiment|token|run|user|workspace|project)_id\})"), "7");
   return std::regex_replace(out, std::regex(R"(\{[a-z_]+\})"), "x");
 }
 

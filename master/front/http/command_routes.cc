@@ -160,7 +160,8 @@ void RouteCommandApi(Router& routes, FrontDoor& front) {
   routes.Post("/api/v1/commands", users([&front](Caller caller, Req req) -> UserAnswer {
                 DET_ASSIGN_OR_RETURN(bus::CommandRunRequest run, CommandRunRequestOf(req.body));
                 DET_ASSIGN_OR_RETURN(bus::CommandRunReply reply, front.calls.Call(caller, run));
-                DET_ASSIGN_OR_RETURN(bus::TaskSummary task, CommandOf(front, caller, reply.task_id));
+                DET_ASSIGN_OR_RETURN(bus::TaskSummary task,
+                                     CommandOf(front, caller, reply.task_id));
                 ordered_json answer{{"command", CommandJson(task)},
                                     {"config", CommandConfigJson(task)},
                                     {"warnings", ordered_json::array()}};
@@ -184,20 +185,18 @@ void RouteCommandApi(Router& routes, FrontDoor& front) {
                return ordered_json{{"commands", std::move(commands)},
                                    {"pagination", PaginationJson(PageOf(0, 0, size))}};
              }));
-  routes.Get("/api/v1/commands/{command_id}", users([&front](Caller caller, Req req) -> UserAnswer {
-               DET_ASSIGN_OR_RETURN(bus::TaskSummary task, CommandOf(front, caller, req.Match(1)));
-               return ordered_json{{"command", CommandJson(task)},
-                                   {"config", CommandConfigJson(task)}};
-             }));
-  routes.Post("/api/v1/commands/{command_id}/kill",
-              users([&front](Caller caller, Req req) -> UserAnswer {
-                DET_RETURN_IF_ERROR(CommandOf(front, caller, req.Match(1)).status());
-                DET_RETURN_IF_ERROR(
-                    front.calls.Call(caller, bus::TaskKillRequest{req.Match(1)}).status());
-                DET_ASSIGN_OR_RETURN(bus::TaskSummary task,
-                                     CommandOf(front, caller, req.Match(1)));
-                return ordered_json{{"command", CommandJson(task)}};
-              }));
+  routes.Get(
+      "/api/v1/commands/{command_id}", users([&front](Caller caller, Req req) -> UserAnswer {
+        DET_ASSIGN_OR_RETURN(bus::TaskSummary task, CommandOf(front, caller, req.Match(1)));
+        return ordered_json{{"command", CommandJson(task)}, {"config", CommandConfigJson(task)}};
+      }));
+  routes.Post(
+      "/api/v1/commands/{command_id}/kill", users([&front](Caller caller, Req req) -> UserAnswer {
+        DET_RETURN_IF_ERROR(CommandOf(front, caller, req.Match(1)).status());
+        DET_RETURN_IF_ERROR(front.calls.Call(caller, bus::TaskKillRequest{req.Match(1)}).status());
+        DET_ASSIGN_OR_RETURN(bus::TaskSummary task, CommandOf(front, caller, req.Match(1)));
+        return ordered_json{{"command", CommandJson(task)}};
+      }));
 }
 
 }  // namespace det::master::http
