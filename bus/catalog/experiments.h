@@ -107,6 +107,7 @@ struct ExperimentSummary {
   // 0..1: finished trials count whole, running ones by their training length so far, trials the
   // searcher has yet to create as nothing; 1 once the experiment ended.
   double progress = 0;
+  std::string config_json;  // its config as JSON (the YAML it was created with, read)
   bool operator==(const ExperimentSummary&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -128,6 +129,7 @@ struct ExperimentSummary {
     v("metric", s.metric);
     v("smaller_is_better", s.smaller_is_better);
     v("progress", s.progress);
+    v("config_json", s.config_json);
     v("end_at", s.end_at);
   }
 };
@@ -406,6 +408,9 @@ struct CheckpointSummary {
   std::string state;  // ACTIVE, COMPLETED, DELETED, ...
   int64_t size_bytes = 0;
   int64_t reported_at = 0;  // Unix nanoseconds
+  int64_t experiment_id = 0;
+  std::string resources_json;  // file name -> size
+  std::string metadata_json;
   bool operator==(const CheckpointSummary&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -414,6 +419,9 @@ struct CheckpointSummary {
     v("steps_completed", s.steps_completed);
     v("state", s.state);
     v("size_bytes", s.size_bytes);
+    v("experiment_id", s.experiment_id);
+    v("resources_json", s.resources_json);
+    v("metadata_json", s.metadata_json);
     v("reported_at", s.reported_at);
   }
 };

@@ -29,6 +29,12 @@ Result<YAML::Node> LoadConfigText(const std::string& yaml) {
   }
 }
 
+// The config as JSON text ("{}" when it does not load, which a stored config always does).
+std::string ConfigJsonOf(const std::string& yaml) {
+  Result<YAML::Node> doc = LoadConfigText(yaml);
+  return doc.ok() ? YamlToJson(*doc).dump() : "{}";
+}
+
 Result<experiment::ExperimentConfig> ParseConfigText(const std::string& yaml) {
   DET_ASSIGN_OR_RETURN(YAML::Node doc, LoadConfigText(yaml));
   return experiment::ParseExperimentConfig(doc);
@@ -198,6 +204,7 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
   }));
   Entry& entry = experiments_[id];
   entry.config_yaml = merged.yaml;
+  entry.config_json = ConfigJsonOf(entry.config_yaml);
   entry.start_ns = NowNs();
   entry.owner_id = request.owner_id;
   entry.owner = request.owner;
@@ -268,6 +275,7 @@ Status ExperimentService::RestoreOne(const storage::ExperimentRecord& record) {
   const bool over = experiment::IsTerminal(record.state);
   Entry& entry = experiments_[record.id];
   entry.config_yaml = record.config;
+  entry.config_json = ConfigJsonOf(entry.config_yaml);
   entry.start_ns = record.start_ns;
   entry.end_ns = record.end_ns.value_or(0);
   entry.owner_id = record.owner_id.value_or(0);
@@ -402,6 +410,7 @@ bus::ExperimentSummary ExperimentService::Summary(const Experiment& experiment) 
   summary.end_at = entry.end_ns;
   summary.owner_id = entry.owner_id;
   summary.owner = entry.owner;
+  summary.config_json = entry.config_json;
   summary.metric = config.searcher.metric;
   summary.smaller_is_better = config.searcher.smaller_is_better;
   double trained = 0;

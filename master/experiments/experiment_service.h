@@ -126,6 +126,7 @@ class ExperimentService : private experiment::ExperimentEffects {
   struct Entry {
     std::unique_ptr<experiment::Experiment> experiment;
     std::string config_yaml;
+    std::string config_json;  // the same as JSON (what Determined's API answers as `config`)
     int64_t start_ns = 0;
     int64_t end_ns = 0;
     int64_t owner_id = 0;

@@ -84,12 +84,24 @@ Result<bus::CheckpointList> RecordReads::Checkpoints(
     for (const auto& trial : storage::ListTrials(tx, request.id)) {
       for (const auto& c : storage::ListCheckpoints(tx, trial.id)) {
         reply.checkpoints.push_back({c.uuid, c.trial_id, c.steps_completed, c.state,
-                                     SizeOf(c.resources_json), c.reported_ns});
+                                     SizeOf(c.resources_json), c.reported_ns, request.id,
+                                     c.resources_json, c.metadata_json});
       }
     }
     return Status::Ok();
   }));
   return reply;
+}
+
+Result<std::string> RecordReads::ModelDefinition(const auth::Principal&, int64_t experiment_id) {
+  std::string archive;
+  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
+    DET_ASSIGN_OR_RETURN(std::optional<std::string> stored,
+                         storage::GetModelDefinition(tx, experiment_id));
+    archive = stored.value_or("");
+    return Status::Ok();
+  }));
+  return archive;
 }
 
 Result<bus::TrialMetricsReply> RecordReads::TrialMetrics(const auth::Principal&,

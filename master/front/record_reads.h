@@ -29,6 +29,9 @@ class RecordReads {
   // An experiment's checkpoints; NotFound for an unknown experiment.
   Result<bus::CheckpointList> Checkpoints(const auth::Principal& caller,
                                           const bus::ExperimentCheckpointsRequest& request);
+  // An experiment's model definition (a gzipped tar; "" when it was made without one); NotFound
+  // for an unknown experiment.
+  Result<std::string> ModelDefinition(const auth::Principal& caller, int64_t experiment_id);
   // A trial's metrics by step; NotFound for an unknown trial.
   Result<bus::TrialMetricsReply> TrialMetrics(const auth::Principal& caller,
                                               const bus::TrialMetricsRequest& request);

@@ -36,7 +36,7 @@ void DecodeClusterBodies(const std::string& body) {
 void DecodeExperimentBody(const std::string& body) {
   auto create = det::master::http::ExperimentCreateRequestOf(body);
   if (!create.ok()) return;
-  auto doc = det::ParseYaml(create->config_yaml, "config");
+  auto doc = det::ParseYaml(create->request.config_yaml, "config");
   if (doc.ok()) (void)det::master::experiment::ParseExperimentConfig(*doc);
 }
 

@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "common/base64.h"
 #include "master/auth/allocation_token.h"
 #include "storage/agents_repo.h"
 #include "storage/database.h"
@@ -522,34 +523,55 @@ TEST_F(ExperimentProcessTest, RestApiCreatesReadsKillsAndDeletesExperiments) {
   EXPECT_NE(message.find("searcher.max_trials"), std::string::npos) << message;
   EXPECT_NE(message.find("max_restart"), std::string::npos) << message;
   EXPECT_EQ(post("/api/v1/experiments", {{"config", 7}}).first, 400);
-  EXPECT_NE(post("/api/v1/experiments", {{"config", "name: x"}, {"model_definition", "@@"}})
+  EXPECT_NE(post("/api/v1/experiments",
+                 {{"config", "name: x"},
+                  {"modelDefinition", {{{"path", "x.py"}, {"type", 48}, {"content", "@@"}}}}})
                 .second.value("message", "")
-                .find("model_definition: expected base64"),
+                .find("modelDefinition[\"x.py\"]"),
+            std::string::npos);
+  EXPECT_NE(post("/api/v1/experiments",
+                 {{"config", "name: x"}, {"modelDefinition", {{{"path", "../up.py"}}}}})
+                .second.value("message", "")
+                .find("leaves its folder"),
             std::string::npos);
 
   auto agent = StartAgent("agent-h", 1);
   YAML::Node config = YAML::LoadFile(
       Config("const.yaml", [](YAML::Node& c) { c["hyperparameters"]["step_seconds"] = 0.05; }));
-  const std::string model = testing::Shell("tar czf - -C " + Example() + " . | base64 -w0");
+  // Determined's modelDefinition: each file with its bytes in base64 and its tar type ('0').
+  nlohmann::json model = nlohmann::json::array();
+  for (const auto& entry : std::filesystem::directory_iterator(Example())) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    model.push_back({{"path", entry.path().filename().string()},
+                     {"type", 48},
+                     {"content", Base64Encode(bytes)},
+                     {"mode", 0644},
+                     {"mtime", "1700000000"}});
+  }
   auto [created, reply] =
-      post("/api/v1/experiments", {{"config", YAML::Dump(config)}, {"model_definition", model}});
+      post("/api/v1/experiments", {{"config", YAML::Dump(config)}, {"modelDefinition", model}});
   ASSERT_EQ(created, 200) << reply.dump();
-  const std::string path = "/api/v1/experiments/" + std::to_string(reply.value("id", 0));
+  EXPECT_EQ(reply["experiment"]["state"], "STATE_ACTIVE") << reply.dump();
+  const std::string path = "/api/v1/experiments/" + std::to_string(reply["experiment"].value("id", 0));
+  const nlohmann::json tree = nlohmann::json::parse(http.Get(path + "/file_tree")->body, nullptr, false);
+  EXPECT_EQ(tree["files"].size(), model.size()) << tree.dump();
   ASSERT_TRUE(testing::Eventually(
       [&] {
         auto got = http.Get(path);
         auto body = nlohmann::json::parse(got ? got->body : "", nullptr, false);
         return body.is_object() && body["trials"].size() == 1 &&
-               body["trials"][0].value("steps_completed", 0) >= 20;
+               body["trials"][0].value("totalBatchesProcessed", 0) >= 20;
       },
       30s))
       << Log("master.log");
   EXPECT_EQ(post(path + "/kill", nlohmann::json::object()).second.value("state", ""),
-            "STOPPING_KILLED");
+            "STATE_STOPPING_KILLED");
   ASSERT_TRUE(testing::Eventually(
       [&] {
         auto got = http.Get(path);
-        return got && got->body.find("\"state\":\"CANCELED\"") != std::string::npos;
+        return got && got->body.find("\"state\":\"STATE_CANCELED\"") != std::string::npos;
       },
       30s));
   auto deleted = http.Delete(path);

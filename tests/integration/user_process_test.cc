@@ -288,17 +288,17 @@ TEST_F(UserRestTest, OnlyAnExperimentsOwnerOrAnAdminMayDeleteIt) {
   auto created = [&](const std::string& token) {
     const testing::RestAnswer answer = Send("POST", "/api/v1/experiments", token, config);
     EXPECT_EQ(answer.status, 200) << answer.text;
-    return answer.body.value("id", int64_t{0});
+    return answer.body["experiment"].value("id", int64_t{0});
   };
   const int64_t mine = created(alice);
   const int64_t admins = created(admin);
   const std::string path = "/api/v1/experiments/" + std::to_string(mine);
   const nlohmann::json described = Send("GET", path, bob).body;
-  EXPECT_EQ(described["experiment"]["owner"], "alice") << described.dump();
+  EXPECT_EQ(described["experiment"]["username"], "alice") << described.dump();
   EXPECT_NE(Det("experiment list").find("alice"), std::string::npos) << Det("experiment list");
   EXPECT_EQ(Send("POST", path + "/kill", bob).status, 200) << "anyone may kill it";
   ASSERT_TRUE(testing::Eventually(
-      [&] { return Send("GET", path, alice).body["experiment"].value("state", "") == "CANCELED"; },
+      [&] { return Send("GET", path, alice).body["experiment"].value("state", "") == "STATE_CANCELED"; },
       std::chrono::seconds(10)));
   const testing::RestAnswer refused = Send("DELETE", path, bob);
   EXPECT_EQ(refused.status, 403);
@@ -310,7 +310,7 @@ TEST_F(UserRestTest, OnlyAnExperimentsOwnerOrAnAdminMayDeleteIt) {
   const std::string other = "/api/v1/experiments/" + std::to_string(admins);
   EXPECT_EQ(Send("POST", other + "/kill", admin).status, 200);
   ASSERT_TRUE(testing::Eventually(
-      [&] { return Send("GET", other, admin).body["experiment"].value("state", "") == "CANCELED"; },
+      [&] { return Send("GET", other, admin).body["experiment"].value("state", "") == "STATE_CANCELED"; },
       std::chrono::seconds(10)));
   const std::string cli =
       DetRc("bob", "bob-password-1", "experiment delete --yes " + std::to_string(admins));
@@ -349,7 +349,7 @@ TEST_F(UserRestTest, EveryOperationMarkedForAdminsRefusesOthersAndNoOtherDoes) {
       {"{workspace_id}", "1"},
       {"{project_id}", "1"},
       {"{token_id}", std::to_string(token.body["summary"]["id"].get<int64_t>())},
-      {"{experiment_id}", std::to_string(experiment.body["id"].get<int64_t>())},
+      {"{experiment_id}", std::to_string(experiment.body["experiment"]["id"].get<int64_t>())},
       {"{agent_id}", "no-such-agent"},
       {"{slot_id}", "0"},
       {"{trial_id}", "1"},

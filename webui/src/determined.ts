@@ -1,7 +1,15 @@
 // The master's REST answers in Determined's shapes (camelCase, its enums, RFC 3339 times) and
 // their conversion to the views the pages read (types.ts): the one place that knows both.
 
-import type { Agent, Job, ResourcePool } from "./types";
+import type {
+  Agent,
+  Checkpoint,
+  Experiment,
+  ExperimentDetail,
+  Job,
+  ResourcePool,
+  Trial,
+} from "./types";
 
 export interface ApiDevice {
   id?: number;
@@ -130,5 +138,122 @@ export function jobView(j: ApiJob): Job {
     preemptible: j.isPreemptible,
     submitted_at: timeNs(j.submissionTime),
     name: j.name,
+  };
+}
+
+export interface ApiMetricsWorkload {
+  metrics: { avgMetrics: Record<string, number> };
+  totalBatches: number;
+}
+
+export interface ApiExperiment {
+  id: number;
+  name: string;
+  description?: string;
+  labels?: string[];
+  state: string; // STATE_ACTIVE | ...
+  searcherType: string;
+  searcherMetric?: string;
+  resourcePool?: string;
+  numTrials: number;
+  trialsActive?: number;
+  trialsCompleted?: number;
+  trialsErrored?: number;
+  message?: string;
+  startTime: string;
+  endTime?: string;
+  username: string;
+  smallerIsBetter?: boolean;
+  progress?: number;
+  originalConfig: string;
+}
+
+export interface ApiTrial {
+  id: number;
+  experimentId: number;
+  requestId?: number;
+  state: string;
+  taskState?: string;
+  hparams: Record<string, unknown> | null;
+  restarts: number;
+  runId?: number;
+  taskId?: string;
+  totalBatchesProcessed: number;
+  bestValidation?: ApiMetricsWorkload;
+  latestCheckpoint?: string;
+  startTime: string;
+  endTime?: string;
+}
+
+export interface ApiCheckpoint {
+  uuid: string;
+  state: string; // STATE_COMPLETED | ...
+  training: { trialId?: number };
+  stepsCompleted?: number;
+  sizeBytes?: number;
+}
+
+export interface ApiExperimentDetail {
+  experiment: ApiExperiment;
+  trials: ApiTrial[];
+}
+
+export function experimentView(e: ApiExperiment): Experiment {
+  return {
+    id: e.id,
+    name: e.name,
+    description: e.description ?? "",
+    labels: e.labels ?? [],
+    state: enumValue(e.state, "STATE_"),
+    searcher: e.searcherType,
+    resource_pool: e.resourcePool ?? "",
+    trials: e.numTrials,
+    trials_active: e.trialsActive ?? 0,
+    trials_completed: e.trialsCompleted ?? 0,
+    trials_errored: e.trialsErrored ?? 0,
+    message: e.message ?? "",
+    start_at: timeNs(e.startTime),
+    end_at: timeNs(e.endTime),
+    owner: e.username,
+    metric: e.searcherMetric ?? "",
+    smaller_is_better: e.smallerIsBetter ?? true,
+    progress: e.progress ?? 0,
+  };
+}
+
+export function trialView(t: ApiTrial): Trial {
+  return {
+    id: t.id,
+    experiment_id: t.experimentId,
+    request_id: t.requestId ?? 0,
+    state: enumValue(t.state, "STATE_"),
+    task_state: t.taskState ?? "",
+    hparams: t.hparams,
+    restarts: t.restarts,
+    run_id: t.runId ?? 0,
+    task_id: t.taskId ?? "",
+    steps_completed: t.totalBatchesProcessed,
+    best_validation: t.bestValidation?.metrics?.avgMetrics ?? null,
+    latest_checkpoint: t.latestCheckpoint ?? "",
+    start_at: timeNs(t.startTime),
+    end_at: timeNs(t.endTime),
+  };
+}
+
+export function checkpointView(c: ApiCheckpoint): Checkpoint {
+  return {
+    uuid: c.uuid,
+    trial_id: c.training?.trialId ?? 0,
+    steps_completed: c.stepsCompleted ?? 0,
+    state: enumValue(c.state, "STATE_"),
+    size_bytes: c.sizeBytes ?? 0,
+  };
+}
+
+export function experimentDetailView(d: ApiExperimentDetail): ExperimentDetail {
+  return {
+    experiment: experimentView(d.experiment),
+    trials: (d.trials ?? []).map(trialView),
+    config: d.experiment.originalConfig,
   };
 }

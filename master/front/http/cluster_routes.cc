@@ -221,11 +221,14 @@ void RouteTasks(Router& routes, FrontDoor& front) {
   routes.Get("/api/v1/tasks/{task_id}/logs", [&front](Req req, Response& res) {
     auto start = [&]() -> Status {
       DET_ASSIGN_OR_RETURN(auth::Principal caller, UserOf(front.calls.users(), req));
-      DET_ASSIGN_OR_RETURN(TaskLogQuery query, TaskLogQueryOf(req));
+      DET_ASSIGN_OR_RETURN(LogQuery query, LogQueryOf(req));
+      const std::string task = req.Match(1);
       // Unknown tasks are a 404 before the stream starts.
-      DET_RETURN_IF_ERROR(
-          front.calls.Call(caller, bus::TaskGetRequest{query.first.task_id}).status());
-      res.Stream("application/x-ndjson", TaskLogStream(front, caller, std::move(query)));
+      DET_RETURN_IF_ERROR(front.calls.Call(caller, bus::TaskGetRequest{task}).status());
+      LogSource source{[task]() -> Result<LogTasks> { return LogTasks{{task}, true}; },
+                       &TaskLogLineJson};
+      res.Stream("application/x-ndjson",
+                 LogStream(front, caller, std::move(query), std::move(source)));
       return Status::Ok();
     };
     if (Status started = start(); !started.ok()) Reply(res, started);

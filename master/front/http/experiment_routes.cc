@@ -1,11 +1,19 @@
 #include "master/front/http/experiment_routes.h"
 
+#include <algorithm>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "bus/catalog/experiments.h"
-#include "bus/catalog/experiments_json.h"
+#include "common/base64.h"
+#include "master/experiments/model_files.h"
 #include "master/front/answer_cache.h"
+#include "master/front/http/cluster_shapes.h"
+#include "master/front/http/experiment_shapes.h"
 #include "master/front/http/json.h"
+#include "master/front/http/task_log_stream.h"
 #include "master/front/http/user_routes.h"
 
 namespace det::master::http {
@@ -15,12 +23,16 @@ using nlohmann::json;
 using Answer = Result<nlohmann::ordered_json>;
 using nlohmann::ordered_json;
 
-// ?states=ACTIVE,PAUSED&name=&label=&offset=&limit= (Determined's filters; `states` may repeat).
+// Determined's GetExperiments filters: ?states=STATE_ACTIVE&states=... (or ACTIVE,PAUSED),
+// name=, labels= (or label=), offset=, limit=.
 Result<bus::ExperimentListRequest> ListRequestOf(const Request& req) {
   bus::ExperimentListRequest request;
-  request.states = QueryList(req, "states");
+  for (std::string state : QueryList(req, "states")) {
+    if (state.starts_with("STATE_")) state.erase(0, 6);
+    request.states.push_back(state);
+  }
   request.name = req.Param("name");
-  request.label = req.Param("label");
+  request.label = req.HasParam("labels") ? req.Param("labels") : req.Param("label");
   DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
   DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
   request.offset = static_cast<int32_t>(std::min<int64_t>(offset, 1 << 30));
@@ -33,11 +45,161 @@ constexpr const char* kExperimentsAnswer = "experiments";
 ordered_json ExperimentsJson(const bus::ExperimentListRequest& request,
                              const bus::ExperimentList& list) {
   ordered_json all = ordered_json::array();
-  for (const auto& e : list.experiments) all.push_back(bus::ToJson(e));
+  for (const auto& e : list.experiments) all.push_back(ExperimentJson(e));
+  Page page;
+  page.offset = request.offset;
+  page.limit = request.limit;
+  page.total = static_cast<size_t>(list.total);
+  page.start = static_cast<size_t>(request.offset);
+  page.end = page.start + list.experiments.size();
+  return ordered_json{{"experiments", std::move(all)}, {"pagination", PaginationJson(page)}};
+}
+
+// Determined's modelDefinition: [{"path", "type" (the tar type flag's code: '0' 48 a file, '5' 53
+// a folder), "content" (base64), "mode", "mtime" (Unix seconds as text), "uid", "gid"}].
+Result<std::vector<experiments::ModelFile>> ModelFilesOf(const json& list) {
+  if (!list.is_array()) return InvalidArgument("modelDefinition: expected a list of files");
+  std::vector<experiments::ModelFile> files;
+  for (const json& item : list) {
+    if (!item.is_object()) return InvalidArgument("modelDefinition: each file must be an object");
+    experiments::ModelFile file;
+    DET_ASSIGN_OR_RETURN(file.path, Field<std::string>(item, "path", "the file's relative path"));
+    const json type = item.value("type", json(int{'0'}));
+    if (type == int{'5'}) {
+      file.is_dir = true;
+    } else if (type != int{'0'} && type != 0) {
+      return InvalidArgument("modelDefinition: \"" + file.path + "\" is of tar type " +
+                             type.dump() + ": only files ('0', 48) and folders ('5', 53) are taken");
+    }
+    if (!file.is_dir && item.contains("content") && !item["content"].is_null()) {
+      DET_ASSIGN_OR_RETURN(std::string encoded,
+                           Field<std::string>(item, "content", "the file's bytes in base64"));
+      DET_ASSIGN_OR_RETURN(file.content,
+                           DecodeBase64(encoded, "modelDefinition[\"" + file.path + "\"]"));
+    }
+    if (item.contains("mode") && item["mode"].is_number_integer()) {
+      file.mode = static_cast<uint32_t>(item["mode"].get<int64_t>() & 07777);
+    } else {
+      file.mode = file.is_dir ? 0755 : 0644;
+    }
+    json mtime = item.value("mtime", json(0));
+    if (DecimalTextToNumber(mtime)) file.mtime = mtime.get<int64_t>();
+    files.push_back(std::move(file));
+  }
+  return files;
+}
+
+// {"experiment": v1Experiment, "config", "warnings"}: what CreateExperiment answers.
+Answer CreatedJson(FrontDoor& front, const auth::Principal& caller,
+                   const bus::ExperimentCreateReply& reply, const std::string& config_yaml) {
+  if (reply.id == 0) {  // validateOnly: nothing was made
+    bus::ExperimentSummary checked;
+    return ordered_json{{"experiment", ExperimentJson(checked, config_yaml)},
+                        {"config", ordered_json::object()},
+                        {"warnings", reply.warnings}};
+  }
+  DET_ASSIGN_OR_RETURN(auto got, front.calls.Call(caller, bus::ExperimentGetRequest{reply.id}));
+  ordered_json experiment = ExperimentJson(got.experiment, got.config_yaml);
+  ordered_json config = experiment["config"];
   return ordered_json{
-      {"experiments", all},
-      {"pagination",
-       {{"offset", request.offset}, {"limit", request.limit}, {"total", list.total}}}};
+      {"experiment", std::move(experiment)}, {"config", std::move(config)}, {"warnings", reply.warnings}};
+}
+
+// {"checkpoints": [v1Checkpoint], "pagination"}, by steps (?orderBy=ORDER_BY_DESC: newest
+// first), ?offset=&limit=.
+Answer CheckpointsJson(const Request& req, std::vector<bus::CheckpointSummary> checkpoints) {
+  DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
+  DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
+  std::stable_sort(checkpoints.begin(), checkpoints.end(), [](const auto& a, const auto& b) {
+    return a.steps_completed < b.steps_completed;
+  });
+  if (req.Param("orderBy") == "ORDER_BY_DESC") {
+    std::reverse(checkpoints.begin(), checkpoints.end());
+  }
+  const Page page = PageOf(offset, limit, checkpoints.size());
+  ordered_json all = ordered_json::array();
+  for (size_t i = page.start; i < page.end; ++i) all.push_back(CheckpointJson(checkpoints[i]));
+  return ordered_json{{"checkpoints", std::move(all)}, {"pagination", PaginationJson(page)}};
+}
+
+// GetModelDefTree's v1FileNode tree: {path, name, isDir, contentLength, modifiedTime, files}.
+// A file whose folder the archive does not list goes under the top.
+ordered_json FileTreeJson(const std::vector<experiments::ModelFile>& files) {
+  std::map<std::string, std::vector<size_t>> children;  // folder path ("": the top) -> files
+  std::set<std::string> folders;
+  for (const auto& file : files) {
+    if (file.is_dir) folders.insert(file.path);
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    const size_t slash = files[i].path.rfind('/');
+    std::string parent = slash == std::string::npos ? "" : files[i].path.substr(0, slash);
+    if (!folders.count(parent)) parent.clear();
+    children[parent].push_back(i);
+  }
+  std::function<ordered_json(const std::string&, int)> nodes = [&](const std::string& folder,
+                                                                   int depth) {
+    ordered_json list = ordered_json::array();
+    if (depth > 64) return list;  // no deeper: a path of 64 folders is no model definition
+    for (size_t i : children[folder]) {
+      const auto& file = files[i];
+      const size_t slash = file.path.rfind('/');
+      list.push_back(
+          {{"path", file.path},
+           {"name", slash == std::string::npos ? file.path : file.path.substr(slash + 1)},
+           {"isDir", file.is_dir},
+           {"contentLength", file.size},
+           {"modifiedTime", TimeText(file.mtime * 1'000'000'000)},
+           {"contentType", file.is_dir ? "" : "text/plain"},
+           {"files", file.is_dir ? nodes(file.path, depth + 1) : ordered_json::array()}});
+    }
+    return list;
+  };
+  return nodes("", 0);
+}
+
+Result<bus::TrialSummary> TrialOf(FrontDoor& front, const auth::Principal& caller, int64_t id) {
+  DET_ASSIGN_OR_RETURN(auto reply, front.calls.Call(caller, bus::TrialGetRequest{id}));
+  return reply.trial;
+}
+
+// Whether a trial (or experiment) state is final: no run of it will start again.
+bool IsOver(const std::string& state) {
+  return state == "COMPLETED" || state == "CANCELED" || state == "ERROR" || state == "DELETED";
+}
+
+// One of a trial's workloads (GetTrialWorkloads' v1WorkloadContainer) and its step.
+struct Workload {
+  int64_t step = 0;
+  ordered_json json;
+};
+
+// Its training and validation reports and its checkpoints, by step.
+Result<std::vector<Workload>> WorkloadsOf(FrontDoor& front, const auth::Principal& caller,
+                                          const bus::TrialSummary& trial) {
+  std::vector<Workload> all;
+  for (const char* kind : {"training", "validation"}) {
+    bus::TrialMetricsRequest request{trial.id, kind, -1, 10000};
+    DET_ASSIGN_OR_RETURN(auto reply, front.reads.TrialMetrics(caller, request));
+    for (const auto& m : reply.metrics) {
+      all.push_back({m.step, {{kind, MetricsWorkloadJson(m.step, m.metrics_json)}}});
+    }
+  }
+  DET_ASSIGN_OR_RETURN(auto checkpoints, front.reads.Checkpoints(caller, {trial.experiment_id}));
+  for (const auto& c : checkpoints.checkpoints) {
+    if (c.trial_id != trial.id) continue;
+    ordered_json checkpoint = CheckpointJson(c);
+    all.push_back({c.steps_completed,
+                   {{"checkpoint",
+                     {{"uuid", c.uuid},
+                      {"state", checkpoint["state"]},
+                      {"totalBatches", c.steps_completed},
+                      {"endTime", checkpoint["reportTime"]},
+                      {"resources", checkpoint["resources"]},
+                      {"metadata", checkpoint["metadata"]}}}}});
+  }
+  std::stable_sort(all.begin(), all.end(),
+                   [](const Workload& a, const Workload& b) { return a.step < b.step; });
+  return all;
 }
 
 }  // namespace
@@ -53,27 +215,40 @@ void CacheExperimentAnswers(AnswerCache& cache, FrontDoor& front) {
   });
 }
 
-Result<bus::ExperimentCreateRequest> ExperimentCreateRequestOf(const std::string& text) {
+Result<ExperimentCreate> ExperimentCreateRequestOf(const std::string& text) {
   DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
-  bus::ExperimentCreateRequest create;
+  ExperimentCreate create;
+  bus::ExperimentCreateRequest& request = create.request;
   if (!body.contains("config")) {
     return InvalidArgument("config: is required (the experiment YAML as text, or a JSON object)");
   }
   if (body["config"].is_string()) {
-    create.config_yaml = body["config"].get<std::string>();
+    request.config_yaml = body["config"].get<std::string>();
   } else if (body["config"].is_object()) {
-    create.config_yaml = body["config"].dump();  // JSON is YAML
+    request.config_yaml = body["config"].dump();  // JSON is YAML
   } else {
     return InvalidArgument("config: expected the experiment YAML as text, or a JSON object");
   }
-  if (body.contains("model_definition")) {
-    DET_ASSIGN_OR_RETURN(std::string encoded,
-                         Field<std::string>(body, "model_definition", "base64 of a tar.gz"));
-    DET_ASSIGN_OR_RETURN(create.model_definition.data, DecodeBase64(encoded, "model_definition"));
+  if (body.contains("modelDefinition") && !body["modelDefinition"].is_null()) {
+    DET_ASSIGN_OR_RETURN(auto files, ModelFilesOf(body["modelDefinition"]));
+    DET_ASSIGN_OR_RETURN(
+        request.model_definition.data,
+        experiments::PackModelFiles(files, bus::ExperimentCreateRequest::kMaxModelDefinitionBytes));
+  }
+  if (body.contains("parentId") && !body["parentId"].is_null() && body["parentId"] != 0) {
+    return InvalidArgument("parentId: forking an experiment is not served yet");
+  }
+  if (body.contains("projectId") && !body["projectId"].is_null() && body["projectId"] != 0 &&
+      body["projectId"] != 1) {
+    return NotFound("projectId: project " + body["projectId"].dump() +
+                    " not found (only the default, 1 \"Uncategorized\", exists)");
+  }
+  if (body.contains("activate") && !body["activate"].is_null()) {
+    DET_ASSIGN_OR_RETURN(create.activate, Field<bool>(body, "activate", "true or false"));
   }
   // Determined's CreateExperimentRequest.validateOnly: check, create nothing.
-  if (body.contains("validateOnly")) {
-    DET_ASSIGN_OR_RETURN(create.dry_run, Field<bool>(body, "validateOnly", "true or false"));
+  if (body.contains("validateOnly") && !body["validateOnly"].is_null()) {
+    DET_ASSIGN_OR_RETURN(request.dry_run, Field<bool>(body, "validateOnly", "true or false"));
   }
   return create;
 }
@@ -94,10 +269,14 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
   constexpr size_t kCreateBodyLimit =
       bus::ExperimentCreateRequest::kMaxModelDefinitionBytes / 3 * 4 + (1 << 20);
   routes.Post("/api/v1/experiments", route([&front](Caller caller, Req req) -> Answer {
-                DET_ASSIGN_OR_RETURN(bus::ExperimentCreateRequest create,
-                                     ExperimentCreateRequestOf(req.body));
-                DET_ASSIGN_OR_RETURN(auto reply, front.calls.Call(caller, create));
-                return ordered_json{{"id", reply.id}, {"warnings", reply.warnings}};
+                DET_ASSIGN_OR_RETURN(ExperimentCreate create, ExperimentCreateRequestOf(req.body));
+                DET_ASSIGN_OR_RETURN(auto reply, front.calls.Call(caller, create.request));
+                if (!create.activate && reply.id != 0) {
+                  DET_RETURN_IF_ERROR(
+                      front.calls.Call(caller, bus::ExperimentActionRequest{reply.id, "pause"})
+                          .status());
+                }
+                return CreatedJson(front, caller, reply, create.request.config_yaml);
               }),
               {.body_limit = kCreateBodyLimit});
   routes.Get("/api/v1/experiments",
@@ -112,19 +291,52 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
              route([&front, id_of](Caller caller, Req req) -> Answer {
                DET_ASSIGN_OR_RETURN(
                    auto reply, front.calls.Call(caller, bus::ExperimentGetRequest{id_of(req)}));
-               return bus::ToJson(reply);
+               ordered_json experiment = ExperimentJson(reply.experiment, reply.config_yaml);
+               ordered_json config = experiment["config"];
+               ordered_json trials = ordered_json::array();
+               for (const auto& trial : reply.trials) trials.push_back(TrialJson(trial));
+               return ordered_json{{"experiment", std::move(experiment)},
+                                   {"config", std::move(config)},
+                                   {"jobSummary", nullptr},
+                                   {"trials", std::move(trials)}};
+             }));
+  routes.Get("/api/v1/experiments/{experiment_id}/trials",
+             route([&front, id_of](Caller caller, Req req) -> Answer {
+               DET_ASSIGN_OR_RETURN(
+                   auto reply, front.calls.Call(caller, bus::ExperimentGetRequest{id_of(req)}));
+               DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
+               DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
+               const Page page = PageOf(offset, limit, reply.trials.size());
+               ordered_json trials = ordered_json::array();
+               for (size_t i = page.start; i < page.end; ++i) {
+                 trials.push_back(TrialJson(reply.trials[i]));
+               }
+               return ordered_json{{"trials", std::move(trials)},
+                                   {"pagination", PaginationJson(page)}};
              }));
   routes.Get("/api/v1/experiments/{experiment_id}/checkpoints",
              route([&front, id_of](Caller caller, Req req) -> Answer {
                DET_ASSIGN_OR_RETURN(auto list, front.reads.Checkpoints(caller, {id_of(req)}));
-               ordered_json all = ordered_json::array();
-               for (const auto& c : list.checkpoints) all.push_back(bus::ToJson(c));
-               return ordered_json{{"checkpoints", all}};
+               return CheckpointsJson(req, list.checkpoints);
+             }));
+  routes.Get("/api/v1/experiments/{experiment_id}/model_def",
+             route([&front, id_of](Caller caller, Req req) -> Answer {
+               DET_ASSIGN_OR_RETURN(std::string archive,
+                                    front.reads.ModelDefinition(caller, id_of(req)));
+               return ordered_json{{"b64Tgz", Base64Encode(archive)}};
+             }));
+  routes.Get("/api/v1/experiments/{experiment_id}/file_tree",
+             route([&front, id_of](Caller caller, Req req) -> Answer {
+               DET_ASSIGN_OR_RETURN(std::string archive,
+                                    front.reads.ModelDefinition(caller, id_of(req)));
+               if (archive.empty()) return ordered_json{{"files", ordered_json::array()}};
+               DET_ASSIGN_OR_RETURN(auto files, experiments::ReadModelFiles(archive, false));
+               return ordered_json{{"files", FileTreeJson(files)}};
              }));
   auto act = [&front](Caller caller, int64_t id, const std::string& action) -> Answer {
     DET_ASSIGN_OR_RETURN(auto reply,
                          front.calls.Call(caller, bus::ExperimentActionRequest{id, action}));
-    return ordered_json{{"state", reply.state}};
+    return ordered_json{{"state", "STATE_" + reply.state}};
   };
   for (const char* action : {"pause", "activate", "cancel", "kill"}) {
     routes.Post("/api/v1/experiments/{experiment_id}/" + std::string(action),
@@ -158,11 +370,63 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
                             {"metrics", metrics},
                             {"downsampled", reply.downsampled}};
       }));
+  routes.Get("/api/v1/trials/{trial_id}/checkpoints",
+             route([&front, id_of](Caller caller, Req req) -> Answer {
+               DET_ASSIGN_OR_RETURN(bus::TrialSummary trial, TrialOf(front, caller, id_of(req)));
+               DET_ASSIGN_OR_RETURN(auto list,
+                                    front.reads.Checkpoints(caller, {trial.experiment_id}));
+               std::erase_if(list.checkpoints,
+                             [&](const auto& c) { return c.trial_id != trial.id; });
+               return CheckpointsJson(req, list.checkpoints);
+             }));
+  routes.Get("/api/v1/trials/{trial_id}/workloads",
+             route([&front, id_of](Caller caller, Req req) -> Answer {
+               DET_ASSIGN_OR_RETURN(bus::TrialSummary trial, TrialOf(front, caller, id_of(req)));
+               DET_ASSIGN_OR_RETURN(std::vector<Workload> all, WorkloadsOf(front, caller, trial));
+               DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
+               DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
+               const Page page = PageOf(offset, limit, all.size());
+               ordered_json workloads = ordered_json::array();
+               for (size_t i = page.start; i < page.end; ++i) {
+                 workloads.push_back(std::move(all[i].json));
+               }
+               return ordered_json{{"workloads", std::move(workloads)},
+                                   {"pagination", PaginationJson(page)}};
+             }));
+  routes.Get("/api/v1/trials/{trial_id}/logs", [&front, id_of](Req req, Response& res) {
+    auto start = [&]() -> Status {
+      DET_ASSIGN_OR_RETURN(auth::Principal caller, UserOf(front.calls.users(), req));
+      DET_ASSIGN_OR_RETURN(LogQuery query, LogQueryOf(req));
+      const int64_t trial_id = id_of(req);
+      DET_RETURN_IF_ERROR(TrialOf(front, caller, trial_id).status());  // 404 before the stream
+      LogSource source{[&front, caller, trial_id]() -> Result<LogTasks> {
+                         DET_ASSIGN_OR_RETURN(bus::TrialSummary trial,
+                                              TrialOf(front, caller, trial_id));
+                         LogTasks tasks;
+                         for (int32_t run = 1; run <= trial.run_id; ++run) {
+                           tasks.task_ids.push_back("trial-" + std::to_string(trial_id) + "-" +
+                                                    std::to_string(run));
+                         }
+                         tasks.over = IsOver(trial.state);
+                         return tasks;
+                       },
+                       [trial_id](const bus::TaskLogLine& line, const std::string& task) {
+                         ordered_json json = TaskLogLineJson(line, task);
+                         json["trialId"] = trial_id;
+                         json["source"] = "trial";
+                         return json;
+                       }};
+      res.Stream("application/x-ndjson",
+                 LogStream(front, caller, std::move(query), std::move(source)));
+      return Status::Ok();
+    };
+    if (Status started = start(); !started.ok()) Reply(res, started);
+  });
   routes.Post("/api/v1/trials/{trial_id}/kill",
               route([&front, id_of](Caller caller, Req req) -> Answer {
                 DET_ASSIGN_OR_RETURN(auto reply,
                                      front.calls.Call(caller, bus::TrialKillRequest{id_of(req)}));
-                return ordered_json{{"trial", bus::ToJson(reply.trial)}};
+                return ordered_json{{"trial", TrialJson(reply.trial)}};
               }));
 }
 

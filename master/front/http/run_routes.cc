@@ -7,6 +7,7 @@
 #include "bus/catalog/experiments.h"
 #include "bus/catalog/experiments_json.h"
 #include "master/front/http/core_routes.h"
+#include "master/front/http/experiment_shapes.h"
 #include "master/front/http/json.h"
 #include "master/front/http/user_routes.h"
 
@@ -96,7 +97,7 @@ void TrialRoutes::RouteRunBookkeeping(Router& router) {
       DET_ASSIGN_OR_RETURN(Asker asker, AskerOf(req, OwnScope::kTrial, trial_id));
       DET_ASSIGN_OR_RETURN(auto reply,
                            front_.calls.Call(asker.principal, bus::TrialGetRequest{trial_id}));
-      return ordered_json{{"trial", bus::ToJson(reply.trial)}};
+      return ordered_json{{"trial", TrialJson(reply.trial)}};
     }());
   });
   router.Get("/api/v1/experiments/{experiment_id}/searcher/best_searcher_validation_metric",

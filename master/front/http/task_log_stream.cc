@@ -12,7 +12,7 @@ using nlohmann::ordered_json;
 
 constexpr auto kFollowPoll = std::chrono::milliseconds(200);
 constexpr int32_t kPage = 1000;
-// The task exists (the caller checked), but its record is stored asynchronously: until it is, the
+// A task exists (the caller checked), but its record is stored asynchronously: until it is, the
 // database does not know it, which is not an error for this long.
 constexpr auto kUnstoredTaskGrace = std::chrono::seconds(10);
 
@@ -38,59 +38,84 @@ std::string StreamError(const Status& error) {
          "\n";
 }
 
-class LogStream : public BodySource {
+class Stream : public BodySource {
  public:
-  LogStream(FrontDoor& front, auth::Principal caller, TaskLogQuery query)
+  Stream(FrontDoor& front, auth::Principal caller, LogQuery query, LogSource source)
       : front_(front),
         caller_(std::move(caller)),
         query_(std::move(query)),
+        source_(std::move(source)),
         next_(query_.first),
-        unstored_until_(front.clock.Now() + kUnstoredTaskGrace) {
-    if (query_.descending) next_.tail = query_.limit > 0 ? query_.limit : kPage;
-  }
+        unstored_until_(front.clock.Now() + kUnstoredTaskGrace) {}
 
   Piece Next() override {
+    if (index_ >= tasks_.task_ids.size()) {
+      auto known = source_.tasks();
+      if (!known.ok()) return {StreamError(known.status()), true};
+      tasks_ = std::move(*known);
+      if (query_.descending) return Newest();
+      if (index_ >= tasks_.task_ids.size()) return {"", !query_.follow || tasks_.over};
+    }
+    const std::string& task = tasks_.task_ids[index_];
+    next_.task_id = task;
+    next_.limit = kPage;
     if (query_.limit > 0) {
-      next_.limit = static_cast<int32_t>(std::min<int64_t>(next_.limit, query_.limit - sent_));
+      next_.limit = static_cast<int32_t>(std::min<int64_t>(kPage, query_.limit - sent_));
     }
     auto reply = front_.reads.TaskLogs(caller_, next_);
     if (!reply.ok() && reply.status().code() == StatusCode::kNotFound) {
+      // Known to the master, nothing stored yet.
       if (query_.follow && front_.clock.Now() < unstored_until_) return {};
-      if (!query_.follow) return {"", true};  // known to the master, nothing stored yet
+      return NextTask();
     }
     if (!reply.ok()) return {StreamError(reply.status()), true};
-    if (query_.descending) return Newest(*reply);
-    if (next_.tail > 0) {  // the tail's first page: later pages follow on from it
-      next_.after_id = reply->start_after_id;
-      next_.tail = 0;
-    }
     Piece piece;
     for (const auto& line : reply->lines) {
-      piece.data += ordered_json{{"result", TaskLogLineJson(line, next_.task_id)}}.dump() + "\n";
+      piece.data += ordered_json{{"result", source_.line(line, task)}}.dump() + "\n";
       next_.after_id = line.id;
     }
     sent_ += static_cast<int64_t>(reply->lines.size());
-    const bool all_sent = query_.limit > 0 && sent_ >= query_.limit;
+    if (query_.limit > 0 && sent_ >= query_.limit) return {std::move(piece.data), true};
     const bool caught_up = static_cast<int32_t>(reply->lines.size()) < next_.limit;
-    piece.done =
-        all_sent || (query_.follow ? reply->task_ended && reply->lines.empty() : caught_up);
+    if (caught_up && (reply->task_ended || !query_.follow)) {
+      Piece rest = NextTask();
+      piece.done = rest.done;
+    }
     return piece;
   }
   std::chrono::milliseconds retry() const override { return kFollowPoll; }
 
  private:
-  // The last lines, newest first, in one piece.
-  Piece Newest(const bus::TaskLogsReply& reply) {
+  // On to the next task (a trial's next run); done when there is none and none will come.
+  Piece NextTask() {
+    ++index_;
+    next_.after_id = 0;
+    if (index_ < tasks_.task_ids.size()) return {};
+    return {"", !query_.follow || tasks_.over};
+  }
+  // The last lines of the last task, newest first, in one piece.
+  Piece Newest() {
+    if (tasks_.task_ids.empty()) return {"", true};
+    const std::string& task = tasks_.task_ids.back();
+    next_.task_id = task;
+    next_.tail = query_.limit > 0 ? query_.limit : kPage;
+    next_.limit = static_cast<int32_t>(next_.tail);
+    auto reply = front_.reads.TaskLogs(caller_, next_);
+    if (!reply.ok() && reply.status().code() == StatusCode::kNotFound) return {"", true};
+    if (!reply.ok()) return {StreamError(reply.status()), true};
     Piece piece{"", true};
-    for (auto line = reply.lines.rbegin(); line != reply.lines.rend(); ++line) {
-      piece.data += ordered_json{{"result", TaskLogLineJson(*line, next_.task_id)}}.dump() + "\n";
+    for (auto line = reply->lines.rbegin(); line != reply->lines.rend(); ++line) {
+      piece.data += ordered_json{{"result", source_.line(*line, task)}}.dump() + "\n";
     }
     return piece;
   }
 
   FrontDoor& front_;
   const auth::Principal caller_;
-  const TaskLogQuery query_;
+  const LogQuery query_;
+  const LogSource source_;
+  LogTasks tasks_{{}, false};
+  size_t index_ = 0;
   bus::TaskLogsRequest next_;
   int64_t sent_ = 0;
   const MonoTime unstored_until_;
@@ -98,9 +123,9 @@ class LogStream : public BodySource {
 
 }  // namespace
 
-Result<TaskLogQuery> TaskLogQueryOf(const Request& req) {
-  TaskLogQuery query;
-  query.first = bus::TaskLogsRequest{req.Match(1), 0, kPage};
+Result<LogQuery> LogQueryOf(const Request& req) {
+  LogQuery query;
+  query.first = bus::TaskLogsRequest{"", 0, kPage};
   DET_ASSIGN_OR_RETURN(std::optional<bool> follow, QueryBool(req, "follow"));
   query.follow = follow.value_or(false);
   DET_ASSIGN_OR_RETURN(query.limit, QueryNumber(req, "limit", 0));
@@ -132,9 +157,9 @@ ordered_json TaskLogLineJson(const bus::TaskLogLine& line, const std::string& ta
           {"source", "task"}};
 }
 
-std::shared_ptr<BodySource> TaskLogStream(FrontDoor& front, auth::Principal caller,
-                                          TaskLogQuery query) {
-  return std::make_shared<LogStream>(front, std::move(caller), std::move(query));
+std::shared_ptr<BodySource> LogStream(FrontDoor& front, auth::Principal caller, LogQuery query,
+                                      LogSource source) {
+  return std::make_shared<Stream>(front, std::move(caller), std::move(query), std::move(source));
 }
 
 }  // namespace det::master::http

@@ -18,7 +18,8 @@ import { axesOf, brushed, type Brushes, type HpTrial } from "../hparams";
 import { usePoll } from "../hooks";
 import { useTrialMetrics } from "../metrics";
 import { buildSeries } from "../series";
-import type { Experiment, ExperimentDetail as Detail, Trial } from "../types";
+import { experimentDetailView, type ApiExperimentDetail } from "../determined";
+import type { Experiment, Trial } from "../types";
 
 const ENDED = ["COMPLETED", "CANCELED", "ERROR"];
 
@@ -137,13 +138,14 @@ function HyperparameterViews({ trials, e, brushes, onBrush, selected, highlight,
 }
 
 export function ExperimentDetail({ id }: { id: number }) {
-  const detail = usePoll<Detail>(`/api/v1/experiments/${id}`);
+  const detail = usePoll<ApiExperimentDetail>(`/api/v1/experiments/${id}`);
+  const view = useMemo(() => (detail.data ? experimentDetailView(detail.data) : null), [detail.data]);
   const [chosen, setChosen] = useState<number | null>(null);
   const [highlight, setHighlight] = useState<number | null>(null);
   const [brushes, setBrushes] = useState<Brushes>({});
   const [settled, setSettled] = useState(false);
-  const trials = detail.data?.trials;
-  const metric = detail.data?.experiment.metric ?? "";
+  const trials = view?.trials;
+  const metric = view?.experiment.metric ?? "";
   const hpTrials = useMemo<HpTrial[]>(
     () =>
       (trials ?? []).map((t) => {
@@ -159,7 +161,7 @@ export function ExperimentDetail({ id }: { id: number }) {
   // The page first draws the summary and every trial's curves; the views of every trial
   // (hundreds of rows and lines) follow once the curves are on screen (or after 2 s, or at once
   // without trials), so they neither hold back the curves' read nor their drawing.
-  const hasData = detail.data !== null;
+  const hasData = view !== null;
   const noTrials = (trials?.length ?? 0) === 0;
   const settle = useCallback(() => setSettled(true), []);
   useEffect(() => {
@@ -167,9 +169,9 @@ export function ExperimentDetail({ id }: { id: number }) {
     const timer = setTimeout(settle, noTrials ? 0 : 2000);
     return () => clearTimeout(timer);
   }, [hasData, settled, noTrials, settle]);
-  if (!detail.data) return <Pending {...detail} />;
-  const { experiment: e, config } = detail.data;
-  const all = detail.data.trials;
+  if (!view) return <Pending {...detail} />;
+  const { experiment: e, config } = view;
+  const all = view.trials;
   const best = bestOf(all, e.metric, e.smaller_is_better);
   // The one-trial chart keeps the trial it first showed (the best then, else the first) until one
   // is picked.

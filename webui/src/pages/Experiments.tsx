@@ -5,7 +5,7 @@ import { Badge, Pending, Progress, Stale } from "../components/common";
 import { Table } from "../components/Table";
 import { age, formatTime } from "../format";
 import { useDebounced, usePoll } from "../hooks";
-import type { Experiment } from "../types";
+import { experimentView, type ApiExperiment } from "../determined";
 
 const STATES = ["", "ACTIVE", "PAUSED", "COMPLETED", "CANCELED", "ERROR"];
 
@@ -14,9 +14,9 @@ export function Experiments() {
   const [name, setName] = useState("");
   const typed = useDebounced(name);
   const query = new URLSearchParams({ limit: "200" });
-  if (state) query.set("states", state);
+  if (state) query.set("states", `STATE_${state}`);
   if (typed) query.set("name", typed);
-  const list = usePoll<{ experiments: Experiment[]; pagination: { total: number } }>(
+  const list = usePoll<{ experiments: ApiExperiment[]; pagination: { total: number } }>(
     `/api/v1/experiments?${query}`,
   );
   return (
@@ -54,7 +54,7 @@ export function Experiments() {
       {list.data ? (
         <Table
           testId="experiments"
-          rows={list.data.experiments}
+          rows={list.data.experiments.map(experimentView)}
           rowKey={(e) => e.id}
           empty={
             state || name ? (

@@ -7,7 +7,8 @@ import { Logs } from "../components/Logs";
 import { Table } from "../components/Table";
 import { age, formatBytes } from "../format";
 import { usePoll } from "../hooks";
-import type { Checkpoint, Trial } from "../types";
+import { checkpointView, trialView, type ApiCheckpoint, type ApiTrial } from "../determined";
+import type { Trial } from "../types";
 import { LearningCurves } from "./ExperimentDetail";
 
 const ENDED = ["COMPLETED", "CANCELED", "ERROR"];
@@ -45,12 +46,12 @@ function RunLogs({ trial }: { trial: Trial }) {
 
 function Checkpoints({ experimentId, trialId }: { experimentId: number; trialId: number }) {
   const [showDeleted, setShowDeleted] = useState(false);
-  const list = usePoll<{ checkpoints: Checkpoint[] }>(
+  const list = usePoll<{ checkpoints: ApiCheckpoint[] }>(
     `/api/v1/experiments/${experimentId}/checkpoints`,
     5000,
   );
   if (!list.data) return <Pending {...list} />;
-  const mine = list.data.checkpoints.filter((c) => c.trial_id === trialId);
+  const mine = list.data.checkpoints.map(checkpointView).filter((c) => c.trial_id === trialId);
   const kept = mine.filter((c) => showDeleted || c.state !== "DELETED");
   return (
     <>
@@ -94,9 +95,9 @@ function Checkpoints({ experimentId, trialId }: { experimentId: number; trialId:
 }
 
 export function TrialDetail({ id }: { id: number }) {
-  const trial = usePoll<{ trial: Trial }>(`/api/v1/trials/${id}`);
+  const trial = usePoll<{ trial: ApiTrial }>(`/api/v1/trials/${id}`);
   if (!trial.data) return <Pending {...trial} />;
-  const t = trial.data.trial;
+  const t = trialView(trial.data.trial);
   return (
     <>
       <h1>
