@@ -21,6 +21,7 @@ struct MetricPoint {
   int64_t step = 0;
   int32_t run_id = 0;
   std::string metrics_json;
+  int64_t reported_ns = 0;  // when it was stored (Unix nanoseconds; set by reads only)
 };
 
 // Writes metrics and task logs in batches with COPY.

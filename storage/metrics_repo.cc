@@ -14,11 +14,12 @@ std::vector<MetricPoint> ReadMetrics(pqxx::work& tx, int64_t trial_id, const std
                                      int64_t after_step, int limit) {
   std::vector<MetricPoint> points;
   for (const auto& row :
-       tx.exec_params("SELECT trial_id, kind, step, run_id, metrics::text FROM metrics"
-                      " WHERE trial_id = $1 AND kind = $2 AND step > $3 ORDER BY step LIMIT $4",
+       tx.exec_params("SELECT trial_id, kind, step, run_id, metrics::text, det_ns(reported_at)"
+                      " FROM metrics WHERE trial_id = $1 AND kind = $2 AND step > $3"
+                      " ORDER BY step LIMIT $4",
                       trial_id, kind, after_step, limit)) {
     points.push_back({row[0].as<int64_t>(), row[1].as<std::string>(), row[2].as<int64_t>(),
-                      row[3].as<int32_t>(), row[4].as<std::string>()});
+                      row[3].as<int32_t>(), row[4].as<std::string>(), row[5].as<int64_t>()});
   }
   return points;
 }

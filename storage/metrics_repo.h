@@ -19,7 +19,8 @@
 
 namespace det::storage {
 
-// Points of one kind ("training" | "validation") with step > after_step, by step, at most `limit`.
+// Points of one kind ("training" | "validation") with step > after_step, by step, at most `limit`,
+// with the times they were stored.
 std::vector<MetricPoint> ReadMetrics(pqxx::work& tx, int64_t trial_id, const std::string& kind,
                                      int64_t after_step, int limit);
 

@@ -262,11 +262,13 @@ struct TrialMetric {
   int64_t step = 0;
   int32_t run_id = 0;
   std::string metrics_json;  // the reported object
+  int64_t reported_at = 0;   // Unix nanoseconds (0: not read)
   bool operator==(const TrialMetric&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("step", s.step, kRequired);
     v("run_id", s.run_id);
+    v("reported_at", s.reported_at);
     v("metrics_json", s.metrics_json);
   }
 };

@@ -93,6 +93,22 @@ Result<bus::CheckpointList> RecordReads::Checkpoints(
   return reply;
 }
 
+Result<std::vector<bus::TrialMetric>> RecordReads::MetricReports(const auth::Principal&,
+                                                                 int64_t trial_id,
+                                                                 const std::string& kind) {
+  DET_RETURN_IF_ERROR(CheckMetricGroup(kind, "kind"));
+  std::vector<bus::TrialMetric> reports;
+  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
+    reports.clear();
+    DET_RETURN_IF_ERROR(storage::GetTrial(tx, trial_id).status());
+    for (const auto& point : storage::ReadMetrics(tx, trial_id, kind, -1, 10000)) {
+      reports.push_back({point.step, point.run_id, point.metrics_json, point.reported_ns});
+    }
+    return Status::Ok();
+  }));
+  return reports;
+}
+
 Result<std::string> RecordReads::ModelDefinition(const auth::Principal&, int64_t experiment_id) {
   std::string archive;
   DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {

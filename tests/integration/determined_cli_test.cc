@@ -13,6 +13,7 @@
 #include <regex>
 
 #include "tests/testing/cluster_fixture.h"
+#include "tests/testing/determined_library_fixture.h"
 #include "tests/testing/rest_client.h"
 #include "tests/testing/test_util.h"
 
@@ -22,11 +23,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-fs::path ConformanceDir() {
-  return testing::BesideCheckout(DET_SOURCE_DIR_DEFAULT,
-                                 fs::path("shared") / "conformance" / "determined-0.38.1",
-                                 "DET_CONFORMANCE_DIR");
-}
+using testing::ConformanceDir;
 
 // What the tests need beyond the build, or "" when everything is there.
 std::string MissingForDeterminedCli() {
@@ -45,6 +42,28 @@ std::string MissingForDeterminedCli() {
   return "";
 }
 
+// Determined's CLI with `args` against the master on `rest_port`, as admin through
+// DET_USER/DET_PASS unless `as_admin` is false (then the token store in `dir`/home speaks, as
+// after `det user login`); `input` on its standard input, without a terminal (setsid: getpass
+// reads it). Output and errors together, then "rc=N".
+std::string RunDetermined(const fs::path& dir, const std::string& rest_port,
+                          const std::string& args, const std::string& input, bool as_admin) {
+  fs::create_directories(dir / "home");
+  const fs::path in = dir / "determined-input";
+  std::ofstream(in) << input;
+  const std::string credentials =
+      as_admin ? " DET_USER=admin DET_PASS=" + std::string(testing::kAdminPassword) : "";
+  return testing::Shell("{ env -u DET_USER -u DET_PASS HOME=" + (dir / "home").string() +
+                        " PYTHONPATH=" + (ConformanceDir() / "harness").string() +
+                        " DET_MASTER=http://127.0.0.1:" + rest_port + credentials +
+                        " setsid timeout 300 /usr/bin/python3 -m determined.cli " + args + " < " +
+                        in.string() + "; echo rc=$?; } 2>&1");
+}
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 class DeterminedCliTest : public testing::ClusterProcessTest {
  protected:
   void SetUp() override {
@@ -52,27 +71,14 @@ class DeterminedCliTest : public testing::ClusterProcessTest {
       GTEST_SKIP() << "needs " << missing;
     }
     ClusterProcessTest::SetUp();
-    fs::create_directories(dir_ / "home");
     rest_ = std::make_unique<testing::RestClient>(std::stoi(rest_port_));
     admin_ = rest_->Login("admin", testing::kAdminPassword);
     ASSERT_FALSE(admin_.empty());
   }
 
-  // Determined's CLI with `args`, as admin through DET_USER/DET_PASS unless `as_admin` is false
-  // (then the token store in the test's HOME speaks, as after `det user login`); `input` on its
-  // standard input, without a terminal (setsid: getpass reads it). Output and errors together,
-  // then "rc=N".
   std::string Determined(const std::string& args, const std::string& input = "",
                          bool as_admin = true) {
-    const fs::path in = dir_ / "determined-input";
-    std::ofstream(in) << input;
-    const std::string credentials =
-        as_admin ? " DET_USER=admin DET_PASS=" + std::string(testing::kAdminPassword) : "";
-    return testing::Shell("{ env -u DET_USER -u DET_PASS HOME=" + (dir_ / "home").string() +
-                          " PYTHONPATH=" + (ConformanceDir() / "harness").string() +
-                          " DET_MASTER=http://127.0.0.1:" + rest_port_ + credentials +
-                          " setsid timeout 120 /usr/bin/python3 -m determined.cli " + args + " < " +
-                          in.string() + "; echo rc=$?; } 2>&1");
+    return RunDetermined(dir_, rest_port_, args, input, as_admin);
   }
   testing::RestAnswer Send(const std::string& method, const std::string& path,
                            const std::string& body = "") {
@@ -82,10 +88,6 @@ class DeterminedCliTest : public testing::ClusterProcessTest {
   std::unique_ptr<testing::RestClient> rest_;
   std::string admin_;
 };
-
-bool Has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 TEST_F(DeterminedCliTest, MasterInfoLoginWhoamiAndUsers) {
   const std::string cluster_id = Send("GET", "/api/v1/master").body.value("clusterId", "");
@@ -185,6 +187,105 @@ TEST_F(DeterminedCliTest, TheDefaultWorkspaceProjectAndNoTemplates) {
   const std::string templates = Determined("template list");
   EXPECT_TRUE(Has(templates, "rc=0")) << templates;
   EXPECT_TRUE(Has(templates, "Name")) << templates;
+}
+
+// Experiments of Determined's Core API tutorial, made and followed with Determined's CLI; their
+// trials run Determined's library on the cluster (root and the library's packages needed).
+class DeterminedCliExperimentTest : public testing::DeterminedLibraryTest {
+ protected:
+  std::string Determined(const std::string& args) {
+    return RunDetermined(dir_, rest_port_, args, "", true);
+  }
+  nlohmann::json Get(const std::string& path) {
+    testing::RestClient rest(std::stoi(rest_port_));
+    return rest.Send("GET", path, rest.Login("admin", testing::kAdminPassword)).body;
+  }
+  std::string StateOf(int64_t id) {
+    return Get("/api/v1/experiments/" + std::to_string(id))["experiment"].value("state", "");
+  }
+  // `det experiment create` of a tutorial stage: its id (0 when it was not created).
+  int64_t CreateStage(const std::string& stage) {
+    const std::string out = Determined("experiment create " + (dir_ / "core_api").string() + "/" +
+                                       stage + ".yaml " + (dir_ / "core_api").string());
+    std::smatch id;
+    EXPECT_TRUE(std::regex_search(out, id, std::regex("Created experiment ([0-9]+)"))) << out;
+    return id.empty() ? 0 : std::stoll(id[1].str());
+  }
+  // The experiment's first trial's id, once it has one (0 after 30 s).
+  int64_t FirstTrial(int64_t id) {
+    int64_t trial = 0;
+    testing::Eventually(
+        [&] {
+          const nlohmann::json trials =
+              Get("/api/v1/experiments/" + std::to_string(id) + "/trials")["trials"];
+          if (trials.is_array() && !trials.empty()) trial = trials[0].value("id", int64_t{0});
+          return trial != 0;
+        },
+        30s);
+    return trial;
+  }
+};
+
+TEST_F(DeterminedCliExperimentTest, Stage1IsCreatedFollowedWaitedForAndDescribed) {
+  StartAgents(1, 8);
+  const int64_t id = CreateStage("1_metrics");
+  ASSERT_GT(id, 0);
+  const int64_t trial = FirstTrial(id);
+  ASSERT_GT(trial, 0);
+  // `det trial logs -f` follows the run to the trial's end.
+  const std::string followed = Determined("trial logs -f " + std::to_string(trial));
+  EXPECT_TRUE(Has(followed, "x is now 100")) << followed;
+  EXPECT_TRUE(Has(followed, "rc=0")) << followed;
+  const std::string waited = Determined("experiment wait " + std::to_string(id));
+  EXPECT_TRUE(Has(waited, "rc=0")) << waited;
+  EXPECT_EQ(StateOf(id), "STATE_COMPLETED");
+
+  const std::string listed = Determined("experiment list");
+  EXPECT_TRUE(Has(listed, "core-api-stage-1")) << listed;
+  EXPECT_TRUE(Has(listed, "COMPLETED")) << listed;
+  const std::string described = Determined("experiment describe " + std::to_string(id));
+  EXPECT_TRUE(Has(described, "core-api-stage-1")) << described;
+  EXPECT_TRUE(Has(described, "rc=0")) << described;
+  const std::string trial_described = Determined("trial describe " + std::to_string(trial));
+  EXPECT_TRUE(Has(trial_described, "COMPLETED")) << trial_described;
+  EXPECT_TRUE(Has(trial_described, "rc=0")) << trial_described;
+  const std::string logs = Determined("trial logs " + std::to_string(trial));
+  EXPECT_TRUE(Has(logs, "info-level message")) << logs;
+  EXPECT_EQ(Occurrences(logs, "x is now "), 100u) << logs;
+}
+
+TEST_F(DeterminedCliExperimentTest, Stage2PausedActivatedAndItsCheckpointsListed) {
+  StartAgents(1, 8);
+  const int64_t id = CreateStage("2_checkpoints");
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(WaitForTrainingReports(id, 3)) << Logs(id);
+  EXPECT_TRUE(Has(Determined("experiment pause " + std::to_string(id)), "rc=0"));
+  EXPECT_TRUE(testing::Eventually([&] { return StateOf(id) == "STATE_PAUSED"; }, 30s));
+  EXPECT_TRUE(Has(Determined("experiment activate " + std::to_string(id)), "rc=0"));
+  EXPECT_TRUE(Has(Determined("experiment wait " + std::to_string(id)), "rc=0"));
+  EXPECT_EQ(StateOf(id), "STATE_COMPLETED");
+  const nlohmann::json checkpoints =
+      Get("/api/v1/experiments/" + std::to_string(id) + "/checkpoints")["checkpoints"];
+  ASSERT_FALSE(checkpoints.empty());
+  const std::string listed = Determined("experiment list-checkpoints " + std::to_string(id));
+  for (const auto& checkpoint : checkpoints) {
+    EXPECT_TRUE(Has(listed, checkpoint.value("uuid", "?"))) << listed;
+  }
+}
+
+TEST_F(DeterminedCliExperimentTest, Stage3SearchIsCreatedAndKilled) {
+  StartAgents(1, 8);
+  const int64_t id = CreateStage("3_hpsearch");
+  ASSERT_GT(id, 0);
+  ASSERT_GT(FirstTrial(id), 0);
+  EXPECT_EQ(
+      Get("/api/v1/experiments/" + std::to_string(id))["experiment"].value("searcherType", ""),
+      "adaptive_asha");
+  EXPECT_TRUE(Has(Determined("experiment kill " + std::to_string(id)), "rc=0"));
+  EXPECT_TRUE(testing::Eventually([&] { return StateOf(id) == "STATE_CANCELED"; }, 60s))
+      << StateOf(id);
+  const std::string waited = Determined("experiment wait " + std::to_string(id));
+  EXPECT_TRUE(Has(waited, "rc=1")) << "a canceled experiment is no success: " << waited;
 }
 
 }  // namespace

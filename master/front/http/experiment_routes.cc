@@ -69,7 +69,8 @@ Result<std::vector<experiments::ModelFile>> ModelFilesOf(const json& list) {
       file.is_dir = true;
     } else if (type != int{'0'} && type != 0) {
       return InvalidArgument("modelDefinition: \"" + file.path + "\" is of tar type " +
-                             type.dump() + ": only files ('0', 48) and folders ('5', 53) are taken");
+                             type.dump() +
+                             ": only files ('0', 48) and folders ('5', 53) are taken");
     }
     if (!file.is_dir && item.contains("content") && !item["content"].is_null()) {
       DET_ASSIGN_OR_RETURN(std::string encoded,
@@ -101,8 +102,9 @@ Answer CreatedJson(FrontDoor& front, const auth::Principal& caller,
   DET_ASSIGN_OR_RETURN(auto got, front.calls.Call(caller, bus::ExperimentGetRequest{reply.id}));
   ordered_json experiment = ExperimentJson(got.experiment, got.config_yaml);
   ordered_json config = experiment["config"];
-  return ordered_json{
-      {"experiment", std::move(experiment)}, {"config", std::move(config)}, {"warnings", reply.warnings}};
+  return ordered_json{{"experiment", std::move(experiment)},
+                      {"config", std::move(config)},
+                      {"warnings", reply.warnings}};
 }
 
 // {"checkpoints": [v1Checkpoint], "pagination"}, by steps (?orderBy=ORDER_BY_DESC: newest
@@ -178,10 +180,11 @@ Result<std::vector<Workload>> WorkloadsOf(FrontDoor& front, const auth::Principa
                                           const bus::TrialSummary& trial) {
   std::vector<Workload> all;
   for (const char* kind : {"training", "validation"}) {
-    bus::TrialMetricsRequest request{trial.id, kind, -1, 10000};
-    DET_ASSIGN_OR_RETURN(auto reply, front.reads.TrialMetrics(caller, request));
-    for (const auto& m : reply.metrics) {
-      all.push_back({m.step, {{kind, MetricsWorkloadJson(m.step, m.metrics_json)}}});
+    DET_ASSIGN_OR_RETURN(auto reports, front.reads.MetricReports(caller, trial.id, kind));
+    for (const auto& m : reports) {
+      ordered_json workload = MetricsWorkloadJson(m.step, m.metrics_json);
+      workload["endTime"] = TimeText(m.reported_at);
+      all.push_back({m.step, {{kind, std::move(workload)}}});
     }
   }
   DET_ASSIGN_OR_RETURN(auto checkpoints, front.reads.Checkpoints(caller, {trial.experiment_id}));
@@ -268,17 +271,17 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
   // The model definition comes base64-encoded: 4/3 of its limit, and the config beside it.
   constexpr size_t kCreateBodyLimit =
       bus::ExperimentCreateRequest::kMaxModelDefinitionBytes / 3 * 4 + (1 << 20);
-  routes.Post("/api/v1/experiments", route([&front](Caller caller, Req req) -> Answer {
-                DET_ASSIGN_OR_RETURN(ExperimentCreate create, ExperimentCreateRequestOf(req.body));
-                DET_ASSIGN_OR_RETURN(auto reply, front.calls.Call(caller, create.request));
-                if (!create.activate && reply.id != 0) {
-                  DET_RETURN_IF_ERROR(
-                      front.calls.Call(caller, bus::ExperimentActionRequest{reply.id, "pause"})
-                          .status());
-                }
-                return CreatedJson(front, caller, reply, create.request.config_yaml);
-              }),
-              {.body_limit = kCreateBodyLimit});
+  routes.Post(
+      "/api/v1/experiments", route([&front](Caller caller, Req req) -> Answer {
+        DET_ASSIGN_OR_RETURN(ExperimentCreate create, ExperimentCreateRequestOf(req.body));
+        DET_ASSIGN_OR_RETURN(auto reply, front.calls.Call(caller, create.request));
+        if (!create.activate && reply.id != 0) {
+          DET_RETURN_IF_ERROR(
+              front.calls.Call(caller, bus::ExperimentActionRequest{reply.id, "pause"}).status());
+        }
+        return CreatedJson(front, caller, reply, create.request.config_yaml);
+      }),
+      {.body_limit = kCreateBodyLimit});
   routes.Get("/api/v1/experiments",
              ForUsersCached(front.calls.users(), cache, kExperimentsAnswer,
                             [&front](Caller caller, Req req) -> Answer {
@@ -300,20 +303,20 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
                                    {"jobSummary", nullptr},
                                    {"trials", std::move(trials)}};
              }));
-  routes.Get("/api/v1/experiments/{experiment_id}/trials",
-             route([&front, id_of](Caller caller, Req req) -> Answer {
-               DET_ASSIGN_OR_RETURN(
-                   auto reply, front.calls.Call(caller, bus::ExperimentGetRequest{id_of(req)}));
-               DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
-               DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
-               const Page page = PageOf(offset, limit, reply.trials.size());
-               ordered_json trials = ordered_json::array();
-               for (size_t i = page.start; i < page.end; ++i) {
-                 trials.push_back(TrialJson(reply.trials[i]));
-               }
-               return ordered_json{{"trials", std::move(trials)},
-                                   {"pagination", PaginationJson(page)}};
-             }));
+  routes.Get(
+      "/api/v1/experiments/{experiment_id}/trials",
+      route([&front, id_of](Caller caller, Req req) -> Answer {
+        DET_ASSIGN_OR_RETURN(auto reply,
+                             front.calls.Call(caller, bus::ExperimentGetRequest{id_of(req)}));
+        DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
+        DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
+        const Page page = PageOf(offset, limit, reply.trials.size());
+        ordered_json trials = ordered_json::array();
+        for (size_t i = page.start; i < page.end; ++i) {
+          trials.push_back(TrialJson(reply.trials[i]));
+        }
+        return ordered_json{{"trials", std::move(trials)}, {"pagination", PaginationJson(page)}};
+      }));
   routes.Get("/api/v1/experiments/{experiment_id}/checkpoints",
              route([&front, id_of](Caller caller, Req req) -> Answer {
                DET_ASSIGN_OR_RETURN(auto list, front.reads.Checkpoints(caller, {id_of(req)}));
@@ -370,15 +373,14 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
                             {"metrics", metrics},
                             {"downsampled", reply.downsampled}};
       }));
-  routes.Get("/api/v1/trials/{trial_id}/checkpoints",
-             route([&front, id_of](Caller caller, Req req) -> Answer {
-               DET_ASSIGN_OR_RETURN(bus::TrialSummary trial, TrialOf(front, caller, id_of(req)));
-               DET_ASSIGN_OR_RETURN(auto list,
-                                    front.reads.Checkpoints(caller, {trial.experiment_id}));
-               std::erase_if(list.checkpoints,
-                             [&](const auto& c) { return c.trial_id != trial.id; });
-               return CheckpointsJson(req, list.checkpoints);
-             }));
+  routes.Get(
+      "/api/v1/trials/{trial_id}/checkpoints",
+      route([&front, id_of](Caller caller, Req req) -> Answer {
+        DET_ASSIGN_OR_RETURN(bus::TrialSummary trial, TrialOf(front, caller, id_of(req)));
+        DET_ASSIGN_OR_RETURN(auto list, front.reads.Checkpoints(caller, {trial.experiment_id}));
+        std::erase_if(list.checkpoints, [&](const auto& c) { return c.trial_id != trial.id; });
+        return CheckpointsJson(req, list.checkpoints);
+      }));
   routes.Get("/api/v1/trials/{trial_id}/workloads",
              route([&front, id_of](Caller caller, Req req) -> Answer {
                DET_ASSIGN_OR_RETURN(bus::TrialSummary trial, TrialOf(front, caller, id_of(req)));

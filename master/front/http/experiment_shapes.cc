@@ -56,21 +56,21 @@ ordered_json ExperimentJson(const bus::ExperimentSummary& e, const std::string& 
 }
 
 ordered_json TrialJson(const bus::TrialSummary& t) {
-  ordered_json json = {{"id", t.id},
-                       {"experimentId", t.experiment_id},
-                       {"hparams", Parsed(t.hparams_json, ordered_json::object())},
-                       {"state", "STATE_" + t.state},
-                       {"restarts", t.restarts},
-                       {"startTime", TimeText(t.start_at)},
-                       {"totalBatchesProcessed", t.steps_completed},
-                       {"runnerState", t.runner_state},
-                       {"taskId", t.task_id},
-                       {"taskIds", t.task_id.empty() ? ordered_json::array()
-                                                     : ordered_json::array({t.task_id})},
-                       {"requestId", t.request_id},
-                       {"runId", t.run_id},
-                       {"taskState", t.task_state},
-                       {"latestCheckpoint", t.latest_checkpoint}};
+  ordered_json json = {
+      {"id", t.id},
+      {"experimentId", t.experiment_id},
+      {"hparams", Parsed(t.hparams_json, ordered_json::object())},
+      {"state", "STATE_" + t.state},
+      {"restarts", t.restarts},
+      {"startTime", TimeText(t.start_at)},
+      {"totalBatchesProcessed", t.steps_completed},
+      {"runnerState", t.runner_state},
+      {"taskId", t.task_id},
+      {"taskIds", t.task_id.empty() ? ordered_json::array() : ordered_json::array({t.task_id})},
+      {"requestId", t.request_id},
+      {"runId", t.run_id},
+      {"taskState", t.task_state},
+      {"latestCheckpoint", t.latest_checkpoint}};
   if (t.end_at > 0) json["endTime"] = TimeText(t.end_at);
   if (!t.best_validation_json.empty()) {
     // The step of the best validation is not kept: its totalBatches is the trial's.
@@ -96,8 +96,8 @@ ordered_json CheckpointJson(const bus::CheckpointSummary& c) {
           {"training",
            {{"trialId", c.trial_id},
             {"experimentId", c.experiment_id},
-            {"trainingMetrics", ordered_json::object()},
-            {"validationMetrics", ordered_json::object()}}},
+            {"trainingMetrics", {{"avgMetrics", ordered_json::object()}}},
+            {"validationMetrics", {{"avgMetrics", ordered_json::object()}}}}},
           {"stepsCompleted", c.steps_completed},
           {"sizeBytes", c.size_bytes}};
 }
