@@ -15,6 +15,7 @@
 #include "master/front/http/json.h"
 #include "master/front/http/task_log_stream.h"
 #include "master/front/http/user_routes.h"
+#include "master/front/recent_answers.h"
 
 namespace det::master::http {
 namespace {
@@ -41,6 +42,18 @@ Result<bus::ExperimentListRequest> ListRequestOf(const Request& req) {
 }
 
 constexpr const char* kExperimentsAnswer = "experiments";
+// How long a list answered for a query is shared with others asking the same, and how much of
+// them is kept.
+constexpr Duration kListMaxAge = std::chrono::seconds(1);
+constexpr size_t kListMaxBytes = 32 << 20;
+
+// One key per distinct list query.
+std::string ListKeyOf(const bus::ExperimentListRequest& request) {
+  std::string key;
+  for (const auto& state : request.states) key += state + ",";
+  return key + "|" + request.name + "|" + request.label + "|" + std::to_string(request.offset) +
+         "|" + std::to_string(request.limit);
+}
 
 ordered_json ExperimentsJson(const bus::ExperimentListRequest& request,
                              const bus::ExperimentList& list) {
@@ -282,14 +295,27 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
         return CreatedJson(front, caller, reply, create.request.config_yaml);
       }),
       {.body_limit = kCreateBodyLimit});
-  routes.Get("/api/v1/experiments",
-             ForUsersCached(front.calls.users(), cache, kExperimentsAnswer,
-                            [&front](Caller caller, Req req) -> Answer {
-                              DET_ASSIGN_OR_RETURN(bus::ExperimentListRequest request,
-                                                   ListRequestOf(req));
-                              DET_ASSIGN_OR_RETURN(auto list, front.calls.Call(caller, request));
-                              return ExperimentsJson(request, list);
-                            }));
+  // The list reads the same for every user: without a query it is the answer cache's; with one
+  // (Determined's CLI and SDK always send one: ?limit=...), pollers asking the same share one
+  // read per kListMaxAge.
+  auto recent = std::make_shared<RecentAnswers>(kListMaxAge, kListMaxBytes);
+  routes.Get("/api/v1/experiments", [&front, cache, recent](Req req, Response& res) {
+    Result<auth::Principal> caller = UserOf(front.calls.users(), req);
+    if (!caller.ok()) return Reply(res, caller.status());
+    if (cache != nullptr && req.params.empty()) {
+      if (Result<AnswerCache::Json> cached = cache->Get(kExperimentsAnswer); cached.ok()) {
+        return res.SetContent(**cached, "application/json");
+      }
+    }
+    Result<bus::ExperimentListRequest> request = ListRequestOf(req);
+    if (!request.ok()) return Reply(res, request.status());
+    auto answer = recent->Get(ListKeyOf(*request), [&]() -> Result<std::string> {
+      DET_ASSIGN_OR_RETURN(auto list, front.calls.Call(*caller, *request));
+      return ExperimentsJson(*request, list).dump();
+    });
+    if (!answer.ok()) return Reply(res, answer.status());
+    res.SetContent(**answer, "application/json");
+  });
   routes.Get("/api/v1/experiments/{experiment_id}",
              route([&front, id_of](Caller caller, Req req) -> Answer {
                DET_ASSIGN_OR_RETURN(
