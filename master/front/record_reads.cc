@@ -95,13 +95,14 @@ Result<bus::CheckpointList> RecordReads::Checkpoints(
 
 Result<std::vector<bus::TrialMetric>> RecordReads::MetricReports(const auth::Principal&,
                                                                  int64_t trial_id,
-                                                                 const std::string& kind) {
+                                                                 const std::string& kind,
+                                                                 int64_t after_step, int limit) {
   DET_RETURN_IF_ERROR(CheckMetricGroup(kind, "kind"));
   std::vector<bus::TrialMetric> reports;
   DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
     reports.clear();
     DET_RETURN_IF_ERROR(storage::GetTrial(tx, trial_id).status());
-    for (const auto& point : storage::ReadMetrics(tx, trial_id, kind, -1, 10000)) {
+    for (const auto& point : storage::ReadMetrics(tx, trial_id, kind, after_step, limit)) {
       reports.push_back({point.step, point.run_id, point.metrics_json, point.reported_ns});
     }
     return Status::Ok();

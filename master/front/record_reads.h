@@ -32,10 +32,11 @@ class RecordReads {
   // An experiment's model definition (a gzipped tar; "" when it was made without one); NotFound
   // for an unknown experiment.
   Result<std::string> ModelDefinition(const auth::Principal& caller, int64_t experiment_id);
-  // A trial's reports of `kind` by step with their times (at most 10,000: GetTrialWorkloads);
-  // NotFound for an unknown trial.
+  // A trial's reports of `kind` after `after_step` by step with their times, at most `limit`
+  // (GetTrialWorkloads, GetMetrics); NotFound for an unknown trial.
   Result<std::vector<bus::TrialMetric>> MetricReports(const auth::Principal& caller,
-                                                      int64_t trial_id, const std::string& kind);
+                                                      int64_t trial_id, const std::string& kind,
+                                                      int64_t after_step = -1, int limit = 10000);
   // A trial's metrics by step; NotFound for an unknown trial.
   Result<bus::TrialMetricsReply> TrialMetrics(const auth::Principal& caller,
                                               const bus::TrialMetricsRequest& request);

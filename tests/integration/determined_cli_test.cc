@@ -288,5 +288,68 @@ TEST_F(DeterminedCliExperimentTest, Stage3SearchIsCreatedAndKilled) {
   EXPECT_TRUE(Has(waited, "rc=1")) << "a canceled experiment is no success: " << waited;
 }
 
+// Determined's Python SDK (`from determined.experimental import client`), as a user's script
+// calls it: login, create_experiment, wait, list_trials, list_experiments, top_checkpoint (and its
+// download), iter_metrics, kill. The script prints what it got as JSON; the test compares it with
+// the REST API.
+TEST_F(DeterminedCliExperimentTest, DeterminedsSdkScript) {
+  StartAgents(1, 8);
+  const fs::path script = dir_ / "sdk_script.py";
+  std::ofstream(script) << R"(import json, os, sys
+from determined.experimental import client
+client.login(master=os.environ["DET_MASTER"], user="admin", password=os.environ["DET_PASS"])
+folder = sys.argv[1]
+exp = client.create_experiment(config=folder + "/2_checkpoints.yaml", model_dir=folder)
+state = exp.wait(interval=0.5)
+trials = exp.list_trials()
+top = exp.top_checkpoint()
+path = top.download(path=os.path.join(sys.argv[2], "downloaded"))
+steps = [m.steps_completed for m in trials[0].iter_metrics("validation")]
+other = client.create_experiment(config=folder + "/3_hpsearch.yaml", model_dir=folder)
+other.kill()
+print(json.dumps({"id": exp.id, "state": state.value, "trials": [t.id for t in trials],
+                  "experiments": [e.id for e in client.list_experiments()],
+                  "top": top.uuid, "downloaded": sorted(os.listdir(path)),
+                  "validation_steps": steps, "killed": other.id}))
+)";
+  const std::string out = testing::Shell(
+      "cd " + dir_.string() + " && { HOME=" + (dir_ / "home").string() + " PYTHONPATH=" +
+      (ConformanceDir() / "harness").string() + " DET_MASTER=http://127.0.0.1:" + rest_port_ +
+      " DET_PASS=" + testing::kAdminPassword + " timeout 300 /usr/bin/python3 " + script.string() +
+      " " + (dir_ / "core_api").string() + " " + dir_.string() + "; } 2>&1");
+  const size_t brace = out.rfind("\n{");
+  const nlohmann::json got = nlohmann::json::parse(
+      brace == std::string::npos ? out : out.substr(brace + 1), nullptr, false);
+  ASSERT_TRUE(got.is_object()) << out;
+  const int64_t id = got.value("id", int64_t{0});
+  EXPECT_EQ(got["state"], "STATE_COMPLETED") << out;
+  EXPECT_EQ(StateOf(id), "STATE_COMPLETED");
+  const nlohmann::json trials = Get("/api/v1/experiments/" + std::to_string(id) + "/trials");
+  ASSERT_EQ(got["trials"].size(), 1u) << out;
+  EXPECT_EQ(got["trials"][0], trials["trials"][0]["id"]);
+  EXPECT_EQ(got["experiments"].size(), 2u) << out;
+  // The best checkpoint by the searcher's metric (x; smaller is better, Determined's default)
+  // among those with a validation at their step.
+  const nlohmann::json checkpoints =
+      Get("/api/v1/experiments/" + std::to_string(id) + "/checkpoints")["checkpoints"];
+  std::string best;
+  double best_x = 0;
+  for (const auto& c : checkpoints) {
+    const nlohmann::json& values = c["training"]["validationMetrics"]["avgMetrics"];
+    if (!values.is_object() || !values.contains("x")) continue;
+    if (best.empty() || values["x"].get<double>() < best_x) {
+      best = c.value("uuid", "");
+      best_x = values["x"].get<double>();
+    }
+  }
+  ASSERT_FALSE(best.empty()) << checkpoints.dump();
+  EXPECT_EQ(got["top"], best) << out;
+  EXPECT_NE(got["downloaded"].dump().find("metadata.json"), std::string::npos) << out;
+  const nlohmann::json validations = Metrics(got["trials"][0].get<int64_t>(), "validation");
+  ASSERT_EQ(got["validation_steps"].size(), validations["metrics"].size()) << out;
+  EXPECT_TRUE(testing::Eventually(
+      [&] { return StateOf(got.value("killed", int64_t{0})) == "STATE_CANCELED"; }, 60s));
+}
+
 }  // namespace
 }  // namespace det

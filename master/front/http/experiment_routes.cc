@@ -120,21 +120,85 @@ Answer CreatedJson(FrontDoor& front, const auth::Principal& caller,
                       {"warnings", reply.warnings}};
 }
 
-// {"checkpoints": [v1Checkpoint], "pagination"}, by steps (?orderBy=ORDER_BY_DESC: newest
-// first), ?offset=&limit=.
-Answer CheckpointsJson(const Request& req, std::vector<bus::CheckpointSummary> checkpoints) {
+// {"checkpoints": [v1Checkpoint], "pagination"} of one experiment's checkpoints, each with its
+// trial's validation at its step and the experiment's config (what Determined's SDK downloads
+// from). Sorted as Determined's GetExperimentCheckpoints asks: ?sortByAttr=SORT_BY_BATCH_NUMBER
+// (the default here), SORT_BY_SEARCHER_METRIC (best first unless ?orderBy says), SORT_BY_UUID,
+// SORT_BY_TRIAL_ID, SORT_BY_END_TIME, or ?sortByMetric=NAME; ?states=STATE_COMPLETED (repeated);
+// ?offset=&limit=.
+Answer CheckpointsJson(FrontDoor& front, const auth::Principal& caller, const Request& req,
+                       int64_t experiment_id, std::vector<bus::CheckpointSummary> checkpoints) {
   DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
   DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
-  std::stable_sort(checkpoints.begin(), checkpoints.end(), [](const auto& a, const auto& b) {
-    return a.steps_completed < b.steps_completed;
-  });
-  if (req.Param("orderBy") == "ORDER_BY_DESC") {
-    std::reverse(checkpoints.begin(), checkpoints.end());
+  DET_ASSIGN_OR_RETURN(auto experiment,
+                       front.calls.Call(caller, bus::ExperimentGetRequest{experiment_id}));
+  const std::vector<std::string> states = QueryList(req, "states");
+  if (!states.empty()) {
+    std::erase_if(checkpoints, [&](const auto& c) {
+      return std::find(states.begin(), states.end(), "STATE_" + c.state) == states.end();
+    });
   }
-  const Page page = PageOf(offset, limit, checkpoints.size());
-  ordered_json all = ordered_json::array();
-  for (size_t i = page.start; i < page.end; ++i) all.push_back(CheckpointJson(checkpoints[i]));
-  return ordered_json{{"checkpoints", std::move(all)}, {"pagination", PaginationJson(page)}};
+  // Each trial's validations by step.
+  std::map<int64_t, std::map<int64_t, ordered_json>> validations;
+  for (const auto& c : checkpoints) {
+    if (validations.count(c.trial_id)) continue;
+    auto& by_step = validations[c.trial_id];
+    DET_ASSIGN_OR_RETURN(auto reports, front.reads.MetricReports(caller, c.trial_id, "validation"));
+    for (const auto& m : reports) {
+      by_step[m.step] = ordered_json::parse(m.metrics_json, nullptr, /*allow_exceptions=*/false);
+    }
+  }
+  const ordered_json config =
+      ordered_json::parse(experiment.experiment.config_json, nullptr, /*allow_exceptions=*/false);
+  std::vector<ordered_json> all;
+  for (const auto& c : checkpoints) {
+    ordered_json json = CheckpointJson(c);
+    json["training"]["experimentConfig"] = config.is_discarded() ? ordered_json::object() : config;
+    json["training"]["hparams"] = ordered_json::object();
+    for (const auto& trial : experiment.trials) {
+      if (trial.id == c.trial_id) {
+        json["training"]["hparams"] = ordered_json::parse(trial.hparams_json, nullptr, false);
+      }
+    }
+    const auto& by_step = validations[c.trial_id];
+    if (auto v = by_step.find(c.steps_completed); v != by_step.end() && v->second.is_object()) {
+      json["training"]["validationMetrics"] = {{"avgMetrics", v->second}};
+      if (v->second.contains(experiment.experiment.metric)) {
+        json["training"]["searcherMetric"] = v->second[experiment.experiment.metric];
+      }
+    }
+    all.push_back(std::move(json));
+  }
+  // What to sort by: a validation metric (with the experiment's direction by default), or an
+  // attribute.
+  const std::string attribute = req.Param("sortByAttr");
+  std::string metric = req.Param("sortByMetric");
+  if (attribute == "SORT_BY_SEARCHER_METRIC") metric = experiment.experiment.metric;
+  const std::string order = req.Param("orderBy");
+  const bool descending = order.empty() || order == "ORDER_BY_UNSPECIFIED"
+                              ? (!metric.empty() && !experiment.experiment.smaller_is_better)
+                              : order == "ORDER_BY_DESC";
+  auto key = [&](const ordered_json& c) -> std::pair<bool, ordered_json> {
+    if (!metric.empty()) {
+      const ordered_json& values = c["training"]["validationMetrics"]["avgMetrics"];
+      const bool has = values.is_object() && values.contains(metric) && values[metric].is_number();
+      return {has, has ? values[metric] : ordered_json()};  // those without it go last
+    }
+    if (attribute == "SORT_BY_UUID") return {true, c["uuid"]};
+    if (attribute == "SORT_BY_TRIAL_ID") return {true, c["training"]["trialId"]};
+    if (attribute == "SORT_BY_END_TIME") return {true, c["reportTime"]};
+    return {true, c["stepsCompleted"]};
+  };
+  std::stable_sort(all.begin(), all.end(), [&](const ordered_json& a, const ordered_json& b) {
+    const auto [a_has, a_value] = key(a);
+    const auto [b_has, b_value] = key(b);
+    if (a_has != b_has) return a_has;
+    return descending ? b_value < a_value : a_value < b_value;
+  });
+  const Page page = PageOf(offset, limit, all.size());
+  ordered_json listed = ordered_json::array();
+  for (size_t i = page.start; i < page.end; ++i) listed.push_back(std::move(all[i]));
+  return ordered_json{{"checkpoints", std::move(listed)}, {"pagination", PaginationJson(page)}};
 }
 
 // GetModelDefTree's v1FileNode tree: {path, name, isDir, contentLength, modifiedTime, files}.
@@ -346,7 +410,7 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
   routes.Get("/api/v1/experiments/{experiment_id}/checkpoints",
              route([&front, id_of](Caller caller, Req req) -> Answer {
                DET_ASSIGN_OR_RETURN(auto list, front.reads.Checkpoints(caller, {id_of(req)}));
-               return CheckpointsJson(req, list.checkpoints);
+               return CheckpointsJson(front, caller, req, id_of(req), list.checkpoints);
              }));
   routes.Get("/api/v1/experiments/{experiment_id}/model_def",
              route([&front, id_of](Caller caller, Req req) -> Answer {
@@ -405,7 +469,7 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
         DET_ASSIGN_OR_RETURN(bus::TrialSummary trial, TrialOf(front, caller, id_of(req)));
         DET_ASSIGN_OR_RETURN(auto list, front.reads.Checkpoints(caller, {trial.experiment_id}));
         std::erase_if(list.checkpoints, [&](const auto& c) { return c.trial_id != trial.id; });
-        return CheckpointsJson(req, list.checkpoints);
+        return CheckpointsJson(front, caller, req, trial.experiment_id, list.checkpoints);
       }));
   routes.Get("/api/v1/trials/{trial_id}/workloads",
              route([&front, id_of](Caller caller, Req req) -> Answer {

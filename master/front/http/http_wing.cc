@@ -7,6 +7,7 @@
 #include "master/front/http/experiment_routes.h"
 #include "master/front/http/master_routes.h"
 #include "master/front/http/metric_series_routes.h"
+#include "master/front/http/trial_metrics_stream.h"
 #include "master/front/http/user_routes.h"
 #include "master/front/http/workspace_routes.h"
 
@@ -25,6 +26,7 @@ void RouteEverything(Router& router, FrontDoor& front, TrialRoutes& trial, Answe
   RouteMasterApi(router, front);
   RouteClusterApi(router, front, cache);
   RouteCommandApi(router, front);
+  RouteTrialMetricsStreams(router, front);
   RouteAutoscalerApi(router, front);
   RouteWorkspaceApi(router, front);
   trial.Route(router);
