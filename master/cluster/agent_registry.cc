@@ -13,9 +13,9 @@ namespace det::master {
 namespace {
 
 TaskSpec SpecOf(const bus::CommandRunRequest& r) {
-  return {r.entrypoint,  r.slots,       r.resource_pool, r.env,          r.priority,
-          r.weight,      r.preemptible, r.single_node,   r.max_slots,    r.container,
-          r.max_restarts, r.run_as,     r.owner,         r.description};
+  return {r.entrypoint,   r.slots,       r.resource_pool, r.env,        r.priority,
+          r.weight,       r.preemptible, r.single_node,   r.max_slots,  r.container,
+          r.max_restarts, r.run_as,      r.owner,         r.description};
 }
 
 }  // namespace

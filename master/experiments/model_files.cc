@@ -81,7 +81,8 @@ Result<std::string> PackModelFiles(const std::vector<ModelFile>& files, int64_t 
     archive_entry_set_filetype(entry.get(), file.is_dir ? AE_IFDIR : AE_IFREG);
     archive_entry_set_perm(entry.get(), file.mode & 07777);
     archive_entry_set_mtime(entry.get(), file.mtime, 0);
-    archive_entry_set_size(entry.get(), file.is_dir ? 0 : static_cast<la_int64_t>(file.content.size()));
+    archive_entry_set_size(entry.get(),
+                           file.is_dir ? 0 : static_cast<la_int64_t>(file.content.size()));
     if (archive_write_header(out.get(), entry.get()) != ARCHIVE_OK ||
         (!file.is_dir && !file.content.empty() &&
          archive_write_data(out.get(), file.content.data(), file.content.size()) < 0)) {

@@ -99,9 +99,8 @@ TEST_F(ClusterRestTest, CommandsTasksLogsAndTheJobQueue) {
             400);
   // Nothing can run yet: the command waits in the queue. Determined's LaunchCommand: its
   // command config in, a v1Command out.
-  RestAnswer queued = Send(
-      "POST", "/api/v1/commands",
-      R"({"config":{"entrypoint":"for i in 1 2 3; do echo line $i; done",
+  RestAnswer queued = Send("POST", "/api/v1/commands",
+                           R"({"config":{"entrypoint":"for i in 1 2 3; do echo line $i; done",
           "description":"three lines","resources":{"priority":7}}})");
   ASSERT_EQ(queued.status, 200) << queued.text;
   const std::string task = queued.body["command"]["id"];

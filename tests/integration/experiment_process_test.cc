@@ -554,8 +554,10 @@ TEST_F(ExperimentProcessTest, RestApiCreatesReadsKillsAndDeletesExperiments) {
       post("/api/v1/experiments", {{"config", YAML::Dump(config)}, {"modelDefinition", model}});
   ASSERT_EQ(created, 200) << reply.dump();
   EXPECT_EQ(reply["experiment"]["state"], "STATE_ACTIVE") << reply.dump();
-  const std::string path = "/api/v1/experiments/" + std::to_string(reply["experiment"].value("id", 0));
-  const nlohmann::json tree = nlohmann::json::parse(http.Get(path + "/file_tree")->body, nullptr, false);
+  const std::string path =
+      "/api/v1/experiments/" + std::to_string(reply["experiment"].value("id", 0));
+  const nlohmann::json tree =
+      nlohmann::json::parse(http.Get(path + "/file_tree")->body, nullptr, false);
   EXPECT_EQ(tree["files"].size(), model.size()) << tree.dump();
   ASSERT_TRUE(testing::Eventually(
       [&] {

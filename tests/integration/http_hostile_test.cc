@@ -111,7 +111,7 @@ class HttpHostileTest : public ExperimentFixture {
   std::chrono::milliseconds TimedMasterInfo() {
     const auto start = SteadyClock::now();
     testing::RestAnswer answer = testing::RestClient(port()).Send("GET", "/api/v1/master", "");
-    if (answer.status != 200 || !answer.body.contains("cluster_id")) return -1ms;
+    if (answer.status != 200 || !answer.body.contains("clusterId")) return -1ms;
     return std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start);
   }
 };

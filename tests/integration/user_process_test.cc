@@ -298,7 +298,9 @@ TEST_F(UserRestTest, OnlyAnExperimentsOwnerOrAnAdminMayDeleteIt) {
   EXPECT_NE(Det("experiment list").find("alice"), std::string::npos) << Det("experiment list");
   EXPECT_EQ(Send("POST", path + "/kill", bob).status, 200) << "anyone may kill it";
   ASSERT_TRUE(testing::Eventually(
-      [&] { return Send("GET", path, alice).body["experiment"].value("state", "") == "STATE_CANCELED"; },
+      [&] {
+        return Send("GET", path, alice).body["experiment"].value("state", "") == "STATE_CANCELED";
+      },
       std::chrono::seconds(10)));
   const testing::RestAnswer refused = Send("DELETE", path, bob);
   EXPECT_EQ(refused.status, 403);
@@ -310,7 +312,9 @@ TEST_F(UserRestTest, OnlyAnExperimentsOwnerOrAnAdminMayDeleteIt) {
   const std::string other = "/api/v1/experiments/" + std::to_string(admins);
   EXPECT_EQ(Send("POST", other + "/kill", admin).status, 200);
   ASSERT_TRUE(testing::Eventually(
-      [&] { return Send("GET", other, admin).body["experiment"].value("state", "") == "STATE_CANCELED"; },
+      [&] {
+        return Send("GET", other, admin).body["experiment"].value("state", "") == "STATE_CANCELED";
+      },
       std::chrono::seconds(10)));
   const std::string cli =
       DetRc("bob", "bob-password-1", "experiment delete --yes " + std::to_string(admins));

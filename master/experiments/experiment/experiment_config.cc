@@ -314,7 +314,6 @@ void ReadEnvironment(ConfigReader& reader, std::map<std::string, std::string>* v
   }
 }
 
-
 Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc) {
   if (!doc.IsMap()) return InvalidArgument("the experiment config must be a YAML mapping");
   // Its callers load the text themselves (the experiment service, from `det` and REST).

@@ -222,10 +222,12 @@ void RouteTasks(Router& routes, FrontDoor& front) {
     auto start = [&]() -> Status {
       DET_ASSIGN_OR_RETURN(auth::Principal caller, UserOf(front.calls.users(), req));
       DET_ASSIGN_OR_RETURN(LogQuery query, LogQueryOf(req));
-      const std::string task = req.Match(1);
+      const std::string& task = req.Match(1);
       // Unknown tasks are a 404 before the stream starts.
       DET_RETURN_IF_ERROR(front.calls.Call(caller, bus::TaskGetRequest{task}).status());
-      LogSource source{[task]() -> Result<LogTasks> { return LogTasks{{task}, true}; },
+      LogSource source{[task]() -> Result<LogTasks> {
+                         return LogTasks{{task}, true};
+                       },
                        &TaskLogLineJson};
       res.Stream("application/x-ndjson",
                  LogStream(front, caller, std::move(query), std::move(source)));

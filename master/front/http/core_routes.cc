@@ -8,11 +8,12 @@
 #include "common/clock.h"
 #include "master/front/http/json.h"
 
+// Embedded files (cmake/embed_text.cmake): each in parts, then nullptr.
 namespace det::generated {
-extern const char kHarnessPy[];
-extern const char kStoragePy[];
-extern const char kGcsPy[];
-extern const char kOpenApiJson[];
+extern const char* const kHarnessPy[];
+extern const char* const kStoragePy[];
+extern const char* const kGcsPy[];
+extern const char* const kOpenApiJson[];
 }  // namespace det::generated
 
 namespace det::master::http {
@@ -206,14 +207,22 @@ void TrialRoutes::Route(Router& router) {
   RouteReports(router);
   RouteAllocations(router);
   RouteRunBookkeeping(router);
-  router.Get("/api/v1/openapi.json", [](const Request&, Response& res) {
-    res.SetContent(generated::kOpenApiJson, "application/json");
-  });
-  const std::pair<const char*, const char*> modules[] = {{"det_harness.py", generated::kHarnessPy},
-                                                         {"det_storage.py", generated::kStoragePy},
-                                                         {"det_gcs.py", generated::kGcsPy}};
+  // An embedded file's parts joined.
+  auto joined = [](const char* const* parts) {
+    std::string text;
+    for (; *parts != nullptr; ++parts) text += *parts;
+    return text;
+  };
+  router.Get("/api/v1/openapi.json",
+             [document = joined(generated::kOpenApiJson)](const Request&, Response& res) {
+               res.SetContent(document, "application/json");
+             });
+  const std::pair<const char*, const char* const*> modules[] = {
+      {"det_harness.py", generated::kHarnessPy},
+      {"det_storage.py", generated::kStoragePy},
+      {"det_gcs.py", generated::kGcsPy}};
   for (const auto& module : modules) {
-    const char* source = module.second;
+    const std::string source = joined(module.second);
     router.Get(
         std::string("/api/v1/harness/") + module.first,
         [source](const Request&, Response& res) { res.SetContent(source, "text/x-python"); });
