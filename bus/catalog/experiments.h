@@ -141,6 +141,7 @@ struct ExperimentListRequest {
   std::vector<std::string> states;  // any of these (empty: every state)
   std::string name;                 // the name contains this
   std::string label;                // has this label
+  std::vector<std::string> owners;  // owned by one of these usernames (empty: anyone's)
   int32_t offset = 0;               // >= 0
   int32_t limit = 0;                // 0: every match; else 1..10000
   bool operator==(const ExperimentListRequest&) const = default;
@@ -149,6 +150,7 @@ struct ExperimentListRequest {
     v("states", s.states);
     v("name", s.name);
     v("label", s.label);
+    v("owners", s.owners);
     v("offset", s.offset);
     v("limit", s.limit);
   }
@@ -176,7 +178,8 @@ inline bool MatchesFilters(const ExperimentSummary& experiment,
   };
   return (request.states.empty() || has(request.states, experiment.state)) &&
          experiment.name.find(request.name) != std::string::npos &&
-         (request.label.empty() || has(experiment.labels, request.label));
+         (request.label.empty() || has(experiment.labels, request.label)) &&
+         (request.owners.empty() || has(request.owners, experiment.owner));
 }
 
 // Method "experiment.get": one experiment with its trials (by id) and its config.

@@ -295,6 +295,13 @@ TEST_F(UserRestTest, OnlyAnExperimentsOwnerOrAnAdminMayDeleteIt) {
   const std::string path = "/api/v1/experiments/" + std::to_string(mine);
   const nlohmann::json described = Send("GET", path, bob).body;
   EXPECT_EQ(described["experiment"]["username"], "alice") << described.dump();
+  // Determined's `det experiment list` asks for the caller's own (users=NAME).
+  const nlohmann::json alices = Send("GET", "/api/v1/experiments?users=alice", bob).body;
+  ASSERT_EQ(alices["experiments"].size(), 1u) << alices.dump();
+  EXPECT_EQ(alices["experiments"][0]["id"], mine);
+  EXPECT_EQ(
+      Send("GET", "/api/v1/experiments?users=alice&users=admin", bob).body["pagination"]["total"],
+      2);
   EXPECT_NE(Det("experiment list").find("alice"), std::string::npos) << Det("experiment list");
   EXPECT_EQ(Send("POST", path + "/kill", bob).status, 200) << "anyone may kill it";
   ASSERT_TRUE(testing::Eventually(

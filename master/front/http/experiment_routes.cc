@@ -25,7 +25,7 @@ using Answer = Result<nlohmann::ordered_json>;
 using nlohmann::ordered_json;
 
 // Determined's GetExperiments filters: ?states=STATE_ACTIVE&states=... (or ACTIVE,PAUSED),
-// name=, labels= (or label=), offset=, limit=.
+// name=, labels= (or label=), users= (owners' names, repeated), offset=, limit=.
 Result<bus::ExperimentListRequest> ListRequestOf(const Request& req) {
   bus::ExperimentListRequest request;
   for (std::string state : QueryList(req, "states")) {
@@ -34,6 +34,7 @@ Result<bus::ExperimentListRequest> ListRequestOf(const Request& req) {
   }
   request.name = req.Param("name");
   request.label = req.HasParam("labels") ? req.Param("labels") : req.Param("label");
+  request.owners = QueryList(req, "users");  // Determined's CLI lists the caller's: users=NAME
   DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
   DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
   request.offset = static_cast<int32_t>(std::min<int64_t>(offset, 1 << 30));
@@ -51,6 +52,8 @@ constexpr size_t kListMaxBytes = 32 << 20;
 std::string ListKeyOf(const bus::ExperimentListRequest& request) {
   std::string key;
   for (const auto& state : request.states) key += state + ",";
+  key += "|";
+  for (const auto& owner : request.owners) key += owner + ",";
   return key + "|" + request.name + "|" + request.label + "|" + std::to_string(request.offset) +
          "|" + std::to_string(request.limit);
 }
