@@ -8,6 +8,7 @@
 
 #include "bus/catalog/experiments.h"
 #include "common/base64.h"
+#include "master/experiments/experiment/experiment.h"
 #include "master/experiments/model_files.h"
 #include "master/front/answer_cache.h"
 #include "master/front/http/cluster_shapes.h"
@@ -242,11 +243,6 @@ ordered_json FileTreeJson(const std::vector<experiments::ModelFile>& files) {
 Result<bus::TrialSummary> TrialOf(FrontDoor& front, const auth::Principal& caller, int64_t id) {
   DET_ASSIGN_OR_RETURN(auto reply, front.calls.Call(caller, bus::TrialGetRequest{id}));
   return reply.trial;
-}
-
-// Whether a trial (or experiment) state is final: no run of it will start again.
-bool IsOver(const std::string& state) {
-  return state == "COMPLETED" || state == "CANCELED" || state == "ERROR" || state == "DELETED";
 }
 
 // One of a trial's workloads (GetTrialWorkloads' v1WorkloadContainer) and its step.
@@ -502,7 +498,7 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
                            tasks.task_ids.push_back("trial-" + std::to_string(trial_id) + "-" +
                                                     std::to_string(run));
                          }
-                         tasks.over = IsOver(trial.state);
+                         tasks.over = experiment::IsTerminal(trial.state);
                          return tasks;
                        },
                        [trial_id](const bus::TaskLogLine& line, const std::string& task) {

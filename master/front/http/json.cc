@@ -173,6 +173,16 @@ Result<int64_t> QueryNumber(const Request& req, const std::string& name, int64_t
   return std::stoll(text);
 }
 
+std::string StreamErrorLine(const Status& error) {
+  return nlohmann::json{{"error",
+                         {{"grpcCode", GrpcCodeOf(error)},
+                          {"httpCode", HttpStatusOf(error)},
+                          {"message", error.message()},
+                          {"httpStatus", std::string(StatusCodeName(error.code()))}}}}
+             .dump() +
+         "\n";
+}
+
 Result<std::optional<bool>> QueryBool(const Request& req, const std::string& name) {
   if (!req.HasParam(name)) return std::optional<bool>();
   const std::string text = req.Param(name);

@@ -31,6 +31,10 @@ void Reply(Response& res, const Status& error);
 Response JsonResponse(const Result<nlohmann::json>& result);
 Response JsonResponse(const Status& error);
 
+// The NDJSON line that ends a Determined stream (TaskLogs, TrialLogs, GetMetrics) that failed:
+// {"error": {"grpcCode", "httpCode", "message", "httpStatus"}} and a newline.
+std::string StreamErrorLine(const Status& error);
+
 // The token of `Authorization: Bearer <token>`, or Unauthenticated saying that `what` is expected.
 Result<std::string> BearerToken(const Request& req, const std::string& what);
 // A trial run's allocation token as Determined's library sends it

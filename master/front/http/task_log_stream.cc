@@ -28,16 +28,6 @@ Result<int64_t> QueryTime(const Request& req, const std::string& name) {
   return *ns;
 }
 
-std::string StreamError(const Status& error) {
-  return nlohmann::json{{"error",
-                         {{"grpcCode", GrpcCodeOf(error)},
-                          {"httpCode", HttpStatusOf(error)},
-                          {"message", error.message()},
-                          {"httpStatus", std::string(StatusCodeName(error.code()))}}}}
-             .dump() +
-         "\n";
-}
-
 class Stream : public BodySource {
  public:
   Stream(FrontDoor& front, auth::Principal caller, LogQuery query, LogSource source)
@@ -51,7 +41,7 @@ class Stream : public BodySource {
   Piece Next() override {
     if (index_ >= tasks_.task_ids.size()) {
       auto known = source_.tasks();
-      if (!known.ok()) return {StreamError(known.status()), true};
+      if (!known.ok()) return {StreamErrorLine(known.status()), true};
       tasks_ = std::move(*known);
       if (query_.descending) return Newest();
       if (index_ >= tasks_.task_ids.size()) return {"", !query_.follow || tasks_.over};
@@ -68,7 +58,7 @@ class Stream : public BodySource {
       if (query_.follow && front_.clock.Now() < unstored_until_) return {};
       return NextTask();
     }
-    if (!reply.ok()) return {StreamError(reply.status()), true};
+    if (!reply.ok()) return {StreamErrorLine(reply.status()), true};
     Piece piece;
     for (const auto& line : reply->lines) {
       piece.data += ordered_json{{"result", source_.line(line, task)}}.dump() + "\n";
@@ -102,7 +92,7 @@ class Stream : public BodySource {
     next_.limit = static_cast<int32_t>(next_.tail);
     auto reply = front_.reads.TaskLogs(caller_, next_);
     if (!reply.ok() && reply.status().code() == StatusCode::kNotFound) return {"", true};
-    if (!reply.ok()) return {StreamError(reply.status()), true};
+    if (!reply.ok()) return {StreamErrorLine(reply.status()), true};
     Piece piece{"", true};
     for (auto line = reply->lines.rbegin(); line != reply->lines.rend(); ++line) {
       piece.data += ordered_json{{"result", source_.line(*line, task)}}.dump() + "\n";

@@ -1,8 +1,10 @@
 #include "master/front/http/trial_metrics_stream.h"
 
+#include <chrono>
 #include <map>
 #include <memory>
 
+#include "master/experiments/experiment/experiment.h"
 #include "master/front/http/cluster_shapes.h"
 #include "master/front/http/json.h"
 #include "master/front/http/user_routes.h"
@@ -13,10 +15,10 @@ namespace {
 using nlohmann::ordered_json;
 
 constexpr int kMetricsPage = 1000;
-
-bool IsFinal(const std::string& state) {
-  return state == "COMPLETED" || state == "CANCELED" || state == "ERROR" || state == "DELETED";
-}
+// At most this many trials per stream, and a look for new reports this often: each look asks the
+// experiment service and PostgreSQL once per trial.
+constexpr size_t kMaxTrials = 100;
+constexpr auto kMetricsPoll = std::chrono::seconds(1);
 
 ordered_json ReportJson(int64_t trial_id, const std::string& group, const bus::TrialMetric& m) {
   const std::string key = group == "validation" ? "validation_metrics" : "avg_metrics";
@@ -48,7 +50,7 @@ class MetricsStream : public BodySource {
       // The state first: a report stored before the trial ended is read after it.
       auto trial = front_.calls.Call(caller_, bus::TrialGetRequest{trial_id});
       if (!trial.ok()) return Error(trial.status());
-      all_final = all_final && IsFinal(trial->trial.state);
+      all_final = all_final && experiment::IsTerminal(trial->trial.state);
       auto page = front_.reads.MetricReports(caller_, trial_id, group_, after, kMetricsPage);
       if (!page.ok()) return Error(page.status());
       for (const auto& m : *page) {
@@ -64,17 +66,10 @@ class MetricsStream : public BodySource {
     piece.done = all_final && piece.data.empty();
     return piece;
   }
+  std::chrono::milliseconds retry() const override { return kMetricsPoll; }
 
  private:
-  Piece Error(const Status& error) {
-    return {nlohmann::json{{"error",
-                            {{"grpcCode", GrpcCodeOf(error)},
-                             {"httpCode", HttpStatusOf(error)},
-                             {"message", error.message()}}}}
-                    .dump() +
-                "\n",
-            true};
-  }
+  static Piece Error(const Status& error) { return {StreamErrorLine(error), true}; }
 
   FrontDoor& front_;
   const auth::Principal caller_;
@@ -93,7 +88,9 @@ Result<std::vector<int64_t>> TrialIdsOf(const Request& req) {
     ids.push_back(std::stoll(text));
   }
   if (ids.empty()) return InvalidArgument("trialIds: is required (one or more trial ids)");
-  if (ids.size() > 1000) return InvalidArgument("trialIds: at most 1000 trials at once");
+  if (ids.size() > kMaxTrials) {
+    return InvalidArgument("trialIds: at most " + std::to_string(kMaxTrials) + " trials at once");
+  }
   return ids;
 }
 

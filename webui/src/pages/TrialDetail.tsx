@@ -44,14 +44,14 @@ function RunLogs({ trial }: { trial: Trial }) {
   );
 }
 
-function Checkpoints({ experimentId, trialId }: { experimentId: number; trialId: number }) {
+function Checkpoints({ trialId }: { trialId: number }) {
   const [showDeleted, setShowDeleted] = useState(false);
   const list = usePoll<{ checkpoints: ApiCheckpoint[] }>(
-    `/api/v1/experiments/${experimentId}/checkpoints`,
+    `/api/v1/trials/${trialId}/checkpoints`,  // its own only: no other trial's validations read
     5000,
   );
   if (!list.data) return <Pending {...list} />;
-  const mine = list.data.checkpoints.map(checkpointView).filter((c) => c.trial_id === trialId);
+  const mine = list.data.checkpoints.map(checkpointView);
   const kept = mine.filter((c) => showDeleted || c.state !== "DELETED");
   return (
     <>
@@ -131,7 +131,7 @@ export function TrialDetail({ id }: { id: number }) {
         <LearningCurves trialId={t.id} live={!ENDED.includes(t.state)} />
       </Section>
       <Section title="Checkpoints">
-        <Checkpoints experimentId={t.experiment_id} trialId={t.id} />
+        <Checkpoints trialId={t.id} />
       </Section>
       <Section title="Logs">
         <RunLogs trial={t} />
