@@ -64,7 +64,7 @@ std::string ReadText(const fs::path& path) {
   return text.str();
 }
 
-bool Alive(pid_t pid) { return pid > 0 && kill(pid, 0) == 0; }
+bool Alive(pid_t pid) { return ProcessRunning(pid); }
 
 pid_t PidOf(const fs::path& dir, const std::string& name) {
   const std::string text = ReadText(dir / "pids" / (name + ".pid"));

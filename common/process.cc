@@ -214,6 +214,12 @@ bool LeadsGroupIn(pid_t pid, const std::string& program, const std::string& fold
          cwd.st_dev == wanted.st_dev && cwd.st_ino == wanted.st_ino;
 }
 
+bool ProcessRunning(pid_t pid) {
+  if (pid <= 0) return false;
+  const auto stat = ReadProcessStat("/proc/" + std::to_string(pid));
+  return stat && stat->state != 'Z' && stat->state != 'X';
+}
+
 void StopProcessGroups(const std::vector<pid_t>& groups, std::chrono::milliseconds grace) {
   for (pid_t group : groups) kill(-group, SIGTERM);
   const Clock& clock = RealClock::Instance();

@@ -69,6 +69,10 @@ bool LeadsGroupIn(pid_t pid, const std::string& program, const std::string& fold
 // leader has exited or `grace` has passed.
 void StopProcessGroups(const std::vector<pid_t>& groups, std::chrono::milliseconds grace);
 
+// Whether process `pid` exists and has not exited (a zombie, exited but not reaped, has: where
+// PID 1 does not reap, as in some containers, kill(pid, 0) alone would call it alive).
+bool ProcessRunning(pid_t pid);
+
 // A sibling program of the running one: `name` in the same folder (installed), else in the build
 // tree's `folder` next to it (build/<folder>/<name>). DET_BIN_DIR, when set, wins.
 std::string SiblingProgram(const std::string& folder, const std::string& name);

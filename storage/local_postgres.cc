@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/process.h"
 #include "storage/database.h"
 
 namespace det::storage {
@@ -155,6 +156,19 @@ Status GiveTo(const fs::path& path, const RunAs& account) {
   return Status::Ok();
 }
 
+// Whether the server of `pgdata` runs: its postmaster.pid names a process that has not exited. A
+// stale file (its server was killed; its process gone, or a zombie where PID 1 does not reap,
+// which PostgreSQL itself would take for a running server) is removed, so that a start can follow.
+bool PostmasterRunning(const fs::path& pgdata) {
+  std::ifstream in(pgdata / "postmaster.pid");
+  long pid = 0;
+  if (!(in >> pid)) return false;
+  if (ProcessRunning(static_cast<pid_t>(pid))) return true;
+  std::error_code ec;
+  fs::remove(pgdata / "postmaster.pid", ec);
+  return false;
+}
+
 }  // namespace
 
 Result<std::string> FindPostgresBinaries() {
@@ -271,16 +285,13 @@ Status LocalPostgres::StartServer() {
   for (const std::string& setting : options_.server_settings) server_options += " -c " + setting;
   // A server already running on this folder is reused, and left running by Stop(): it is not
   // ours.
-  if (RunCommand({bin_dir_ + "/pg_ctl", "-D", (dir / "pgdata").string(), "status"}, account,
-                 dir / "pg_ctl.log")
-          .ok()) {
-    return Status::Ok();
-  }
+  if (PostmasterRunning(dir / "pgdata")) return Status::Ok();
   DET_RETURN_IF_ERROR(
       RunCommand({bin_dir_ + "/pg_ctl", "-D", (dir / "pgdata").string(), "-l",
                   (dir / "postgres.log").string(), "-o", server_options, "-w", "-t", "60", "start"},
                  account, dir / "pg_ctl.log")
-          .WithContext("local PostgreSQL on port " + std::to_string(options_.port)));
+          .WithContext("local PostgreSQL on port " + std::to_string(options_.port) +
+                       "; its log ends: " + LogTail(options_.data_dir)));
   running_ = true;
   spdlog::info("local PostgreSQL running on {}:{} (data in {})", options_.listen_address,
                options_.port, dir.string());
@@ -304,9 +315,28 @@ Status LocalPostgres::EnsureDatabase() {
 
 Status LocalPostgres::Stop() { return StopServer("fast"); }
 
-Status LocalPostgres::StopShared(bool immediate) {
-  running_ = true;
-  return StopServer(immediate ? "immediate" : "fast");
+Result<bool> LocalPostgres::RunningIn(const std::string& data_dir) {
+  DET_ASSIGN_OR_RETURN(std::string server_dir, ServerDirFor(fs::absolute(data_dir).string()));
+  return PostmasterRunning(fs::path(server_dir) / "pgdata");
+}
+
+Status LocalPostgres::StopServerIn(const std::string& data_dir, bool immediate) {
+  DET_ASSIGN_OR_RETURN(bool running, RunningIn(data_dir));
+  if (!running) return Status::Ok();
+  DET_ASSIGN_OR_RETURN(std::string bin_dir, FindPostgresBinaries());
+  DET_ASSIGN_OR_RETURN(RunAs account, ServerAccount());
+  DET_ASSIGN_OR_RETURN(std::string server_dir, ServerDirFor(fs::absolute(data_dir).string()));
+  return RunCommand({bin_dir + "/pg_ctl", "-D", (fs::path(server_dir) / "pgdata").string(), "-m",
+                     immediate ? "immediate" : "fast", "-w", "stop"},
+                    account, fs::path(server_dir) / "pg_ctl.log");
+}
+
+std::string LocalPostgres::LogTail(const std::string& data_dir, size_t bytes) {
+  auto server_dir = ServerDirFor(fs::absolute(data_dir).string());
+  if (!server_dir.ok()) return server_dir.status().ToString();
+  std::string log = ReadFile(fs::path(*server_dir) / "postgres.log");
+  if (log.size() > bytes) log = "..." + log.substr(log.size() - bytes);
+  return log;
 }
 
 Status LocalPostgres::StopServer(const std::string& mode) {

@@ -42,16 +42,25 @@ class LocalPostgres {
   // How to connect.
   const DbConfig& db() const { return db_; }
   Status Stop();
-  // Stops the server on this folder even when another handle started it and this one found it
-  // running (a test suite's shared server, stopped by the suite's last step); `immediate`: at
-  // once, without a shutdown checkpoint (for a server whose data is removed next).
-  Status StopShared(bool immediate);
+  // Whether a server runs on data_dir now (started by any handle, any process). Starts nothing.
+  static Result<bool> RunningIn(const std::string& data_dir);
+  // Stops the server running on data_dir, if one does, whoever started it (a test suite's shared
+  // server, stopped by the suite's last step); starts nothing. `immediate`: at once, without a
+  // shutdown checkpoint (for a server whose data is removed next).
+  static Status StopServerIn(const std::string& data_dir, bool immediate);
+  // The last `bytes` of data_dir's server log (postgres.log): why a server stopped or did not
+  // start.
+  static std::string LogTail(const std::string& data_dir, size_t bytes = 2000);
   // Stops, waits `downtime`, and starts again on the same port (tests: a database restart).
   Status Restart(std::chrono::milliseconds downtime = std::chrono::milliseconds(0));
   // Whether Stop() will stop the server: false when Start() found one already running.
   bool owns_server() const { return running_; }
   // Where the server's files live: data_dir, or the folder data_dir/server_dir names.
   const std::string& server_dir() const { return server_dir_; }
+
+  // The folder for data_dir's (an absolute path) server files: data_dir, or one made elsewhere
+  // (and recorded in data_dir/server_dir) when the postgres user cannot reach data_dir.
+  static Result<std::string> ServerDirFor(const std::string& data_dir);
 
   // Where servers whose data_dir the postgres user cannot reach keep their files.
   static constexpr const char* kServerRoot = "/var/lib/det/local-postgres";
@@ -63,10 +72,6 @@ class LocalPostgres {
   Status StopServer(const std::string& mode);  // pg_ctl's -m: fast or immediate
   Status EnsureDatabase();
   Status AdmitClientNetwork();  // the pg_hba.conf line for client_network
-
-  // The folder for data_dir's server files, made (and recorded in data_dir/server_dir) when it
-  // must be elsewhere.
-  static Result<std::string> ServerDirFor(const std::string& data_dir);
 
   LocalPostgresOptions options_;
   std::string bin_dir_;

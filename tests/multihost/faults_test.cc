@@ -125,15 +125,20 @@ TEST_F(FaultTest, LinkCutLongerThanTheReconnectWindowMovesTheTrial) {
 }
 
 TEST_F(FaultTest, LogFloodDuringAnAgentRestartIsStoredOnceInOrder) {
+  // "1".."300000" in bursts of 10,000 lines, a tenth of a second apart: a flood that lasts a few
+  // seconds (one `seq` of them all ends before the agent can be killed).
   constexpr int kLines = 300'000;
-  auto run = nlohmann::json::parse(Det("--json cmd run 'seq 1 " + std::to_string(kLines) + "'"),
-                                   nullptr, false);
+  const std::string flood =
+      "i=0; while [ $i -lt 30 ]; do seq $((i*10000+1)) $((i*10000+10000)); sleep 0.1; "
+      "i=$((i+1)); done";
+  auto run = nlohmann::json::parse(Det("--json cmd run '" + flood + "'"), nullptr, false);
   ASSERT_TRUE(run.is_object()) << run.dump();
   const std::string task = run.value("task_id", "");
   std::string host;  // the agent reading the flood, once some of it is stored
+  nlohmann::json logs, summary;
   for (int i = 0; i < 600 && host.empty(); ++i) {
-    auto logs = Rest("GET", "/api/v1/tasks/" + task + "/logs?limit=1");
-    auto summary = Rest("GET", "/api/v1/tasks/" + task);
+    logs = Rest("GET", "/api/v1/tasks/" + task + "/logs?limit=1");
+    summary = Rest("GET", "/api/v1/tasks/" + task);
     const auto& agents = summary["task"]["agents"];
     if (logs.is_array() && !logs.empty() && agents.is_array() && !agents.empty()) {
       host = agents[0].get<std::string>();
@@ -141,7 +146,10 @@ TEST_F(FaultTest, LogFloodDuringAnAgentRestartIsStoredOnceInOrder) {
       std::this_thread::sleep_for(20ms);
     }
   }
-  ASSERT_FALSE(host.empty()) << "no line of the flood was stored";
+  ASSERT_FALSE(host.empty()) << "no line of the flood was stored: " << logs.dump() << " "
+                              << summary.dump();
+  ASSERT_NE(summary["task"].value("state", ""), "TERMINATED")
+      << "the flood ended before its agent could be killed";
   agents_[host]->Stop(SIGKILL);
   std::this_thread::sleep_for(2s);
   const auto restarted = std::chrono::steady_clock::now();

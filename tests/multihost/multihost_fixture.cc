@@ -229,11 +229,12 @@ nlohmann::json MultiHostTest::FakeAdmin(int port, const std::string& path,
     request.connect_timeout = std::chrono::seconds(2);
     auto response = http.Send(request);
     if (!response.ok()) return;
-    answer = nlohmann::json::parse(response->body, nullptr, /*allow_exceptions=*/false);
-    // A stream (task logs): its lines' results as an array.
-    if (answer.is_discarded() && response->body.starts_with("{\"result\"")) {
+    // A stream (task logs: lines of {"result": ...}, one line too): its results as an array.
+    if (response->body.starts_with("{\"result\"")) {
       answer = NdjsonResults(response->body);
+      return;
     }
+    answer = nlohmann::json::parse(response->body, nullptr, /*allow_exceptions=*/false);
     if (answer.is_discarded()) answer = nullptr;
   });
   return answer;
@@ -295,11 +296,12 @@ nlohmann::json MultiHostTest::Rest(const std::string& method, const std::string&
     auto response = send(method, path, body);
     if (!response.ok()) return;
     if (response->status == 401) token_.clear();  // a restarted master may have dropped it
-    answer = nlohmann::json::parse(response->body, nullptr, /*allow_exceptions=*/false);
-    // A stream (task logs): its lines' results as an array.
-    if (answer.is_discarded() && response->body.starts_with("{\"result\"")) {
+    // A stream (task logs: lines of {"result": ...}, one line too): its results as an array.
+    if (response->body.starts_with("{\"result\"")) {
       answer = NdjsonResults(response->body);
+      return;
     }
+    answer = nlohmann::json::parse(response->body, nullptr, /*allow_exceptions=*/false);
     if (answer.is_discarded()) answer = nullptr;
   });
   return answer;

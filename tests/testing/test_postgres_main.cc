@@ -5,7 +5,8 @@
 //
 //   test-postgres start DIR   stops a server a crashed run left in DIR, starts a fresh one there
 //                             and leaves it running
-//   test-postgres stop DIR    stops it at once (no shutdown checkpoint) and removes DIR
+//   test-postgres stop DIR    stops it at once (no shutdown checkpoint) and removes DIR; fails
+//                             (printing its log's end) when the server had ended before
 // The server runs without fsync: it is thrown away after the run, and the tests' settings that
 // matter (synchronous_commit per transaction) are kept.
 #include <cstdio>
@@ -18,18 +19,29 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Stops a server running in `dir` and removes its files (nothing when `dir` holds none).
-void StopAndRemove(const std::string& dir) {
+// Stops a server running in `dir` and removes its files (nothing when `dir` holds none). False
+// when `dir` held a server that had ended before (its log's end is printed: why it ended).
+bool StopAndRemove(const std::string& dir) {
+  using det::storage::LocalPostgres;
   std::error_code ec;
-  if (fs::exists(fs::path(dir) / "port")) {
-    auto pg = det::storage::LocalPostgres::Start({dir});
-    if (pg.ok()) {
-      (void)(*pg)->StopShared(/*immediate=*/true);
-      // Where the postgres user cannot reach `dir`, the server's files are elsewhere.
-      if ((*pg)->server_dir() != dir) fs::remove_all((*pg)->server_dir(), ec);
-    }
+  if (!fs::exists(fs::path(dir) / "port")) {
+    fs::remove_all(dir, ec);
+    return true;
   }
+  auto running = LocalPostgres::RunningIn(dir);
+  const bool ended_early = running.ok() && !*running;
+  if (ended_early) {
+    std::fprintf(stderr, "test-postgres: the server in %s was not running; its log ends:\n%s\n",
+                 dir.c_str(), LocalPostgres::LogTail(dir).c_str());
+  }
+  if (auto stopped = LocalPostgres::StopServerIn(dir, /*immediate=*/true); !stopped.ok()) {
+    std::fprintf(stderr, "test-postgres: %s\n", stopped.ToString().c_str());
+  }
+  // Where the postgres user cannot reach `dir`, the server's files are elsewhere.
+  auto server_dir = LocalPostgres::ServerDirFor(dir);
+  if (server_dir.ok() && *server_dir != dir) fs::remove_all(*server_dir, ec);
   fs::remove_all(dir, ec);
+  return !ended_early;
 }
 
 }  // namespace
@@ -41,8 +53,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string dir = fs::absolute(argv[2]).string();
-  StopAndRemove(dir);
-  if (command == "stop") return 0;
+  const bool stopped_running_server = StopAndRemove(dir);
+  if (command == "stop") return stopped_running_server ? 0 : 1;
   // Thrown away after the run: no fsync, no full-page writes (each test process makes databases,
   // which PostgreSQL 15 copies through its WAL).
   det::storage::LocalPostgresOptions options{dir};
