@@ -116,24 +116,6 @@ int ListUsers(const CliOptions& options) {
   return 0;
 }
 
-// "30d", "12h", "90m" (Go durations plus days) or "never" -> seconds (-1: never).
-Result<int64_t> ParseLifespan(const std::string& text) {
-  if (text.empty()) return int64_t{0};
-  if (text == "never") return int64_t{-1};
-  if (text.back() == 'd') {
-    const std::string days = text.substr(0, text.size() - 1);
-    if (!days.empty() && days.find_first_not_of("0123456789") == std::string::npos &&
-        days.size() < 6) {
-      return std::stoll(days) * 86400;
-    }
-  } else if (auto duration = ParseDuration(text); duration.ok()) {
-    const int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(*duration).count();
-    if (seconds > 0) return seconds;
-  }
-  return InvalidArgument("--lifespan: \"" + text +
-                         "\" is not a lifespan; give e.g. 30d, 12h, 90m or never");
-}
-
 void PrintTokens(const std::vector<bus::TokenSummary>& tokens) {
   std::printf("%6s %-16s %-21s %-21s %-21s %s\n", "ID", "USERNAME", "CREATED", "EXPIRES", "REVOKED",
               "DESCRIPTION");
@@ -148,7 +130,7 @@ void PrintTokens(const std::vector<bus::TokenSummary>& tokens) {
 int CreateToken(const CliOptions& options, const bus::TokenCreateRequest& base,
                 const std::string& lifespan) {
   auto seconds = ParseLifespan(lifespan);
-  if (!seconds.ok()) return Fail(seconds.status());
+  if (!seconds.ok()) return Fail(seconds.status().WithContext("--lifespan"));
   bus::TokenCreateRequest request = base;
   request.lifespan_s = *seconds;
   auto reply =
@@ -170,7 +152,9 @@ int CreateToken(const CliOptions& options, const bus::TokenCreateRequest& base,
 }
 
 int ListTokens(const CliOptions& options, bool all) {
-  auto reply = Call<bus::TokenListRequest, bus::TokenList>(options, {all});
+  bus::TokenListRequest request;
+  request.all = all;
+  auto reply = Call<bus::TokenListRequest, bus::TokenList>(options, request);
   if (!reply.ok()) return Fail(reply.status());
   if (options.machine_readable()) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -183,7 +167,10 @@ int ListTokens(const CliOptions& options, bool all) {
 }
 
 int RevokeToken(const CliOptions& options, int64_t id) {
-  auto reply = Call<bus::TokenRevokeRequest, bus::TokenReply>(options, {id});
+  bus::TokenPatchRequest request;
+  request.id = id;
+  request.revoke = true;
+  auto reply = Call<bus::TokenPatchRequest, bus::TokenReply>(options, request);
   if (!reply.ok()) return Fail(reply.status());
   if (options.machine_readable()) {
     PrintReply(options, ToJson(reply->token));

@@ -112,6 +112,23 @@ Result<Duration> ParseDuration(std::string_view text) {
   return Duration(static_cast<int64_t>(std::llround(total_ns)));
 }
 
+Result<int64_t> ParseLifespan(std::string_view text) {
+  if (text.empty()) return int64_t{0};
+  if (text == "never" || text == "-1") return int64_t{-1};
+  if (text.back() == 'd') {
+    const std::string_view days = text.substr(0, text.size() - 1);
+    if (!days.empty() && days.size() < 6 &&
+        days.find_first_not_of("0123456789") == std::string_view::npos) {
+      return std::stoll(std::string(days)) * 86400;
+    }
+  } else if (auto duration = ParseDuration(text); duration.ok()) {
+    const int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(*duration).count();
+    if (seconds > 0) return seconds;
+  }
+  return InvalidArgument(Quote(std::string(text)) +
+                         " is not a lifespan; give e.g. 30d, 12h, 90m or never");
+}
+
 std::string FormatDuration(Duration d) {
   using namespace std::chrono;
   const int64_t ns = d.count();

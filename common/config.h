@@ -19,6 +19,10 @@ namespace det {
 // "1.5s". A bare number is refused (the unit is required).
 Result<Duration> ParseDuration(std::string_view text);
 
+// A token's or session's lifespan in seconds: "" -> 0 (the default), "never" or "-1" -> -1, "30d"
+// (days), or a Go duration of at least a second ("720h", as Determined's CLI sends days).
+Result<int64_t> ParseLifespan(std::string_view text);
+
 // A size in bytes: "4294967296", or a number with a binary unit ("512M", "4G", "4Gi", "1.5GiB";
 // K, M, G, T as 1024-based, as Docker reads them). InvalidArgument saying what is expected.
 Result<int64_t> ParseByteSize(std::string_view text);

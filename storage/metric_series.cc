@@ -257,6 +257,33 @@ Result<std::vector<MetricSeries>> ReadMetricSeries(pqxx::work& tx,
   return all;
 }
 
+void FillReportTimes(pqxx::work& tx, const std::string& kind, std::vector<MetricSeries>& series) {
+  std::vector<int64_t> trials, steps;
+  for (const MetricSeries& s : series) {
+    for (int64_t step : s.steps) {
+      trials.push_back(s.trial_id);
+      steps.push_back(step);
+    }
+  }
+  std::map<std::pair<int64_t, int64_t>, int64_t> reported;  // (trial, step) -> ns
+  if (!trials.empty()) {
+    for (const auto& row : tx.exec_params(
+             "SELECT m.trial_id, m.step, det_ns(m.reported_at) FROM unnest($1::bigint[],"
+             " $2::bigint[]) AS p (trial_id, step) JOIN metrics m ON m.trial_id = p.trial_id"
+             " AND m.kind = $3 AND m.step = p.step",
+             BigintArray(trials), BigintArray(steps), kind)) {
+      reported[{row[0].as<int64_t>(), row[1].as<int64_t>()}] = row[2].as<int64_t>();
+    }
+  }
+  for (MetricSeries& s : series) {
+    s.times.clear();
+    for (int64_t step : s.steps) {
+      const auto it = reported.find({s.trial_id, step});
+      s.times.push_back(it == reported.end() ? 0 : it->second);
+    }
+  }
+}
+
 MetricNames ReadMetricNames(pqxx::work& tx, const std::vector<int64_t>& trial_ids) {
   MetricNames names;
   if (trial_ids.empty()) return names;

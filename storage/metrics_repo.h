@@ -49,7 +49,8 @@ struct MetricSeries {
   std::string name;
   std::vector<int64_t> steps;
   std::vector<double> values;
-  bool downsampled = false;  // max_points cut the curve down to its extremes
+  bool downsampled = false;    // max_points cut the curve down to its extremes
+  std::vector<int64_t> times;  // when each point was reported (Unix ns): FillReportTimes only
 };
 
 // Keeps the first and last points and, in each of max_points / 2 equal step ranges of the
@@ -80,6 +81,10 @@ Result<std::vector<MetricSeries>> ReadMetricSeries(pqxx::work& tx,
                                                    const std::string& kind,
                                                    const std::vector<std::string>& names,
                                                    int max_points);
+
+// Sets each series' `times`: when each of its points was reported (one query for all of them,
+// by the metrics' primary key). A point no longer stored gets 0.
+void FillReportTimes(pqxx::work& tx, const std::string& kind, std::vector<MetricSeries>& series);
 
 // The numeric metric names of these trials' latest training and validation points, per kind
 // ("training" -> names, sorted): what a chart can offer to draw. Two index probes per trial.

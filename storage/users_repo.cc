@@ -148,6 +148,12 @@ Status RevokeAccessToken(pqxx::work& tx, int64_t token_id, int64_t now_ns) {
                        "live access token " + std::to_string(token_id));
 }
 
+Status SetAccessTokenDescription(pqxx::work& tx, int64_t token_id, const std::string& description) {
+  return ExpectUpdated(tx.exec_params("UPDATE access_tokens SET description = $2 WHERE id = $1",
+                                      token_id, description),
+                       "access token " + std::to_string(token_id));
+}
+
 namespace {
 
 constexpr const char* kTokenColumns =

@@ -66,6 +66,8 @@ Result<int64_t> CreateAccessToken(pqxx::work& tx, int64_t user_id, const std::st
 Result<UserRecord> FindAccessTokenUser(pqxx::work& tx, const std::string& token_hash,
                                        int64_t now_ns);
 Status RevokeAccessToken(pqxx::work& tx, int64_t token_id, int64_t now_ns);  // NotFound
+Status SetAccessTokenDescription(pqxx::work& tx, int64_t token_id,
+                                 const std::string& description);  // NotFound
 // One user's tokens, or everyone's when `user_id` is empty; oldest first.
 std::vector<AccessTokenRecord> ListAccessTokens(pqxx::work& tx, std::optional<int64_t> user_id);
 Result<AccessTokenRecord> FindAccessToken(pqxx::work& tx, int64_t token_id);  // NotFound

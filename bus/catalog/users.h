@@ -166,6 +166,7 @@ struct UserUpdateRequest {
 
 struct TokenSummary {
   int64_t id = 0;
+  int64_t user_id = 0;  // the owner's
   std::string username;
   std::string description;
   int64_t created_at = 0;  // Unix nanoseconds
@@ -175,6 +176,7 @@ struct TokenSummary {
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("id", s.id, kRequired);
+    v("user_id", s.user_id);
     v("username", s.username);
     v("description", s.description);
     v("created_at", s.created_at);
@@ -187,13 +189,15 @@ struct TokenSummary {
 // user when an admin asks.
 struct TokenCreateRequest {
   static constexpr std::string_view kType = "token.create";
-  std::string username;  // empty: the caller
+  std::string username;  // empty: the caller (or user_id's)
+  int64_t user_id = 0;   // the user by id (Determined's PostAccessToken); 0: by username
   std::string description;
   int64_t lifespan_s = 0;  // 0: the default (30 days); -1: never expires
   bool operator==(const TokenCreateRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("username", s.username);
+    v("user_id", s.user_id);
     v("description", s.description);
     v("lifespan_s", s.lifespan_s);
   }
@@ -211,14 +215,21 @@ struct TokenCreateReply {
   }
 };
 
-// Method "token.list": the caller's tokens; everyone's when an admin asks for `all`.
+// Method "token.list": the caller's tokens; everyone's when an admin asks for `all`, or one
+// user's (`username`: an admin for another user's). Oldest first.
 struct TokenListRequest {
   static constexpr std::string_view kType = "token.list";
   bool all = false;
+  std::string username;      // only this user's ("": as `all` says)
+  bool active_only = false;  // leave out revoked and expired tokens
+  std::vector<int64_t> ids;  // only these tokens (empty: any)
   bool operator==(const TokenListRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("all", s.all);
+    v("username", s.username);
+    v("active_only", s.active_only);
+    v("ids", s.ids);
   }
 };
 
@@ -232,14 +243,19 @@ struct TokenList {
   }
 };
 
-// Method "token.revoke": the caller's own token, or anyone's for an admin.
-struct TokenRevokeRequest {
-  static constexpr std::string_view kType = "token.revoke";
+// Method "token.patch": revokes, or describes anew, the caller's own token, or anyone's for an
+// admin. A revoked token stays revoked.
+struct TokenPatchRequest {
+  static constexpr std::string_view kType = "token.patch";
   int64_t id = 0;
-  bool operator==(const TokenRevokeRequest&) const = default;
+  bool revoke = false;
+  std::optional<std::string> description;  // unset: unchanged
+  bool operator==(const TokenPatchRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("id", s.id, kRequired);
+    v("revoke", s.revoke);
+    v("description", s.description);
   }
 };
 

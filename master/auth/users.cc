@@ -14,6 +14,13 @@ constexpr std::string_view kAccessPrefix = "deta_";
 constexpr int64_t kCacheNs = 10'000'000'000;  // 10 s
 constexpr size_t kMaxCached = 10000;
 constexpr size_t kMaxDescription = 256;
+
+Status CheckDescription(const std::string& description) {
+  if (description.size() <= kMaxDescription) return Status::Ok();
+  return InvalidArgument("description: longer than " + std::to_string(kMaxDescription) +
+                         " characters");
+}
+
 constexpr const char* kAdminUsername = "admin";
 
 std::string NewToken(std::string_view prefix) {
@@ -30,6 +37,7 @@ bus::UserSummary SummaryOf(const storage::UserRecord& user) {
 
 bus::TokenSummary SummaryOf(const storage::AccessTokenRecord& token, std::string username) {
   return {token.id,
+          token.user_id,
           std::move(username),
           token.description,
           token.created_at_ns,
@@ -331,24 +339,25 @@ Status CheckAgentUserGroup(const bus::AgentUserGroup& account) {
 
 Result<bus::TokenCreateReply> Users::CreateToken(const Principal& caller,
                                                  const bus::TokenCreateRequest& request) {
-  const std::string& target = request.username.empty() ? caller.username : request.username;
-  if (target != caller.username) {
-    DET_RETURN_IF_ERROR(RequireAdmin(caller, "create tokens for another user"));
-  }
   if (request.lifespan_s < -1) {
     return InvalidArgument("lifespan: " + std::to_string(request.lifespan_s) +
                            " s is not allowed; give seconds > 0, 0 for the default or -1 for "
                            "never");
   }
-  if (request.description.size() > kMaxDescription) {
-    return InvalidArgument("description: longer than 256 characters");
-  }
+  DET_RETURN_IF_ERROR(CheckDescription(request.description));
   std::optional<int64_t> expires_at;
   if (request.lifespan_s == 0) expires_at = NowNs() + config_.default_token_lifespan.count();
   if (request.lifespan_s > 0) expires_at = NowNs() + request.lifespan_s * 1'000'000'000;
   bus::TokenCreateReply reply{NewToken(kAccessPrefix), {}};
   DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
-    DET_ASSIGN_OR_RETURN(storage::UserRecord user, Find(tx, target));
+    DET_ASSIGN_OR_RETURN(
+        storage::UserRecord user,
+        request.user_id > 0
+            ? storage::FindUserById(tx, request.user_id)
+            : Find(tx, request.username.empty() ? caller.username : request.username));
+    if (user.id != caller.user_id) {
+      DET_RETURN_IF_ERROR(RequireAdmin(caller, "create tokens for another user"));
+    }
     DET_ASSIGN_OR_RETURN(int64_t id, storage::CreateAccessToken(tx, user.id, Sha256Hex(reply.token),
                                                                 request.description, expires_at));
     DET_ASSIGN_OR_RETURN(storage::AccessTokenRecord token, storage::FindAccessToken(tx, id));
@@ -361,35 +370,60 @@ Result<bus::TokenCreateReply> Users::CreateToken(const Principal& caller,
 Result<bus::TokenList> Users::ListTokens(const Principal& caller,
                                          const bus::TokenListRequest& request) {
   if (request.all) DET_RETURN_IF_ERROR(RequireAdmin(caller, "list every user's tokens"));
+  if (!request.username.empty() && request.username != caller.username) {
+    DET_RETURN_IF_ERROR(RequireAdmin(caller, "list another user's tokens"));
+  }
+  const int64_t now = NowNs();
+  auto wanted = [&](const storage::AccessTokenRecord& token) {
+    const bool active =
+        !token.revoked_at_ns && (!token.expires_at_ns || *token.expires_at_ns > now);
+    return (!request.active_only || active) &&
+           (request.ids.empty() ||
+            std::find(request.ids.begin(), request.ids.end(), token.id) != request.ids.end());
+  };
   bus::TokenList reply;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) {
+  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
     std::unordered_map<int64_t, std::string> names;
     for (const auto& user : storage::ListUsers(tx)) names[user.id] = user.username;
+    std::optional<int64_t> owner;
+    if (!request.username.empty()) {
+      DET_ASSIGN_OR_RETURN(storage::UserRecord user, Find(tx, request.username));
+      owner = user.id;
+    } else if (!request.all) {
+      owner = caller.user_id;
+    }
     reply.tokens.clear();
-    const auto tokens = storage::ListAccessTokens(
-        tx, request.all ? std::nullopt : std::optional<int64_t>(caller.user_id));
-    for (const auto& token : tokens) reply.tokens.push_back(SummaryOf(token, names[token.user_id]));
+    for (const auto& token : storage::ListAccessTokens(tx, owner)) {
+      if (wanted(token)) reply.tokens.push_back(SummaryOf(token, names[token.user_id]));
+    }
     return Status::Ok();
   }));
   return reply;
 }
 
-Result<bus::TokenReply> Users::RevokeToken(const Principal& caller,
-                                           const bus::TokenRevokeRequest& request) {
+Result<bus::TokenReply> Users::PatchToken(const Principal& caller,
+                                          const bus::TokenPatchRequest& request) {
+  if (request.description) DET_RETURN_IF_ERROR(CheckDescription(*request.description));
   bus::TokenReply reply;
   DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
     DET_ASSIGN_OR_RETURN(storage::AccessTokenRecord token,
                          storage::FindAccessToken(tx, request.id));
     if (token.user_id != caller.user_id) {
-      DET_RETURN_IF_ERROR(RequireAdmin(caller, "revoke another user's token"));
+      DET_RETURN_IF_ERROR(RequireAdmin(
+          caller, request.revoke ? "revoke another user's token" : "change another user's token"));
     }
-    DET_RETURN_IF_ERROR(storage::RevokeAccessToken(tx, token.id, NowNs()));
+    if (request.revoke && !token.revoked_at_ns) {
+      DET_RETURN_IF_ERROR(storage::RevokeAccessToken(tx, token.id, NowNs()));
+    }
+    if (request.description) {
+      DET_RETURN_IF_ERROR(storage::SetAccessTokenDescription(tx, token.id, *request.description));
+    }
     DET_ASSIGN_OR_RETURN(token, storage::FindAccessToken(tx, token.id));
     DET_ASSIGN_OR_RETURN(storage::UserRecord owner, storage::FindUserById(tx, token.user_id));
     reply.token = SummaryOf(token, owner.username);
     return Status::Ok();
   }));
-  ForgetAll();
+  if (request.revoke) ForgetAll();
   return reply;
 }
 

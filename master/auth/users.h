@@ -79,8 +79,8 @@ class Users {
   Result<bus::TokenCreateReply> CreateToken(const Principal& caller,
                                             const bus::TokenCreateRequest& request);
   Result<bus::TokenList> ListTokens(const Principal& caller, const bus::TokenListRequest& request);
-  Result<bus::TokenReply> RevokeToken(const Principal& caller,
-                                      const bus::TokenRevokeRequest& request);
+  Result<bus::TokenReply> PatchToken(const Principal& caller,
+                                     const bus::TokenPatchRequest& request);
 
  private:
   struct Cached {

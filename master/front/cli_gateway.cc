@@ -121,9 +121,9 @@ void CliGateway::HandleUserMethods() {
       [&users](const Principal& caller, const bus::TokenListRequest& request) {
         return users.ListTokens(caller, request);
       });
-  Serve<bus::TokenRevokeRequest, bus::TokenReply>(
-      [&users](const Principal& caller, const bus::TokenRevokeRequest& request) {
-        return users.RevokeToken(caller, request);
+  Serve<bus::TokenPatchRequest, bus::TokenReply>(
+      [&users](const Principal& caller, const bus::TokenPatchRequest& request) {
+        return users.PatchToken(caller, request);
       });
 }
 

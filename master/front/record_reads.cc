@@ -183,6 +183,7 @@ Result<RecordReads::MetricSeriesAnswer> RecordReads::MetricSeries(const auth::Pr
     if (query.with_names) answer.names = storage::ReadMetricNames(tx, answer.trial_ids);
     DET_ASSIGN_OR_RETURN(answer.series, storage::ReadMetricSeries(tx, answer.trial_ids, query.kind,
                                                                   query.names, query.max_points));
+    if (query.with_times) storage::FillReportTimes(tx, query.kind, answer.series);
     return Status::Ok();
   }));
   return answer;

@@ -50,7 +50,8 @@ class RecordReads {
     std::string kind = "validation";
     std::vector<std::string> names;  // none: only the names are read
     int max_points = 200;
-    bool with_names = true;  // read the names the trials offer
+    bool with_names = true;   // read the names the trials offer
+    bool with_times = false;  // and when each point was reported (storage::FillReportTimes)
   };
   static constexpr size_t kMaxSeriesTrials = 5000;
   static constexpr size_t kMaxSeriesNames = 16;

@@ -15,6 +15,7 @@
 #include "master/front/http/core_routes.h"
 #include "master/front/http/experiment_routes.h"
 #include "master/front/http/json.h"
+#include "master/front/http/token_routes.h"
 #include "master/front/http/user_routes.h"
 
 namespace {
@@ -25,11 +26,12 @@ void DecodeUserBodies(const std::string& body) {
   (void)det::master::http::PasswordRequestOf("someone", body);
   (void)det::master::http::UserPatchOf("someone", body);
   (void)det::master::http::TokenCreateRequestOf(body);
+  (void)det::master::http::TokenPatchRequestOf(1, body);
 }
 
 void DecodeClusterBodies(const std::string& body) {
   (void)det::master::http::CommandRunRequestOf(body);
-  (void)det::master::http::JobUpdateRequestOf("job-1", body);
+  (void)det::master::http::JobQueueUpdatesOf(body);
   (void)det::master::http::AgentEnableRequestOf("agent-1", false, body);
 }
 

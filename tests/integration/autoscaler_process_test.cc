@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 
+#include "common/clock.h"
 #include "tests/testing/autoscaler_fixture.h"
 #include "tests/testing/rest_client.h"
 #include "tests/testing/test_util.h"
@@ -129,9 +130,25 @@ TEST_F(AutoscalerProcessTest, ScalesUpForAnExperimentAndBackDownToNothing) {
   testing::RestAnswer listed = rest.Send("GET", "/api/v1/autoscaler/decisions?limit=1", token);
   ASSERT_EQ(listed.body["decisions"].size(), 1u) << listed.text;
   EXPECT_EQ(listed.body["decisions"][0]["terminated"], decisions[0]["terminated"]);
+  EXPECT_EQ(listed.body["decisions"][0]["resourcePool"], "default");
   EXPECT_EQ(rest.Send("GET", "/api/v1/autoscaler/decisions?limit=0", token).status, 400);
-  listed = rest.Send("GET", "/api/v1/autoscaler/instances?all=true&resource_pool=default", token);
-  EXPECT_EQ(listed.body["instances"], instances) << listed.text;
+  listed = rest.Send("GET", "/api/v1/autoscaler/instances?all=true&resourcePool=default", token);
+  ASSERT_EQ(listed.body["instances"].size(), instances.size()) << listed.text;
+  for (size_t i = 0; i < instances.size(); ++i) {  // det's records, in the API's shape
+    const nlohmann::json& shown = listed.body["instances"][i];
+    EXPECT_EQ(shown["id"], instances[i]["id"]);
+    EXPECT_EQ(shown["resourcePool"], instances[i]["resource_pool"]);
+    EXPECT_EQ(shown["instanceType"], instances[i]["instance_type"]);
+    EXPECT_EQ(shown["state"], instances[i]["state"]);
+    EXPECT_EQ(ParseRfc3339Utc(shown.value("launchedAt", "")).value_or(0),
+              instances[i]["launched_at"].get<int64_t>() / 1000 * 1000)
+        << shown.dump();
+    EXPECT_EQ(shown.contains("terminatedAt"), instances[i]["terminated_at"] != 0);
+  }
+  EXPECT_EQ(rest.Send("GET", "/api/v1/autoscaler/instances?resourcePool=nowhere", token)
+                .body["instances"]
+                .size(),
+            0u);
   const std::string metrics = rest.Send("GET", "/metrics", token).text;
   EXPECT_NE(metrics.find(R"(det_autoscaler_launched_total{pool="default"} 1)"), std::string::npos)
       << metrics;

@@ -61,13 +61,27 @@ TEST_F(ClusterRestTest, AgentsSlotsAndPools) {
   EXPECT_EQ(rest_->Send("POST", "/api/v1/agents/rest-agent/disable", bob).status, 403);
   // The master's own log: admins only, through REST and det.
   EXPECT_EQ(rest_->Send("GET", "/api/v1/master/logs", bob).status, 403);
+  // Determined's MasterLogs stream: {"result": {"logEntry": ...}} lines; offset<0: the last ones.
   RestAnswer logs = Send("GET", "/api/v1/master/logs?limit=5");
   ASSERT_EQ(logs.status, 200) << logs.text;
-  EXPECT_LE(logs.body["logs"].size(), 5u);
-  EXPECT_EQ(Send("GET", "/api/v1/master/logs?limit=0").status, 400);
+  const std::vector<nlohmann::json> first = NdjsonResults(logs.text);
+  ASSERT_EQ(first.size(), 5u) << logs.text;
+  EXPECT_EQ(first[0]["logEntry"]["level"], "LOG_LEVEL_INFO") << logs.text;
+  EXPECT_LT(first[0]["logEntry"]["id"].get<int64_t>(), first[4]["logEntry"]["id"].get<int64_t>());
+  bool listening = false;
+  for (const auto& line : NdjsonResults(Send("GET", "/api/v1/master/logs").text)) {
+    listening |= line["logEntry"].value("message", "").find("det-master 0.1.0 listening") !=
+                 std::string::npos;
+  }
+  EXPECT_TRUE(listening) << "the master's first lines are not in its log stream";
+  const std::string last_text = Send("GET", "/api/v1/master/logs?offset=-2").text;
+  const std::vector<nlohmann::json> last = NdjsonResults(last_text);
+  ASSERT_EQ(last.size(), 2u) << last_text;
+  EXPECT_GE(last[1]["logEntry"]["id"].get<int64_t>(), first[4]["logEntry"]["id"].get<int64_t>());
+  EXPECT_EQ(last[1]["logEntry"]["id"].get<int64_t>(), last[0]["logEntry"]["id"].get<int64_t>() + 1);
+  EXPECT_EQ(Send("GET", "/api/v1/master/logs?limit=-1").status, 400);
+  EXPECT_EQ(Send("GET", "/api/v1/master/logs?follow=maybe").status, 400);
   EXPECT_NE(Det("master logs").find("det-master 0.1.0 listening"), std::string::npos);
-  auto after = Send("GET", "/api/v1/master/logs?after_id=1000000");
-  EXPECT_TRUE(after.body["logs"].empty()) << after.text;
   EXPECT_EQ(Send("POST", "/api/v1/agents/rest-agent/disable", R"({"drain":"yes"})").status, 400);
   RestAnswer disabled = Send("POST", "/api/v1/agents/rest-agent/disable", R"({"drain":true})");
   EXPECT_EQ(disabled.body["agent"]["enabled"], false) << disabled.text;
@@ -118,9 +132,18 @@ TEST_F(ClusterRestTest, CommandsTasksLogsAndTheJobQueue) {
   EXPECT_EQ(jobs.body["jobs"][0]["username"], "admin");
   const std::string job = jobs.body["jobs"][0]["jobId"];
   EXPECT_EQ(Send("GET", "/api/v1/job-queues-v2").body["jobs"][0]["full"]["jobId"], job);
-  EXPECT_EQ(Send("PATCH", "/api/v1/job-queues/" + job, "{}").status, 400);
-  EXPECT_EQ(Send("PATCH", "/api/v1/job-queues/" + job, R"({"priority":3})").body["job"]["priority"],
-            3);
+  // Determined's UpdateJobQueue.
+  auto update = [&](const std::string& control) {
+    return Send("POST", "/api/v1/job-queues", R"({"updates":[)" + control + "]}");
+  };
+  EXPECT_EQ(update(R"({"jobId":")" + job + R"("})").status, 400);  // nothing to change
+  RestAnswer ahead = update(R"({"jobId":")" + job + R"(","aheadOf":"other"})");
+  EXPECT_EQ(ahead.status, 400);
+  EXPECT_NE(ahead.body.value("message", "").find("updates[0]: aheadOf:"), std::string::npos)
+      << ahead.text;
+  EXPECT_EQ(update(R"({"jobId":"no-such-job","priority":3})").status, 404);
+  EXPECT_EQ(update(R"({"jobId":")" + job + R"(","priority":3})").status, 200);
+  EXPECT_EQ(Send("GET", "/api/v1/job-queues?resourcePool=default").body["jobs"][0]["priority"], 3);
 
   // Following the logs from before the start to the end.
   std::string followed;

@@ -116,6 +116,30 @@ TEST_F(DeterminedCliTest, MasterInfoLoginWhoamiAndUsers) {
   const std::string created = Determined("user create bob --password Bob-password-1");
   EXPECT_TRUE(Has(created, "rc=0")) << created;
   EXPECT_FALSE(rest_->Login("bob", "Bob-password-1").empty()) << created;
+
+  // `det master logs`: the master's own lines, as Determined's MasterLogs streams them.
+  const std::string logs = Determined("master logs --tail 1000");
+  EXPECT_TRUE(Has(logs, "[INFO]: det-master")) << logs;
+
+  // `det token`: an access token for bob, listed, described, renamed, used, revoked.
+  const std::string made = Determined("token create bob -e 2 -d ci");
+  std::smatch token;
+  ASSERT_TRUE(std::regex_search(made, token, std::regex("TokenID: (\\d+)\nAccess-Token: (\\S+)")))
+      << made;
+  const std::string id = token[1].str(), secret = token[2].str();
+  const std::string listed = Determined("token list bob");
+  EXPECT_TRUE(Has(listed, "| ACCESS_TOKEN")) << listed;
+  EXPECT_TRUE(Has(listed, " ci ")) << listed;
+  const std::string edited = Determined("token edit " + id + " -d nightly");
+  EXPECT_TRUE(Has(edited, "Successfully updated token")) << edited;
+  const std::string described = Determined("token describe " + id + " --json");
+  EXPECT_TRUE(Has(described, "\"description\": \"nightly\"")) << described;
+  const std::string token_login = Determined("token login " + secret, "", false);
+  EXPECT_TRUE(Has(token_login, "Authenticated as bob.")) << token_login;
+  EXPECT_TRUE(Has(Determined("user whoami", "", false), "'bob'"));
+  const std::string revoked = Determined("token revoke " + id);
+  EXPECT_TRUE(Has(revoked, "Successfully revoked token")) << revoked;
+  EXPECT_EQ(rest_->Send("GET", "/api/v1/me", secret).status, 401);
 }
 
 TEST_F(DeterminedCliTest, AgentsSlotsCommandsTasksAndJobs) {
@@ -166,6 +190,12 @@ TEST_F(DeterminedCliTest, AgentsSlotsCommandsTasksAndJobs) {
   const std::string jobs = Determined("job list");
   EXPECT_TRUE(Has(jobs, sleeping)) << jobs;
   EXPECT_TRUE(Has(jobs, "admin")) << jobs;
+  const std::string job = Send("GET", "/api/v1/job-queues").body["jobs"][0].value("jobId", "");
+  const std::string updated = Determined("job update " + job + " --priority 9");
+  EXPECT_TRUE(Has(updated, "rc=0")) << updated;
+  EXPECT_TRUE(testing::Eventually(  // the polled list is refreshed every second
+      [&] { return Send("GET", "/api/v1/job-queues").body["jobs"][0]["priority"] == 9; }, 5s))
+      << updated;
   const std::string killed = Determined("cmd kill " + sleeping);
   EXPECT_TRUE(Has(killed, "rc=0")) << killed;
   EXPECT_TRUE(testing::Eventually(

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "common/base64.h"
+#include "common/clock.h"
 #include "master/auth/allocation_token.h"
 #include "storage/agents_repo.h"
 #include "storage/database.h"
@@ -72,7 +73,7 @@ class ExperimentProcessTest : public testing::ExperimentFixture {
     const std::string token = rest.Login("admin", testing::kAdminPassword);
     const std::string path =
         "/api/v1/experiments/" + std::to_string(experiment_id) + "/metrics-series";
-    auto overlay = rest.Send("GET", path + "?name=validation_loss&max_points=1000", token);
+    auto overlay = rest.Send("GET", path + "?name=validation_loss&maxPoints=1000", token);
     ASSERT_EQ(overlay.status, 200) << overlay.text;
     const auto& names = overlay.body["names"]["validation"];
     EXPECT_NE(std::find(names.begin(), names.end(), "validation_loss"), names.end())
@@ -81,7 +82,7 @@ class ExperimentProcessTest : public testing::ExperimentFixture {
     for (const auto& s : overlay.body["series"]) {
       std::map<int64_t, double> shown;
       for (size_t i = 0; i < s["steps"].size(); ++i) shown[s["steps"][i]] = s["values"][i];
-      EXPECT_EQ(shown, stored[s["trial_id"].get<int64_t>()]) << s.dump();
+      EXPECT_EQ(shown, stored[s["trialId"].get<int64_t>()]) << s.dump();
     }
     EXPECT_EQ(rest.Send("GET", path + "?name=validation_loss&group=Bad-Group", token).status, 400);
     EXPECT_EQ(rest.Send("GET", "/api/v1/experiments/99999999/metrics-series", token).status, 404);
@@ -89,9 +90,9 @@ class ExperimentProcessTest : public testing::ExperimentFixture {
     // Determined's CompareTrials for two of them.
     const int64_t first = stored.begin()->first, second = std::next(stored.begin())->first;
     auto compared = rest.Send("GET",
-                              "/api/v1/trials/time-series?trial_ids=" + std::to_string(second) +
-                                  "&trial_ids=" + std::to_string(first) +
-                                  "&metric_names=validation_loss&max_datapoints=100",
+                              "/api/v1/trials/time-series?trialIds=" + std::to_string(second) +
+                                  "&trialIds=" + std::to_string(first) +
+                                  "&metricNames=validation_loss&maxDatapoints=100",
                               token);
     ASSERT_EQ(compared.status, 200) << compared.text;
     ASSERT_EQ(compared.body["trials"].size(), 2u) << compared.text;
@@ -101,8 +102,18 @@ class ExperimentProcessTest : public testing::ExperimentFixture {
     std::map<int64_t, double> shown;
     for (const auto& point : metrics["data"]) {
       shown[point["batches"]] = point["values"]["validation_loss"];
+      EXPECT_GT(ParseRfc3339Utc(point.value("time", "")).value_or(0), 0) << point.dump();
     }
     EXPECT_EQ(shown, stored[first]) << compared.text;
+    EXPECT_EQ(compared.body["trials"][0]["trial"]["experimentId"], experiment_id);
+    // The proto field names, as Determined's gateway reads them too.
+    EXPECT_EQ(rest.Send("GET",
+                        "/api/v1/trials/time-series?trial_ids=" + std::to_string(first) +
+                            "&metric_names=validation_loss&metric_type=METRIC_TYPE_VALIDATION"
+                            "&max_datapoints=100",
+                        token)
+                  .body["trials"][0]["metrics"][0]["data"],
+              metrics["data"]);
     EXPECT_EQ(rest.Send("GET", "/api/v1/trials/time-series?trial_ids=99999999", token).status, 404);
     EXPECT_EQ(rest.Send("GET", "/api/v1/trials/time-series?trial_ids=x", token).status, 400);
     EXPECT_EQ(rest.Send("GET",
@@ -294,15 +305,16 @@ TEST_F(ExperimentProcessTest, TrialKillStopsTheRunAndTheTrialEndsCanceled) {
   EXPECT_TRUE(training.body["metrics"][0]["metrics"].contains("loss")) << training.text;
   // A chart's read: with max_points, the whole curve, cut to its extremes when longer.
   const auto every = rest.Send("GET", metrics_path + "?limit=10000", token).body["metrics"];
-  auto chart = rest.Send("GET", metrics_path + "?max_points=2", token);
+  auto chart = rest.Send("GET", metrics_path + "?maxPoints=2", token);
   ASSERT_EQ(chart.status, 200) << chart.text;
   EXPECT_EQ(chart.body["downsampled"], every.size() > 2) << chart.text;
   EXPECT_EQ(chart.body["metrics"].front()["step"], every.front()["step"]) << chart.text;
   EXPECT_EQ(chart.body["metrics"].back()["step"], every.back()["step"]) << chart.text;
-  auto too_few = rest.Send("GET", metrics_path + "?max_points=1", token);
+  auto too_few = rest.Send("GET", metrics_path + "?maxPoints=1", token);
   EXPECT_EQ(too_few.status, 400);
-  EXPECT_NE(too_few.text.find("max_points"), std::string::npos) << too_few.text;
-  auto validation = rest.Send("GET", metrics_path + "?kind=validation&after_step=0", token);
+  EXPECT_NE(too_few.text.find("maxPoints: 1 is outside 2..20000"), std::string::npos)
+      << too_few.text;
+  auto validation = rest.Send("GET", metrics_path + "?kind=validation&afterStep=0", token);
   ASSERT_FALSE(validation.body["metrics"].empty()) << validation.text;
   EXPECT_EQ(validation.body["metrics"][0]["step"], 20);
   // A group of the user's own that was never written is empty; a name no group may have is refused.

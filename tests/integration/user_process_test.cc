@@ -238,26 +238,42 @@ TEST_F(UserRestTest, LoginsUsersAndTokensAnswerWithTheRightStatus) {
   EXPECT_EQ(Send("PATCH", "/api/v1/users/" + admin_id, alice, R"({"active":false})").status, 403);
   EXPECT_EQ(Send("POST", "/api/v1/users/" + admin_id + "/password", alice, R"("12345678")").status,
             403);
-  EXPECT_EQ(Send("GET", "/api/v1/tokens?all=true", alice).status, 403);
+  EXPECT_EQ(Send("GET", "/api/v1/tokens?username=admin", alice).status, 403);
 
   // Unknown ids: 404.
   EXPECT_EQ(Send("PATCH", "/api/v1/users/424242", admin, R"({"active":false})").status, 404);
-  EXPECT_EQ(Send("DELETE", "/api/v1/tokens/424242", admin).status, 404);
+  EXPECT_EQ(Send("PATCH", "/api/v1/tokens/424242", admin, R"({"setRevoked":true})").status, 404);
   EXPECT_EQ(Send("PATCH", "/api/v1/users/" + alice_id, admin, R"({})").status, 400);
   EXPECT_EQ(Send("PATCH", "/api/v1/users/" + alice_id, admin, R"({"displayName":"A"})").status,
             400);
 
-  // A token made over REST works over REST and is gone once revoked.
+  // A token made over REST (Determined's shapes) works over REST and is gone once revoked.
   testing::RestAnswer token =
-      Send("POST", "/api/v1/tokens", alice, R"({"description":"rest","lifespan_s":60})");
+      Send("POST", "/api/v1/tokens", alice,
+           R"({"userId":)" + alice_id + R"(,"description":"rest","lifespan":"1h"})");
   ASSERT_EQ(token.status, 200) << token.body.dump();
   const std::string secret = token.body["token"];
   EXPECT_EQ(Send("GET", "/api/v1/me", secret).body["user"]["username"], "alice");
-  EXPECT_EQ(Send("GET", "/api/v1/tokens", alice).body["tokens"].size(), 1u);
-  const std::string revoke =
-      "/api/v1/tokens/" + std::to_string(token.body["summary"]["id"].get<int64_t>());
-  EXPECT_EQ(Send("DELETE", revoke, alice).status, 200);
+  const nlohmann::json listed = Send("GET", "/api/v1/tokens", alice).body;
+  ASSERT_EQ(listed["tokenInfo"].size(), 1u) << listed.dump();
+  const nlohmann::json& info = listed["tokenInfo"][0];
+  EXPECT_EQ(info["id"], token.body["tokenId"]);
+  EXPECT_EQ(info["userId"].get<int64_t>(), std::stoll(alice_id));
+  EXPECT_EQ(info["description"], "rest");
+  EXPECT_EQ(info["revoked"], false);
+  EXPECT_EQ(info["tokenType"], "TOKEN_TYPE_ACCESS_TOKEN");
+  EXPECT_TRUE(info.contains("expiry") && info.contains("createdAt")) << info.dump();
+  EXPECT_EQ(listed["pagination"]["total"], 1);
+  const std::string patch =
+      "/api/v1/tokens/" + std::to_string(token.body["tokenId"].get<int64_t>());
+  EXPECT_EQ(
+      Send("PATCH", patch, alice, R"({"description":"renamed"})").body["tokenInfo"]["description"],
+      "renamed");
+  EXPECT_EQ(Send("PATCH", patch, alice, R"({"setRevoked":true})").body["tokenInfo"]["revoked"],
+            true);
   EXPECT_EQ(Send("GET", "/api/v1/me", secret).status, 401);
+  EXPECT_EQ(Send("GET", "/api/v1/tokens", alice).body["tokenInfo"].size(), 0u);  // active only
+  EXPECT_EQ(Send("GET", "/api/v1/tokens?showInactive=true", alice).body["tokenInfo"].size(), 1u);
 
   // Logout ends the session.
   EXPECT_EQ(Send("POST", "/api/v1/auth/logout", alice).status, 200);
@@ -339,7 +355,10 @@ TEST_F(UserRestTest, EveryOperationMarkedForAdminsRefusesOthersAndNoOtherDoes) {
   CreateUser("alice", kAlicePassword);
   const std::string alice = Login("alice", kAlicePassword);
   const std::string admin = Login("admin", testing::kAdminPassword);
-  const testing::RestAnswer token = Send("POST", "/api/v1/tokens", admin, R"({"lifespan_s":600})");
+  const std::string admin_id = std::to_string(
+      Send("GET", "/api/v1/users/admin/by-username", admin).body["user"].value("id", 0));
+  const testing::RestAnswer token =
+      Send("POST", "/api/v1/tokens", admin, R"({"userId":)" + admin_id + R"(,"lifespan":"10m"})");
   ASSERT_EQ(token.status, 200) << token.text;
   const testing::RestAnswer experiment = Send(
       "POST", "/api/v1/experiments", admin,
@@ -354,12 +373,10 @@ TEST_F(UserRestTest, EveryOperationMarkedForAdminsRefusesOthersAndNoOtherDoes) {
   ASSERT_EQ(experiment.status, 200) << experiment.text;
   const std::map<std::string, std::string> others_things = {
       {"{username}", "admin"},
-      {"{user_id}",
-       std::to_string(
-           Send("GET", "/api/v1/users/admin/by-username", admin).body["user"].value("id", 0))},
+      {"{user_id}", admin_id},
       {"{workspace_id}", "1"},
       {"{project_id}", "1"},
-      {"{token_id}", std::to_string(token.body["summary"]["id"].get<int64_t>())},
+      {"{token_id}", std::to_string(token.body["tokenId"].get<int64_t>())},
       {"{experiment_id}", std::to_string(experiment.body["experiment"]["id"].get<int64_t>())},
       {"{agent_id}", "no-such-agent"},
       {"{slot_id}", "0"},
@@ -378,8 +395,9 @@ TEST_F(UserRestTest, EveryOperationMarkedForAdminsRefusesOthersAndNoOtherDoes) {
   };
   // The parts of a request that aim an operation at another user's things.
   const std::map<std::string, std::pair<std::string, std::string>> aimed = {
-      {"GET /api/v1/tokens", {"?all=true", ""}},
-      {"POST /api/v1/tokens", {"", R"({"username":"admin","lifespan_s":60})"}},
+      {"GET /api/v1/tokens", {"?username=admin", ""}},
+      {"POST /api/v1/tokens", {"", R"({"userId":)" + admin_id + R"(,"lifespan":"1m"})"}},
+      {"PATCH /api/v1/tokens/{token_id}", {"", R"({"setRevoked":true})"}},
       {"POST /api/v1/users/{user_id}/password", {"", R"("taken-over-1")"}},
       {"PATCH /api/v1/users/{user_id}", {"", R"({"active":false})"}}};
   const nlohmann::json document = Send("GET", "/api/v1/openapi.json", "").body;
@@ -446,7 +464,7 @@ TEST_F(UserProcessTest, EveryAdminCommandIsRefusedToANonAdmin) {
       {"POST /api/v1/users/{user_id}/password", "user change-password admin <<< 'taken-over-1'"},
       {"POST /api/v1/tokens", "token create --user admin"},
       {"GET /api/v1/tokens", "token list --all"},
-      {"DELETE /api/v1/tokens/{token_id}", "token revoke " + token_id},
+      {"PATCH /api/v1/tokens/{token_id}", "token revoke " + token_id},
       {"POST /api/v1/agents/{agent_id}/enable", "agent enable some-agent"},
       {"POST /api/v1/agents/{agent_id}/disable", "agent disable some-agent"},
       {"POST /api/v1/agents/{agent_id}/slots/{slot_id}/enable", "slot enable some-agent 0"},

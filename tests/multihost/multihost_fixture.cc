@@ -390,7 +390,7 @@ std::vector<MetricPoint> MultiHostTest::MetricPoints(int64_t trial_id, const std
                                "&limit=10000");
   if (!reply.contains("metrics")) return points;
   for (const auto& point : reply["metrics"]) {
-    points.push_back({point.value("step", int64_t{0}), point.value("run_id", 0)});
+    points.push_back({point.value("step", int64_t{0}), point.value("runId", 0)});
   }
   return points;
 }

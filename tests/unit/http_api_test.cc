@@ -9,6 +9,7 @@
 #include "master/front/http/command_routes.h"
 #include "master/front/http/core_routes.h"
 #include "master/front/http/json.h"
+#include "master/front/http/token_routes.h"
 #include "master/front/http/user_routes.h"
 
 namespace det::master::http {
@@ -38,6 +39,30 @@ TEST(BearerTokenTest, TakesTheTokenOfABearerHeaderOnly) {
   EXPECT_EQ(*BearerToken(req, "x"), "dets_abc");
 }
 
+// Determined's PostAccessToken and PatchAccessToken bodies, as its `det token` sends them.
+TEST(RequestBodyTest, AccessTokenBodiesInDeterminedsShape) {
+  auto created = TokenCreateRequestOf(R"({"userId": 3, "lifespan": "48h", "description": "ci"})");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->user_id, 3);
+  EXPECT_EQ(created->lifespan_s, 48 * 3600);
+  EXPECT_EQ(created->description, "ci");
+  EXPECT_EQ(TokenCreateRequestOf(R"({"userId": 3, "lifespan": "-1"})")->lifespan_s, -1);
+  EXPECT_EQ(TokenCreateRequestOf(R"({"userId": 3})")->lifespan_s, 0);  // the default
+  EXPECT_EQ(TokenCreateRequestOf(R"({"lifespan": "1h"})").status().message(),
+            "userId: is required (the id of the token's user)");
+  EXPECT_EQ(TokenCreateRequestOf(R"({"userId": 3, "lifespan": "soon"})").status().message(),
+            "lifespan: \"soon\" is not a lifespan; give e.g. 30d, 12h, 90m or never");
+  auto revoke = TokenPatchRequestOf(7, R"({"tokenId": 7, "setRevoked": true})");
+  ASSERT_TRUE(revoke.ok());
+  EXPECT_TRUE(revoke->revoke);
+  EXPECT_FALSE(revoke->description.has_value());
+  auto describe = TokenPatchRequestOf(7, R"({"description": "new", "setRevoked": false})");
+  EXPECT_EQ(describe->description.value_or(""), "new");
+  EXPECT_FALSE(describe->revoke);
+  EXPECT_EQ(TokenPatchRequestOf(7, R"({"setRevoked": "yes"})").status().message(),
+            "setRevoked: expected true or false");
+}
+
 // Found by review and reproduced through rest_json_fuzzer (its regression-* seeds), which had not
 // reached it: nlohmann's get<int>() of 1e300 is a float-to-integer overflow (UBSan), and of
 // 3000000000 wraps.
@@ -51,9 +76,9 @@ TEST(RequestBodyTest, IntegersTheFieldCannotHoldAreErrorsNotOverflows) {
     ASSERT_FALSE(run.ok()) << body;
     EXPECT_EQ(run.status().code(), StatusCode::kInvalidArgument);
   }
-  EXPECT_FALSE(TokenCreateRequestOf(R"({"lifespan_s": 1e300})").ok());
-  EXPECT_FALSE(TokenCreateRequestOf(R"({"lifespan_s": 9223372036854775808})").ok());
-  EXPECT_EQ(TokenCreateRequestOf(R"({"lifespan_s": -1})")->lifespan_s, -1);
+  EXPECT_FALSE(TokenCreateRequestOf(R"({"userId": 1e300})").ok());
+  EXPECT_FALSE(TokenCreateRequestOf(R"({"userId": 9223372036854775808})").ok());
+  EXPECT_EQ(TokenCreateRequestOf(R"({"userId": 2})")->user_id, 2);
   EXPECT_EQ(
       CommandRunRequestOf(R"({"config": {"entrypoint": "x", "resources": {"slots": 2}}})")->slots,
       2);
@@ -238,6 +263,24 @@ TEST(CommandCheckTest, HostMountsAndDetsOwnVariablesAreRefused) {
     EXPECT_EQ(why.code(), StatusCode::kInvalidArgument) << name;
     EXPECT_NE(why.message().find("env: "), std::string::npos) << why.message();
   }
+}
+
+// Determined's pagination: a negative offset counts from the end; the page echoes what was asked.
+TEST(PaginationTest, NegativeOffsetsCountFromTheEnd) {
+  const Page last_two = PageOf(-2, 0, 10);
+  EXPECT_EQ(last_two.start, 8u);
+  EXPECT_EQ(last_two.end, 10u);
+  EXPECT_EQ(last_two.offset, -2);
+  EXPECT_EQ(PageOf(-20, 5, 10).start, 0u);
+  EXPECT_EQ(PageOf(-20, 5, 10).end, 5u);
+  EXPECT_EQ(PageOf(12, 5, 10).start, 10u);
+  EXPECT_EQ(PageOf(3, 5, 10).end, 8u);
+  Request req;
+  req.params = {{"offset", "-3"}};
+  EXPECT_EQ(*QueryOffset(req), -3);
+  req.params = {{"offset", "-"}};
+  EXPECT_EQ(QueryOffset(req).status().message(),
+            "offset: expected a whole number (negative: from the end), got \"-\"");
 }
 
 }  // namespace

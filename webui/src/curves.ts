@@ -2,20 +2,21 @@
 // (GET /api/v1/experiments/{id}/metrics-series and Determined's /api/v1/trials/time-series),
 // turned into the overlay chart's curves; and the metric choices a chart offers.
 
+import type { ApiTrial } from "./determined";
 import type { Curve } from "./overlay";
-import type { Trial } from "./types";
 
 export interface SeriesAnswer {
-  experiment_id: number;
+  experimentId: number;
   group: string;
   names: Record<string, string[]>; // group -> numeric metric names the trials' latest points have
-  series: { trial_id: number; name: string; steps: number[]; values: number[]; downsampled: boolean }[];
+  series: { trialId: number; name: string; steps: number[]; values: number[]; downsampled: boolean }[];
 }
 
+// Determined's CompareTrials answer.
 export interface TimeSeriesAnswer {
   trials: {
-    trial: Trial;
-    metrics: { group: string; data: { batches: number; values: Record<string, unknown> }[] }[];
+    trial: ApiTrial;
+    metrics: { group: string; data: { batches: number; time?: string; values: Record<string, unknown> }[] }[];
   }[];
 }
 
@@ -47,7 +48,7 @@ export function choicesOf(names: Record<string, string[]>, searcherMetric: strin
 export function curvesOfSeries(answer: SeriesAnswer, name: string): Curve[] {
   return answer.series
     .filter((s) => s.name === name)
-    .map((s) => ({ id: s.trial_id, label: `trial ${s.trial_id}`, steps: s.steps, values: s.values }));
+    .map((s) => ({ id: s.trialId, label: `trial ${s.trialId}`, steps: s.steps, values: s.values }));
 }
 
 export function curvesOfTimeSeries(answer: TimeSeriesAnswer, name: string): Curve[] {
@@ -60,6 +61,6 @@ export function curvesOfTimeSeries(answer: TimeSeriesAnswer, name: string): Curv
       steps.push(point.batches);
       values.push(value);
     }
-    return { id: trial.id, label: `trial ${trial.id} (experiment ${trial.experiment_id})`, steps, values };
+    return { id: trial.id, label: `trial ${trial.id} (experiment ${trial.experimentId})`, steps, values };
   });
 }

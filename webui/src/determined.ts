@@ -4,8 +4,10 @@
 import type {
   Agent,
   Checkpoint,
+  Decision,
   Experiment,
   ExperimentDetail,
+  Instance,
   Job,
   ResourcePool,
   Trial,
@@ -255,5 +257,56 @@ export function experimentDetailView(d: ApiExperimentDetail): ExperimentDetail {
     experiment: experimentView(d.experiment),
     trials: (d.trials ?? []).map(trialView),
     config: d.experiment.originalConfig,
+  };
+}
+
+// This master's own autoscaler records, in the API's conventions.
+export interface ApiInstance {
+  id: string;
+  resourcePool: string;
+  provider: string;
+  instanceType: string;
+  zone: string;
+  spot: boolean;
+  state: string;
+  agent: string;
+  launchedAt?: string;
+  terminatedAt?: string; // once it ended
+}
+
+export interface ApiDecision {
+  resourcePool: string;
+  decidedAt?: string;
+  launch: number;
+  launched: string[];
+  launchReason: string;
+  terminated: { id: string; reason: string }[];
+  error: string;
+}
+
+export function instanceView(i: ApiInstance): Instance {
+  return {
+    id: i.id,
+    resource_pool: i.resourcePool,
+    provider: i.provider,
+    instance_type: i.instanceType,
+    zone: i.zone,
+    spot: i.spot,
+    state: i.state,
+    agent: i.agent,
+    launched_at: timeNs(i.launchedAt),
+    terminated_at: timeNs(i.terminatedAt),
+  };
+}
+
+export function decisionView(d: ApiDecision): Decision {
+  return {
+    resource_pool: d.resourcePool,
+    decided_at: timeNs(d.decidedAt),
+    launch: d.launch,
+    launched: d.launched ?? [],
+    launch_reason: d.launchReason,
+    terminated: d.terminated ?? [],
+    error: d.error,
   };
 }

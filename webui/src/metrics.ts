@@ -10,8 +10,9 @@ import { every } from "./hooks";
 import { decimate } from "./series";
 import type { MetricPoint } from "./types";
 
+// GET /api/v1/trials/{id}/metrics.
 interface Page {
-  metrics: MetricPoint[];
+  metrics: { step: number; runId: number; metrics: Record<string, unknown> }[];
 }
 
 // About two values per pixel of a wide chart.
@@ -28,11 +29,11 @@ export interface TrialMetrics {
 }
 
 async function fetchAfter(trialId: number, kind: string, after: number): Promise<MetricPoint[]> {
-  const query = after >= 0 ? `&after_step=${after}` : "";
+  const query = after >= 0 ? `&afterStep=${after}` : "";
   const page = await get<Page>(
-    `/api/v1/trials/${trialId}/metrics?kind=${kind}&max_points=${MAX_POINTS}${query}`,
+    `/api/v1/trials/${trialId}/metrics?kind=${kind}&maxPoints=${MAX_POINTS}${query}`,
   );
-  return page.metrics;
+  return page.metrics.map((p) => ({ step: p.step, run_id: p.runId, metrics: p.metrics }));
 }
 
 export function useTrialMetrics(trialId: number | null, live: boolean, intervalMs = 2000): TrialMetrics {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { logCurve } from "../src/components/CurvesPanel";
 import { hparamKeys } from "../src/components/TrialsTable";
+import type { ApiTrial } from "../src/determined";
 import { choiceKey, choicesOf, curvesOfSeries, curvesOfTimeSeries, parseChoice } from "../src/curves";
 import { sideBySide } from "../src/pages/Compare";
 import type { Trial } from "../src/types";
@@ -25,13 +26,13 @@ describe("curves from the master's answers", () => {
   it("keeps one metric's series per trial", () => {
     const curves = curvesOfSeries(
       {
-        experiment_id: 1,
+        experimentId: 1,
         group: "validation",
         names: {},
         series: [
-          { trial_id: 4, name: "loss", steps: [1, 2], values: [0.5, 0.4], downsampled: false },
-          { trial_id: 4, name: "acc", steps: [1], values: [0.9], downsampled: false },
-          { trial_id: 5, name: "loss", steps: [3], values: [0.2], downsampled: true },
+          { trialId: 4, name: "loss", steps: [1, 2], values: [0.5, 0.4], downsampled: false },
+          { trialId: 4, name: "acc", steps: [1], values: [0.9], downsampled: false },
+          { trialId: 5, name: "loss", steps: [3], values: [0.2], downsampled: true },
         ],
       },
       "loss",
@@ -46,7 +47,7 @@ describe("curves from the master's answers", () => {
       {
         trials: [
           {
-            trial: trial(7, {}),
+            trial: { id: 7, experimentId: 2, state: "STATE_ACTIVE" } as ApiTrial,
             metrics: [
               {
                 group: "validation",
@@ -59,7 +60,7 @@ describe("curves from the master's answers", () => {
               },
             ],
           },
-          { trial: trial(8, {}), metrics: [] },
+          { trial: { id: 8, experimentId: 2, state: "STATE_ACTIVE" } as ApiTrial, metrics: [] },
         ],
       },
       "loss",

@@ -50,26 +50,55 @@ ordered_json WholeList(size_t size) { return PaginationJson(PageOf(0, 0, size));
 
 }  // namespace
 
-Result<bus::JobUpdateRequest> JobUpdateRequestOf(const std::string& job_id,
-                                                 const std::string& text) {
-  DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
+namespace {
+
+// One of UpdateJobQueue's updates (Determined's v1QueueControl).
+Result<bus::JobUpdateRequest> QueueControlOf(const json& control) {
+  if (!control.is_object()) return InvalidArgument("expected an object with jobId");
   bus::JobUpdateRequest update;
-  update.job_id = job_id;
-  if (body.contains("priority")) {
-    DET_ASSIGN_OR_RETURN(update.priority, Field<int32_t>(body, "priority", "1 to 99"));
+  DET_ASSIGN_OR_RETURN(update.job_id, Field<std::string>(control, "jobId", "a job id"));
+  for (const char* unsupported : {"aheadOf", "behindOf"}) {
+    if (control.contains(unsupported) && !control[unsupported].is_null()) {
+      return InvalidArgument(std::string(unsupported) +
+                             ": jobs are not moved past each other here; the queue orders by "
+                             "priority, then submission (change priority instead)");
+    }
   }
-  if (body.contains("weight")) {
-    DET_ASSIGN_OR_RETURN(update.weight, Field<double>(body, "weight", "a number"));
+  if (control.contains("priority") && !control["priority"].is_null()) {
+    DET_ASSIGN_OR_RETURN(update.priority, Field<int32_t>(control, "priority", "1 to 99"));
   }
-  if (body.contains("resourcePool")) {
+  if (control.contains("weight") && !control["weight"].is_null()) {
+    DET_ASSIGN_OR_RETURN(update.weight, Field<double>(control, "weight", "a number"));
+  }
+  if (control.contains("resourcePool") && !control["resourcePool"].is_null()) {
     DET_ASSIGN_OR_RETURN(update.resource_pool,
-                         Field<std::string>(body, "resourcePool", "a string"));
+                         Field<std::string>(control, "resourcePool", "a string"));
   }
   if (!update.priority && !update.weight && !update.resource_pool) {
-    return InvalidArgument(
-        "request body: nothing to change; give \"priority\", \"weight\" or \"resourcePool\"");
+    return InvalidArgument("nothing to change; give \"priority\", \"weight\" or \"resourcePool\"");
   }
   return update;
+}
+
+}  // namespace
+
+Result<std::vector<bus::JobUpdateRequest>> JobQueueUpdatesOf(const std::string& text) {
+  constexpr size_t kMaxUpdates = 1000;
+  DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
+  if (!body.contains("updates") || !body["updates"].is_array() || body["updates"].empty()) {
+    return InvalidArgument(
+        "updates: is required (a list of {jobId, priority, weight, resourcePool})");
+  }
+  if (body["updates"].size() > kMaxUpdates) {
+    return InvalidArgument("updates: at most " + std::to_string(kMaxUpdates) + " at once");
+  }
+  std::vector<bus::JobUpdateRequest> updates;
+  for (size_t i = 0; i < body["updates"].size(); ++i) {
+    Result<bus::JobUpdateRequest> update = QueueControlOf(body["updates"][i]);
+    if (!update.ok()) return update.status().WithContext("updates[" + std::to_string(i) + "]");
+    updates.push_back(std::move(*update));
+  }
+  return updates;
 }
 
 Result<bus::AgentEnableRequest> AgentEnableRequestOf(const std::string& agent_id, bool enable,
@@ -187,12 +216,20 @@ void RouteJobs(Router& routes, FrontDoor& front, AnswerCache* cache) {
                    front.calls.Call(caller, bus::JobListRequest{req.Param("resourcePool")}));
                return JobsJson(list, /*v2=*/true);
              }));
-  routes.Patch("/api/v1/job-queues/{job_id}", users([&front](Caller caller, Req req) -> UserAnswer {
-                 DET_ASSIGN_OR_RETURN(bus::JobUpdateRequest update,
-                                      JobUpdateRequestOf(req.Match(1), req.body));
-                 DET_ASSIGN_OR_RETURN(bus::JobUpdateReply reply, front.calls.Call(caller, update));
-                 return ordered_json{{"job", JobJson(reply.job)}};
-               }));
+  // Determined's UpdateJobQueue: the updates in order; the first that fails ends the call (those
+  // before it are made) with its error, naming it.
+  routes.Post("/api/v1/job-queues", users([&front](Caller caller, Req req) -> UserAnswer {
+                DET_ASSIGN_OR_RETURN(std::vector<bus::JobUpdateRequest> updates,
+                                     JobQueueUpdatesOf(req.body));
+                for (size_t i = 0; i < updates.size(); ++i) {
+                  Result<bus::JobUpdateReply> reply = front.calls.Call(caller, updates[i]);
+                  if (!reply.ok()) {
+                    return reply.status().WithContext("updates[" + std::to_string(i) + "] (job " +
+                                                      updates[i].job_id + ")");
+                  }
+                }
+                return ordered_json::object();
+              }));
 }
 
 void RouteTasks(Router& routes, FrontDoor& front) {
@@ -201,7 +238,7 @@ void RouteTasks(Router& routes, FrontDoor& front) {
   };
   routes.Get("/api/v1/tasks", users([&front](Caller caller, Req req) -> UserAnswer {
                bus::TaskListRequest request;
-               request.array_id = req.Param("array_id");
+               request.array_id = req.Param("arrayId");
                DET_ASSIGN_OR_RETURN(bus::TaskList list, front.calls.Call(caller, request));
                return TasksJson(list);
              }));
@@ -214,7 +251,7 @@ void RouteTasks(Router& routes, FrontDoor& front) {
                 DET_ASSIGN_OR_RETURN(bus::TaskKillReply reply,
                                      front.calls.Call(caller, bus::TaskKillRequest{req.Match(1)}));
                 if (reply.state.empty()) {
-                  return ordered_json{{"array_tasks_stopped", reply.array_tasks_stopped}};
+                  return ordered_json{{"arrayTasksStopped", reply.array_tasks_stopped}};
                 }
                 return ordered_json{{"state", reply.state}};
               }));

@@ -34,11 +34,13 @@ void CacheClusterAnswers(AnswerCache& cache, FrontDoor& front);
 
 // The request bodies of those routes as their handlers read them (exposed for tests and the
 // fuzzer): InvalidArgument naming the field that is missing, of the wrong type or out of range,
-// or saying the body is not a JSON object. `job_id` and `agent_id` are the path's. Never throw.
+// or saying the body is not a JSON object. `agent_id` is the path's. Never throw.
 //
-// PATCH /api/v1/job-queues/{job id}; InvalidArgument too when it changes nothing.
-Result<bus::JobUpdateRequest> JobUpdateRequestOf(const std::string& job_id,
-                                                 const std::string& body);
+// POST /api/v1/job-queues, Determined's UpdateJobQueue: {"updates": [{"jobId", "priority",
+// "weight", "resourcePool"}]} (at most 1,000); InvalidArgument too for an update that changes
+// nothing, or that moves a job ahead of or behind another (aheadOf, behindOf: this master's
+// queue orders by priority and submission).
+Result<std::vector<bus::JobUpdateRequest>> JobQueueUpdatesOf(const std::string& body);
 // POST /api/v1/agents/{id}/enable|disable: only disable reads a body, {"drain": bool}, which may
 // be empty.
 Result<bus::AgentEnableRequest> AgentEnableRequestOf(const std::string& agent_id, bool enable,

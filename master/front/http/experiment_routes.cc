@@ -14,6 +14,7 @@
 #include "master/front/http/cluster_shapes.h"
 #include "master/front/http/experiment_shapes.h"
 #include "master/front/http/json.h"
+#include "master/front/http/metric_series_routes.h"
 #include "master/front/http/task_log_stream.h"
 #include "master/front/http/user_routes.h"
 #include "master/front/recent_answers.h"
@@ -36,7 +37,7 @@ Result<bus::ExperimentListRequest> ListRequestOf(const Request& req) {
   request.name = req.Param("name");
   request.label = req.HasParam("labels") ? req.Param("labels") : req.Param("label");
   request.owners = QueryList(req, "users");  // Determined's CLI lists the caller's: users=NAME
-  DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
+  DET_ASSIGN_OR_RETURN(int64_t offset, QueryOffset(req));
   DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
   request.offset = static_cast<int32_t>(std::min<int64_t>(offset, 1 << 30));
   request.limit = static_cast<int32_t>(std::min<int64_t>(limit, 1 << 30));
@@ -132,7 +133,7 @@ Answer CreatedJson(FrontDoor& front, const auth::Principal& caller,
 // ?offset=&limit=.
 Answer CheckpointsJson(FrontDoor& front, const auth::Principal& caller, const Request& req,
                        int64_t experiment_id, std::vector<bus::CheckpointSummary> checkpoints) {
-  DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
+  DET_ASSIGN_OR_RETURN(int64_t offset, QueryOffset(req));
   DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
   DET_ASSIGN_OR_RETURN(auto experiment,
                        front.calls.Call(caller, bus::ExperimentGetRequest{experiment_id}));
@@ -397,7 +398,7 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
       route([&front, id_of](Caller caller, Req req) -> Answer {
         DET_ASSIGN_OR_RETURN(auto reply,
                              front.calls.Call(caller, bus::ExperimentGetRequest{id_of(req)}));
-        DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
+        DET_ASSIGN_OR_RETURN(int64_t offset, QueryOffset(req));
         DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
         const Page page = PageOf(offset, limit, reply.trials.size());
         ordered_json trials = ordered_json::array();
@@ -439,29 +440,28 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
   routes.Delete("/api/v1/experiments/{experiment_id}", route([act, id_of](Caller caller, Req req) {
                   return act(caller, id_of(req), "delete");
                 }));
-  routes.Get(
-      "/api/v1/trials/{trial_id}/metrics", route([&front, id_of](Caller caller, Req req) -> Answer {
-        bus::TrialMetricsRequest request{id_of(req)};
-        if (req.HasParam("kind")) request.kind = req.Param("kind");
-        DET_ASSIGN_OR_RETURN(int64_t after, QueryNumber(req, "after_step", 0));
-        DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 1000));
-        request.after_step = req.HasParam("after_step") ? after : -1;
-        request.limit = static_cast<int32_t>(std::min<int64_t>(limit, 1 << 30));
-        DET_ASSIGN_OR_RETURN(int64_t max_points, QueryNumber(req, "max_points", 0));
-        request.max_points = static_cast<int32_t>(std::clamp<int64_t>(max_points, -1, 1 << 30));
-        DET_ASSIGN_OR_RETURN(auto reply, front.reads.TrialMetrics(caller, request));
-        ordered_json metrics = ordered_json::array();
-        for (const auto& m : reply.metrics) {
-          metrics.push_back({{"step", m.step},
-                             {"run_id", m.run_id},
-                             {"metrics", ordered_json::parse(m.metrics_json, nullptr,
-                                                             /*allow_exceptions=*/false)}});
-        }
-        return ordered_json{{"trial_id", request.trial_id},
-                            {"kind", request.kind},
-                            {"metrics", metrics},
-                            {"downsampled", reply.downsampled}};
-      }));
+  routes.Get("/api/v1/trials/{trial_id}/metrics",
+             route([&front, id_of](Caller caller, Req req) -> Answer {
+               bus::TrialMetricsRequest request{id_of(req)};
+               if (req.HasParam("kind")) request.kind = req.Param("kind");
+               DET_ASSIGN_OR_RETURN(int64_t after, QueryNumber(req, "afterStep", 0));
+               DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 1000));
+               request.after_step = req.HasParam("afterStep") ? after : -1;
+               request.limit = static_cast<int32_t>(std::min<int64_t>(limit, 1 << 30));
+               DET_ASSIGN_OR_RETURN(request.max_points, QueryMaxPoints(req, 0));
+               DET_ASSIGN_OR_RETURN(auto reply, front.reads.TrialMetrics(caller, request));
+               ordered_json metrics = ordered_json::array();
+               for (const auto& m : reply.metrics) {
+                 metrics.push_back({{"step", m.step},
+                                    {"runId", m.run_id},
+                                    {"metrics", ordered_json::parse(m.metrics_json, nullptr,
+                                                                    /*allow_exceptions=*/false)}});
+               }
+               return ordered_json{{"trialId", request.trial_id},
+                                   {"kind", request.kind},
+                                   {"metrics", metrics},
+                                   {"downsampled", reply.downsampled}};
+             }));
   routes.Get(
       "/api/v1/trials/{trial_id}/checkpoints",
       route([&front, id_of](Caller caller, Req req) -> Answer {
@@ -474,7 +474,7 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
              route([&front, id_of](Caller caller, Req req) -> Answer {
                DET_ASSIGN_OR_RETURN(bus::TrialSummary trial, TrialOf(front, caller, id_of(req)));
                DET_ASSIGN_OR_RETURN(std::vector<Workload> all, WorkloadsOf(front, caller, trial));
-               DET_ASSIGN_OR_RETURN(int64_t offset, QueryNumber(req, "offset", 0));
+               DET_ASSIGN_OR_RETURN(int64_t offset, QueryOffset(req));
                DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
                const Page page = PageOf(offset, limit, all.size());
                ordered_json workloads = ordered_json::array();

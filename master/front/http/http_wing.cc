@@ -7,6 +7,7 @@
 #include "master/front/http/experiment_routes.h"
 #include "master/front/http/master_routes.h"
 #include "master/front/http/metric_series_routes.h"
+#include "master/front/http/token_routes.h"
 #include "master/front/http/trial_metrics_stream.h"
 #include "master/front/http/user_routes.h"
 #include "master/front/http/workspace_routes.h"
@@ -23,6 +24,7 @@ void RouteEverything(Router& router, FrontDoor& front, TrialRoutes& trial, Answe
   RouteExperimentApi(router, front, cache);
   RouteMetricSeries(router, front);
   RouteUserApi(router, front.calls.users());
+  RouteTokenApi(router, front.calls.users());
   RouteMasterApi(router, front);
   RouteClusterApi(router, front, cache);
   RouteCommandApi(router, front);

@@ -173,6 +173,22 @@ Result<int64_t> QueryNumber(const Request& req, const std::string& name, int64_t
   return std::stoll(text);
 }
 
+std::string QueryName(const Request& req, const std::string& camel, const std::string& snake) {
+  return !req.HasParam(camel) && req.HasParam(snake) ? snake : camel;
+}
+
+Result<int64_t> QueryOffset(const Request& req) {
+  if (!req.HasParam("offset")) return int64_t{0};
+  const std::string text = req.Param("offset");
+  const std::string digits = text.starts_with('-') ? text.substr(1) : text;
+  if (digits.empty() || digits.size() > 18 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return InvalidArgument("offset: expected a whole number (negative: from the end), got \"" +
+                           text + "\"");
+  }
+  return std::stoll(text);
+}
+
 std::string StreamErrorLine(const Status& error) {
   return nlohmann::json{{"error",
                          {{"grpcCode", GrpcCodeOf(error)},
@@ -193,10 +209,12 @@ Result<std::optional<bool>> QueryBool(const Request& req, const std::string& nam
 
 Page PageOf(int64_t offset, int64_t limit, size_t total) {
   Page page;
-  page.offset = std::max<int64_t>(offset, 0);
+  page.offset = offset;
   page.limit = std::max<int64_t>(limit, 0);
   page.total = total;
-  page.start = std::min<size_t>(static_cast<size_t>(page.offset), total);
+  const auto held = static_cast<int64_t>(total);
+  page.start = static_cast<size_t>(offset >= 0 ? std::min(offset, held)
+                                               : std::max<int64_t>(0, held + offset));
   page.end = page.limit == 0
                  ? total
                  : std::min<size_t>(total, page.start + static_cast<size_t>(page.limit));

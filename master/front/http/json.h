@@ -77,6 +77,14 @@ Result<T> Field(const nlohmann::json& body, const std::string& name, const char*
   }
 }
 
+// An optional field: absent (or null) stays `fallback`; present must be a T (as Field).
+template <class T>
+Result<T> OptionalField(const nlohmann::json& body, const std::string& name, T fallback,
+                        const char* expected) {
+  if (!body.contains(name) || body.at(name).is_null()) return fallback;
+  return Field<T>(body, name, expected);
+}
+
 // Standard base64 (RFC 4648, padded); InvalidArgument naming `field` when `text` is not.
 Result<std::string> DecodeBase64(const std::string& text, const std::string& field);
 
@@ -85,8 +93,12 @@ Result<int64_t> QueryNumber(const Request& req, const std::string& name, int64_t
 // A true/false query parameter (also 1/0), or nullopt when absent; InvalidArgument otherwise.
 Result<std::optional<bool>> QueryBool(const Request& req, const std::string& name);
 
-// Determined's pagination of a list of `total` items: from `offset` (negative: 0), `limit` items
-// (0: all); items [start, end) are the page's.
+// Determined's `offset` query parameter: a whole number, negative for that many from the end (0
+// when absent); InvalidArgument otherwise.
+Result<int64_t> QueryOffset(const Request& req);
+
+// Determined's pagination of a list of `total` items: from `offset` (negative: that many from the
+// end), `limit` items (0: all); items [start, end) are the page's.
 struct Page {
   int64_t offset = 0;
   int64_t limit = 0;
@@ -97,6 +109,11 @@ struct Page {
 Page PageOf(int64_t offset, int64_t limit, size_t total);
 // {"offset", "limit", "startIndex", "endIndex", "total"} (Determined's v1Pagination).
 nlohmann::ordered_json PaginationJson(const Page& page);
+
+// Which of a parameter's two names the query uses: its JSON name (`camel`, as Determined's clients
+// send it) or its proto field name (`snake`), both of which Determined's gateway reads; `camel`
+// when neither is there.
+std::string QueryName(const Request& req, const std::string& camel, const std::string& snake);
 
 // Every value of a query parameter, repeated (`?states=A&states=B`) or comma-separated.
 std::vector<std::string> QueryList(const Request& req, const std::string& name);

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "bus/catalog/experiments_json.h"
+#include "master/front/http/cluster_shapes.h"
+#include "master/front/http/experiment_shapes.h"
 #include "master/front/http/json.h"
 #include "master/front/http/user_routes.h"
 #include "master/front/recent_answers.h"
@@ -22,20 +24,16 @@ constexpr size_t kMaxCompareTrials = 100;
 constexpr Duration kRecentAnswersMaxAge = std::chrono::seconds(2);
 constexpr size_t kRecentAnswersMaxBytes = 64 << 20;
 
-Result<int> MaxPoints(const Request& req, const std::string& name) {
-  DET_ASSIGN_OR_RETURN(int64_t max_points, QueryNumber(req, name, 200));
-  return static_cast<int>(std::min<int64_t>(max_points, 1 << 30));
-}
-
-// Determined's max_datapoints: 0 (or none) is 200, more than the curve read allows is that.
+// Determined's maxDatapoints: 0 (or none) is 200, more than the curve read allows is that.
 Result<int> MaxDatapoints(const Request& req) {
-  DET_ASSIGN_OR_RETURN(int64_t max_points, QueryNumber(req, "max_datapoints", 0));
+  DET_ASSIGN_OR_RETURN(int64_t max_points,
+                       QueryNumber(req, QueryName(req, "maxDatapoints", "max_datapoints"), 0));
   if (max_points == 0) return 200;
   return static_cast<int>(std::min<int64_t>(max_points, storage::kMetricCurveMaxPoints));
 }
 
 ordered_json SeriesJson(const storage::MetricSeries& s) {
-  return {{"trial_id", s.trial_id},
+  return {{"trialId", s.trial_id},
           {"name", s.name},
           {"steps", s.steps},
           {"values", s.values},
@@ -48,60 +46,70 @@ Answer ExperimentSeries(FrontDoor& front, const auth::Principal& caller, const R
   if (query.experiment_id == 0) return NotFound("experiment 0 does not exist");
   if (req.HasParam("group")) query.kind = req.Param("group");
   query.names = QueryList(req, "name");
-  DET_ASSIGN_OR_RETURN(query.max_points, MaxPoints(req, "max_points"));
+  DET_ASSIGN_OR_RETURN(query.max_points, QueryMaxPoints(req, 200));
   DET_ASSIGN_OR_RETURN(auto answer, front.reads.MetricSeries(caller, query));
   ordered_json series = ordered_json::array();
   for (const auto& s : answer.series) series.push_back(SeriesJson(s));
-  return ordered_json{{"experiment_id", query.experiment_id},
+  return ordered_json{{"experimentId", query.experiment_id},
                       {"group", query.kind},
                       {"names", answer.names},
                       {"series", series},
                       {"truncated", answer.truncated}};
 }
 
-// The groups asked for: `group`, or Determined's metric_type enum, or else both training and
+// The groups asked for: `group`, or Determined's metricType enum, or else both training and
 // validation (as Determined answers then).
 Result<std::vector<std::string>> GroupsOf(const Request& req) {
-  const bool typed = req.HasParam("metric_type");
+  const std::string type_name = QueryName(req, "metricType", "metric_type");
+  const bool typed = req.HasParam(type_name);
   if (req.HasParam("group")) {
-    if (typed) return InvalidArgument("group, metric_type: name one of them, not both");
+    if (typed) return InvalidArgument("group, " + type_name + ": name one of them, not both");
     return std::vector<std::string>{req.Param("group")};
   }
   if (!typed) return std::vector<std::string>{"training", "validation"};
-  const std::string type = req.Param("metric_type");
+  const std::string type = req.Param(type_name);
   if (type == "METRIC_TYPE_VALIDATION") return std::vector<std::string>{"validation"};
   if (type == "METRIC_TYPE_TRAINING") return std::vector<std::string>{"training"};
-  return InvalidArgument(
-      "metric_type: expected METRIC_TYPE_TRAINING or METRIC_TYPE_VALIDATION, not \"" + type + "\"");
+  return InvalidArgument(type_name +
+                         ": expected METRIC_TYPE_TRAINING or METRIC_TYPE_VALIDATION, not \"" +
+                         type + "\"");
 }
 
 Result<std::vector<int64_t>> TrialIds(const Request& req) {
+  const std::string name = QueryName(req, "trialIds", "trial_ids");
   std::vector<int64_t> ids;
-  for (const auto& text : QueryList(req, "trial_ids")) {
+  for (const auto& text : QueryList(req, name)) {
     char* end = nullptr;
     const long long id = std::strtoll(text.c_str(), &end, 10);
     if (text.empty() || *end != '\0' || id <= 0) {
-      return InvalidArgument("trial_ids: \"" + text + "\" is not a trial id");
+      return InvalidArgument(name + ": \"" + text + "\" is not a trial id");
     }
     ids.push_back(id);
   }
-  if (ids.empty()) return InvalidArgument("trial_ids: name at least one trial");
+  if (ids.empty()) return InvalidArgument(name + ": name at least one trial");
   if (ids.size() > kMaxCompareTrials) {
-    return InvalidArgument("trial_ids: " + std::to_string(ids.size()) + " named, at most " +
+    return InvalidArgument(name + ": " + std::to_string(ids.size()) + " named, at most " +
                            std::to_string(kMaxCompareTrials));
   }
   return ids;
 }
 
-// One trial's DownsampledMetrics: its series merged by step into Determined's data points.
+// One trial's DownsampledMetrics: its series merged by step into Determined's data points
+// (v1DataPoint: batches, time, values).
 ordered_json DownsampledMetrics(const std::string& group,
                                 const std::vector<const storage::MetricSeries*>& series) {
-  std::map<int64_t, ordered_json> by_step;
+  std::map<int64_t, std::pair<int64_t, ordered_json>> by_step;  // step -> (time, values)
   for (const auto* s : series) {
-    for (size_t i = 0; i < s->steps.size(); ++i) by_step[s->steps[i]][s->name] = s->values[i];
+    for (size_t i = 0; i < s->steps.size(); ++i) {
+      auto& [time, values] = by_step[s->steps[i]];
+      if (i < s->times.size()) time = std::max(time, s->times[i]);
+      values[s->name] = s->values[i];
+    }
   }
   ordered_json data = ordered_json::array();
-  for (auto& [step, values] : by_step) data.push_back({{"batches", step}, {"values", values}});
+  for (auto& [step, point] : by_step) {
+    data.push_back({{"batches", step}, {"time", TimeText(point.first)}, {"values", point.second}});
+  }
   const std::string type = group == "training"     ? "METRIC_TYPE_TRAINING"
                            : group == "validation" ? "METRIC_TYPE_VALIDATION"
                                                    : "METRIC_TYPE_UNSPECIFIED";
@@ -112,9 +120,10 @@ Answer CompareTrials(FrontDoor& front, const auth::Principal& caller, const Requ
   RecordReads::MetricSeriesQuery query;
   DET_ASSIGN_OR_RETURN(query.trial_ids, TrialIds(req));
   DET_ASSIGN_OR_RETURN(std::vector<std::string> groups, GroupsOf(req));
-  query.names = QueryList(req, "metric_names");
+  query.names = QueryList(req, QueryName(req, "metricNames", "metric_names"));
   DET_ASSIGN_OR_RETURN(query.max_points, MaxDatapoints(req));
   query.with_names = false;
+  query.with_times = true;
   std::vector<std::pair<std::string, RecordReads::MetricSeriesAnswer>> by_group;
   for (const auto& group : groups) {
     query.kind = group;
@@ -132,7 +141,7 @@ Answer CompareTrials(FrontDoor& front, const auth::Principal& caller, const Requ
       }
       if (!mine.empty()) metrics.push_back(DownsampledMetrics(group, mine));  // as Determined
     }
-    trials.push_back({{"trial", bus::ToJson(trial.trial)}, {"metrics", metrics}});
+    trials.push_back({{"trial", TrialJson(trial.trial)}, {"metrics", metrics}});
   }
   return ordered_json{{"trials", trials}};
 }
@@ -145,6 +154,16 @@ std::string KeyOf(const Request& req) {
 }
 
 }  // namespace
+
+Result<int> QueryMaxPoints(const Request& req, int fallback) {
+  DET_ASSIGN_OR_RETURN(int64_t max_points, QueryNumber(req, "maxPoints", fallback));
+  if (req.HasParam("maxPoints") &&
+      (max_points < 2 || max_points > storage::kMetricCurveMaxPoints)) {
+    return InvalidArgument("maxPoints: " + std::to_string(max_points) + " is outside 2.." +
+                           std::to_string(storage::kMetricCurveMaxPoints));
+  }
+  return static_cast<int>(max_points);
+}
 
 void RouteMetricSeries(Router& routes, FrontDoor& front) {
   // An experiment's curves read the same for every user: open pages polling one experiment share

@@ -17,13 +17,6 @@ UserAnswer UserJson(const Result<bus::UserReply>& reply) {
   return ordered_json{{"user", ToJson(reply->user)}};
 }
 
-// An optional field: absent stays `fallback`; present must be a T.
-template <class T>
-Result<T> Optional(const json& body, const std::string& name, T fallback, const char* expected) {
-  if (!body.contains(name)) return fallback;
-  return Field<T>(body, name, expected);
-}
-
 Result<std::optional<bool>> OptionalBool(const json& body, const std::string& name) {
   if (!body.contains(name)) return std::optional<bool>();
   DET_ASSIGN_OR_RETURN(bool value, Field<bool>(body, name, "true or false"));
@@ -67,7 +60,7 @@ Result<UserFilter> UserFilterOf(const Request& req) {
   filter.name = req.Param("name");
   DET_ASSIGN_OR_RETURN(filter.active, QueryBool(req, "active"));
   DET_ASSIGN_OR_RETURN(filter.admin, QueryBool(req, "admin"));
-  DET_ASSIGN_OR_RETURN(filter.offset, QueryNumber(req, "offset", 0));
+  DET_ASSIGN_OR_RETURN(filter.offset, QueryOffset(req));
   DET_ASSIGN_OR_RETURN(filter.limit, QueryNumber(req, "limit", 0));
   return filter;
 }
@@ -80,7 +73,7 @@ Result<bus::UserLoginRequest> LoginRequestOf(const std::string& body) {
   DET_ASSIGN_OR_RETURN(request.username, Field<std::string>(fields, "username", "a string"));
   DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(fields, "password", "a string"));
   DET_ASSIGN_OR_RETURN(request.is_hashed,
-                       Optional<bool>(fields, "isHashed", false, "true or false"));
+                       OptionalField<bool>(fields, "isHashed", false, "true or false"));
   return request;
 }
 
@@ -92,10 +85,10 @@ Result<bus::UserCreateRequest> UserCreateRequestOf(const std::string& body) {
   const json& user = fields["user"];
   bus::UserCreateRequest request;
   DET_ASSIGN_OR_RETURN(request.username, Field<std::string>(user, "username", "a string"));
-  DET_ASSIGN_OR_RETURN(request.admin, Optional<bool>(user, "admin", false, "true or false"));
+  DET_ASSIGN_OR_RETURN(request.admin, OptionalField<bool>(user, "admin", false, "true or false"));
   DET_ASSIGN_OR_RETURN(request.password, Field<std::string>(fields, "password", "a string"));
   DET_ASSIGN_OR_RETURN(request.is_hashed,
-                       Optional<bool>(fields, "isHashed", false, "true or false"));
+                       OptionalField<bool>(fields, "isHashed", false, "true or false"));
   return request;
 }
 
@@ -127,7 +120,7 @@ Result<UserPatch> UserPatchOf(const std::string& username, const std::string& bo
     bus::UserPasswordRequest password{username, "", false};
     DET_ASSIGN_OR_RETURN(password.password, Field<std::string>(fields, "password", "a string"));
     DET_ASSIGN_OR_RETURN(password.is_hashed,
-                         Optional<bool>(fields, "isHashed", false, "true or false"));
+                         OptionalField<bool>(fields, "isHashed", false, "true or false"));
     patch.password = password;
   }
   if (!patch.update && !patch.password) {
@@ -136,17 +129,6 @@ Result<UserPatch> UserPatchOf(const std::string& username, const std::string& bo
         "\"password\"");
   }
   return patch;
-}
-
-Result<bus::TokenCreateRequest> TokenCreateRequestOf(const std::string& body) {
-  DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
-  bus::TokenCreateRequest request;
-  DET_ASSIGN_OR_RETURN(request.username, Optional<std::string>(fields, "username", "", "a string"));
-  DET_ASSIGN_OR_RETURN(request.description,
-                       Optional<std::string>(fields, "description", "", "a string"));
-  DET_ASSIGN_OR_RETURN(request.lifespan_s,
-                       Optional<int64_t>(fields, "lifespan_s", 0, "seconds (0 default, -1 never)"));
-  return request;
 }
 
 Result<auth::Principal> UserOf(auth::Users& users, const Request& req) {
@@ -247,28 +229,6 @@ void RouteUserApi(Router& routes, auth::Users& users) {
         if (patch.password) reply = u->SetPassword(caller, *patch.password);
         if (reply.ok() && patch.update) reply = u->Update(caller, *patch.update);
         return UserJson(reply);
-      }));
-  routes.Post("/api/v1/tokens",
-              ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
-                DET_ASSIGN_OR_RETURN(bus::TokenCreateRequest request,
-                                     TokenCreateRequestOf(req.body));
-                DET_ASSIGN_OR_RETURN(bus::TokenCreateReply reply, u->CreateToken(caller, request));
-                return ordered_json{{"token", reply.token}, {"summary", ToJson(reply.summary)}};
-              }));
-  routes.Get("/api/v1/tokens",
-             ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
-               const bool all = req.Param("all") == "true";
-               DET_ASSIGN_OR_RETURN(bus::TokenList list, u->ListTokens(caller, {all}));
-               ordered_json tokens = ordered_json::array();
-               for (const auto& token : list.tokens) tokens.push_back(ToJson(token));
-               return ordered_json{{"tokens", tokens}};
-             }));
-  routes.Delete(
-      "/api/v1/tokens/{token_id}",
-      ForUsers(users, [u](const auth::Principal& caller, const Request& req) -> UserAnswer {
-        DET_ASSIGN_OR_RETURN(bus::TokenReply reply,
-                             u->RevokeToken(caller, {std::stoll(req.Match(1))}));
-        return ordered_json{{"token", ToJson(reply.token)}};
       }));
 }
 

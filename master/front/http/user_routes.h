@@ -46,13 +46,9 @@ std::function<void(const Request&, Response&)> ForUsersCached(auth::Users& users
 //   PATCH  /api/v1/users/{id}     {"active", "admin", "agentUserGroup": {"agentUid", "agentGid",
 //                                 "agentUser", "agentGroup"}} (admins), {"password", "isHashed"}
 //                                 (one's own, or anyone's by admins) -> {"user"}
-//   POST   /api/v1/tokens         {"description", "lifespan_s" (0 default, -1 never), "username"}
-//                                 -> {"token", "summary"}
-//   GET    /api/v1/tokens[?all=true]  {"tokens": [...]}
-//   DELETE /api/v1/tokens/{id}    revokes -> {"token"}
 //
 // 400 names the bad field, 401 without a live token or with a wrong password, 403 for admin work
-// by a non-admin, 404 for an unknown user or token.
+// by a non-admin, 404 for an unknown user. Access tokens: token_routes.h.
 void RouteUserApi(Router& routes, auth::Users& users);
 
 // What PATCH /api/v1/users/{id} changes: the password, the rest, or both.
@@ -71,6 +67,5 @@ Result<bus::UserPasswordRequest> PasswordRequestOf(const std::string& username,
 // InvalidArgument too when it changes nothing, or names what cannot change here (username,
 // displayName, remote).
 Result<UserPatch> UserPatchOf(const std::string& username, const std::string& body);
-Result<bus::TokenCreateRequest> TokenCreateRequestOf(const std::string& body);
 
 }  // namespace det::master::http

@@ -4,9 +4,10 @@
 import { useState } from "react";
 import { Badge, Pending, Section, Stale } from "../components/common";
 import { Table } from "../components/Table";
+import { decisionView, instanceView, type ApiDecision, type ApiInstance } from "../determined";
 import { age, formatTime, instanceHours } from "../format";
 import { usePoll } from "../hooks";
-import type { Decision, Instance } from "../types";
+import type { Decision } from "../types";
 
 function DecisionText({ d }: { d: Decision }) {
   const parts: string[] = [];
@@ -27,9 +28,9 @@ export function Autoscaling() {
   const [all, setAll] = useState(false);
   // Every recorded instance: the hours count the terminated ones too; the table shows the live
   // ones unless asked.
-  const instances = usePoll<{ instances: Instance[] }>("/api/v1/autoscaler/instances?all=true");
-  const decisions = usePoll<{ decisions: Decision[] }>("/api/v1/autoscaler/decisions?limit=50");
-  const recorded = instances.data?.instances ?? [];
+  const instances = usePoll<{ instances: ApiInstance[] }>("/api/v1/autoscaler/instances?all=true");
+  const decisions = usePoll<{ decisions: ApiDecision[] }>("/api/v1/autoscaler/decisions?limit=50");
+  const recorded = (instances.data?.instances ?? []).map(instanceView);
   const live = recorded.filter((i) => i.terminated_at === 0);
   const spot = live.filter((i) => i.state === "spot_requested");
   return (
@@ -94,7 +95,7 @@ export function Autoscaling() {
         {decisions.data ? (
           <Table
             testId="decisions"
-            rows={decisions.data.decisions}
+            rows={decisions.data.decisions.map(decisionView)}
             rowKey={(d) => `${d.resource_pool}-${d.decided_at}`}
             empty="No decisions yet."
             columns={[

@@ -13,6 +13,7 @@ import {
   type SeriesAnswer,
   type TimeSeriesAnswer,
 } from "../curves";
+import { trialView } from "../determined";
 import { formatNumber } from "../format";
 import { flatten } from "../hparams";
 import { usePoll } from "../hooks";
@@ -97,12 +98,12 @@ export function Compare({ trials: ids }: { trials: number[] }) {
   const listed = ids.slice(0, MAX_COMPARED);
   const chosen = choice ?? { group: "validation", name: "" };
   const path = listed.length
-    ? `/api/v1/trials/time-series?${listed.map((id) => `trial_ids=${id}`).join("&")}` +
-      `&group=${encodeURIComponent(chosen.group)}&metric_names=${encodeURIComponent(chosen.name)}` +
-      `&max_datapoints=500`
+    ? `/api/v1/trials/time-series?${listed.map((id) => `trialIds=${id}`).join("&")}` +
+      `&group=${encodeURIComponent(chosen.group)}&metricNames=${encodeURIComponent(chosen.name)}` +
+      `&maxDatapoints=500`
     : null;
   const answer = usePoll<TimeSeriesAnswer>(path, 10_000);
-  const trials = useMemo(() => answer.data?.trials.map((t) => t.trial) ?? [], [answer.data]);
+  const trials = useMemo(() => answer.data?.trials.map((t) => trialView(t.trial)) ?? [], [answer.data]);
   // Metric choices: every validation metric any trial has a best value of, and the metrics the
   // first trial's experiment offers (training ones too).
   const firstExperiment = trials[0]?.experiment_id;

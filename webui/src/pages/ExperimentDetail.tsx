@@ -76,7 +76,7 @@ function AllTrialsCurves({ e, trialCount, live, highlight, onHover, onShown }: {
   const [choice, setChoice] = useState<MetricChoice>({ group: "validation", name: e.metric });
   const path =
     `/api/v1/experiments/${e.id}/metrics-series?group=${encodeURIComponent(choice.group)}` +
-    `&name=${encodeURIComponent(choice.name)}&max_points=${OVERLAY_POINTS}`;
+    `&name=${encodeURIComponent(choice.name)}&maxPoints=${OVERLAY_POINTS}`;
   const answer = usePoll<SeriesAnswer>(path, live ? 5000 : 600_000);  // 500 trials: 0.2 s of master
   const curves = useMemo(
     () => (answer.data ? curvesOfSeries(answer.data, choice.name) : []),
