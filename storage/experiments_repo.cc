@@ -240,6 +240,15 @@ std::optional<CheckpointRecord> FindCheckpoint(pqxx::work& tx, const std::string
   return ReadCheckpoint(result[0]);
 }
 
+Status SetCheckpointMetadata(pqxx::work& tx, const std::string& uuid,
+                             const std::string& metadata_json) {
+  if (!IsUuid(uuid)) return NotFound("checkpoint " + uuid + " not found");
+  return ExpectUpdated(
+      tx.exec_params("UPDATE checkpoints SET metadata = $2::jsonb WHERE uuid = $1::uuid", uuid,
+                     metadata_json),
+      "checkpoint " + uuid);
+}
+
 std::optional<CheckpointRecord> LatestCheckpoint(pqxx::work& tx, int64_t trial_id) {
   auto result = tx.exec_params(std::string(kCheckpointSelect) +
                                    " WHERE trial_id = $1 AND state = 'COMPLETED'"

@@ -106,6 +106,9 @@ Status SetCheckpointState(pqxx::work& tx, const std::string& uuid, const std::st
 std::vector<CheckpointRecord> ListCheckpoints(pqxx::work& tx, int64_t trial_id);  // by steps
 // The checkpoint `uuid` (none for an unknown or malformed uuid).
 std::optional<CheckpointRecord> FindCheckpoint(pqxx::work& tx, const std::string& uuid);
+// Replaces the checkpoint's user metadata (a JSON object, as text); NotFound for an unknown uuid.
+Status SetCheckpointMetadata(pqxx::work& tx, const std::string& uuid,
+                             const std::string& metadata_json);
 // The COMPLETED checkpoint with the most steps: where a restarted trial resumes.
 std::optional<CheckpointRecord> LatestCheckpoint(pqxx::work& tx, int64_t trial_id);
 

@@ -112,19 +112,31 @@ Status CheckMetricGroup(const std::string& group, const std::string& field) {
 
 Result<std::pair<storage::CheckpointRecord, int64_t>> TrialReports::Checkpoint(
     const TrialRun& run, const std::string& uuid) {
+  auto found = AnyCheckpoint(uuid);
+  if (found.ok() && found->second == run.experiment_id) return found;
+  if (!found.ok() && found.status().code() != StatusCode::kNotFound) return found.status();
+  return NotFound("checkpoint " + uuid + " not found in this trial's experiment");
+}
+
+Result<std::pair<storage::CheckpointRecord, int64_t>> TrialReports::AnyCheckpoint(
+    const std::string& uuid) {
   Result<std::pair<storage::CheckpointRecord, int64_t>> found =
-      NotFound("checkpoint " + uuid + " not found in this trial's experiment");
+      NotFound("checkpoint " + uuid + " not found");
   DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
-    auto own = storage::GetTrial(tx, run.trial_id);
     auto checkpoint = storage::FindCheckpoint(tx, uuid);
-    if (!own.ok() || !checkpoint) return Status::Ok();
+    if (!checkpoint) return Status::Ok();
     auto owner = storage::GetTrial(tx, checkpoint->trial_id);
-    if (owner.ok() && owner->experiment_id == own->experiment_id) {
-      found = std::pair{*checkpoint, owner->experiment_id};
-    }
+    if (owner.ok()) found = std::pair{*checkpoint, owner->experiment_id};
     return Status::Ok();
   }));
   return found;
+}
+
+Result<std::pair<storage::CheckpointRecord, int64_t>> TrialReports::SetCheckpointMetadata(
+    const std::string& uuid, const std::string& metadata_json) {
+  DET_RETURN_IF_ERROR(db_.Run(
+      [&](pqxx::work& tx) { return storage::SetCheckpointMetadata(tx, uuid, metadata_json); }));
+  return AnyCheckpoint(uuid);
 }
 
 Status TrialReports::PatchCheckpoint(const TrialRun& run, const std::string& uuid,

@@ -55,6 +55,12 @@ class TrialReports {
   // of another experiment (a run reads its own experiment's checkpoints only).
   Result<std::pair<storage::CheckpointRecord, int64_t>> Checkpoint(const TrialRun& run,
                                                                    const std::string& uuid);
+  // Checkpoint `uuid` of any experiment (a user's read), with its experiment id; NotFound.
+  Result<std::pair<storage::CheckpointRecord, int64_t>> AnyCheckpoint(const std::string& uuid);
+  // Replaces checkpoint `uuid`'s user metadata (Determined's PostCheckpointMetadata); the
+  // checkpoint as it is then. NotFound for an unknown one.
+  Result<std::pair<storage::CheckpointRecord, int64_t>> SetCheckpointMetadata(
+      const std::string& uuid, const std::string& metadata_json);
   // Replaces the checkpoint's resources with what is left of it (Determined's PatchCheckpoints,
   // after trial code deleted files): none left makes it DELETED, some PARTIALLY_DELETED. NotFound
   // for a checkpoint outside the run's experiment.

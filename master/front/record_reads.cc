@@ -28,6 +28,12 @@ int64_t SizeOf(const std::string& resources_json) {
 
 }  // namespace
 
+bus::CheckpointSummary CheckpointSummaryOf(const storage::CheckpointRecord& c,
+                                           int64_t experiment_id) {
+  return {c.uuid,        c.trial_id,    c.steps_completed, c.state,        SizeOf(c.resources_json),
+          c.reported_ns, experiment_id, c.resources_json,  c.metadata_json};
+}
+
 Result<bus::TaskLogsReply> RecordReads::TaskLogs(const auth::Principal&,
                                                  const bus::TaskLogsRequest& request) {
   bus::TaskLogsReply reply;
@@ -83,9 +89,7 @@ Result<bus::CheckpointList> RecordReads::Checkpoints(
     DET_RETURN_IF_ERROR(storage::GetExperiment(tx, request.id).status());
     for (const auto& trial : storage::ListTrials(tx, request.id)) {
       for (const auto& c : storage::ListCheckpoints(tx, trial.id)) {
-        reply.checkpoints.push_back({c.uuid, c.trial_id, c.steps_completed, c.state,
-                                     SizeOf(c.resources_json), c.reported_ns, request.id,
-                                     c.resources_json, c.metadata_json});
+        reply.checkpoints.push_back(CheckpointSummaryOf(c, request.id));
       }
     }
     return Status::Ok();

@@ -8,9 +8,14 @@
 #include "bus/catalog/tasks.h"
 #include "master/auth/users.h"
 #include "storage/database.h"
+#include "storage/experiments_repo.h"
 #include "storage/metrics_repo.h"
 
 namespace det::master {
+
+// A stored checkpoint as the catalog summarizes it (its size: the sum of its resources').
+bus::CheckpointSummary CheckpointSummaryOf(const storage::CheckpointRecord& checkpoint,
+                                           int64_t experiment_id);
 
 // What the gateways read from PostgreSQL themselves rather than ask an actor: task logs, an
 // experiment's checkpoints, a trial's metrics, many trials' curves at once, the autoscaler's

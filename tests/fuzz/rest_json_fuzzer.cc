@@ -27,6 +27,7 @@ void DecodeUserBodies(const std::string& body) {
   (void)det::master::http::UserPatchOf("someone", body);
   (void)det::master::http::TokenCreateRequestOf(body);
   (void)det::master::http::TokenPatchRequestOf(1, body);
+  (void)det::master::http::CheckpointMetadataOf(body);
 }
 
 void DecodeClusterBodies(const std::string& body) {

@@ -301,6 +301,12 @@ TEST_F(DeterminedCliExperimentTest, Stage2PausedActivatedAndItsCheckpointsListed
   for (const auto& checkpoint : checkpoints) {
     EXPECT_TRUE(Has(listed, checkpoint.value("uuid", "?"))) << listed;
   }
+  // `det checkpoint describe`: Determined's GetCheckpoint for a user.
+  const std::string uuid = checkpoints.back().value("uuid", "");
+  const std::string described = Determined("checkpoint describe " + uuid);
+  EXPECT_TRUE(Has(described, uuid)) << described;
+  EXPECT_TRUE(Has(described, "steps_completed")) << described;
+  EXPECT_TRUE(Has(described, "rc=0")) << described;
 }
 
 TEST_F(DeterminedCliExperimentTest, Stage3SearchIsCreatedAndKilled) {
@@ -335,12 +341,15 @@ trials = exp.list_trials()
 top = exp.top_checkpoint()
 path = top.download(path=os.path.join(sys.argv[2], "downloaded"))
 steps = [m.steps_completed for m in trials[0].iter_metrics("validation")]
+client.get_checkpoint(top.uuid).add_metadata({"reviewed": "yes"})
+fetched = client.get_checkpoint(top.uuid)
 other = client.create_experiment(config=folder + "/3_hpsearch.yaml", model_dir=folder)
 other.kill()
 print(json.dumps({"id": exp.id, "state": state.value, "trials": [t.id for t in trials],
                   "experiments": [e.id for e in client.list_experiments()],
                   "top": top.uuid, "downloaded": sorted(os.listdir(path)),
-                  "validation_steps": steps, "killed": other.id}))
+                  "validation_steps": steps, "killed": other.id,
+                  "fetched": {"trial": fetched.training.trial_id, "metadata": fetched.metadata}}))
 )";
   const std::string out = testing::Shell(
       "cd " + dir_.string() + " && { HOME=" + (dir_ / "home").string() + " PYTHONPATH=" +
@@ -374,6 +383,11 @@ print(json.dumps({"id": exp.id, "state": state.value, "trials": [t.id for t in t
   }
   ASSERT_FALSE(best.empty()) << checkpoints.dump();
   EXPECT_EQ(got["top"], best) << out;
+  // client.get_checkpoint, and add_metadata through Determined's PostCheckpointMetadata.
+  EXPECT_EQ(got["fetched"]["trial"], got["trials"][0]) << out;
+  EXPECT_EQ(got["fetched"]["metadata"].value("reviewed", ""), "yes") << out;
+  EXPECT_EQ(Get("/api/v1/checkpoints/" + best)["checkpoint"]["metadata"].value("reviewed", ""),
+            "yes");
   EXPECT_NE(got["downloaded"].dump().find("metadata.json"), std::string::npos) << out;
   const nlohmann::json validations = Metrics(got["trials"][0].get<int64_t>(), "validation");
   ASSERT_EQ(got["validation_steps"].size(), validations["metrics"].size()) << out;

@@ -265,6 +265,19 @@ TEST(CommandCheckTest, HostMountsAndDetsOwnVariablesAreRefused) {
   }
 }
 
+// Determined's PostCheckpointMetadata body, as its SDK's add_metadata sends it.
+TEST(RequestBodyTest, CheckpointMetadataIsAnObjectReplacedWhole) {
+  EXPECT_EQ(*CheckpointMetadataOf(R"({"checkpoint": {"uuid": "u", "metadata": {"a": 1}}})"),
+            R"({"a":1})");
+  EXPECT_EQ(CheckpointMetadataOf(R"({"checkpoint": {"metadata": [1]}})").status().message(),
+            "checkpoint.metadata: is required (a JSON object)");
+  EXPECT_EQ(CheckpointMetadataOf(R"({"metadata": {}})").status().message(),
+            "checkpoint: is required (an object with metadata)");
+  const std::string huge = R"({"checkpoint": {"metadata": {"a": ")" +
+                           std::string(kCheckpointMetadataLimit, 'x') + R"("}}})";
+  EXPECT_EQ(CheckpointMetadataOf(huge).status().code(), StatusCode::kInvalidArgument);
+}
+
 // Determined's pagination: a negative offset counts from the end; the page echoes what was asked.
 TEST(PaginationTest, NegativeOffsetsCountFromTheEnd) {
   const Page last_two = PageOf(-2, 0, 10);

@@ -6,7 +6,11 @@
 
 #include "bus/catalog/experiments.h"
 #include "common/clock.h"
+#include "master/front/http/experiment_routes.h"
+#include "master/front/http/experiment_shapes.h"
 #include "master/front/http/json.h"
+#include "master/front/http/user_routes.h"
+#include "master/front/record_reads.h"
 
 // Embedded files (cmake/embed_text.cmake): each in parts, then nullptr.
 namespace det::generated {
@@ -128,6 +132,23 @@ Result<storage::CheckpointRecord> CheckpointOf(const std::string& text) {
 // Determined's ReportTrialExitedEarly body: {"reason": "EXITED_REASON_ERRORED" |
 // "EXITED_REASON_INVALID_HP" | "EXITED_REASON_INIT_INVALID_HP" |
 // "EXITED_REASON_USER_REQUESTED_STOP"}.
+Result<std::string> CheckpointMetadataOf(const std::string& body) {
+  DET_ASSIGN_OR_RETURN(json fields, ParseJsonObject(body));
+  if (!fields.contains("checkpoint") || !fields["checkpoint"].is_object()) {
+    return InvalidArgument("checkpoint: is required (an object with metadata)");
+  }
+  const json& checkpoint = fields["checkpoint"];
+  if (!checkpoint.contains("metadata") || !checkpoint["metadata"].is_object()) {
+    return InvalidArgument("checkpoint.metadata: is required (a JSON object)");
+  }
+  std::string text = checkpoint["metadata"].dump();
+  if (text.size() > kCheckpointMetadataLimit) {
+    return InvalidArgument("checkpoint.metadata: " + std::to_string(text.size()) +
+                           " bytes, more than " + std::to_string(kCheckpointMetadataLimit));
+  }
+  return text;
+}
+
 Result<bus::TrialReport> EarlyExitReportOf(const std::string& text) {
   DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
   bus::TrialReport report{"", "exit"};
@@ -234,6 +255,31 @@ Result<TrialRun> TrialRoutes::Caller(const Request& req, int64_t trial_id) {
   return reports_.Authenticate(token, trial_id);
 }
 
+Result<nlohmann::ordered_json> TrialRoutes::CheckpointFor(const Request& req,
+                                                          const std::string& uuid) {
+  Result<TrialRun> run = Caller(req, 0);
+  if (run.ok()) {
+    DET_ASSIGN_OR_RETURN(auto found, reports_.Checkpoint(*run, uuid));
+    const auto& [checkpoint, experiment_id] = found;
+    nlohmann::ordered_json json = CheckpointJson(CheckpointSummaryOf(checkpoint, experiment_id));
+    return nlohmann::ordered_json{{"checkpoint", std::move(json)}};
+  }
+  // Not a run's token: a user's (a run's token that failed is refused as it was).
+  if (run.status().code() != StatusCode::kUnauthenticated ||
+      !req.Header("Grpc-Metadata-x-allocation-token").empty()) {
+    return run.status();
+  }
+  DET_ASSIGN_OR_RETURN(auth::Principal user, UserOf(front_.calls.users(), req));
+  DET_ASSIGN_OR_RETURN(auto found, reports_.AnyCheckpoint(uuid));
+  const auto& [checkpoint, experiment_id] = found;
+  DET_ASSIGN_OR_RETURN(auto experiment,
+                       front_.calls.Call(user, bus::ExperimentGetRequest{experiment_id}));
+  DET_ASSIGN_OR_RETURN(std::vector<nlohmann::ordered_json> detailed,
+                       DetailedCheckpoints(front_, user, experiment,
+                                           {CheckpointSummaryOf(checkpoint, experiment_id)}));
+  return nlohmann::ordered_json{{"checkpoint", std::move(detailed.front())}};
+}
+
 void TrialRoutes::RouteReports(Router& router) {
   auto trial_of = [](const Request& req) { return std::stoll(req.Match(1)); };
   router.Post("/api/v1/trials/{trial_id}/metrics",
@@ -258,26 +304,23 @@ void TrialRoutes::RouteReports(Router& router) {
       return json::object();
     }());
   });
-  // Determined's GetCheckpoint, as core_context.checkpoint.get_metadata() reads it: one of the
-  // run's experiment's checkpoints, sizes as decimal text (protobuf's int64 in JSON).
+  // Determined's GetCheckpoint: as core_context.checkpoint.get_metadata() reads it (a run: one of
+  // its experiment's checkpoints, sizes as decimal text, protobuf's int64 in JSON), and as its
+  // SDK and `det checkpoint describe` read it (a user: any checkpoint, with its trial's hparams,
+  // validation and the experiment's config).
   router.Get("/api/v1/checkpoints/{checkpoint_uuid}", [=, this](const Request& req, Response& res) {
-    Reply(res, [&]() -> Result<json> {
-      DET_ASSIGN_OR_RETURN(TrialRun run, Caller(req, 0));
-      DET_ASSIGN_OR_RETURN(auto found, reports_.Checkpoint(run, req.Match(1)));
-      const auto& [checkpoint, experiment_id] = found;
-      json resources = json::parse(checkpoint.resources_json, nullptr, false);
-      if (!resources.is_object()) resources = json::object();
-      for (auto& [path, size] : resources.items()) {
-        if (size.is_number_integer()) size = std::to_string(size.get<int64_t>());
-      }
-      return json{
-          {"checkpoint",
-           {{"uuid", checkpoint.uuid},
-            {"metadata", json::parse(checkpoint.metadata_json, nullptr, false)},
-            {"resources", resources},
-            {"state", "STATE_" + checkpoint.state},
-            {"training", {{"trialId", checkpoint.trial_id}, {"experimentId", experiment_id}}},
-            {"reportTime", Rfc3339Utc(checkpoint.reported_ns, 6)}}}};
+    Reply(res, CheckpointFor(req, req.Match(1)));
+  });
+  // Determined's PostCheckpointMetadata: {"checkpoint": {"metadata": {...}}} replaces the
+  // checkpoint's metadata whole (its SDK's add_metadata and remove_metadata send the result); by
+  // a run for its experiment's checkpoints, or by a user.
+  router.Post("/api/v1/checkpoints/{checkpoint_uuid}/metadata", [=, this](const Request& req,
+                                                                          Response& res) {
+    Reply(res, [&]() -> Result<nlohmann::ordered_json> {
+      DET_RETURN_IF_ERROR(CheckpointFor(req, req.Match(1)).status());  // may it
+      DET_ASSIGN_OR_RETURN(std::string metadata, CheckpointMetadataOf(req.body));
+      DET_RETURN_IF_ERROR(reports_.SetCheckpointMetadata(req.Match(1), metadata).status());
+      return CheckpointFor(req, req.Match(1));
     }());
   });
   // The run is the token's: Determined's body names its allocation and task, not its trial.

@@ -33,9 +33,12 @@ namespace det::master::http {
 //                                           "metrics": {"avgMetrics": {...}}}}
 //   POST /api/v1/checkpoints              {"uuid", "metadata": {"steps_completed": N, ...},
 //                                          "resources": {path: size}, "allocationId", ...}
-//   GET  /api/v1/checkpoints/{uuid}       {"checkpoint": {"uuid", "metadata", "resources",
-//                                          "state", "training", "reportTime"}} (the run's
-//                                          experiment's checkpoints only)
+//   GET  /api/v1/checkpoints/{uuid}       {"checkpoint": v1Checkpoint} (the run's experiment's
+//                                          checkpoints only; a user's token reads any, with its
+//                                          trial's hparams, validation and experiment config)
+//   POST /api/v1/checkpoints/{uuid}/metadata  {"checkpoint": {"metadata": {...}}} replaces its
+//                                          metadata (a run: its experiment's; a user: any)
+//                                          -> {"checkpoint"}
 //   POST /api/v1/trials/{id}/early_exit   {"reason": "EXITED_REASON_ERRORED" | ..._INVALID_HP |
 //                                          ..._INIT_INVALID_HP | ..._USER_REQUESTED_STOP}
 //   POST /api/v1/trials/{id}/progress     {"progress": 0..1, "is_raw": true}
@@ -71,6 +74,10 @@ Result<bus::TrialReport> MetricsReportOf(const std::string& body);
 // POST /api/v1/checkpoints: uuid, metadata.steps_completed, resources (sizes sent as decimal
 // text become numbers) and metadata as JSON text; state COMPLETED.
 Result<storage::CheckpointRecord> CheckpointOf(const std::string& body);
+// POST /api/v1/checkpoints/{uuid}/metadata: the new metadata (a JSON object) as text, at most
+// kCheckpointMetadataLimit bytes.
+inline constexpr size_t kCheckpointMetadataLimit = 1 << 20;
+Result<std::string> CheckpointMetadataOf(const std::string& body);
 // POST .../early_exit (kind "exit", reason ERRORED, INVALID_HP or USER_CANCELED) and
 // .../progress (kind "progress").
 Result<bus::TrialReport> EarlyExitReportOf(const std::string& body);
@@ -120,6 +127,9 @@ class TrialRoutes {
     std::optional<TrialRun> run;
   };
   Result<Asker> AskerOf(const Request& req, OwnScope scope, int64_t id);
+  // Checkpoint `uuid` as {"checkpoint": v1Checkpoint} for whoever asks: a run (its experiment's
+  // only) or a user (any, in detail: experiment_routes.h DetailedCheckpoints).
+  Result<nlohmann::ordered_json> CheckpointFor(const Request& req, const std::string& uuid);
   // The run the request's `Authorization: Bearer <allocation token>` speaks for (trial_id 0: any).
   Result<TrialRun> Caller(const Request& req, int64_t trial_id);
 

@@ -125,24 +125,11 @@ Answer CreatedJson(FrontDoor& front, const auth::Principal& caller,
                       {"warnings", reply.warnings}};
 }
 
-// {"checkpoints": [v1Checkpoint], "pagination"} of one experiment's checkpoints, each with its
-// trial's validation at its step and the experiment's config (what Determined's SDK downloads
-// from). Sorted as Determined's GetExperimentCheckpoints asks: ?sortByAttr=SORT_BY_BATCH_NUMBER
-// (the default here), SORT_BY_SEARCHER_METRIC (best first unless ?orderBy says), SORT_BY_UUID,
-// SORT_BY_TRIAL_ID, SORT_BY_END_TIME, or ?sortByMetric=NAME; ?states=STATE_COMPLETED (repeated);
-// ?offset=&limit=.
-Answer CheckpointsJson(FrontDoor& front, const auth::Principal& caller, const Request& req,
-                       int64_t experiment_id, std::vector<bus::CheckpointSummary> checkpoints) {
-  DET_ASSIGN_OR_RETURN(int64_t offset, QueryOffset(req));
-  DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
-  DET_ASSIGN_OR_RETURN(auto experiment,
-                       front.calls.Call(caller, bus::ExperimentGetRequest{experiment_id}));
-  const std::vector<std::string> states = QueryList(req, "states");
-  if (!states.empty()) {
-    std::erase_if(checkpoints, [&](const auto& c) {
-      return std::find(states.begin(), states.end(), "STATE_" + c.state) == states.end();
-    });
-  }
+}  // namespace
+
+Result<std::vector<ordered_json>> DetailedCheckpoints(
+    FrontDoor& front, const auth::Principal& caller, const bus::ExperimentGetReply& experiment,
+    const std::vector<bus::CheckpointSummary>& checkpoints) {
   // Each trial's validations by step.
   std::map<int64_t, std::map<int64_t, ordered_json>> validations;
   for (const auto& c : checkpoints) {
@@ -174,6 +161,31 @@ Answer CheckpointsJson(FrontDoor& front, const auth::Principal& caller, const Re
     }
     all.push_back(std::move(json));
   }
+  return all;
+}
+
+namespace {
+
+// {"checkpoints": [v1Checkpoint], "pagination"} of one experiment's checkpoints, each with its
+// trial's validation at its step and the experiment's config (what Determined's SDK downloads
+// from). Sorted as Determined's GetExperimentCheckpoints asks: ?sortByAttr=SORT_BY_BATCH_NUMBER
+// (the default here), SORT_BY_SEARCHER_METRIC (best first unless ?orderBy says), SORT_BY_UUID,
+// SORT_BY_TRIAL_ID, SORT_BY_END_TIME, or ?sortByMetric=NAME; ?states=STATE_COMPLETED (repeated);
+// ?offset=&limit=.
+Answer CheckpointsJson(FrontDoor& front, const auth::Principal& caller, const Request& req,
+                       int64_t experiment_id, std::vector<bus::CheckpointSummary> checkpoints) {
+  DET_ASSIGN_OR_RETURN(int64_t offset, QueryOffset(req));
+  DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
+  DET_ASSIGN_OR_RETURN(auto experiment,
+                       front.calls.Call(caller, bus::ExperimentGetRequest{experiment_id}));
+  const std::vector<std::string> states = QueryList(req, "states");
+  if (!states.empty()) {
+    std::erase_if(checkpoints, [&](const auto& c) {
+      return std::find(states.begin(), states.end(), "STATE_" + c.state) == states.end();
+    });
+  }
+  DET_ASSIGN_OR_RETURN(std::vector<ordered_json> all,
+                       DetailedCheckpoints(front, caller, experiment, checkpoints));
   // What to sort by: a validation metric (with the experiment's direction by default), or an
   // attribute.
   const std::string attribute = req.Param("sortByAttr");

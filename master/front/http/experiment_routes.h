@@ -1,5 +1,8 @@
 #pragma once
 
+#include <nlohmann/json.hpp>
+#include <vector>
+
 #include "master/front/answer_cache.h"
 #include "master/front/front_door.h"
 #include "master/front/http/router.h"
@@ -43,5 +46,12 @@ struct ExperimentCreate {
   bool activate = true;
 };
 Result<ExperimentCreate> ExperimentCreateRequestOf(const std::string& body);
+
+// The experiment's checkpoints as Determined's v1Checkpoint, each with its trial's hparams, the
+// validation at its step (validationMetrics, searcherMetric) and the experiment's config (what
+// Determined's SDK downloads and sorts by); in the order given.
+Result<std::vector<nlohmann::ordered_json>> DetailedCheckpoints(
+    FrontDoor& front, const auth::Principal& caller, const bus::ExperimentGetReply& experiment,
+    const std::vector<bus::CheckpointSummary>& checkpoints);
 
 }  // namespace det::master::http
