@@ -64,6 +64,25 @@ if [ "$CHECK" = 1 ]; then
   [ "$launched" = 1 ] || fail "the autoscaler launched no agent (det autoscaler decisions)"
   [ "$seen" = 1 ] || fail "the agent the autoscaler started did not connect"
   [ "$experiment_ok" = 1 ] || fail "the example experiment did not complete"
+  # Determined 0.38.1's own CLI and SDK, as its users point them at this cluster (REST on 8080).
+  HARNESS="${DET_CONFORMANCE_DIR:-$ROOT/../shared/conformance/determined-0.38.1}/harness"
+  if [ -d "$HARNESS" ] && /usr/bin/python3 -c 'import ruamel.yaml, requests' 2>/dev/null; then
+    determined() {
+      env -u DET_MASTER PYTHONPATH="$HARNESS" DET_MASTER=http://127.0.0.1:8080 \
+        timeout 120 /usr/bin/python3 "$@" 2>&1
+    }
+    listed="$(determined -m determined.cli experiment list)" || fail "Determined's det experiment list: $listed"
+    echo "$listed" | grep -Eq "^ *$id \|.*COMPLETED" ||
+      fail "Determined's det experiment list does not show experiment $id COMPLETED: $listed"
+    top="$(determined -c "from determined.experimental import client
+client.login(master='http://127.0.0.1:8080', user='admin', password='$DET_PASS')
+print(client.get_experiment($id).top_checkpoint().uuid)")" || fail "Determined's SDK: $top"
+    "$DET" experiment list-checkpoints "$id" | grep -q "${top##*$'\n'}" ||
+      fail "the SDK's top checkpoint ($top) is not among experiment $id's checkpoints"
+    echo "Determined's CLI and SDK: OK"
+  else
+    echo "skipped Determined's CLI and SDK: needs ../shared/conformance/determined-0.38.1 and python3-ruamel.yaml"
+  fi
   for f in master.yaml autoscaler.yaml dynamic-agent.yaml admin-password; do
     [ "$(stat -c %a "$CLUSTER/$f")" = 600 ] || fail "$f is not the owner's only (mode 600)"
   done

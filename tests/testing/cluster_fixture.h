@@ -26,6 +26,7 @@
 #include "common/config.h"
 #include "common/process.h"
 #include "tests/testing/postgres_fixture.h"
+#include "tests/testing/test_util.h"
 
 namespace det::testing {
 
@@ -105,11 +106,13 @@ class ClusterProcessTest : public ::testing::Test {
     // As /tmp is: tasks of a root agent run as `nobody` (its default_task_user) and write here.
     fs::permissions(dir_, fs::perms(01777));
     db_ = det::testing::PostgresEnvironment::Get()->FreshDatabase();
+    // The ports RestartMaster binds again: below the ephemeral range, so that no other socket
+    // takes them meanwhile (test_util.h).
     std::ofstream(dir_ / "master.yaml")
-        << DbSection() << "port: 0\n"
-        << "bus:\n  host: " << BusHost()
-        << "\n  gateway_port: 0\n  agent_port: 0\n"
-           "  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
+        << DbSection() << "port: " << PortBelowEphemeralRange() << "\n"
+        << "bus:\n  host: " << BusHost() << "\n  gateway_port: " << PortBelowEphemeralRange()
+        << "\n  agent_port: " << PortBelowEphemeralRange()
+        << "\n  event_subscribe_port: 0\n  event_publish_port: 0\n  snapshot_port: 0\n"
            "  agent_silence_limit: 2s\n  security: {plaintext: true}\n"
         << ExtraBusConfig() << SecurityConfig() << ExtraConfig();
     master_ = std::make_unique<Process>(

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -104,6 +107,28 @@ inline std::filesystem::path BesideCheckout(const std::filesystem::path& source_
 inline std::string InprocEndpoint(const std::string& name) {
   static int counter = 0;
   return "inproc://test-" + name + "-" + std::to_string(++counter);
+}
+
+// A TCP port on 127.0.0.1 that nothing holds now, below Linux's ephemeral range (32768 and up by
+// default): a port a test restarts a server on (kill -9, then the same port) is then never taken
+// meanwhile as another socket's ephemeral local port, as a port 0 picked can be under a loaded
+// run. Random, so that parallel test processes rarely pick the same; 0 when none was found.
+inline int PortBelowEphemeralRange() {
+  static std::mt19937 random(std::random_device{}());
+  std::uniform_int_distribution<int> pick(20000, 32000);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int port = pick(random);
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return 0;
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    ::close(fd);
+    if (free) return port;
+  }
+  return 0;
 }
 
 // The "result" of each line of a Determined stream (NDJSON of {"result": ...}); a line that is not

@@ -39,7 +39,7 @@ Result<bus::ExperimentListRequest> ListRequestOf(const Request& req) {
   request.owners = QueryList(req, "users");  // Determined's CLI lists the caller's: users=NAME
   DET_ASSIGN_OR_RETURN(int64_t offset, QueryOffset(req));
   DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
-  request.offset = static_cast<int32_t>(std::min<int64_t>(offset, 1 << 30));
+  request.offset = static_cast<int32_t>(std::clamp<int64_t>(offset, -(1 << 30), 1 << 30));
   request.limit = static_cast<int32_t>(std::min<int64_t>(limit, 1 << 30));
   return request;
 }
