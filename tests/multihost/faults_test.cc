@@ -147,7 +147,7 @@ TEST_F(FaultTest, LogFloodDuringAnAgentRestartIsStoredOnceInOrder) {
     }
   }
   ASSERT_FALSE(host.empty()) << "no line of the flood was stored: " << logs.dump() << " "
-                              << summary.dump();
+                             << summary.dump();
   ASSERT_NE(summary["task"].value("state", ""), "TERMINATED")
       << "the flood ended before its agent could be killed";
   agents_[host]->Stop(SIGKILL);
