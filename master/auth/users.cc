@@ -344,6 +344,10 @@ Result<bus::TokenCreateReply> Users::CreateToken(const Principal& caller,
                            " s is not allowed; give seconds > 0, 0 for the default or -1 for "
                            "never");
   }
+  const bool for_another =
+      (request.user_id > 0 && request.user_id != caller.user_id) ||
+      (request.user_id == 0 && !request.username.empty() && request.username != caller.username);
+  if (for_another) DET_RETURN_IF_ERROR(RequireAdmin(caller, "create tokens for another user"));
   DET_RETURN_IF_ERROR(CheckDescription(request.description));
   std::optional<int64_t> expires_at;
   if (request.lifespan_s == 0) expires_at = NowNs() + config_.default_token_lifespan.count();
@@ -355,9 +359,6 @@ Result<bus::TokenCreateReply> Users::CreateToken(const Principal& caller,
         request.user_id > 0
             ? storage::FindUserById(tx, request.user_id)
             : Find(tx, request.username.empty() ? caller.username : request.username));
-    if (user.id != caller.user_id) {
-      DET_RETURN_IF_ERROR(RequireAdmin(caller, "create tokens for another user"));
-    }
     DET_ASSIGN_OR_RETURN(int64_t id, storage::CreateAccessToken(tx, user.id, Sha256Hex(reply.token),
                                                                 request.description, expires_at));
     DET_ASSIGN_OR_RETURN(storage::AccessTokenRecord token, storage::FindAccessToken(tx, id));

@@ -1,6 +1,7 @@
 #include "master/front/http/token_routes.h"
 
 #include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <vector>
 
