@@ -36,11 +36,18 @@ Result<EventBrokerEndpoints> EventBroker::Bind(const EventBrokerEndpoints& endpo
   DET_ASSIGN_OR_RETURN(bound.publish, bus::Bind(xsub_, endpoints.publish, security));
   DET_ASSIGN_OR_RETURN(bound.subscribe, bus::Bind(xpub_, endpoints.subscribe, security));
   DET_ASSIGN_OR_RETURN(bound.snapshot, bus::Bind(snapshot_, endpoints.snapshot, security));
+  SubscribeToEverything();
+  return bound;
+}
+
+void EventBroker::SubscribeToEverything() {
+  if (subscribed_) return;
   // The broker keeps the state of every stream, so it takes everything from every publisher
-  // (publishers hold events back until they see this subscription: no slow-joiner loss).
+  // (publishers hold events back until they see this subscription: no slow-joiner loss). One
+  // subscription covers the publishers of every endpoint, those that connect later too.
   const char subscribe_all = 1;
   xsub_.send(zmq::const_buffer(&subscribe_all, 1), zmq::send_flags::none);
-  return bound;
+  subscribed_ = true;
 }
 
 Result<EventBrokerEndpoints> EventBroker::BindLocal(const EventBrokerEndpoints& endpoints) {
@@ -48,6 +55,7 @@ Result<EventBrokerEndpoints> EventBroker::BindLocal(const EventBrokerEndpoints& 
   DET_ASSIGN_OR_RETURN(bound.publish, bus::Bind(xsub_, endpoints.publish, {}));
   DET_ASSIGN_OR_RETURN(bound.subscribe, bus::Bind(xpub_, endpoints.subscribe, {}));
   DET_ASSIGN_OR_RETURN(bound.snapshot, bus::Bind(snapshot_, endpoints.snapshot, {}));
+  SubscribeToEverything();  // a broker with local endpoints only takes events too
   return bound;
 }
 

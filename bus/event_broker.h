@@ -58,6 +58,8 @@ class EventBroker {
  private:
   using StreamKey = std::tuple<std::string, uint64_t, std::string>;  // sender, epoch, type
 
+  // Subscribes the XSUB socket to every publisher's events (once, from the first Bind*).
+  void SubscribeToEverything();
   void Run();
   void ForwardEvents();
   void AnswerSnapshots();
@@ -69,6 +71,7 @@ class EventBroker {
   const Clock& clock_;
   Duration beacon_interval_;
   uint64_t epoch_;
+  bool subscribed_ = false;  // SubscribeToEverything() was sent
   uint64_t beacon_seq_ = 0;
   MonoTime last_beacon_{};
   zmq::socket_t xsub_;

@@ -142,8 +142,9 @@ Result<MasterEndpoints> Master::Start() {
       PoolProviders(config_.resources, database_->cluster_id(), endpoints.agent));
   registry_->Start();
 
+  experiment_records_ = std::make_unique<StoredExperimentRecords>(database_->db().config());
   experiments_ = std::make_unique<ExperimentService>(
-      context_, clock_, database_->db().config(),
+      context_, clock_, *experiment_records_,
       TrialLaunchOptions{endpoints.rest, distributed.gloo_port_range.ToString(),
                          distributed.nccl_port_range.ToString(), MasterCertificate(),
                          config_.checkpoint_storage, config_.checkpoint_storage_given,
@@ -197,7 +198,8 @@ std::string Master::MasterCertificate() const {
 Status Master::StartUsers() {
   auth::UsersConfig users;
   users.allow_root_tasks = config_.security.allow_root_tasks;
-  users_ = std::make_unique<auth::Users>(database_->db(), clock_, users);
+  user_records_ = std::make_unique<auth::StoredUserRecords>(database_->db());
+  users_ = std::make_unique<auth::Users>(*user_records_, clock_, users);
   DET_ASSIGN_OR_RETURN(std::optional<std::string> generated,
                        users_->Bootstrap(config_.security.initial_user_password));
   if (generated) {

@@ -7,10 +7,12 @@
 #include "bus/event_broker.h"
 #include "bus/security.h"
 #include "bus/zap_handler.h"
+#include "master/auth/stored_user_records.h"
 #include "master/auth/users.h"
 #include "master/cluster/agent_registry.h"
 #include "master/cluster/stored_cluster_records.h"
 #include "master/experiments/experiment_service.h"
+#include "master/experiments/stored_experiment_records.h"
 #include "master/front/cli_gateway.h"
 #include "master/front/front_door.h"
 #include "master/front/http/http_wing.h"
@@ -56,6 +58,7 @@ class Master {
   zmq::context_t context_;
   std::shared_ptr<LogBuffer> logs_;
   std::unique_ptr<MasterDatabase> database_;
+  std::unique_ptr<auth::StoredUserRecords> user_records_;  // what users_ stores
   std::unique_ptr<auth::Users> users_;
   std::unique_ptr<bus::ZapHandler> zap_;
   std::unique_ptr<bus::EventBroker> broker_;
@@ -66,6 +69,7 @@ class Master {
   std::unique_ptr<AgentRegistry> registry_;
   std::unique_ptr<FrontDoor> front_;  // what both gateways call
   std::unique_ptr<CliGateway> gateway_;
+  std::unique_ptr<StoredExperimentRecords> experiment_records_;  // the experiment service's
   std::unique_ptr<ExperimentService> experiments_;
   std::unique_ptr<http::HttpWing> http_;
 };

@@ -4,7 +4,6 @@
 #include <cctype>
 
 #include "master/auth/secrets.h"
-#include "storage/users_repo.h"
 
 namespace det::master::auth {
 namespace {
@@ -49,11 +48,6 @@ Status Unauthenticated(std::string message) {
   return {StatusCode::kUnauthenticated, std::move(message)};
 }
 
-// A user by name, inside `work`'s transaction.
-Result<storage::UserRecord> Find(pqxx::work& tx, const std::string& username) {
-  return storage::FindUserByName(tx, username);
-}
-
 }  // namespace
 
 Status CheckPassword(const std::string& password, const std::string& field) {
@@ -76,28 +70,21 @@ Status CheckUsername(const std::string& username) {
                          "with a letter or digit");
 }
 
-Users::Users(storage::Database& database, const Clock& clock, UsersConfig config)
-    : database_(database), clock_(clock), config_(config) {}
+Users::Users(UserRecords& records, const Clock& clock, UsersConfig config)
+    : records_(records), clock_(clock), config_(config) {}
 
 Result<std::optional<std::string>> Users::Bootstrap(const std::string& initial_password) {
   if (!initial_password.empty()) {
     DET_RETURN_IF_ERROR(CheckPassword(initial_password, "security.initial_user_password"));
   }
-  bool any = false;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) {
-    any = !storage::ListUsers(tx).empty();
-    return Status::Ok();
-  }));
-  if (any) return std::optional<std::string>();
+  DET_ASSIGN_OR_RETURN(const std::vector<storage::UserRecord> users, records_.Users());
+  if (!users.empty()) return std::optional<std::string>();
   std::optional<std::string> generated;
   if (initial_password.empty()) generated = Base64Url(RandomBytes(18));
   const std::string hash =
       HashPassword(generated ? *generated : initial_password, config_.password_iterations);
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
-    if (!storage::ListUsers(tx).empty()) return Status::Ok();
-    return storage::CreateUser(tx, kAdminUsername, hash, /*admin=*/true).status();
-  }));
-  return generated;
+  DET_ASSIGN_OR_RETURN(const bool created, records_.CreateFirstUser(kAdminUsername, hash));
+  return created ? generated : std::nullopt;
 }
 
 Result<std::string> Users::NewPasswordHash(const std::string& password, bool is_hashed) const {
@@ -116,11 +103,11 @@ Result<std::string> Users::NewPasswordHash(const std::string& password, bool is_
 
 Result<bus::UserLoginReply> Users::Login(const bus::UserLoginRequest& request) {
   std::optional<storage::UserRecord> user;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) {
-    auto found = Find(tx, request.username);
-    if (found.ok()) user = *found;
-    return Status::Ok();
-  }));
+  if (auto found = records_.UserByName(request.username); found.ok()) {
+    user = *found;
+  } else if (found.status().code() != StatusCode::kNotFound) {
+    return found.status();
+  }
   // An unknown name costs as much as a wrong password, so timing does not tell them apart.
   static const std::string kDummy = HashPassword("", config_.password_iterations);
   const std::string& stored = user ? user->password_hash : kDummy;
@@ -131,17 +118,18 @@ Result<bus::UserLoginReply> Users::Login(const bus::UserLoginRequest& request) {
   }
   // A hash of the older layout verifies plain passwords only: stored again as the digest's, the
   // password serves Determined's clients too from now on.
-  const std::optional<std::string> upgraded =
-      IsDigestHash(stored)
-          ? std::nullopt
-          : std::optional(HashPassword(request.password, config_.password_iterations));
+  if (!IsDigestHash(stored)) {
+    DET_RETURN_IF_ERROR(
+        records_
+            .SetPasswordHash(user->username,
+                             HashPassword(request.password, config_.password_iterations),
+                             /*end_sessions=*/false)
+            .status());
+  }
   bus::UserLoginReply reply{NewToken(kSessionPrefix), NowNs() + config_.session_lifespan.count(),
                             SummaryOf(*user)};
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
-    if (upgraded) DET_RETURN_IF_ERROR(storage::SetPasswordHash(tx, user->id, *upgraded));
-    storage::DeleteExpiredSessions(tx, NowNs());
-    return storage::CreateSession(tx, user->id, Sha256Hex(reply.token), reply.expires_at).status();
-  }));
+  DET_RETURN_IF_ERROR(
+      records_.CreateSession(user->id, Sha256Hex(reply.token), reply.expires_at, NowNs()));
   return reply;
 }
 
@@ -151,8 +139,7 @@ Status Users::Logout(const std::string& token) {
         "an access token is not a login session: revoke it with `det token "
         "revoke ID` instead");
   }
-  DET_RETURN_IF_ERROR(
-      database_.Run([&](pqxx::work& tx) { return storage::DeleteSession(tx, Sha256Hex(token)); }));
+  DET_RETURN_IF_ERROR(records_.DeleteSession(Sha256Hex(token)));
   ForgetAll();
   return Status::Ok();
 }
@@ -167,13 +154,9 @@ Result<Principal> Users::Authenticate(const std::string& token) {
   const int64_t now = NowNs();
   if (auto cached = FromCache(hash, now)) return *cached;
   const uint64_t generation = generation_.load();
-  std::optional<storage::UserRecord> user;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) {
-    auto found = session ? storage::FindSessionUser(tx, hash, now)
-                         : storage::FindAccessTokenUser(tx, hash, now);
-    if (found.ok()) user = *found;
-    return Status::Ok();
-  }));
+  DET_ASSIGN_OR_RETURN(
+      const std::optional<storage::UserRecord> user,
+      session ? records_.SessionUser(hash, now) : records_.AccessTokenUser(hash, now));
   if (!user) {
     return Unauthenticated(session ? "the login session has ended: run `det user login` again"
                                    : "the access token is expired or revoked");
@@ -185,42 +168,23 @@ Result<Principal> Users::Authenticate(const std::string& token) {
 }
 
 Result<bus::UserReply> Users::Whoami(const Principal& caller) {
-  bus::UserReply reply;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
-    DET_ASSIGN_OR_RETURN(storage::UserRecord user, storage::FindUserById(tx, caller.user_id));
-    reply.user = SummaryOf(user);
-    return Status::Ok();
-  }));
-  return reply;
+  return Get(caller, caller.user_id);
 }
 
 Result<bus::UserReply> Users::Get(const Principal&, int64_t user_id) {
-  bus::UserReply reply;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
-    DET_ASSIGN_OR_RETURN(storage::UserRecord user, storage::FindUserById(tx, user_id));
-    reply.user = SummaryOf(user);
-    return Status::Ok();
-  }));
-  return reply;
+  DET_ASSIGN_OR_RETURN(const storage::UserRecord user, records_.UserById(user_id));
+  return bus::UserReply{SummaryOf(user)};
 }
 
 Result<bus::UserReply> Users::GetByName(const Principal&, const std::string& username) {
-  bus::UserReply reply;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
-    DET_ASSIGN_OR_RETURN(storage::UserRecord user, Find(tx, username));
-    reply.user = SummaryOf(user);
-    return Status::Ok();
-  }));
-  return reply;
+  DET_ASSIGN_OR_RETURN(const storage::UserRecord user, records_.UserByName(username));
+  return bus::UserReply{SummaryOf(user)};
 }
 
 Result<bus::UserList> Users::List(const Principal&) {
+  DET_ASSIGN_OR_RETURN(const std::vector<storage::UserRecord> users, records_.Users());
   bus::UserList reply;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) {
-    reply.users.clear();
-    for (const auto& user : storage::ListUsers(tx)) reply.users.push_back(SummaryOf(user));
-    return Status::Ok();
-  }));
+  for (const auto& user : users) reply.users.push_back(SummaryOf(user));
   return reply;
 }
 
@@ -230,15 +194,9 @@ Result<bus::UserReply> Users::Create(const Principal& caller,
   DET_RETURN_IF_ERROR(CheckUsername(request.username));
   DET_ASSIGN_OR_RETURN(const std::string hash,
                        NewPasswordHash(request.password, request.is_hashed));
-  bus::UserReply reply;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
-    DET_ASSIGN_OR_RETURN(int64_t id,
-                         storage::CreateUser(tx, request.username, hash, request.admin));
-    DET_ASSIGN_OR_RETURN(storage::UserRecord user, storage::FindUserById(tx, id));
-    reply.user = SummaryOf(user);
-    return Status::Ok();
-  }));
-  return reply;
+  DET_ASSIGN_OR_RETURN(const storage::UserRecord user,
+                       records_.CreateUser(request.username, hash, request.admin));
+  return bus::UserReply{SummaryOf(user)};
 }
 
 Result<bus::UserReply> Users::SetPassword(const Principal& caller,
@@ -248,56 +206,46 @@ Result<bus::UserReply> Users::SetPassword(const Principal& caller,
   if (!self) DET_RETURN_IF_ERROR(RequireAdmin(caller, "change another user's password"));
   DET_ASSIGN_OR_RETURN(const std::string hash,
                        NewPasswordHash(request.password, request.is_hashed));
-  bus::UserReply reply;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
-    DET_ASSIGN_OR_RETURN(storage::UserRecord user, Find(tx, target));
-    DET_RETURN_IF_ERROR(storage::SetPasswordHash(tx, user.id, hash));
-    // An admin's reset ends the user's sessions; one's own change keeps the session in use.
-    if (!self) storage::DeleteUserSessions(tx, user.id);
-    reply.user = SummaryOf(user);
-    return Status::Ok();
-  }));
+  // An admin's reset ends the user's sessions; one's own change keeps the session in use.
+  DET_ASSIGN_OR_RETURN(const storage::UserRecord user,
+                       records_.SetPasswordHash(target, hash, /*end_sessions=*/!self));
   ForgetAll();
-  return reply;
+  return bus::UserReply{SummaryOf(user)};
 }
 
 Result<bus::UserReply> Users::Update(const Principal& caller,
                                      const bus::UserUpdateRequest& request) {
   DET_RETURN_IF_ERROR(RequireAdmin(caller, "activate, deactivate or change admin rights"));
-  bus::UserReply reply;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
-    DET_ASSIGN_OR_RETURN(storage::UserRecord user, Find(tx, request.username));
+  if (request.agent_user_group) {
+    const bus::AgentUserGroup& a = *request.agent_user_group;
+    DET_RETURN_IF_ERROR(CheckAgentUserGroup(a));
+    if ((a.uid == 0 || a.gid == 0) && !config_.allow_root_tasks) {
+      return InvalidArgument(
+          "tasks run as root (uid or gid 0) only where master.yaml sets "
+          "security.allow_root_tasks: true");
+    }
+  }
+  auto change = [&](storage::UserRecord& user,
+                    const std::vector<storage::UserRecord>& everyone) -> Status {
     const bool active = request.active.value_or(user.active);
     const bool admin = request.admin.value_or(user.admin);
     if (user.active && user.admin && !(active && admin)) {
-      const auto users = storage::ListUsers(tx);
-      const auto active_admins = std::count_if(users.begin(), users.end(),
+      const auto active_admins = std::count_if(everyone.begin(), everyone.end(),
                                                [](const auto& u) { return u.active && u.admin; });
       if (active_admins <= 1) {
         return InvalidArgument("\"" + user.username +
                                "\" is the last active admin; make another user admin first");
       }
     }
-    DET_RETURN_IF_ERROR(storage::SetUserActive(tx, user.id, active));
-    DET_RETURN_IF_ERROR(storage::SetUserAdmin(tx, user.id, admin));
-    if (request.agent_user_group) {
-      const bus::AgentUserGroup& a = *request.agent_user_group;
-      DET_RETURN_IF_ERROR(CheckAgentUserGroup(a));
-      if ((a.uid == 0 || a.gid == 0) && !config_.allow_root_tasks) {
-        return InvalidArgument(
-            "tasks run as root (uid or gid 0) only where master.yaml sets "
-            "security.allow_root_tasks: true");
-      }
-      user.agent_account = a;
-      DET_RETURN_IF_ERROR(storage::SetAgentAccount(tx, user.id, user.agent_account));
-    }
     user.active = active;
     user.admin = admin;
-    reply.user = SummaryOf(user);
+    if (request.agent_user_group) user.agent_account = request.agent_user_group;
     return Status::Ok();
-  }));
+  };
+  DET_ASSIGN_OR_RETURN(const storage::UserRecord user,
+                       records_.ChangeUser(request.username, change));
   ForgetAll();
-  return reply;
+  return bus::UserReply{SummaryOf(user)};
 }
 
 Result<std::optional<bus::AgentUserGroup>> Users::AgentAccount(int64_t user_id) {
@@ -310,14 +258,9 @@ Result<std::optional<bus::AgentUserGroup>> Users::AgentAccount(int64_t user_id) 
     }
   }
   const uint64_t generation = generation_.load();
-  std::optional<bus::AgentUserGroup> account;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
-    DET_ASSIGN_OR_RETURN(storage::UserRecord user, storage::FindUserById(tx, user_id));
-    account = user.agent_account;
-    return Status::Ok();
-  }));
-  RememberAccount(user_id, account, now, generation);
-  return account;
+  DET_ASSIGN_OR_RETURN(const storage::UserRecord user, records_.UserById(user_id));
+  RememberAccount(user_id, user.agent_account, now, generation);
+  return user.agent_account;
 }
 
 Status CheckAgentUserGroup(const bus::AgentUserGroup& account) {
@@ -352,19 +295,16 @@ Result<bus::TokenCreateReply> Users::CreateToken(const Principal& caller,
   std::optional<int64_t> expires_at;
   if (request.lifespan_s == 0) expires_at = NowNs() + config_.default_token_lifespan.count();
   if (request.lifespan_s > 0) expires_at = NowNs() + request.lifespan_s * 1'000'000'000;
+  DET_ASSIGN_OR_RETURN(
+      const storage::UserRecord user,
+      request.user_id > 0
+          ? records_.UserById(request.user_id)
+          : records_.UserByName(request.username.empty() ? caller.username : request.username));
   bus::TokenCreateReply reply{NewToken(kAccessPrefix), {}};
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
-    DET_ASSIGN_OR_RETURN(
-        storage::UserRecord user,
-        request.user_id > 0
-            ? storage::FindUserById(tx, request.user_id)
-            : Find(tx, request.username.empty() ? caller.username : request.username));
-    DET_ASSIGN_OR_RETURN(int64_t id, storage::CreateAccessToken(tx, user.id, Sha256Hex(reply.token),
-                                                                request.description, expires_at));
-    DET_ASSIGN_OR_RETURN(storage::AccessTokenRecord token, storage::FindAccessToken(tx, id));
-    reply.summary = SummaryOf(token, user.username);
-    return Status::Ok();
-  }));
+  DET_ASSIGN_OR_RETURN(
+      const storage::AccessTokenRecord token,
+      records_.CreateAccessToken(user.id, Sha256Hex(reply.token), request.description, expires_at));
+  reply.summary = SummaryOf(token, user.username);
   return reply;
 }
 
@@ -382,50 +322,39 @@ Result<bus::TokenList> Users::ListTokens(const Principal& caller,
            (request.ids.empty() ||
             std::find(request.ids.begin(), request.ids.end(), token.id) != request.ids.end());
   };
+  DET_ASSIGN_OR_RETURN(const std::vector<storage::UserRecord> users, records_.Users());
+  std::unordered_map<int64_t, std::string> names;
+  for (const auto& user : users) names[user.id] = user.username;
+  std::optional<int64_t> owner;
+  if (!request.username.empty()) {
+    DET_ASSIGN_OR_RETURN(const storage::UserRecord user, records_.UserByName(request.username));
+    owner = user.id;
+  } else if (!request.all) {
+    owner = caller.user_id;
+  }
+  DET_ASSIGN_OR_RETURN(const std::vector<storage::AccessTokenRecord> tokens,
+                       records_.AccessTokens(owner));
   bus::TokenList reply;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
-    std::unordered_map<int64_t, std::string> names;
-    for (const auto& user : storage::ListUsers(tx)) names[user.id] = user.username;
-    std::optional<int64_t> owner;
-    if (!request.username.empty()) {
-      DET_ASSIGN_OR_RETURN(storage::UserRecord user, Find(tx, request.username));
-      owner = user.id;
-    } else if (!request.all) {
-      owner = caller.user_id;
-    }
-    reply.tokens.clear();
-    for (const auto& token : storage::ListAccessTokens(tx, owner)) {
-      if (wanted(token)) reply.tokens.push_back(SummaryOf(token, names[token.user_id]));
-    }
-    return Status::Ok();
-  }));
+  for (const auto& token : tokens) {
+    if (wanted(token)) reply.tokens.push_back(SummaryOf(token, names[token.user_id]));
+  }
   return reply;
 }
 
 Result<bus::TokenReply> Users::PatchToken(const Principal& caller,
                                           const bus::TokenPatchRequest& request) {
   if (request.description) DET_RETURN_IF_ERROR(CheckDescription(*request.description));
-  bus::TokenReply reply;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
-    DET_ASSIGN_OR_RETURN(storage::AccessTokenRecord token,
-                         storage::FindAccessToken(tx, request.id));
-    if (token.user_id != caller.user_id) {
-      DET_RETURN_IF_ERROR(RequireAdmin(
-          caller, request.revoke ? "revoke another user's token" : "change another user's token"));
-    }
-    if (request.revoke && !token.revoked_at_ns) {
-      DET_RETURN_IF_ERROR(storage::RevokeAccessToken(tx, token.id, NowNs()));
-    }
-    if (request.description) {
-      DET_RETURN_IF_ERROR(storage::SetAccessTokenDescription(tx, token.id, *request.description));
-    }
-    DET_ASSIGN_OR_RETURN(token, storage::FindAccessToken(tx, token.id));
-    DET_ASSIGN_OR_RETURN(storage::UserRecord owner, storage::FindUserById(tx, token.user_id));
-    reply.token = SummaryOf(token, owner.username);
-    return Status::Ok();
-  }));
+  auto may_change = [&](const storage::AccessTokenRecord& token) -> Status {
+    if (token.user_id == caller.user_id) return Status::Ok();
+    return RequireAdmin(
+        caller, request.revoke ? "revoke another user's token" : "change another user's token");
+  };
+  DET_ASSIGN_OR_RETURN(const storage::AccessTokenRecord token,
+                       records_.ChangeAccessToken(request.id, may_change,
+                                                  {request.revoke, request.description, NowNs()}));
   if (request.revoke) ForgetAll();
-  return reply;
+  DET_ASSIGN_OR_RETURN(const storage::UserRecord owner, records_.UserById(token.user_id));
+  return bus::TokenReply{SummaryOf(token, owner.username)};
 }
 
 std::optional<Principal> Users::FromCache(const std::string& token_hash, int64_t now_ns) {

@@ -10,7 +10,7 @@
 #include "bus/catalog/users.h"
 #include "common/clock.h"
 #include "common/status.h"
-#include "storage/database.h"
+#include "master/auth/user_records.h"
 
 namespace det::master::auth {
 
@@ -44,11 +44,14 @@ struct UsersConfig {
 // "deta_<...>". Authenticate() answers from a short cache (10 s); every change made here (logout,
 // revocation, password, deactivation) empties it, so it takes effect at once.
 //
+// What is stored goes through UserRecords (user_records.h: PostgreSQL, or a test's double).
+//
 // Thread-safe: any gateway thread may call any method. Each call may wait on PostgreSQL; Login
 // and the password setters also spend the PBKDF2 work factor (about a quarter of a second).
 class Users {
  public:
-  Users(storage::Database& database, const Clock& clock, UsersConfig config = {});
+  // `records` outlive the users.
+  Users(UserRecords& records, const Clock& clock, UsersConfig config = {});
 
   // At the first start (no users yet) creates the admin user `admin` with `initial_password`, or
   // with a generated one, which is returned so that the caller shows it once. Later starts change
@@ -103,7 +106,7 @@ class Users {
                        int64_t now_ns, uint64_t generation);
   void ForgetAll();
 
-  storage::Database& database_;
+  UserRecords& records_;
   const Clock& clock_;
   UsersConfig config_;
   std::mutex mu_;  // guards cache_ and accounts_

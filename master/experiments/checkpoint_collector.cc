@@ -8,7 +8,6 @@
 #include "master/experiments/experiment/checkpoint_policy.h"
 #include "master/experiments/trial_launch.h"
 #include "object_store/checkpoint_keys.h"
-#include "storage/experiments_repo.h"
 
 namespace det::master {
 namespace {
@@ -28,13 +27,10 @@ std::vector<experiment::CheckpointScore> ScoresOf(
 
 void CheckpointCollector::Collect(const experiment::Experiment& experiment) {
   const experiment::ExperimentConfig& config = experiment.config();
-  std::vector<storage::ScoredCheckpoint> stored;
-  Status read = db_.Run([&](pqxx::work& tx) {
-    stored = storage::ListScoredCheckpoints(tx, experiment.id(), config.searcher.metric);
-    return Status::Ok();
-  });
-  if (!read.ok()) {
-    spdlog::warn("experiment {}: checkpoints not collected: {}", experiment.id(), read.message());
+  auto stored = records_.ScoredCheckpoints(experiment.id(), config.searcher.metric);
+  if (!stored.ok()) {
+    spdlog::warn("experiment {}: checkpoints not collected: {}", experiment.id(),
+                 stored.status().message());
     return;
   }
   std::set<int64_t> ended;
@@ -42,7 +38,7 @@ void CheckpointCollector::Collect(const experiment::Experiment& experiment) {
     if (experiment::IsTerminal(trial.state)) ended.insert(id);
   }
   Status started = Remove(
-      experiment, experiment::CheckpointsToDelete(ScoresOf(stored), config.checkpoint_storage,
+      experiment, experiment::CheckpointsToDelete(ScoresOf(*stored), config.checkpoint_storage,
                                                   config.searcher.smaller_is_better, ended));
   if (!started.ok()) {
     spdlog::warn("experiment {}: checkpoints not collected: {}", experiment.id(),
@@ -51,14 +47,13 @@ void CheckpointCollector::Collect(const experiment::Experiment& experiment) {
 }
 
 void CheckpointCollector::Delete(const experiment::Experiment& experiment) {
-  std::vector<std::string> uuids;
-  Status outcome = db_.Run([&](pqxx::work& tx) {
-    for (const auto& c : storage::ListScoredCheckpoints(tx, experiment.id(), "")) {
-      uuids.push_back(c.uuid);
-    }
-    return Status::Ok();
-  });
-  if (outcome.ok()) outcome = Remove(experiment, std::move(uuids));
+  auto stored = records_.ScoredCheckpoints(experiment.id(), "");
+  Status outcome = stored.status();
+  if (outcome.ok()) {
+    std::vector<std::string> uuids;
+    for (const storage::ScoredCheckpoint& checkpoint : *stored) uuids.push_back(checkpoint.uuid);
+    outcome = Remove(experiment, std::move(uuids));
+  }
   const experiment::CheckpointStorage& storage = experiment.config().checkpoint_storage;
   if (outcome.ok() && storage.IsObjectStore()) {
     RemoveFromBucket(
@@ -192,14 +187,7 @@ void CheckpointCollector::PollTasks() {
 void CheckpointCollector::Ended(const Removal& removal, const Status& outcome) {
   for (const std::string& uuid : removal.uuids) removing_.erase(uuid);
   Status marked = outcome;
-  if (outcome.ok()) {
-    marked = db_.Run([&](pqxx::work& tx) {
-      for (const std::string& uuid : removal.uuids) {
-        DET_RETURN_IF_ERROR(storage::SetCheckpointState(tx, uuid, "DELETED"));
-      }
-      return Status::Ok();
-    });
-  }
+  if (outcome.ok()) marked = records_.CheckpointsRemoved(removal.uuids);
   if (!marked.ok()) {
     spdlog::warn("experiment {}: {} checkpoint(s) not removed: {}", removal.experiment_id,
                  removal.uuids.size(), marked.message());
@@ -216,10 +204,7 @@ void CheckpointCollector::FinishDeletions(std::vector<std::pair<int64_t, Status>
       continue;
     }
     Status deleted = it->second;
-    if (deleted.ok()) {
-      deleted =
-          db_.Run([&](pqxx::work& tx) { return storage::DeleteExperiment(tx, experiment_id); });
-    }
+    if (deleted.ok()) deleted = records_.DeleteExperiment(experiment_id);
     finished->emplace_back(experiment_id, deleted);
     it = deletions_.erase(it);
   }

@@ -14,7 +14,7 @@
 #include "common/status.h"
 #include "master/experiments/bucket_remover.h"
 #include "master/experiments/experiment/experiment.h"
-#include "storage/database.h"
+#include "master/experiments/experiment_records.h"
 
 namespace det::master {
 
@@ -29,7 +29,7 @@ namespace det::master {
 // tries it again.
 //
 // Threading: not thread-safe; owned by the experiment service's thread, sharing its registry
-// client and database.
+// client and records.
 class CheckpointCollector {
  public:
   // The account on agents an experiment's tasks run as (its owner's; nullopt: the agent's own),
@@ -40,10 +40,10 @@ class CheckpointCollector {
   // Removal tasks run as the experiment's account (`account_of`), as its trials did: they remove
   // only what that account may.
   // `cluster_id` names the folder Determined's library syncs TensorBoard files to in a bucket.
-  CheckpointCollector(bus::RpcClient& registry, storage::Database& db, AccountOf account_of,
+  CheckpointCollector(bus::RpcClient& registry, ExperimentRecords& records, AccountOf account_of,
                       std::string cluster_id)
       : registry_(registry),
-        db_(db),
+        records_(records),
         account_of_(std::move(account_of)),
         cluster_id_(std::move(cluster_id)) {}
 
@@ -80,7 +80,7 @@ class CheckpointCollector {
   void FinishDeletions(std::vector<std::pair<int64_t, Status>>* finished);
 
   bus::RpcClient& registry_;
-  storage::Database& db_;
+  ExperimentRecords& records_;
   AccountOf account_of_;
   std::string cluster_id_;
   BucketRemover bucket_remover_;

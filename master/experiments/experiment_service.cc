@@ -12,8 +12,6 @@
 #include "master/cluster/agent_registry.h"
 #include "master/experiments/trial_launch.h"
 #include "storage/experiments_repo.h"
-#include "storage/metrics_repo.h"
-#include "storage/users_repo.h"
 
 namespace det::master {
 namespace {
@@ -94,10 +92,10 @@ Trial TrialOf(const storage::TrialRecord& record, const nlohmann::json& saved_tr
 }  // namespace
 
 ExperimentService::ExperimentService(zmq::context_t& context, const Clock& clock,
-                                     storage::DbConfig db, TrialLaunchOptions launch,
+                                     ExperimentRecords& records, TrialLaunchOptions launch,
                                      bus::EventBrokerEndpoints events)
     : clock_(clock),
-      db_(std::move(db), 1),
+      records_(records),
       launch_(std::move(launch)),
       server_(context, "experiments", clock, bus::SocketLimits{.max_message_bytes = 128 << 20}),
       // A submit is answered once stored, behind whatever the store had queued; a retry of one
@@ -194,14 +192,12 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
   DET_ASSIGN_OR_RETURN(auto search,
                        searcher::Searcher::Make(config.searcher, config.hyperparameters, seed));
   if (request.dry_run) return bus::ExperimentCreateReply{0, config.warnings};
-  int64_t id = 0;
-  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
-    id = storage::CreateExperiment(
-        tx, {config.name, merged.yaml, std::string(experiment::kActive),
-             request.owner_id > 0 ? std::optional<int64_t>(request.owner_id) : std::nullopt,
-             request.model_definition.data, config.log_retention_days});
-    return Status::Ok();
-  }));
+  DET_ASSIGN_OR_RETURN(
+      const int64_t id,
+      records_.CreateExperiment(
+          {config.name, merged.yaml, std::string(experiment::kActive),
+           request.owner_id > 0 ? std::optional<int64_t>(request.owner_id) : std::nullopt,
+           request.model_definition.data, config.log_retention_days}));
   Entry& entry = experiments_[id];
   entry.config_yaml = merged.yaml;
   entry.config_json = ConfigJsonOf(entry.config_yaml);
@@ -230,11 +226,8 @@ Result<bus::TrialGetReply> ExperimentService::KillTrial(int64_t trial_id) {
 }
 
 Status ExperimentService::Restore() {
-  std::vector<storage::ExperimentRecord> records;
-  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
-    records = storage::ListExperiments(tx, {});
-    return Status::Ok();
-  }));
+  DET_ASSIGN_OR_RETURN(const std::vector<storage::ExperimentRecord> records,
+                       records_.Experiments());
   for (const storage::ExperimentRecord& record : records) {
     Status restored = RestoreOne(record);
     if (!restored.ok()) {
@@ -255,23 +248,19 @@ Status ExperimentService::RestoreOne(const storage::ExperimentRecord& record) {
                                                         config.experiment_seed.value_or(0))
                              : searcher::Searcher::Restore(config.searcher, config.hyperparameters,
                                                            saved["searcher"]));
-  std::vector<Trial> trials;
-  std::vector<storage::MetricPoint> validations;  // replayed: the search gets those it missed
   const nlohmann::json saved_trials =
       fresh ? nlohmann::json::object() : saved.value("trials", nlohmann::json::object());
-  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
-    for (const storage::TrialRecord& stored : storage::ListTrials(tx, record.id)) {
-      Trial trial = TrialOf(stored, saved_trials);
-      if (auto latest = storage::LatestCheckpoint(tx, trial.id)) {
-        trial.latest_checkpoint = latest->uuid;
-      }
-      for (auto& point : storage::ReadMetrics(tx, trial.id, "validation", 0, 1000000)) {
-        validations.push_back(std::move(point));
-      }
-      trials.push_back(std::move(trial));
+  // The validations are replayed: the search gets those it missed.
+  DET_ASSIGN_OR_RETURN(StoredTrials stored, records_.TrialsOf(record.id));
+  std::vector<Trial> trials;
+  for (const storage::TrialRecord& row : stored.trials) {
+    Trial trial = TrialOf(row, saved_trials);
+    if (auto latest = stored.latest_checkpoints.find(trial.id);
+        latest != stored.latest_checkpoints.end()) {
+      trial.latest_checkpoint = latest->second;
     }
-    return Status::Ok();
-  }));
+    trials.push_back(std::move(trial));
+  }
   const bool over = experiment::IsTerminal(record.state);
   Entry& entry = experiments_[record.id];
   entry.config_yaml = record.config;
@@ -301,7 +290,7 @@ Status ExperimentService::RestoreOne(const storage::ExperimentRecord& record) {
     }
   }
   if (fresh && !over) (void)entry.experiment->Start(NowNs());
-  for (const storage::MetricPoint& point : validations) {
+  for (const storage::MetricPoint& point : stored.validations) {
     (void)entry.experiment->Validated(point.trial_id, point.step,
                                       nlohmann::json::parse(point.metrics_json), NowNs());
   }
@@ -532,11 +521,7 @@ void ExperimentService::FinishEndedRuns() {
 }
 
 Result<int64_t> ExperimentService::CreateTrial(int64_t experiment_id, const Trial&) {
-  int64_t id = 0;
-  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
-    id = storage::NextTrialId(tx);
-    return Status::Ok();
-  }));
+  DET_ASSIGN_OR_RETURN(const int64_t id, records_.NextTrialId());
   new_trials_.insert({experiment_id, id});  // stored with the search that asked for it
   unsaved_trials_.insert({experiment_id, id});
   return id;
@@ -545,11 +530,7 @@ Result<int64_t> ExperimentService::CreateTrial(int64_t experiment_id, const Tria
 Result<std::optional<bus::AgentUserGroup>> ExperimentService::RunAs(int64_t owner_id) {
   std::optional<bus::AgentUserGroup> linked;
   if (owner_id > 0) {
-    DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) -> Status {
-      auto owner = storage::FindUserById(tx, owner_id);
-      if (owner.ok()) linked = owner->agent_account;
-      return Status::Ok();
-    }));
+    DET_ASSIGN_OR_RETURN(linked, records_.AgentAccountOf(owner_id));
   }
   return linked ? linked : launch_.default_task;
 }
@@ -672,12 +653,13 @@ Status ExperimentService::Commit() {
     if (unsaved_trials_.empty() && unsaved_experiments_.empty() && after_commit_.empty()) {
       return Status::Ok();
     }
-    Status stored = WriteUnsaved();
+    Status stored = records_.Store(Unsaved());
     if (stored.code() == StatusCode::kUnavailable) {
-      // PostgreSQL is out of reach: nothing is acted on until it is stored (the next turn tries).
+      // Out of reach: nothing is acted on until it is stored (the next turn tries).
       spdlog::error("experiments: changes not stored yet: {}", stored.message());
       return stored;
     }
+    if (!stored.ok()) spdlog::error("experiments: changes not stored: {}", stored.message());
     new_trials_.clear();
     unsaved_trials_.clear();
     unsaved_experiments_.clear();
@@ -685,62 +667,46 @@ Status ExperimentService::Commit() {
   }
 }
 
-Status ExperimentService::WriteUnsaved() {
-  Status stored = db_.Run([&](pqxx::work& tx) {
-    for (const auto& [experiment_id, trial_id] : new_trials_) {
-      DET_RETURN_IF_ERROR(WriteTrial(tx, experiment_id, trial_id, /*created=*/true));
-    }
-    for (const auto& [experiment_id, trial_id] : unsaved_trials_) {
-      DET_RETURN_IF_ERROR(WriteTrial(tx, experiment_id, trial_id, /*created=*/false));
-    }
-    for (int64_t id : unsaved_experiments_) DET_RETURN_IF_ERROR(WriteExperiment(tx, id));
-    return Status::Ok();
-  });
-  if (stored.ok() || stored.code() == StatusCode::kUnavailable) return stored;
-  // A row the database refuses must not hold back every other experiment: each row alone.
-  spdlog::error("experiments: changes not stored together ({}); storing them one by one",
-                stored.message());
-  auto alone = [&](const std::string& what, const std::function<Status(pqxx::work&)>& write) {
-    Status written = db_.Run(write);
-    if (!written.ok()) spdlog::error("{}: not stored: {}", what, written.message());
-  };
-  for (bool created : {true, false}) {
-    for (const auto& [experiment_id, trial_id] : created ? new_trials_ : unsaved_trials_) {
-      alone("trial " + std::to_string(trial_id),
-            [&, experiment_id = experiment_id, trial_id = trial_id](pqxx::work& tx) {
-              return WriteTrial(tx, experiment_id, trial_id, created);
-            });
-    }
+ExperimentChanges ExperimentService::Unsaved() const {
+  ExperimentChanges changes;
+  for (const auto& [experiment_id, trial_id] : new_trials_) {
+    if (auto row = TrialRowOf(experiment_id, trial_id)) changes.created.push_back(*row);
+  }
+  for (const auto& [experiment_id, trial_id] : unsaved_trials_) {
+    if (auto row = TrialRowOf(experiment_id, trial_id)) changes.updated.push_back(*row);
   }
   for (int64_t id : unsaved_experiments_) {
-    alone("experiment " + std::to_string(id),
-          [&](pqxx::work& tx) { return WriteExperiment(tx, id); });
+    if (auto row = ExperimentRowOf(id)) changes.experiments.push_back(*row);
   }
-  return Status::Ok();
+  return changes;
 }
 
-Status ExperimentService::WriteTrial(pqxx::work& tx, int64_t experiment_id, int64_t trial_id,
-                                     bool created) {
-  const Experiment* experiment = Find(experiment_id);
-  const Trial* trial = experiment ? experiment->FindTrial(trial_id) : nullptr;
-  if (!trial) return Status::Ok();
-  if (created) {
-    return storage::InsertTrial(tx, trial->id, experiment_id, std::to_string(trial->request_id),
-                                trial->hparams.dump(), trial->state);
-  }
-  return storage::UpdateTrial(tx, trial->id, trial->state, trial->restarts, trial->run_id,
-                              trial->end_ns ? std::optional<int64_t>(trial->end_ns) : std::nullopt);
+std::optional<TrialRow> ExperimentService::TrialRowOf(int64_t experiment_id,
+                                                      int64_t trial_id) const {
+  auto entry = experiments_.find(experiment_id);
+  const Trial* trial =
+      entry == experiments_.end() ? nullptr : entry->second.experiment->FindTrial(trial_id);
+  if (!trial) return std::nullopt;
+  return TrialRow{trial->id,
+                  experiment_id,
+                  std::to_string(trial->request_id),
+                  trial->hparams.dump(),
+                  trial->state,
+                  trial->restarts,
+                  trial->run_id,
+                  trial->end_ns ? std::optional<int64_t>(trial->end_ns) : std::nullopt};
 }
 
-Status ExperimentService::WriteExperiment(pqxx::work& tx, int64_t id) {
-  const Experiment* experiment = Find(id);
-  if (!experiment) return Status::Ok();
-  const bool over = experiment::IsTerminal(experiment->state()) &&
-                    experiment->state() != experiment::kDeleting &&
-                    experiment->state() != experiment::kDeleteFailed;
-  DET_RETURN_IF_ERROR(storage::SetExperimentState(
-      tx, id, experiment->state(), over ? std::optional<int64_t>(NowNs()) : std::nullopt));
-  return storage::SaveSearcherState(tx, id, experiment->SaveState().dump());
+std::optional<ExperimentRow> ExperimentService::ExperimentRowOf(int64_t id) const {
+  auto entry = experiments_.find(id);
+  if (entry == experiments_.end()) return std::nullopt;
+  const Experiment& experiment = *entry->second.experiment;
+  const bool over = experiment::IsTerminal(experiment.state()) &&
+                    experiment.state() != experiment::kDeleting &&
+                    experiment.state() != experiment::kDeleteFailed;
+  return ExperimentRow{id, experiment.state(),
+                       over ? std::optional<int64_t>(NowNs()) : std::nullopt,
+                       experiment.SaveState().dump()};
 }
 
 void ExperimentService::Start() {

@@ -17,9 +17,9 @@
 #include "bus/rpc_server.h"
 #include "master/experiments/checkpoint_collector.h"
 #include "master/experiments/experiment/experiment.h"
+#include "master/experiments/experiment_records.h"
 #include "master/experiments/experiments_endpoint.h"
 #include "master/experiments/trial_launch.h"
-#include "storage/database.h"
 #include "storage/experiments_repo.h"
 
 namespace det::master {
@@ -34,7 +34,8 @@ namespace det::master {
 // the registry's tasks, read every `poll_interval` for the runs this service started.
 //
 // Durability: what one request or one turn of the loop changes (trials' states and runs, the
-// experiment's state and its search) reaches PostgreSQL in one transaction (Commit) before the
+// experiment's state and its search) reaches its records (experiment_records.h: PostgreSQL, in one
+// transaction) before the
 // service answers or acts on other components (submits, stops): a master killed at any moment
 // leaves trials and the search that decided about them in agreement, and no run was submitted
 // that the database does not know. (This actor is not the scheduler's loop; its writes are a few
@@ -46,8 +47,10 @@ class ExperimentService : private experiment::ExperimentEffects {
  public:
   static constexpr const char* kEndpoint = kExperimentsEndpoint;
 
-  // `events`: the master's event bus, whose task.state events say when a run ended.
-  ExperimentService(zmq::context_t& context, const Clock& clock, storage::DbConfig db,
+  // `events`: the master's event bus, whose task.state events say when a run ended. `records`
+  // outlive the service. Runs are submitted to the agent registry at AgentRegistry::kQueryEndpoint
+  // in `context`.
+  ExperimentService(zmq::context_t& context, const Clock& clock, ExperimentRecords& records,
                     TrialLaunchOptions launch, bus::EventBrokerEndpoints events);
   ~ExperimentService() override;
 
@@ -73,8 +76,8 @@ class ExperimentService : private experiment::ExperimentEffects {
   Result<bus::ExperimentList> List(const bus::ExperimentListRequest& request);
   Result<bus::TrialSignal> Report(const bus::TrialReport& report);
   Result<bus::TrialGetReply> KillTrial(int64_t trial_id);
-  // `change()`'s result, answered once what it changed is committed (Unavailable when PostgreSQL
-  // is out of reach: the change is kept and stored at a later turn).
+  // `change()`'s result, answered once what it changed is committed (Unavailable when the records
+  // are out of reach: the change is kept and stored at a later turn).
   template <typename Change>
   auto Committed(Change&& change) {
     auto result = change();
@@ -84,14 +87,14 @@ class ExperimentService : private experiment::ExperimentEffects {
     }
     return result;
   }
-  // Accounts for ended runs, stores every new and changed trial and experiment in one transaction,
-  // then runs what waited for it (submits, stops), until nothing is left. Unavailable (everything
-  // kept for the next call, nothing acted on) when PostgreSQL is out of reach; when it refuses a
-  // row, that row is logged and the others are stored without it.
+  // Accounts for ended runs, stores every new and changed trial and experiment together
+  // (ExperimentRecords::Store), then runs what waited for it (submits, stops), until nothing is
+  // left. Unavailable (everything kept for the next call, nothing acted on) when the records are
+  // out of reach.
   Status Commit();
-  Status WriteUnsaved();
-  Status WriteTrial(pqxx::work& tx, int64_t experiment_id, int64_t trial_id, bool created);
-  Status WriteExperiment(pqxx::work& tx, int64_t id);
+  ExperimentChanges Unsaved() const;
+  std::optional<TrialRow> TrialRowOf(int64_t experiment_id, int64_t trial_id) const;
+  std::optional<ExperimentRow> ExperimentRowOf(int64_t id) const;
   Result<bus::TrialSignal> Signal(const std::string& allocation_id);
   bus::ExperimentSummary Summary(const experiment::Experiment& experiment) const;
   bus::TrialSummary TrialSummaryOf(const experiment::Trial& trial) const;
@@ -156,7 +159,7 @@ class ExperimentService : private experiment::ExperimentEffects {
   };
 
   const Clock& clock_;
-  storage::Database db_;
+  ExperimentRecords& records_;
   TrialLaunchOptions launch_;
   bus::RpcServer server_;
   bus::RpcClient registry_;
@@ -170,7 +173,7 @@ class ExperimentService : private experiment::ExperimentEffects {
   std::set<int64_t> unsaved_experiments_;
   std::vector<std::function<void()>> after_commit_;  // registry calls, in order
   CheckpointCollector collector_{
-      registry_, db_,
+      registry_, records_,
       [this](int64_t experiment_id) {
         auto entry = experiments_.find(experiment_id);
         return RunAs(entry == experiments_.end() ? 0 : entry->second.owner_id);

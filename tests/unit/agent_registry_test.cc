@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "bus/agent_channel_client.h"
 #include "bus/rpc_client.h"
+#include "tests/testing/fake_agent.h"
 #include "tests/testing/in_memory_cluster_records.h"
 #include "tests/testing/test_util.h"
 
@@ -20,51 +20,13 @@ namespace det::master {
 namespace {
 
 using namespace std::chrono_literals;
-using ClientEvent = bus::AgentChannelClient::Event;
-
-bus::AgentChannelConfig Timing() { return {1s, 5s, 25s, 5s}; }
-
-// An agent of one CPU slot: registers on connecting, keeps every command it is sent.
-class FakeAgent {
- public:
-  FakeAgent(zmq::context_t& context, const std::string& id, const std::string& endpoint,
-            const Clock& clock)
-      : client_(context, id, endpoint, bus::SocketSecurity{}, clock, Timing(),
-                bus::BackoffPolicy{1s, 30s, 2.0, 0.5}, /*max_attempts=*/0) {}
-
-  Status Start() { return client_.Start(); }
-  // Reads and answers what arrived (a welcome: the registration).
-  void Pump() {
-    std::vector<ClientEvent> events;
-    client_.Receive(&events);
-    client_.Tick(&events);
-    for (ClientEvent& event : events) {
-      if (event.kind == ClientEvent::Kind::kConnected) {
-        client_.SendReliable(
-            bus::AgentRegister{"test", "default", "host-1", {{"cpu0", "cpu", "cpu", "", 0}}, {}});
-      } else if (event.kind == ClientEvent::Kind::kMessage &&
-                 event.message.is(bus::WorkloadStart::kType)) {
-        starts.push_back(*event.message.Decode<bus::WorkloadStart>());
-      }
-    }
-    client_.FlushAcks();
-  }
-  void Report(const bus::WorkloadStart& start, std::string_view state, int exit_code = 0) {
-    client_.SendReliable(bus::WorkloadState{start.allocation_id, start.task_id, std::string(state),
-                                            exit_code, "", ""});
-  }
-
-  std::vector<bus::WorkloadStart> starts;
-
- private:
-  bus::AgentChannelClient client_;
-};
+using testing::FakeAgent;
 
 class AgentRegistryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    registry_ = std::make_unique<AgentRegistry>(context_, clock_, Timing(), 1 << 20, records_,
-                                                "http://master:8080", ResourcesConfig{},
+    registry_ = std::make_unique<AgentRegistry>(context_, clock_, FakeAgent::Timing(), 1 << 20,
+                                                records_, "http://master:8080", ResourcesConfig{},
                                                 AllocationTokens("secret"));
     auto bound =
         registry_->Bind(testing::InprocEndpoint("agents"), {}, testing::InprocEndpoint("events"));

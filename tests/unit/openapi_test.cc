@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "master/auth/stored_user_records.h"
 #include "master/front/front_door.h"
 #include "master/front/http/http_wing.h"
 
@@ -50,7 +51,8 @@ TEST(RouterTest, PlaceholdersMatchASegmentAndIdsOnlyDigits) {
 TEST(OpenApiTest, EveryRouteIsDocumentedAndEveryDocumentedRouteAnswers) {
   zmq::context_t context;
   storage::Database database(storage::DbConfig{});  // connects only when used; unused here
-  auth::Users users(database, RealClock::Instance());
+  auth::StoredUserRecords records(database);
+  auth::Users users(records, RealClock::Instance());
   FrontDoor front(context, RealClock::Instance(), database, users, bus::MasterInfo{"v"},
                   ResourcesConfig{}, 1 << 20);
   http::HttpWing core(context, storage::DbConfig{}, AllocationTokens("secret"), {.front = &front});
@@ -93,7 +95,8 @@ TEST(OpenApiTest, EveryRouteIsDocumentedAndEveryDocumentedRouteAnswers) {
 TEST(HttpWingTlsTest, AnUnusableCertificateIsRefusedNamingTheField) {
   zmq::context_t context;
   storage::Database database(storage::DbConfig{});
-  auth::Users users(database, RealClock::Instance());
+  auth::StoredUserRecords records(database);
+  auth::Users users(records, RealClock::Instance());
   FrontDoor front(context, RealClock::Instance(), database, users, bus::MasterInfo{"v"},
                   ResourcesConfig{}, 1 << 20);
   http::HttpWing core(context, storage::DbConfig{}, AllocationTokens("secret"),

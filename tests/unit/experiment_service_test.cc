@@ -1,0 +1,219 @@
+// The experiment service as an actor on its own thread, with its records in memory
+// (tests/testing/in_memory_experiment_records.h), beside a real agent registry (its records in
+// memory too), the event bus it learns runs' ends from, and one agent on the bus: a trial's row
+// stored with its search before its run is submitted, a trial and its experiment completed by a
+// validation at max_length and a clean exit, nothing acted on while the records are out of reach,
+// a run that ended while no service ran accounted for by the next one, pause and activate.
+#include "master/experiments/experiment_service.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bus/event_broker.h"
+#include "bus/rpc_client.h"
+#include "master/cluster/agent_registry.h"
+#include "tests/testing/fake_agent.h"
+#include "tests/testing/in_memory_cluster_records.h"
+#include "tests/testing/in_memory_experiment_records.h"
+#include "tests/testing/test_util.h"
+
+namespace det::master {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeAgent;
+
+constexpr const char* kSingleTrial =
+    "name: service-test\n"
+    "entrypoint: python3 train.py\n"
+    "hyperparameters: {lr: 0.1}\n"
+    "searcher: {name: single, metric: loss, max_length: {batches: 100}}\n"
+    "checkpoint_storage: {type: shared_fs, host_path: /tmp/checkpoints}\n"
+    "max_restarts: 1\n";
+
+class ExperimentServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    broker_ = std::make_unique<bus::EventBroker>(context_, clock_);
+    auto events = broker_->BindLocal({testing::InprocEndpoint("events-publish"),
+                                      testing::InprocEndpoint("events-subscribe"),
+                                      testing::InprocEndpoint("events-snapshot")});
+    ASSERT_TRUE(events.ok()) << events.status().ToString();
+    events_ = *events;
+    broker_->Start();
+    registry_ = std::make_unique<AgentRegistry>(context_, clock_, FakeAgent::Timing(), 1 << 20,
+                                                cluster_records_, "http://master:8080",
+                                                ResourcesConfig{}, AllocationTokens("secret"));
+    auto bound = registry_->Bind(testing::InprocEndpoint("agents"), {}, events_.publish);
+    ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+    registry_->Start();
+    agent_ = std::make_unique<FakeAgent>(context_, "agent-1", *bound, clock_);
+    ASSERT_TRUE(agent_->Start().ok());
+    ASSERT_TRUE(Until([&] { return cluster_records_.Read().agent_states.count("agent-1") > 0; }));
+    StartService();
+  }
+  void TearDown() override {
+    service_.reset();
+    registry_->Stop();
+    broker_->Stop();
+  }
+
+  // A service (again, after StopService: a master started anew) resumes what the records hold.
+  void StartService() {
+    service_ = std::make_unique<ExperimentService>(
+        context_, clock_, records_, TrialLaunchOptions{.master_url = "http://master:8080"},
+        events_);
+    ASSERT_TRUE(service_->Bind().ok());
+    ASSERT_TRUE(service_->Restore().ok());
+    service_->Start();
+  }
+  void StopService() { service_.reset(); }
+
+  // Pumps the agent until `done` (real time, bounded: the actors' threads do the work).
+  bool Until(const std::function<bool()>& done) {
+    return testing::PumpUntil([&] { agent_->Pump(); }, done, 5000ms);
+  }
+  template <class Request, class Reply>
+  Result<Reply> Call(const Request& request) {
+    bus::RpcClient client(context_, ExperimentService::kEndpoint, {},
+                          {.timeout = 10s, .attempts = 1});
+    return client.template Call<Request, Reply>(request);
+  }
+  int64_t Create(const std::string& config = kSingleTrial) {
+    auto created = Call<bus::ExperimentCreateRequest, bus::ExperimentCreateReply>(
+        {.config_yaml = config, .owner_id = 1, .owner = "alice"});
+    EXPECT_TRUE(created.ok()) << created.status().ToString();
+    return created.ok() ? created->id : 0;
+  }
+  Status Act(int64_t id, const std::string& action) {
+    return Call<bus::ExperimentActionRequest, bus::ExperimentActionReply>({id, action}).status();
+  }
+  Status Report(const bus::TrialReport& report) {
+    return Call<bus::TrialReport, bus::TrialSignal>(report).status();
+  }
+  // The run the agent was sent `n`th (0: the first).
+  const bus::WorkloadStart& NthStart(size_t n) {
+    EXPECT_TRUE(Until([&] { return agent_->starts.size() > n; })) << "no start #" << n;
+    return agent_->starts.size() > n ? agent_->starts[n] : none_;
+  }
+  void Ends(const bus::WorkloadStart& start, int exit_code) {
+    agent_->Report(start, bus::kWorkloadRunning);
+    agent_->Report(start, bus::kWorkloadTerminated, exit_code);
+  }
+  storage::TrialRecord StoredTrial(int64_t id) {
+    auto trials = records_.Read().trials;
+    return trials.count(id) ? trials.at(id) : storage::TrialRecord{};
+  }
+  std::string StoredExperimentState(int64_t id) {
+    auto experiments = records_.Read().experiments;
+    return experiments.count(id) ? experiments.at(id).state : "";
+  }
+
+  zmq::context_t context_;
+  SimulatedClock clock_;
+  testing::InMemoryClusterRecords cluster_records_;
+  testing::InMemoryExperimentRecords records_;
+  bus::EventBrokerEndpoints events_;
+  std::unique_ptr<bus::EventBroker> broker_;
+  std::unique_ptr<AgentRegistry> registry_;
+  std::unique_ptr<FakeAgent> agent_;
+  std::unique_ptr<ExperimentService> service_;
+  const bus::WorkloadStart none_{};
+};
+
+TEST_F(ExperimentServiceTest, ATrialIsStoredWithTheSearchThatAskedForItAndThenSubmitted) {
+  const int64_t id = Create();
+  ASSERT_GT(id, 0);
+  const auto stored = records_.Read();
+  ASSERT_FALSE(stored.stores.empty());
+  const ExperimentChanges& first = stored.stores.front();
+  ASSERT_EQ(first.created.size(), 1u) << "the trial's row";
+  ASSERT_EQ(first.experiments.size(), 1u) << "with the search that asked for it";
+  EXPECT_EQ(first.experiments[0].id, id);
+  EXPECT_NE(first.experiments[0].searcher_state.find(std::to_string(first.created[0].id)),
+            std::string::npos)
+      << "the saved search knows the trial: " << first.experiments[0].searcher_state;
+  const bus::WorkloadStart& start = NthStart(0);
+  EXPECT_EQ(start.task_id, "trial-" + std::to_string(first.created[0].id) + "-1");
+  EXPECT_EQ(start.env.at("DET_EXPERIMENT_ID"), std::to_string(id));
+  EXPECT_EQ(StoredTrial(first.created[0].id).run_id, 1);
+}
+
+TEST_F(ExperimentServiceTest, AValidationAtMaxLengthAndACleanExitCompleteTheTrialAndExperiment) {
+  const int64_t id = Create();
+  const bus::WorkloadStart start = NthStart(0);
+  ASSERT_TRUE(Report({start.allocation_id, "validation", 100, R"({"loss": 0.25})"}).ok());
+  Ends(start, 0);
+  ASSERT_TRUE(Until([&] { return StoredExperimentState(id) == "COMPLETED"; }))
+      << StoredExperimentState(id);
+  const auto experiment = records_.Read().experiments.at(id);
+  EXPECT_TRUE(experiment.end_ns.has_value()) << "a finished experiment has its end";
+  const storage::TrialRecord trial = StoredTrial(1);
+  EXPECT_EQ(trial.state, "COMPLETED");
+  EXPECT_TRUE(trial.end_ns.has_value());
+  EXPECT_EQ(trial.restarts, 0);
+  EXPECT_EQ(agent_->starts.size(), 1u) << "nothing started again";
+}
+
+TEST_F(ExperimentServiceTest, ARunsEndIsActedOnOnlyOnceTheRecordsTakeWhatItChanged) {
+  Create();
+  const bus::WorkloadStart first = NthStart(0);
+  records_.SetReachable(false);
+  Ends(first, 137);  // crashed: a restart, counted
+  EXPECT_FALSE(testing::PumpUntil([&] { agent_->Pump(); },
+                                  [&] { return agent_->starts.size() > 1; }, 1000ms))
+      << "no run starts that the records do not know";
+  EXPECT_EQ(StoredTrial(1).restarts, 0);
+  records_.SetReachable(true);
+  const bus::WorkloadStart& second = NthStart(1);
+  EXPECT_EQ(second.task_id, "trial-1-2");
+  const storage::TrialRecord trial = StoredTrial(1);
+  EXPECT_EQ(trial.restarts, 1);
+  EXPECT_EQ(trial.run_id, 2);
+  EXPECT_EQ(trial.state, "ACTIVE");
+}
+
+TEST_F(ExperimentServiceTest, ARunThatEndedWhileNoServiceRanIsAccountedForByTheNext) {
+  const int64_t id = Create();
+  const bus::WorkloadStart first = NthStart(0);
+  StopService();
+  Ends(first, 137);
+  ASSERT_TRUE(Until([&] {
+    const auto states = cluster_records_.Read().task_states[first.allocation_id];
+    return !states.empty() && states.back() == "TERMINATED";
+  }));
+  StartService();  // a master started again: the registry says how the run ended
+  const bus::WorkloadStart& second = NthStart(1);
+  EXPECT_EQ(second.task_id, "trial-1-2");
+  EXPECT_EQ(StoredTrial(1).restarts, 1) << "the crash counts against max_restarts";
+  Ends(second, 137);
+  ASSERT_TRUE(Until([&] { return StoredExperimentState(id) == "ERROR"; }))
+      << "past max_restarts: " << StoredExperimentState(id);
+  EXPECT_EQ(StoredTrial(1).state, "ERROR");
+  EXPECT_EQ(agent_->starts.size(), 2u);
+}
+
+TEST_F(ExperimentServiceTest, PauseKillsTheRunAndActivateStartsTheTrialAgainWithoutARestart) {
+  const int64_t id = Create();
+  const bus::WorkloadStart first = NthStart(0);
+  agent_->Report(first, bus::kWorkloadRunning);
+  ASSERT_TRUE(Act(id, "pause").ok());
+  ASSERT_TRUE(Until([&] { return !agent_->kills.empty(); }))
+      << "a run not listening for the signal is killed at once";
+  EXPECT_EQ(agent_->kills[0], first.allocation_id);
+  agent_->Report(first, bus::kWorkloadTerminated, 143);
+  ASSERT_TRUE(Until([&] { return StoredExperimentState(id) == "PAUSED"; }));
+  ASSERT_TRUE(Until([&] { return StoredTrial(1).state == "PAUSED"; })) << StoredTrial(1).state;
+
+  ASSERT_TRUE(Act(id, "activate").ok());
+  const bus::WorkloadStart& second = NthStart(1);
+  EXPECT_EQ(second.task_id, "trial-1-2");
+  EXPECT_EQ(StoredTrial(1).restarts, 0) << "a pause is not a failure";
+  EXPECT_EQ(StoredExperimentState(id), "ACTIVE");
+}
+
+}  // namespace
+}  // namespace det::master
