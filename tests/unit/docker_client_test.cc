@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "tests/fakes/fake_docker.h"
+#include "tests/testing/test_util.h"
 
 namespace det::agent {
 namespace {
@@ -409,7 +410,7 @@ TEST(DockerClientHostileEngineTest, NonsenseAnswersAreErrorsNamingTheCall) {
   ::unlink(socket.c_str());
   server.bind_to_port(socket.c_str(), 80);
   std::thread serving([&] { server.listen_after_bind(); });
-  while (!server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(testing::WaitFor([&] { return server.is_running(); }));
 
   auto owned = std::make_unique<DockerClient>(socket);
   DockerClient& client = *owned;

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/testing/test_util.h"
+
 namespace det {
 namespace {
 
@@ -60,10 +62,10 @@ TEST(ProcessGroupsLedByTest, FindsTheGroupsOfAProgramInAFolderAndStopsThem) {
   ASSERT_GT(inside, 0);
   ASSERT_GT(outside, 0);
   std::vector<pid_t> found;
-  for (int i = 0; i < 200 && found.empty(); ++i) {  // until the child has exec'd sleep
+  (void)testing::WaitFor([&] {  // until the child has exec'd sleep
     found = ProcessGroupsLedBy("sleep", (dir / "work").string());
-    if (found.empty()) usleep(10000);
-  }
+    return !found.empty();
+  });
   EXPECT_EQ(found, std::vector<pid_t>{inside});
   EXPECT_TRUE(ProcessGroupsLedBy("det-workload-shim", (dir / "work").string()).empty());
   EXPECT_TRUE(ProcessGroupsLedBy("sleep", (dir / "wor").string()).empty());  // not a prefix match

@@ -317,7 +317,7 @@ TEST(RpcHoldTest, AFailedReleaseIsSentInsteadOfTheAnswer) {
   zmq::context_t context;
   HeldServer server(context);
   std::thread releaser([&] {
-    while (server.held() == 0) std::this_thread::sleep_for(5ms);
+    ASSERT_TRUE(testing::WaitFor([&] { return server.held() > 0; }));
     server.ReleaseAll(Unavailable("not stored: the disk is full"));
   });
   RpcClient client(context, server.bound, {}, RpcClientConfig{5s, 1});
