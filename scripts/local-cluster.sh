@@ -25,6 +25,9 @@ if [ "$CHECK" = 1 ]; then
   mkdir -m 700 "$HOME"
   if [ "$(id -u)" = 0 ]; then CLUSTER=/var/lib/det/local; else CLUSTER="$HOME/.local/share/det/local"; fi
   deploy() { "$DET" deploy local "$@"; }
+  # What an earlier check killed at its timeout, or the WebUI's test, left up goes down first.
+  "$ROOT/scripts/stop-test-clusters.sh" "$DET" /var/lib/det/local \
+    "${TMPDIR:-/tmp}"/det-local.*/home/.local/share/det/local "${TMPDIR:-/tmp}"/det-webui.*/cluster
 else
   CLUSTER="$RUN/cluster"
   deploy() { "$DET" deploy local --cluster-dir "$CLUSTER" "$@"; }

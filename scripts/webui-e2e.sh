@@ -11,6 +11,9 @@ DET="$BUILD/cli/det"
 if ! command -v "${CHROMIUM:-/usr/bin/chromium}" >/dev/null; then
   "$ROOT/scripts/install-deps.sh"  # Debian's chromium, through apt
 fi
+# What an earlier run killed at its timeout left up goes down first; its folder with it.
+"$ROOT/scripts/stop-test-clusters.sh" "$DET" "${TMPDIR:-/tmp}"/det-webui.*/cluster
+rm -rf "${TMPDIR:-/tmp}"/det-webui.*
 RUN="$(mktemp -d "${TMPDIR:-/tmp}/det-webui.XXXXXX")"
 chmod 711 "$RUN"
 export DET_AUTH_FILE="$RUN/auth.json"
