@@ -59,10 +59,18 @@ Result<UserRecords::UserRecord> StoredUserRecords::ChangeUser(const std::string&
                                                               const UserChange& change) {
   return Read<UserRecord>([&](pqxx::work& tx) -> Result<UserRecord> {
     DET_ASSIGN_OR_RETURN(UserRecord user, storage::FindUserByName(tx, username));
+    const UserRecord before = user;
     DET_RETURN_IF_ERROR(change(user, storage::ListUsers(tx)));
-    DET_RETURN_IF_ERROR(storage::SetUserActive(tx, user.id, user.active));
-    DET_RETURN_IF_ERROR(storage::SetUserAdmin(tx, user.id, user.admin));
-    DET_RETURN_IF_ERROR(storage::SetAgentAccount(tx, user.id, user.agent_account));
+    // Only what the change changed is written.
+    if (user.active != before.active) {
+      DET_RETURN_IF_ERROR(storage::SetUserActive(tx, user.id, user.active));
+    }
+    if (user.admin != before.admin) {
+      DET_RETURN_IF_ERROR(storage::SetUserAdmin(tx, user.id, user.admin));
+    }
+    if (user.agent_account != before.agent_account) {
+      DET_RETURN_IF_ERROR(storage::SetAgentAccount(tx, user.id, user.agent_account));
+    }
     return user;
   });
 }
