@@ -63,7 +63,7 @@ int Decisions(const CliOptions& options, const bus::ScalingDecisionListRequest& 
 }
 
 // Per pool with a provider: its limits, live instances by agent state, and the latest decision.
-int Status(const CliOptions& options) {
+int ShowAutoscalerStatus(const CliOptions& options) {
   auto pools = Call<bus::ResourcePoolListRequest, bus::ResourcePoolList>(options, {});
   if (!pools.ok()) return Fail(pools.status());
   auto instances = Call<bus::InstanceListRequest, bus::InstanceList>(options, {});
@@ -133,7 +133,7 @@ void AddAutoscalerCommands(CLI::App& app, const CliOptions& options, int& rc) {
   auto* autoscaler = app.add_subcommand("autoscaler", "the autoscaler's instances and decisions")
                          ->require_subcommand(1);
   autoscaler->add_subcommand("status", "each autoscaled pool: limits, instances, latest decision")
-      ->callback([&options, &rc] { rc = Status(options); });
+      ->callback([&options, &rc] { rc = ShowAutoscalerStatus(options); });
   auto instances = std::make_shared<bus::InstanceListRequest>();
   auto* list = autoscaler->add_subcommand("instances", "instances the autoscaler manages");
   list->add_option("--resource-pool", instances->resource_pool, "only this pool");

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Quick start, set-up command 2: install what is missing, build, and run every test:
-#   1. unit, integration and end-to-end tests (ctest labels unit.*, integration, e2e), four at a
-#      time, the costliest first
+#   1. integration and end-to-end tests (ctest labels integration, e2e; and the WebUI's unit
+#      tests), four at a time, the costliest first
 #   2. the benchmarks in short mode (ctest label bench)
-#   3. the unit tests again under ASan+UBSan, a cross-section of the integration tests against
+#   3. every unit test under ASan+UBSan, a cross-section of the integration tests against
 #      sanitized binaries, the threaded parts' tests under TSan (scripts/sanitizers.sh), and every
 #      libFuzzer target for a bounded time (clang; DET_FUZZ_SECONDS per fuzzer, default 12, two at
 #      a time). scripts/fuzz.sh runs them, here briefly and on its own as the soak mode.
+# The unit tests run once, sanitized: the plain tree builds everything but them
+# (everything_but_unit_tests), which saves compiling them twice. `ctest -L unit` in build/ after
+# `ninja -C build unit_tests` runs them plain, as the quick mode does.
 # Beside the tests and benchmarks, at a lower priority: the format and lint checks (.clang-format,
 # .clang-tidy without the static analyzer: scripts/lint.sh quick) and the build of stage 3's
 # trees (scripts/sanitizers.sh build): the tests mostly wait on trials, timeouts and faults, and
@@ -51,7 +54,7 @@ if [ "$(id -u)" -eq 0 ]; then
   DOCKER_PID=$!
 fi
 
-stage "build"; scripts/build.sh; done_stage build
+stage "build"; scripts/build.sh everything_but_unit_tests; scripts/build-webui.sh; done_stage build
 # Two jobs beside the tests, whose verdicts travel in files (bash may forget a background job's
 # status by the time it is waited for: its pid reused by a later child over a long run). The tests
 # mostly wait on trials, timeouts and faults (under one core of CPU on average here), so these
@@ -89,13 +92,13 @@ if [ -n "${DOCKER_PID:-}" ]; then
   done_stage docker-engine
 fi
 
-stage "unit, integration and e2e tests"
+stage "integration and e2e tests"
 # The multi-host suite appends a row per fault (recovery time) to this report. Four at a time:
 # each entry mostly waits (clusters starting, trials running, faults' timeouts), and the costliest
 # start first (their COST in tests/CMakeLists.txt).
 rm -f build/multihost-report.md
 DET_MULTIHOST_REPORT="$PWD/build/multihost-report.md" \
-  ctest --test-dir build --output-on-failure -L 'unit|integration|e2e' -j4 || FAILED+=(tests)
+  ctest --test-dir build --output-on-failure -L 'integration|e2e|unit\.webui' -j4 || FAILED+=(tests)
 if [ -s build/multihost-report.md ]; then
   echo "fault report (multihost_tests): | fault | outcome | recovery | data lost |"
   cat build/multihost-report.md
@@ -112,7 +115,7 @@ if [ -n "${DOCKER_PID:-}" ]; then
   scripts/docker-test-engine.sh stop "$DOCKER_DIR" || FAILED+=(docker-engine-stop)
 fi
 
-stage "sanitizers (ASan+UBSan unit tests, TSan concurrency tests) and fuzzing (clang)"
+stage "unit tests and sanitizers (ASan+UBSan unit tests, TSan concurrency tests) and fuzzing (clang)"
 echo "(their trees were built beside the tests; the build's last lines:)"
 verdict "$SANITIZER_BUILD_PID" sanitizer-build 5 || FAILED+=(sanitizer-build)
 scripts/sanitizers.sh || FAILED+=(sanitizers)
