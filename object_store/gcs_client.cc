@@ -135,11 +135,8 @@ std::string GcsClient::ObjectPath(const std::string& key) const {
 
 ObjectResult<HttpResponse> GcsClient::Attempt(const Call& call) {
   HttpRequest request{
-      call.method,
-      options_.endpoint_url + call.path + (call.query.empty() ? "" : "?" + call.query),
-      {},
-      call.body,
-      options_.timeout};
+      call.method, options_.endpoint_url + call.path + (call.query.empty() ? "" : "?" + call.query),
+      call.headers, call.body, options_.timeout};
   if (credentials_ != nullptr) {
     Result<std::string> token = credentials_->Get();
     if (!token.ok()) {
@@ -241,6 +238,22 @@ ObjectResult<std::string> GcsClient::Get(const std::string& key) {
       Send({"objects.get", "GET", ObjectPath(key), "alt=media", ""});
   if (!response.ok()) return response.error();
   return std::move(response->body);
+}
+
+ObjectResult<std::string> GcsClient::ReadRange(const std::string& key, uint64_t offset,
+                                               uint64_t length) {
+  if (length == 0) return std::string();
+  ObjectResult<HttpResponse> response = Send({"objects.get",
+                                              "GET",
+                                              ObjectPath(key),
+                                              "alt=media",
+                                              "",
+                                              {{"Range", ByteRange(offset, length)}}});
+  if (!response.ok()) {
+    if (response.error().http_status == 416) return std::string();  // at or past the end
+    return response.error();
+  }
+  return PieceOfAnswer(response->status, std::move(response->body), offset, length);
 }
 
 }  // namespace det::object_store

@@ -50,6 +50,9 @@ class GcsClient : public ObjectStore {
 
   ObjectResult<std::vector<ObjectInfo>> List(const std::string& prefix) override;
   ObjectResult<size_t> Delete(const std::vector<std::string>& keys) override;
+  // objects.get (alt=media) with a Range header.
+  ObjectResult<std::string> ReadRange(const std::string& key, uint64_t offset,
+                                      uint64_t length) override;
   const std::string& bucket() const override { return options_.bucket; }
 
   ObjectResult<bool> Put(const std::string& key, const std::string& body);
@@ -63,6 +66,7 @@ class GcsClient : public ObjectStore {
     std::string path;    // from the root: "/storage/v1/b/B/o"
     std::string query;   // encoded, without "?"
     std::string body;
+    std::vector<std::pair<std::string, std::string>> headers = {};
   };
   ObjectResult<HttpResponse> Send(const Call& call);
   ObjectResult<HttpResponse> Attempt(const Call& call);

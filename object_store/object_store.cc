@@ -66,4 +66,14 @@ ObjectResult<std::vector<ObjectInfo>> ListEveryPage(
   return objects;
 }
 
+std::string ByteRange(uint64_t offset, uint64_t length) {
+  return "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + length - 1);
+}
+
+std::string PieceOfAnswer(long http_status, std::string body, uint64_t offset, uint64_t length) {
+  if (http_status == 206) return body;
+  if (offset >= body.size()) return "";
+  return body.substr(offset, length);
+}
+
 }  // namespace det::object_store

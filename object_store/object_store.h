@@ -1,6 +1,6 @@
 #pragma once
 
-// What the master needs of a bucket to remove checkpoints from it, whichever cloud keeps it
+// What the master needs of a bucket to read and remove checkpoints in it, whichever cloud keeps it
 // (S3: s3_client.h; GCS: gcs_client.h), and how their failures read.
 
 #include <cstdint>
@@ -47,6 +47,12 @@ ObjectResult<std::vector<ObjectInfo>> ListEveryPage(
     const std::string& service, const std::string& op, const std::string& bucket,
     const std::function<ObjectResult<ListPage>(const std::string& token)>& fetch_page);
 
+// The Range header's value for `length` (> 0) bytes from `offset`: "bytes=OFFSET-LAST".
+std::string ByteRange(uint64_t offset, uint64_t length);
+// What a ranged GET's answer holds of the range: a 206's body as it is; a 200's (a server that
+// ignores Range sends the whole object) cut to the range.
+std::string PieceOfAnswer(long http_status, std::string body, uint64_t offset, uint64_t length);
+
 // One bucket. Implementations are not thread-safe: one per thread.
 class ObjectStore {
  public:
@@ -56,6 +62,10 @@ class ObjectStore {
   // Deletes `keys` (a key that is not there counts as deleted); returns how many were asked. An
   // error when any key is left, naming the first and how many.
   virtual ObjectResult<size_t> Delete(const std::vector<std::string>& keys) = 0;
+  // At most `length` bytes of `key` from `offset` (fewer at its end, "" past it): a large object
+  // is read piece by piece, never whole. kNotFound when there is no such object.
+  virtual ObjectResult<std::string> ReadRange(const std::string& key, uint64_t offset,
+                                              uint64_t length) = 0;
   // The bucket's name, for messages.
   virtual const std::string& bucket() const = 0;
 };

@@ -4,6 +4,7 @@
 // checkpoint_storage: with the experiment's own keys when it gives them, else with the master's
 // credentials (the AWS CLI's chain: environment, shared files, instance role) and region.
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -22,5 +23,8 @@ struct BucketSpec {
 
 // InvalidArgument for a type without a client here.
 Result<std::unique_ptr<ObjectStore>> OpenBucket(const BucketSpec& spec);
+
+// What opens a bucket: OpenBucket, or a test's own.
+using BucketOpener = std::function<Result<std::unique_ptr<ObjectStore>>(const BucketSpec&)>;
 
 }  // namespace det::object_store

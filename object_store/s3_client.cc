@@ -317,4 +317,17 @@ ObjectResult<std::string> S3Client::Get(const std::string& key) {
   return std::move(response->body);
 }
 
+ObjectResult<std::string> S3Client::ReadRange(const std::string& key, uint64_t offset,
+                                              uint64_t length) {
+  if (length == 0) return std::string();
+  ObjectResult<HttpResponse> response =
+      Send({"GetObject", "GET", key, "", "", {{"Range", ByteRange(offset, length)}}});
+  if (!response.ok()) {
+    const ObjectStoreError& error = response.error();
+    if (error.code == "InvalidRange" || error.http_status == 416) return std::string();  // the end
+    return response.error();
+  }
+  return PieceOfAnswer(response->status, std::move(response->body), offset, length);
+}
+
 }  // namespace det::object_store

@@ -57,6 +57,9 @@ class S3Client : public ObjectStore {
 
   ObjectResult<std::vector<ObjectInfo>> List(const std::string& prefix) override;
   ObjectResult<size_t> Delete(const std::vector<std::string>& keys) override;
+  // GetObject with a Range header.
+  ObjectResult<std::string> ReadRange(const std::string& key, uint64_t offset,
+                                      uint64_t length) override;
   const std::string& bucket() const override { return options_.bucket; }
 
   ObjectResult<bool> Put(const std::string& key, const std::string& body);

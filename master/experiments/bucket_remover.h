@@ -38,8 +38,7 @@ class BucketRemover {
     size_t objects = 0;
     uint64_t bytes = 0;
   };
-  using Opener = std::function<Result<std::unique_ptr<object_store::ObjectStore>>(
-      const object_store::BucketSpec&)>;
+  using Opener = object_store::BucketOpener;
 
   explicit BucketRemover(Opener open = object_store::OpenBucket) : open_(std::move(open)) {}
   ~BucketRemover();

@@ -132,6 +132,17 @@ Result<std::pair<storage::CheckpointRecord, int64_t>> TrialReports::AnyCheckpoin
   return found;
 }
 
+Result<std::string> TrialReports::StoredConfig(int64_t experiment_id) {
+  Result<std::string> config =
+      NotFound("experiment " + std::to_string(experiment_id) + " not found");
+  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
+    auto experiment = storage::GetExperiment(tx, experiment_id);
+    if (experiment.ok()) config = std::move(experiment->config);
+    return Status::Ok();
+  }));
+  return config;
+}
+
 Result<std::pair<storage::CheckpointRecord, int64_t>> TrialReports::SetCheckpointMetadata(
     const std::string& uuid, const std::string& metadata_json) {
   DET_RETURN_IF_ERROR(db_.Run(

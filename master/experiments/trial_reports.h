@@ -57,6 +57,9 @@ class TrialReports {
                                                                    const std::string& uuid);
   // Checkpoint `uuid` of any experiment (a user's read), with its experiment id; NotFound.
   Result<std::pair<storage::CheckpointRecord, int64_t>> AnyCheckpoint(const std::string& uuid);
+  // The experiment's stored config as it was created (its secrets in it: the master's own read,
+  // for reading its checkpoints; never shown to a user). NotFound.
+  Result<std::string> StoredConfig(int64_t experiment_id);
   // Replaces checkpoint `uuid`'s user metadata (Determined's PostCheckpointMetadata); the
   // checkpoint as it is then. NotFound for an unknown one.
   Result<std::pair<storage::CheckpointRecord, int64_t>> SetCheckpointMetadata(

@@ -25,6 +25,12 @@ namespace fs = std::filesystem;
 
 using testing::ConformanceDir;
 
+// A file's bytes ("" when it cannot be read).
+std::string FileText(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 // What the tests need beyond the build, or "" when everything is there.
 std::string MissingForDeterminedCli() {
   const fs::path cli = ConformanceDir() / "harness" / "determined" / "cli";
@@ -307,6 +313,23 @@ TEST_F(DeterminedCliExperimentTest, Stage2PausedActivatedAndItsCheckpointsListed
   EXPECT_TRUE(Has(described, uuid)) << described;
   EXPECT_TRUE(Has(described, "steps_completed")) << described;
   EXPECT_TRUE(Has(described, "rc=0")) << described;
+  // `det checkpoint download --mode master`: GET /checkpoints/{uuid}, the files streamed through
+  // the master as a gzipped tar; byte for byte what the trial wrote, and Determined's
+  // metadata.json beside them.
+  const fs::path out = dir_ / "downloaded";
+  const std::string downloaded =
+      Determined("checkpoint download --mode master -o " + out.string() + " " + uuid);
+  EXPECT_TRUE(Has(downloaded, "rc=0")) << downloaded;
+  const fs::path written = dir_ / "checkpoints" / "determined-checkpoint" / uuid;
+  size_t compared = 0;
+  for (const auto& file : fs::recursive_directory_iterator(written)) {
+    if (!file.is_regular_file()) continue;
+    const fs::path relative = fs::relative(file.path(), written);
+    EXPECT_EQ(FileText(out / relative), FileText(file.path())) << relative;
+    ++compared;
+  }
+  EXPECT_GT(compared, 0u) << "the trial wrote files";
+  EXPECT_TRUE(fs::exists(out / "metadata.json"));
 }
 
 TEST_F(DeterminedCliExperimentTest, Stage3SearchIsCreatedAndKilled) {

@@ -82,6 +82,33 @@ class DeterminedLibraryS3Test : public testing::DeterminedLibraryTest {
     return uuids;
   }
 
+  // Determined's `det checkpoint download --mode master` from a host without the bucket's keys:
+  // every object of the checkpoint arrives, at its size, through GET /checkpoints/{uuid}.
+  void ExpectDownloadThroughTheMaster(const std::string& uuid) {
+    const fs::path out = dir_ / ("downloaded-" + uuid);
+    const std::string said =
+        testing::Shell("{ env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY HOME=" + dir_.string() +
+                       " PYTHONPATH=" + (testing::ConformanceDir() / "harness").string() +
+                       " DET_MASTER=http://127.0.0.1:" + rest_port_ +
+                       " DET_USER=admin DET_PASS=" + testing::kAdminPassword +
+                       " timeout 120 /usr/bin/python3 -m determined.cli " +
+                       "checkpoint download --mode master -o " + out.string() + " " + uuid +
+                       "; echo rc=$?; } 2>&1");
+    ASSERT_NE(said.find("rc=0"), std::string::npos) << said << Log("master.log");
+    const std::string prefix = std::string(kLibraryPrefix) + "/" + uuid + "/";
+    size_t compared = 0;
+    for (const auto& object :
+         s3_->Admin("objects?bucket=" + std::string(kLibraryBucket) + "&prefix=" + prefix)) {
+      const fs::path file = out / object.value("key", "").substr(prefix.size());
+      EXPECT_TRUE(fs::exists(file)) << file << "\n" << said;
+      if (fs::exists(file)) {
+        EXPECT_EQ(fs::file_size(file), object.value("size", uint64_t{0})) << file;
+      }
+      ++compared;
+    }
+    EXPECT_GT(compared, 0u) << "the checkpoint has objects";
+  }
+
   fs::path s3_dir_;
   std::unique_ptr<testing::FakeS3Process> s3_;
   int s3_port_ = 0;
@@ -128,6 +155,9 @@ TEST_F(DeterminedLibraryS3Test, ResumesOnAnotherAgentAndGarbageCollectsTheBucket
   EXPECT_LE(Completed(id).size(), 2u);
   EXPECT_GT(CheckpointStates(id).size(), Completed(id).size()) << "some were DELETED";
   EXPECT_EQ(Log("master.log").find("fake-secret"), std::string::npos) << "no key logged";
+  const std::set<std::string> kept = Completed(id);
+  ASSERT_FALSE(kept.empty());
+  ExpectDownloadThroughTheMaster(*kept.begin());
 
   EXPECT_NE(Det("experiment delete --yes " + std::to_string(id)).find("DELETING"),
             std::string::npos);

@@ -228,6 +228,7 @@ void TrialRoutes::Route(Router& router) {
   RouteReports(router);
   RouteAllocations(router);
   RouteRunBookkeeping(router);
+  RouteCheckpointDownload(router);
   // An embedded file's parts joined.
   auto joined = [](const char* const* parts) {
     std::string text;

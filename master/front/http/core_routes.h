@@ -56,6 +56,8 @@ namespace det::master::http {
 //                                         task_container_defaults.rendezvous_timeout a 400 and
 //                                         the allocation is killed
 //   GET  /api/v1/harness/det_harness.py   the harness module (no token needed)
+//   GET  /checkpoints/{uuid}              a user's download of a checkpoint: its files as a
+//                                         gzipped tar, streamed (checkpoint_download.cc)
 //
 // Errors are JSON {"error": "..."} with 400 (bad input, naming the field), 401 (token), 403
 // (another trial), 404, 503 (the experiment service did not answer).
@@ -117,6 +119,10 @@ class TrialRoutes {
   void RouteAllocations(Router& router);
   void RouteRunBookkeeping(Router& router);  // run_routes.cc
   void RouteRunMetadata(Router& router);
+  void RouteCheckpointDownload(Router& router);  // checkpoint_download.cc
+  // The stream of GET /checkpoints/{uuid} for a logged-in user; the error to answer instead.
+  Result<std::shared_ptr<BodySource>> CheckpointDownload(const Request& req,
+                                                         const std::string& uuid);
   // Who asks a route that both trial code and users call: a run (Determined's
   // Grpc-Metadata-x-allocation-token header), reading as a user without rights of its own and
   // only its own trial or experiment `id` (PermissionDenied otherwise), or a logged-in user

@@ -41,8 +41,10 @@ struct Request {
 class BodySource {
  public:
   struct Piece {
-    std::string data;   // to send now ("" with !done: nothing yet)
-    bool done = false;  // the body ends after `data`
+    std::string data;     // to send now ("" with !done: nothing yet)
+    bool done = false;    // the body ends after `data`
+    bool broken = false;  // the body cannot go on: the connection closes without its end, so
+                          // the client sees a broken transfer rather than a shorter body
   };
   virtual ~BodySource() = default;
   virtual Piece Next() = 0;

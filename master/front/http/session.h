@@ -296,6 +296,10 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void OnPiece(BodySource::Piece piece) {
+    if (piece.broken) {
+      source_.reset();
+      return Close();
+    }
     if (piece.data.empty() && !piece.done) {
       timer_.expires_after(source_->retry());
       return timer_.async_wait([self = this->shared_from_this()](beast::error_code ec) {

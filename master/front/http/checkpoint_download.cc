@@ -1,0 +1,77 @@
+// GET /checkpoints/{uuid}: a checkpoint's files streamed through the master as a gzipped tar
+// (Determined's path, outside /api/v1: its SDK's Checkpoint.download with mode MASTER, and AUTO's
+// fallback when the client cannot read the storage itself; `det checkpoint download --mode
+// master`). For a logged-in user (Authorization: Bearer), whatever the storage (shared_fs where
+// the master's host mounts it, s3, gcs), with the master's credentials or the experiment's keys:
+// a laptop needs none of its own. Errors before the first byte are Determined's JSON errors (401,
+// 404 for an unknown checkpoint or one with no files where its storage keeps them, 400 for a
+// deleted one, 503 for storage out of reach); one after it breaks the connection off
+// (CheckpointArchive says why), so no client mistakes a part for the whole.
+
+#include <spdlog/spdlog.h>
+
+#include "bus/catalog/experiments.h"
+#include "master/experiments/checkpoint_archive.h"
+#include "master/front/http/core_routes.h"
+#include "master/front/http/json.h"
+#include "master/front/http/user_routes.h"
+
+namespace det::master::http {
+namespace {
+
+class ArchiveBody : public BodySource {
+ public:
+  ArchiveBody(std::unique_ptr<CheckpointArchive> archive, std::string uuid)
+      : archive_(std::move(archive)), uuid_(std::move(uuid)) {}
+
+  Piece Next() override {
+    Result<CheckpointArchive::Piece> piece = archive_->Next();
+    if (!piece.ok()) {
+      spdlog::warn("download of checkpoint {} broken off: {}", uuid_, piece.status().message());
+      return {"", false, true};
+    }
+    return {std::move(piece->data), piece->done};
+  }
+
+ private:
+  std::unique_ptr<CheckpointArchive> archive_;
+  std::string uuid_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<BodySource>> TrialRoutes::CheckpointDownload(const Request& req,
+                                                                    const std::string& uuid) {
+  DET_ASSIGN_OR_RETURN(auth::Principal user, UserOf(front_.calls.users(), req));
+  DET_ASSIGN_OR_RETURN(auto found, reports_.AnyCheckpoint(uuid));
+  const auto& [checkpoint, experiment_id] = found;
+  if (checkpoint.state == "DELETED") {
+    return InvalidArgument("checkpoint " + uuid + " was deleted: there are no files to download");
+  }
+  // The user may see the experiment (the call checks); its storage's keys come from the stored
+  // config, which the answer shows redacted.
+  DET_RETURN_IF_ERROR(front_.calls.Call(user, bus::ExperimentGetRequest{experiment_id}).status());
+  DET_ASSIGN_OR_RETURN(std::string config, reports_.StoredConfig(experiment_id));
+  DET_ASSIGN_OR_RETURN(experiment::CheckpointStorage storage, CheckpointStorageOf(config));
+  DET_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointFiles> reader, OpenCheckpointFiles(storage, uuid));
+  Result<std::vector<CheckpointFile>> files = reader->List();
+  if (!files.ok()) return files.status().WithContext("checkpoint " + uuid);
+  spdlog::info("{} downloads checkpoint {} ({} files) from {}", user.username, uuid, files->size(),
+               reader->Where());
+  return std::shared_ptr<BodySource>(std::make_shared<ArchiveBody>(
+      std::make_unique<CheckpointArchive>(std::move(reader), std::move(*files)), uuid));
+}
+
+void TrialRoutes::RouteCheckpointDownload(Router& router) {
+  router.Get("/checkpoints/{checkpoint_uuid}", [this](const Request& req, Response& res) {
+    Result<std::shared_ptr<BodySource>> body = CheckpointDownload(req, req.Match(1));
+    if (!body.ok()) {
+      spdlog::info("download of checkpoint {} refused: {}", req.Match(1), body.status().ToString());
+      return Reply(res, body.status());
+    }
+    res.SetHeader("Content-Disposition", "attachment; filename=\"" + req.Match(1) + ".tar.gz\"");
+    res.Stream("application/gzip", std::move(*body));
+  });
+}
+
+}  // namespace det::master::http
