@@ -1,10 +1,13 @@
 #include "master/experiments/checkpoint_files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
 #include "master/experiments/trial_launch.h"
@@ -27,8 +30,10 @@ class FolderFiles : public CheckpointFiles {
                       "mounts host_path; download with mode DIRECT on a host that mounts it");
     }
     std::vector<CheckpointFile> files;
+    // Links are left out: trial code wrote the folder, and a link could point at any file the
+    // master may read.
     for (fs::recursive_directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
-      if (!it->is_regular_file(ec)) continue;
+      if (it->is_symlink(ec) || !it->is_regular_file(ec)) continue;
       files.push_back({fs::relative(it->path(), root_).generic_string(), it->file_size(ec)});
     }
     if (ec) return Unavailable("cannot list " + root_.string() + ": " + ec.message());
@@ -37,13 +42,27 @@ class FolderFiles : public CheckpointFiles {
     return files;
   }
 
+  // A listed file, opened without following a link (one put in its place since the listing is
+  // refused) and only as a regular file.
   Result<std::string> Read(const std::string& path, uint64_t offset, uint64_t length) override {
-    std::ifstream in(root_ / path, std::ios::binary);
-    if (!in) return Unavailable("cannot read " + (root_ / path).string());
+    const fs::path file = root_ / path;
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      if (fd >= 0) ::close(fd);
+      return Unavailable("cannot read " + file.string() + " as a regular file");
+    }
     std::string piece(length, '\0');
-    in.seekg(static_cast<std::streamoff>(offset));
-    in.read(piece.data(), static_cast<std::streamsize>(length));
-    piece.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+    size_t got = 0;
+    while (got < length) {
+      const ssize_t n =
+          ::pread(fd, piece.data() + got, length - got, static_cast<off_t>(offset + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    piece.resize(got);
     return piece;
   }
 
@@ -81,6 +100,8 @@ class BucketFiles : public CheckpointFiles {
     for (const object_store::ObjectInfo& object : *objects) {
       std::string path = object.key.substr(key_prefix_.size());
       if (path.empty() || path.ends_with('/')) continue;  // a folder's marker object
+      // A key no archive may name: it would be extracted outside the client's folder.
+      if (path.front() == '/' || ("/" + path + "/").find("/../") != std::string::npos) continue;
       files.push_back({std::move(path), object.size});
     }
     if (files.empty()) return NotFound("no objects under " + Where());

@@ -65,6 +65,21 @@ Streamed StreamAll(const master::experiment::CheckpointStorage& storage,
   }
 }
 
+// The paths of `files` and their sizes, to show where two checkpoints differ.
+std::vector<std::string> Listing(const Files& files) {
+  std::vector<std::string> listing;
+  for (const auto& [path, content] : files) {
+    listing.push_back(path + " (" + std::to_string(content.size()) + " bytes)");
+  }
+  return listing;
+}
+
+// Whether the archive holds exactly `expected`, byte for byte (the listings when it does not).
+void ExpectSameFiles(const Files& got, const Files& expected) {
+  EXPECT_EQ(Listing(got), Listing(expected));
+  EXPECT_TRUE(got == expected) << "the same files with other bytes";
+}
+
 Files ReadBack(const std::string& tar_gz) {
   auto entries = master::experiments::ReadModelFiles(tar_gz, true);
   EXPECT_TRUE(entries.ok()) << entries.status().ToString();
@@ -98,9 +113,20 @@ class CheckpointFolderTest : public ::testing::Test {
 TEST_F(CheckpointFolderTest, EveryFileComesBackWholeFromPiecesOfBoundedSize) {
   Streamed streamed = StreamAll(storage_);
   ASSERT_TRUE(streamed.error.ok()) << streamed.error.ToString();
-  EXPECT_EQ(ReadBack(streamed.tar_gz), SampleCheckpoint());
+  ExpectSameFiles(ReadBack(streamed.tar_gz), SampleCheckpoint());
   EXPECT_LE(streamed.largest_piece, 2 * CheckpointArchive::kReadPiece)
       << "a piece holds about one read, never the checkpoint";
+}
+
+TEST_F(CheckpointFolderTest, LinksAreLeftOutWhereverTheyPoint) {
+  // Trial code wrote the folder: a link must not hand out a file the master can read.
+  const fs::path secret = dir_ / "master-only.key";
+  std::ofstream(secret) << "secret";
+  fs::create_symlink(secret, Folder() / "key.pem");
+  fs::create_directory_symlink(dir_, Folder() / "everything");
+  Streamed streamed = StreamAll(storage_);
+  ASSERT_TRUE(streamed.error.ok()) << streamed.error.ToString();
+  ExpectSameFiles(ReadBack(streamed.tar_gz), SampleCheckpoint());
 }
 
 TEST_F(CheckpointFolderTest, AFileThatShrinksWhileSentBreaksTheArchiveOff) {
@@ -145,6 +171,8 @@ TEST(CheckpointBucketTest, AnS3CheckpointIsReadInRangesAndNothingElseIsSent) {
     fake.Put("ckpt", std::string("team/") + kUuid + "/" + path, content);
   }
   fake.Put("ckpt", "team/other-uuid/metadata.json", "{}");
+  // A key no archive may name (the client would extract it outside its folder).
+  fake.Put("ckpt", std::string("team/") + kUuid + "/../../escape.txt", "x");
   RealClock clock;
   SimulatedClock waits{SimulatedClock::Sleeps::kSleepAdvances};
   master::experiment::CheckpointStorage storage;
@@ -167,7 +195,7 @@ TEST(CheckpointBucketTest, AnS3CheckpointIsReadInRangesAndNothingElseIsSent) {
   };
   Streamed streamed = StreamAll(storage, open);
   ASSERT_TRUE(streamed.error.ok()) << streamed.error.ToString();
-  EXPECT_EQ(ReadBack(streamed.tar_gz), SampleCheckpoint());
+  ExpectSameFiles(ReadBack(streamed.tar_gz), SampleCheckpoint());
   EXPECT_LE(streamed.largest_piece, 2 * CheckpointArchive::kReadPiece);
 }
 
@@ -197,7 +225,7 @@ TEST(CheckpointBucketTest, AGcsCheckpointIsReadInRanges) {
   };
   Streamed streamed = StreamAll(storage, open);
   ASSERT_TRUE(streamed.error.ok()) << streamed.error.ToString();
-  EXPECT_EQ(ReadBack(streamed.tar_gz), SampleCheckpoint());
+  ExpectSameFiles(ReadBack(streamed.tar_gz), SampleCheckpoint());
 }
 
 }  // namespace
