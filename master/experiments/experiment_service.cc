@@ -191,6 +191,7 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
   const uint32_t seed = config.experiment_seed.value_or(std::random_device{}());
   DET_ASSIGN_OR_RETURN(auto search,
                        searcher::Searcher::Make(config.searcher, config.hyperparameters, seed));
+  DET_ASSIGN_OR_RETURN(const std::string warm_start, WarmStartOf(config.searcher));
   if (request.dry_run) return bus::ExperimentCreateReply{0, config.warnings};
   DET_ASSIGN_OR_RETURN(
       const int64_t id,
@@ -206,6 +207,7 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
   entry.owner = request.owner;
   entry.experiment =
       std::make_unique<Experiment>(id, std::move(config), std::move(search), Effects());
+  entry.experiment->StartTrialsFrom(warm_start);
   Status started = entry.experiment->Start(NowNs());
   if (!started.ok()) spdlog::error("experiment {}: {}", id, started.message());
   spdlog::info("experiment {} created ({} trials to start with)", id,
@@ -214,6 +216,28 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
     spdlog::warn("experiment {}: {}", id, warning);
   }
   return bus::ExperimentCreateReply{id, entry.experiment->config().warnings};
+}
+
+Result<std::string> ExperimentService::WarmStartOf(const searcher::SearcherConfig& searcher) {
+  if (searcher.source_trial_id > 0) {
+    DET_ASSIGN_OR_RETURN(std::optional<std::string> latest,
+                         records_.LatestCheckpointOf(searcher.source_trial_id));
+    if (!latest) {
+      return InvalidArgument("searcher.source_trial_id: trial " +
+                             std::to_string(searcher.source_trial_id) +
+                             " has no checkpoint to start from");
+    }
+    return *latest;
+  }
+  const std::string& uuid = searcher.source_checkpoint_uuid;
+  if (uuid.empty()) return std::string();
+  DET_ASSIGN_OR_RETURN(std::optional<storage::CheckpointRecord> found, records_.Checkpoint(uuid));
+  if (!found) return InvalidArgument("searcher.source_checkpoint_uuid: no checkpoint " + uuid);
+  if (found->state != "COMPLETED" && found->state != "PARTIALLY_DELETED") {
+    return InvalidArgument("searcher.source_checkpoint_uuid: checkpoint " + uuid + " is " +
+                           found->state + "; only a COMPLETED one can be started from");
+  }
+  return uuid;
 }
 
 Result<bus::TrialGetReply> ExperimentService::KillTrial(int64_t trial_id) {
@@ -252,9 +276,17 @@ Status ExperimentService::RestoreOne(const storage::ExperimentRecord& record) {
       fresh ? nlohmann::json::object() : saved.value("trials", nlohmann::json::object());
   // The validations are replayed: the search gets those it missed.
   DET_ASSIGN_OR_RETURN(StoredTrials stored, records_.TrialsOf(record.id));
+  // A warm start's checkpoint again (source_trial_id: that trial's latest now); one gone since
+  // leaves the trials that have none of their own starting afresh, said in the log.
+  Result<std::string> warm_start = WarmStartOf(config.searcher);
+  if (!warm_start.ok()) {
+    spdlog::warn("experiment {}: {}; its trials without a checkpoint start afresh", record.id,
+                 warm_start.status().message());
+  }
   std::vector<Trial> trials;
   for (const storage::TrialRecord& row : stored.trials) {
     Trial trial = TrialOf(row, saved_trials);
+    trial.latest_checkpoint = warm_start.ok() ? *warm_start : "";
     if (auto latest = stored.latest_checkpoints.find(trial.id);
         latest != stored.latest_checkpoints.end()) {
       trial.latest_checkpoint = latest->second;
@@ -271,6 +303,7 @@ Status ExperimentService::RestoreOne(const storage::ExperimentRecord& record) {
   entry.owner = record.owner;
   entry.experiment =
       std::make_unique<Experiment>(record.id, std::move(config), std::move(search), Effects());
+  if (warm_start.ok()) entry.experiment->StartTrialsFrom(*warm_start);
   entry.experiment->Restore(record.state, std::move(trials));
   for (const auto& [id, trial] : entry.experiment->trials()) {
     if (trial.running && !over) runs_[trial.TaskId()] = {record.id, id, "", false};

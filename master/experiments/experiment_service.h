@@ -76,6 +76,9 @@ class ExperimentService : private experiment::ExperimentEffects {
   Result<bus::ExperimentList> List(const bus::ExperimentListRequest& request);
   Result<bus::TrialSignal> Report(const bus::TrialReport& report);
   Result<bus::TrialGetReply> KillTrial(int64_t trial_id);
+  // The checkpoint a warm start (searcher.source_checkpoint_uuid or source_trial_id) begins from
+  // ("" for none); InvalidArgument naming the field when there is no such checkpoint.
+  Result<std::string> WarmStartOf(const searcher::SearcherConfig& searcher);
   // `change()`'s result, answered once what it changed is committed (Unavailable when the records
   // are out of reach: the change is kept and stored at a later turn).
   template <typename Change>

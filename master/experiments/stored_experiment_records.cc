@@ -126,6 +126,25 @@ Result<std::vector<storage::ScoredCheckpoint>> StoredExperimentRecords::ScoredCh
   return scored;
 }
 
+Result<std::optional<storage::CheckpointRecord>> StoredExperimentRecords::Checkpoint(
+    const std::string& uuid) {
+  std::optional<storage::CheckpointRecord> found;
+  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
+    found = storage::FindCheckpoint(tx, uuid);
+    return Status::Ok();
+  }));
+  return found;
+}
+
+Result<std::optional<std::string>> StoredExperimentRecords::LatestCheckpointOf(int64_t trial_id) {
+  std::optional<std::string> uuid;
+  DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
+    if (auto latest = storage::LatestCheckpoint(tx, trial_id)) uuid = latest->uuid;
+    return Status::Ok();
+  }));
+  return uuid;
+}
+
 Status StoredExperimentRecords::CheckpointsRemoved(const std::vector<std::string>& uuids) {
   return db_.Run([&](pqxx::work& tx) {
     for (const std::string& uuid : uuids) {

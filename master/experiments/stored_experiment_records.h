@@ -19,6 +19,8 @@ class StoredExperimentRecords final : public ExperimentRecords {
   Status Store(const ExperimentChanges& changes) override;
   Result<std::vector<storage::ScoredCheckpoint>> ScoredCheckpoints(
       int64_t experiment_id, const std::string& metric) override;
+  Result<std::optional<storage::CheckpointRecord>> Checkpoint(const std::string& uuid) override;
+  Result<std::optional<std::string>> LatestCheckpointOf(int64_t trial_id) override;
   Status CheckpointsRemoved(const std::vector<std::string>& uuids) override;
   Status DeleteExperiment(int64_t experiment_id) override;
 

@@ -108,6 +108,32 @@ class InMemoryExperimentRecords final : public master::ExperimentRecords {
     if (!reachable_) return OutOfReach();
     return checkpoints_[experiment_id];
   }
+  Result<std::optional<storage::CheckpointRecord>> Checkpoint(const std::string& uuid) override {
+    std::lock_guard lock(mu_);
+    if (!reachable_) return OutOfReach();
+    for (const auto& [experiment_id, checkpoints] : checkpoints_) {
+      for (const storage::ScoredCheckpoint& c : checkpoints) {
+        if (c.uuid == uuid) {
+          return std::optional<storage::CheckpointRecord>(
+              storage::CheckpointRecord{c.uuid, c.trial_id, c.steps_completed, "COMPLETED"});
+        }
+      }
+    }
+    return std::optional<storage::CheckpointRecord>();
+  }
+  Result<std::optional<std::string>> LatestCheckpointOf(int64_t trial_id) override {
+    std::lock_guard lock(mu_);
+    if (!reachable_) return OutOfReach();
+    std::optional<storage::ScoredCheckpoint> latest;
+    for (const auto& [experiment_id, checkpoints] : checkpoints_) {
+      for (const storage::ScoredCheckpoint& c : checkpoints) {
+        if (c.trial_id == trial_id && (!latest || c.steps_completed > latest->steps_completed)) {
+          latest = c;
+        }
+      }
+    }
+    return latest ? std::optional<std::string>(latest->uuid) : std::nullopt;
+  }
   Status CheckpointsRemoved(const std::vector<std::string>& uuids) override {
     std::lock_guard lock(mu_);
     if (!reachable_) return OutOfReach();

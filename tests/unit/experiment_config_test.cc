@@ -275,15 +275,22 @@ max_restarts: 0
 )"));
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->searcher.max_time, 0);
+  EXPECT_EQ(config->searcher.source_trial_id, 3) << "a warm start, read";
   std::string all;
   for (const std::string& w : config->warnings) all += w + "\n";
   for (const char* field :
-       {"workspace: not implemented here; ignored",
-        "project:", "checkpoint_storage.propagation:", "searcher.source_trial_id:",
+       {"workspace: not implemented here; ignored", "project:", "checkpoint_storage.propagation:",
         "resources.native_parallel:", "environment.proxy_ports:", "optimizations:"}) {
     EXPECT_NE(all.find(field), std::string::npos) << field << " in\n" << all;
   }
   EXPECT_EQ(all.find("data"), std::string::npos) << "data is free-form and given to trial code";
+  EXPECT_EQ(all.find("source_trial_id"), std::string::npos) << "warm starts are implemented";
+  auto both = ParseExperimentConfig(YAML::Load(
+      "entrypoint: x\ncheckpoint_storage: {host_path: /c}\nsearcher: {name: single, metric: x, "
+      "source_trial_id: 3, source_checkpoint_uuid: u}\n"));
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("exclusive"), std::string::npos)
+      << both.status().ToString();
   auto unknown = ParseExperimentConfig(YAML::Load(
       "entrypoint: x\ncheckpoint_storage: {host_path: /c}\nsearcher: {name: single, metric: x}\n"
       "speling: 1\n"));

@@ -215,5 +215,43 @@ TEST_F(ExperimentServiceTest, PauseKillsTheRunAndActivateStartsTheTrialAgainWith
   EXPECT_EQ(StoredExperimentState(id), "ACTIVE");
 }
 
+// kSingleTrial with `searcher_fields` added to its searcher.
+std::string WarmStarted(const std::string& searcher_fields) {
+  std::string config = kSingleTrial;
+  const std::string end = "max_length: {batches: 100}";
+  config.insert(config.find(end) + end.size(), ", " + searcher_fields);
+  return config;
+}
+
+TEST_F(ExperimentServiceTest, AWarmStartFromATrialGivesItsLatestCheckpointToEveryRun) {
+  records_.SeedCheckpoint(40, {"ckpt-early", 7, 100, 1.0});
+  records_.SeedCheckpoint(40, {"ckpt-late", 7, 200, 2.0});
+  ASSERT_GT(Create(WarmStarted("source_trial_id: 7")), 0);
+  const bus::WorkloadStart first = NthStart(0);
+  EXPECT_EQ(first.env.at("DET_LATEST_CHECKPOINT"), "ckpt-late") << "trial 7's latest by steps";
+  Ends(first, 1);  // max_restarts 1: a second run, still without a checkpoint of its own
+  EXPECT_EQ(NthStart(1).env.at("DET_LATEST_CHECKPOINT"), "ckpt-late");
+}
+
+TEST_F(ExperimentServiceTest, AWarmStartFromACheckpointStartsThereAndAMissingOneIsRefused) {
+  records_.SeedCheckpoint(40, {"ckpt-early", 7, 100, 1.0});
+  ASSERT_GT(Create(WarmStarted("source_checkpoint_uuid: ckpt-early")), 0);
+  EXPECT_EQ(NthStart(0).env.at("DET_LATEST_CHECKPOINT"), "ckpt-early");
+
+  auto unknown = Call<bus::ExperimentCreateRequest, bus::ExperimentCreateReply>(
+      {.config_yaml = WarmStarted("source_checkpoint_uuid: nowhere"), .owner_id = 1});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(
+      unknown.status().message().find("searcher.source_checkpoint_uuid: no checkpoint nowhere"),
+      std::string::npos)
+      << unknown.status().ToString();
+  auto no_checkpoint = Call<bus::ExperimentCreateRequest, bus::ExperimentCreateReply>(
+      {.config_yaml = WarmStarted("source_trial_id: 99"), .owner_id = 1});
+  ASSERT_FALSE(no_checkpoint.ok());
+  EXPECT_NE(no_checkpoint.status().message().find("trial 99 has no checkpoint"), std::string::npos)
+      << no_checkpoint.status().ToString();
+  EXPECT_EQ(records_.Read().experiments.size(), 1u) << "nothing stored for the refused ones";
+}
+
 }  // namespace
 }  // namespace det::master

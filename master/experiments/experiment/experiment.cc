@@ -113,6 +113,7 @@ Status Experiment::CreateTrial(const searcher::Create& create, int64_t now_ns) {
   trial.request_id = create.request_id;
   trial.hparams = create.hparams;
   trial.seed = create.trial_seed;
+  trial.latest_checkpoint = warm_start_checkpoint_;
   trial.state = std::string(state_ == kActive ? kActive : kPaused);
   trial.start_ns = now_ns;
   DET_ASSIGN_OR_RETURN(trial.id, effects_.CreateTrial(id_, trial));

@@ -111,6 +111,10 @@ class Experiment {
   const std::map<int64_t, Trial>& trials() const { return trials_; }
   const Trial* FindTrial(int64_t trial_id) const;
 
+  // A warm start (searcher.source_*): every trial created from now on starts from checkpoint
+  // `uuid` (its latest_checkpoint until it writes one of its own). Before Start or Restore.
+  void StartTrialsFrom(std::string uuid) { warm_start_checkpoint_ = std::move(uuid); }
+  const std::string& warm_start_checkpoint() const { return warm_start_checkpoint_; }
   // A new experiment: asks the search for its first trials.
   Status Start(int64_t now_ns);
   // A restored one: its state and trials as stored; runs that were live are live again.
@@ -167,6 +171,7 @@ class Experiment {
   std::string message_;
   std::map<int64_t, Trial> trials_;
   std::map<int64_t, int64_t> by_request_;  // request id -> trial id
+  std::string warm_start_checkpoint_;
 };
 
 }  // namespace det::master::experiment

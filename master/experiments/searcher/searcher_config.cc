@@ -87,8 +87,11 @@ SearcherConfig ReadSearcherConfig(ConfigReader& reader) {
   if (!asha && config.max_time > 0 && config.time_metric.empty()) {
     reader.Fail("time_metric", "is required with max_time: the validation metric that counts it");
   }
-  reader.Ignore({"source_trial_id", "source_checkpoint_uuid"},
-                "warm starts from another trial's checkpoint");
+  reader.Read("source_checkpoint_uuid", &config.source_checkpoint_uuid);
+  reader.ReadInt("source_trial_id", &config.source_trial_id, 1, int64_t{1} << 62);
+  if (!config.source_checkpoint_uuid.empty() && config.source_trial_id > 0) {
+    reader.Fail("source_trial_id", "and source_checkpoint_uuid are exclusive: give one");
+  }
   reader.Ignore({"stop_once"}, "deprecated in Determined 0.38");
   if (config.name == "random" || config.name == "async_halving" || config.name == "adaptive_asha") {
     Require(reader, has_trials, "max_trials", config.name);

@@ -28,6 +28,10 @@ struct SearcherConfig {
   int max_rungs = 5;               // adaptive_asha
   std::string mode = "standard";   // adaptive_asha: aggressive | standard | conservative
   std::vector<int> bracket_rungs;  // adaptive_asha: explicit brackets (rungs each)
+  // Warm starts (at most one of the two): every trial starts from this checkpoint (its
+  // latest_checkpoint until it writes one of its own), or from trial `source_trial_id`'s latest.
+  std::string source_checkpoint_uuid;
+  int64_t source_trial_id = 0;
 };
 
 // A training length as Determined writes it, `{batches|records|epochs: N}` with N > 0: the unit
