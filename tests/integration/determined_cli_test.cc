@@ -240,9 +240,11 @@ class DeterminedCliExperimentTest : public testing::DeterminedLibraryTest {
     return Get("/api/v1/experiments/" + std::to_string(id))["experiment"].value("state", "");
   }
   // `det experiment create` of a tutorial stage: its id (0 when it was not created).
-  int64_t CreateStage(const std::string& stage) {
-    const std::string out = Determined("experiment create " + (dir_ / "core_api").string() + "/" +
-                                       stage + ".yaml " + (dir_ / "core_api").string());
+  // `options`: more of `det experiment create`'s, before the config ("--config K=V").
+  int64_t CreateStage(const std::string& stage, const std::string& options = "") {
+    const std::string out =
+        Determined("experiment create " + options + " " + (dir_ / "core_api").string() + "/" +
+                   stage + ".yaml " + (dir_ / "core_api").string());
     std::smatch id;
     EXPECT_TRUE(std::regex_search(out, id, std::regex("Created experiment ([0-9]+)"))) << out;
     return id.empty() ? 0 : std::stoll(id[1].str());
@@ -330,6 +332,20 @@ TEST_F(DeterminedCliExperimentTest, Stage2PausedActivatedAndItsCheckpointsListed
   }
   EXPECT_GT(compared, 0u) << "the trial wrote files";
   EXPECT_TRUE(fs::exists(out / "metadata.json"));
+
+  // A warm start from that checkpoint (searcher.source_checkpoint_uuid): the tutorial's new trial
+  // loads the checkpoint's "weight" x and counts its 100 batches afresh, so it ends at x + 100,
+  // where a cold start ends at 100.
+  const std::string state = FileText(out / "state");  // "x,steps_completed,trial_id"
+  ASSERT_NE(state.find(','), std::string::npos) << state;
+  const int64_t x = std::stoll(state.substr(0, state.find(',')));
+  const int64_t warm =
+      CreateStage("2_checkpoints", "--config searcher.source_checkpoint_uuid=" + uuid);
+  ASSERT_GT(warm, 0);
+  EXPECT_TRUE(Has(Determined("experiment wait " + std::to_string(warm)), "rc=0"));
+  const std::string logs = Determined("trial logs " + std::to_string(FirstTrial(warm)));
+  EXPECT_TRUE(Has(logs, "x is now " + std::to_string(x + 1) + "\n")) << logs;
+  EXPECT_TRUE(Has(logs, "x is now " + std::to_string(x + 100) + "\n")) << logs;
 }
 
 TEST_F(DeterminedCliExperimentTest, Stage3SearchIsCreatedAndKilled) {
