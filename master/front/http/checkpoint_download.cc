@@ -5,8 +5,9 @@
 // the master's host mounts it, s3, gcs), with the master's credentials or the experiment's keys:
 // a laptop needs none of its own. Errors before the first byte are Determined's JSON errors (401,
 // 404 for an unknown checkpoint or one with no files where its storage keeps them, 400 for a
-// deleted one, 503 for storage out of reach); one after it breaks the connection off
-// (CheckpointArchive says why), so no client mistakes a part for the whole.
+// deleted one, 500 when the storage refuses the keys used (naming the permission), 503 when it is
+// out of reach); one after it breaks the connection off (CheckpointArchive says why), so no client
+// mistakes a part for the whole.
 
 #include <spdlog/spdlog.h>
 
