@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -127,13 +126,8 @@ class BucketFiles : public CheckpointFiles {
 }  // namespace
 
 Result<experiment::CheckpointStorage> CheckpointStorageOf(const std::string& config_yaml) {
-  YAML::Node doc;
-  try {
-    doc = YAML::Load(config_yaml);
-  } catch (const YAML::Exception& e) {
-    return InvalidArgument("the experiment's config does not read: " + std::string(e.what()));
-  }
-  DET_ASSIGN_OR_RETURN(experiment::ExperimentConfig config, experiment::ParseExperimentConfig(doc));
+  DET_ASSIGN_OR_RETURN(experiment::ExperimentConfig config,
+                       experiment::ParseExperimentConfigText(config_yaml));
   return config.checkpoint_storage;
 }
 

@@ -33,11 +33,6 @@ std::string ConfigJsonOf(const std::string& yaml) {
   return doc.ok() ? YamlToJson(*doc).dump() : "{}";
 }
 
-Result<experiment::ExperimentConfig> ParseConfigText(const std::string& yaml) {
-  DET_ASSIGN_OR_RETURN(YAML::Node doc, LoadConfigText(yaml));
-  return experiment::ParseExperimentConfig(doc);
-}
-
 // A new experiment's config with master.yaml's defaults merged in: the text stored (unchanged,
 // comments and all, when nothing was merged) and what it says.
 struct MergedConfig {
@@ -263,7 +258,8 @@ Status ExperimentService::Restore() {
 }
 
 Status ExperimentService::RestoreOne(const storage::ExperimentRecord& record) {
-  DET_ASSIGN_OR_RETURN(experiment::ExperimentConfig config, ParseConfigText(record.config));
+  DET_ASSIGN_OR_RETURN(experiment::ExperimentConfig config,
+                       experiment::ParseExperimentConfigText(record.config));
   const nlohmann::json saved =
       nlohmann::json::parse(record.searcher_state.value_or("{}"), nullptr, false);
   const bool fresh = !saved.is_object() || !saved.contains("searcher");  // crashed before a save

@@ -164,7 +164,7 @@ TEST(CheckpointFilesTest, AUuidThatIsAPathIsRefused) {
   }
 }
 
-TEST(CheckpointBucketTest, AnS3CheckpointIsReadInRangesAndNothingElseIsSent) {
+TEST(CheckpointBucketTest, AnS3CheckpointComesBackWholeWithoutItsNeighboursOrEscapingKeys) {
   testing::FakeS3 fake({});
   fake.Start();
   for (const auto& [path, content] : SampleCheckpoint()) {
@@ -199,7 +199,7 @@ TEST(CheckpointBucketTest, AnS3CheckpointIsReadInRangesAndNothingElseIsSent) {
   EXPECT_LE(streamed.largest_piece, 2 * CheckpointArchive::kReadPiece);
 }
 
-TEST(CheckpointBucketTest, AGcsCheckpointIsReadInRanges) {
+TEST(CheckpointBucketTest, AGcsCheckpointComesBackWhole) {
   testing::FakeGce fake({});
   fake.Start();
   fake.CreateBucket("ckpt");
@@ -226,6 +226,16 @@ TEST(CheckpointBucketTest, AGcsCheckpointIsReadInRanges) {
   Streamed streamed = StreamAll(storage, open);
   ASSERT_TRUE(streamed.error.ok()) << streamed.error.ToString();
   ExpectSameFiles(ReadBack(streamed.tar_gz), SampleCheckpoint());
+}
+
+TEST(ObjectRangeTest, ARangedAnswerIsTakenAsItIsAndAWholeOneIsCutToTheRange) {
+  EXPECT_EQ(object_store::ByteRange(0, 1), "bytes=0-0");
+  EXPECT_EQ(object_store::ByteRange(1048576, 1048576), "bytes=1048576-2097151");
+  EXPECT_EQ(object_store::PieceOfAnswer(206, "cdef", 2, 4), "cdef");
+  // A server that ignores Range sends the whole object (200).
+  EXPECT_EQ(object_store::PieceOfAnswer(200, "abcdefgh", 2, 4), "cdef");
+  EXPECT_EQ(object_store::PieceOfAnswer(200, "abcdefgh", 6, 4), "gh");
+  EXPECT_EQ(object_store::PieceOfAnswer(200, "abcdefgh", 8, 4), "");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The master's REST plumbing: base64 model definitions, bearer tokens, and the decoders of request
 // bodies (which tests/fuzz/rest_json_fuzzer.cc fuzzes).
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <limits>
 
@@ -9,6 +10,7 @@
 #include "master/front/http/command_routes.h"
 #include "master/front/http/core_routes.h"
 #include "master/front/http/json.h"
+#include "master/front/http/server.h"
 #include "master/front/http/token_routes.h"
 #include "master/front/http/user_routes.h"
 
@@ -294,6 +296,41 @@ TEST(PaginationTest, NegativeOffsetsCountFromTheEnd) {
   req.params = {{"offset", "-"}};
   EXPECT_EQ(QueryOffset(req).status().message(),
             "offset: expected a whole number (negative: from the end), got \"-\"");
+}
+
+// A streamed body whose source breaks off (a checkpoint download whose storage failed midway)
+// ends the connection without the chunked body's end: the client sees a broken transfer, never a
+// shorter body; one that ends normally arrives whole.
+class TwoPieces : public BodySource {
+ public:
+  explicit TwoPieces(bool breaks) : breaks_(breaks) {}
+  Piece Next() override {
+    if (sent_++ == 0) return {"first;", false};
+    return breaks_ ? Piece{"", false, true} : Piece{"second", true};
+  }
+
+ private:
+  bool breaks_;
+  int sent_ = 0;
+};
+
+TEST(HttpStreamTest, ABrokenPieceEndsTheConnectionWithoutTheBodysEnd) {
+  Router router;
+  for (const bool breaks : {false, true}) {
+    router.Get(breaks ? "/broken" : "/whole", [breaks](const Request&, Response& res) {
+      res.Stream("application/octet-stream", std::make_shared<TwoPieces>(breaks));
+    });
+  }
+  HttpServer server(router, {});
+  auto port = server.Bind("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  server.Start();
+  httplib::Client http("127.0.0.1", *port);
+  auto whole = http.Get("/whole");
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->body, "first;second");
+  auto broken = http.Get("/broken");
+  EXPECT_FALSE(broken) << "a broken stream was taken as complete: " << broken->body;
 }
 
 }  // namespace

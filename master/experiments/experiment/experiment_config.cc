@@ -314,6 +314,16 @@ void ReadEnvironment(ConfigReader& reader, std::map<std::string, std::string>* v
   }
 }
 
+Result<ExperimentConfig> ParseExperimentConfigText(const std::string& yaml) {
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument("experiment config is not YAML: " + std::string(e.what()));
+  }
+  return ParseExperimentConfig(doc);
+}
+
 Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc) {
   if (!doc.IsMap()) return InvalidArgument("the experiment config must be a YAML mapping");
   // Its callers load the text themselves (the experiment service, from `det` and REST).

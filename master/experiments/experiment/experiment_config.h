@@ -107,6 +107,10 @@ std::string RedactedConfig(const std::string& config_yaml);
 // place CheckYamlDocument (common/yaml_json.h) refuses: text that is not UTF-8, an alias inside
 // its own anchor, aliases that expand past its limits.
 Result<ExperimentConfig> ParseExperimentConfig(const YAML::Node& doc);
+// The same from the config's text (a stored one: master.yaml's defaults were merged in when the
+// experiment was created); InvalidArgument "experiment config is not YAML: ..." for text that
+// does not load.
+Result<ExperimentConfig> ParseExperimentConfigText(const std::string& yaml);
 
 // `doc` with the cluster's defaults merged in as Determined merges them: master.yaml's
 // `checkpoint_storage` where the experiment has none, and (with `fill_fields`: master.yaml set it
