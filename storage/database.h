@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <pqxx/pqxx>
 #include <vector>
 
@@ -45,6 +46,18 @@ class Database {
   std::mutex mu_;
   std::vector<std::unique_ptr<pqxx::connection>> idle_;
 };
+
+// What `read` returns, run as one transaction of `database` (Database::Run: retried on a broken
+// connection, so `read` must be idempotent); its error, or the database's, otherwise.
+template <class T>
+Result<T> Transact(Database& database, const std::function<Result<T>(pqxx::work&)>& read) {
+  std::optional<T> value;
+  DET_RETURN_IF_ERROR(database.Run([&](pqxx::work& tx) -> Status {
+    DET_ASSIGN_OR_RETURN(value, read(tx));
+    return Status::Ok();
+  }));
+  return std::move(*value);
+}
 
 // A transaction's first statement when nothing waits for its commit (synchronous_commit off for
 // it alone): the commit returns before its WAL reaches the disk. A crash of the caller loses

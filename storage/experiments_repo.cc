@@ -269,6 +269,8 @@ std::vector<ScoredCheckpoint> ListScoredCheckpoints(pqxx::work& tx, int64_t expe
                       " LEFT JOIN metrics m ON m.trial_id = c.trial_id AND m.kind = 'validation'"
                       " AND m.step = c.steps_completed"
                       " WHERE t.experiment_id = $1 AND c.state = 'COMPLETED'"
+                      " AND NOT EXISTS (SELECT 1 FROM model_versions v"
+                      " WHERE v.checkpoint_uuid = c.uuid)"
                       " ORDER BY c.trial_id, c.steps_completed, c.uuid",
                       experiment_id, metric)) {
     ScoredCheckpoint checkpoint{row[0].as<std::string>(), row[1].as<int64_t>(),

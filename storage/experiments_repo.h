@@ -114,6 +114,8 @@ std::optional<CheckpointRecord> LatestCheckpoint(pqxx::work& tx, int64_t trial_i
 
 // A COMPLETED checkpoint of an experiment with the value of `metric` in its trial's validation
 // at the same step (none when there is no such validation or the value is not a number).
+// Checkpoints registered in the model registry (models_repo.h) are left out: what garbage
+// collection and an experiment's deletion remove is chosen from these, and never removes them.
 struct ScoredCheckpoint {
   std::string uuid;
   int64_t trial_id = 0;

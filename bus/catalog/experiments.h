@@ -395,6 +395,34 @@ struct TrialSignals {
   }
 };
 
+// Method "checkpoint.delete" (Determined's DeleteCheckpoints): removes the checkpoints' files as
+// garbage collection does, then marks them DELETED. Each must be a COMPLETED or PARTIALLY_DELETED
+// checkpoint of an experiment the requester owns (or the requester an admin) that no model version
+// registers; otherwise none is removed and the error names the first that may not go (NotFound,
+// PermissionDenied, FailedPrecondition). `requester_*` are set by the gateway, never by a client.
+struct CheckpointDeleteRequest {
+  static constexpr std::string_view kType = "checkpoint.delete";
+  std::vector<std::string> uuids;
+  int64_t requester_id = 0;
+  bool requester_admin = false;
+  bool operator==(const CheckpointDeleteRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("uuids", s.uuids, kRequired);
+    v("requester_id", s.requester_id);
+    v("requester_admin", s.requester_admin);
+  }
+};
+struct CheckpointDeleteReply {
+  static constexpr std::string_view kType = "checkpoint.delete.reply";
+  int32_t removing = 0;  // whose removal started (already DELETED ones are not counted)
+  bool operator==(const CheckpointDeleteReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("removing", s.removing);
+  }
+};
+
 // Method "experiment.checkpoints": an experiment's checkpoints, by trial then steps.
 struct ExperimentCheckpointsRequest {
   static constexpr std::string_view kType = "experiment.checkpoints";

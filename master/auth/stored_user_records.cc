@@ -4,12 +4,7 @@ namespace det::master::auth {
 
 template <class T>
 Result<T> StoredUserRecords::Read(const std::function<Result<T>(pqxx::work&)>& read) {
-  std::optional<T> value;
-  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) -> Status {
-    DET_ASSIGN_OR_RETURN(value, read(tx));
-    return Status::Ok();
-  }));
-  return std::move(*value);
+  return storage::Transact<T>(database_, read);
 }
 
 Result<std::vector<UserRecords::UserRecord>> StoredUserRecords::Users() {

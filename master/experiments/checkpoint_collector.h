@@ -53,6 +53,11 @@ class CheckpointCollector {
   // rows (DELETING): Poll() reports the end.
   void Delete(const experiment::Experiment& experiment);
 
+  // Starts removals for `uuids` of the experiment (those not already being removed): a user's
+  // deletion of some checkpoints (Determined's DeleteCheckpoints), and what Collect and Delete
+  // choose.
+  Status Remove(const experiment::Experiment& experiment, std::vector<std::string> uuids);
+
   // Reads the registry's view of the tasks this collector started and records what they did.
   // Returns the deletions that ended: experiment id, and Ok or why its files are not all gone.
   std::vector<std::pair<int64_t, Status>> Poll();
@@ -63,8 +68,6 @@ class CheckpointCollector {
     std::vector<std::string> uuids;
     bool in_bucket = false;  // a BucketRemover job, not a task
   };
-  // Starts removals for `uuids` of the experiment (those not already being removed).
-  Status Remove(const experiment::Experiment& experiment, std::vector<std::string> uuids);
   Status RemoveByTasks(const experiment::Experiment& experiment,
                        const std::vector<std::string>& uuids);
   // Removes every object under `key_prefixes`; `uuids` (their checkpoints) are DELETED after.

@@ -76,14 +76,17 @@ class ExperimentRecords {
   // other experiment.
   virtual Status Store(const ExperimentChanges& changes) = 0;
 
-  // The experiment's COMPLETED checkpoints, each with the value of `metric` at its step ("" for
-  // none).
+  // The experiment's COMPLETED checkpoints that no model version registers, each with the value
+  // of `metric` at its step ("" for none).
   virtual Result<std::vector<storage::ScoredCheckpoint>> ScoredCheckpoints(
       int64_t experiment_id, const std::string& metric) = 0;
   // Checkpoint `uuid` as stored (nullopt: there is none), and trial `trial_id`'s latest by steps
   // (nullopt: it has none, or there is no such trial): where warm starts begin.
   virtual Result<std::optional<storage::CheckpointRecord>> Checkpoint(const std::string& uuid) = 0;
   virtual Result<std::optional<std::string>> LatestCheckpointOf(int64_t trial_id) = 0;
+  // Which of `uuids` a model version registers (model_registry.h): those are never removed.
+  virtual Result<std::vector<std::string>> RegisteredAmong(
+      const std::vector<std::string>& uuids) = 0;
   // The checkpoints' files are removed: marked DELETED, all or none.
   virtual Status CheckpointsRemoved(const std::vector<std::string>& uuids) = 0;
   // The experiment's rows go, with its trials', checkpoints', metrics' and logs'.

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <random>
 #include <utility>
 
@@ -145,6 +146,10 @@ void ExperimentService::HandleRequests() {
       [this](const RpcContext&, const bus::TrialKillRequest& r) {
         return Committed([&] { return KillTrial(r.id); });
       });
+  server_.Handle<bus::CheckpointDeleteRequest, bus::CheckpointDeleteReply>(
+      [this](const RpcContext&, const bus::CheckpointDeleteRequest& r) {
+        return DeleteCheckpoints(r);
+      });
   server_.Handle<bus::TrialReport, bus::TrialSignal>(
       [this](const RpcContext&, const bus::TrialReport& r) {
         return Committed([&] { return Report(r); });
@@ -233,6 +238,46 @@ Result<std::string> ExperimentService::WarmStartOf(const searcher::SearcherConfi
                            found->state + "; only a COMPLETED one can be started from");
   }
   return uuid;
+}
+
+Result<bus::CheckpointDeleteReply> ExperimentService::DeleteCheckpoints(
+    const bus::CheckpointDeleteRequest& request) {
+  if (request.uuids.empty()) return InvalidArgument("checkpointUuids: name at least one");
+  DET_ASSIGN_OR_RETURN(std::vector<std::string> registered,
+                       records_.RegisteredAmong(request.uuids));
+  if (!registered.empty()) {
+    return FailedPrecondition("checkpoint " + registered.front() +
+                              " is registered in the model registry: delete its model versions "
+                              "first");
+  }
+  std::map<int64_t, std::vector<std::string>> by_experiment;  // all checked before any goes
+  for (const std::string& uuid : request.uuids) {
+    DET_ASSIGN_OR_RETURN(std::optional<storage::CheckpointRecord> checkpoint,
+                         records_.Checkpoint(uuid));
+    if (!checkpoint) return NotFound("checkpoint " + uuid + " not found");
+    if (checkpoint->state == "DELETED") continue;
+    if (checkpoint->state != "COMPLETED" && checkpoint->state != "PARTIALLY_DELETED") {
+      return FailedPrecondition("checkpoint " + uuid + " is " + checkpoint->state +
+                                ": only a COMPLETED one can be deleted");
+    }
+    auto owner = std::find_if(experiments_.begin(), experiments_.end(), [&](const auto& entry) {
+      return entry.second.experiment->FindTrial(checkpoint->trial_id) != nullptr;
+    });
+    if (owner == experiments_.end()) return NotFound("checkpoint " + uuid + "'s trial not found");
+    const Entry& entry = owner->second;
+    if (!request.requester_admin && entry.owner_id != 0 && entry.owner_id != request.requester_id) {
+      return PermissionDenied("checkpoint " + uuid + " belongs to experiment " +
+                              std::to_string(owner->first) + " of \"" + entry.owner +
+                              "\": only its owner or an admin may delete it");
+    }
+    by_experiment[owner->first].push_back(uuid);
+  }
+  bus::CheckpointDeleteReply reply;
+  for (auto& [experiment_id, uuids] : by_experiment) {
+    reply.removing += static_cast<int32_t>(uuids.size());
+    DET_RETURN_IF_ERROR(collector_.Remove(*Find(experiment_id), std::move(uuids)));
+  }
+  return reply;
 }
 
 Result<bus::TrialGetReply> ExperimentService::KillTrial(int64_t trial_id) {

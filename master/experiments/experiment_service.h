@@ -76,6 +76,7 @@ class ExperimentService : private experiment::ExperimentEffects {
   Result<bus::ExperimentList> List(const bus::ExperimentListRequest& request);
   Result<bus::TrialSignal> Report(const bus::TrialReport& report);
   Result<bus::TrialGetReply> KillTrial(int64_t trial_id);
+  Result<bus::CheckpointDeleteReply> DeleteCheckpoints(const bus::CheckpointDeleteRequest& request);
   // The checkpoint a warm start (searcher.source_checkpoint_uuid or source_trial_id) begins from
   // ("" for none); InvalidArgument naming the field when there is no such checkpoint.
   Result<std::string> WarmStartOf(const searcher::SearcherConfig& searcher);

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "storage/metrics_repo.h"
+#include "storage/models_repo.h"
 #include "storage/users_repo.h"
 
 namespace det::master {
@@ -143,6 +144,14 @@ Result<std::optional<std::string>> StoredExperimentRecords::LatestCheckpointOf(i
     return Status::Ok();
   }));
   return uuid;
+}
+
+Result<std::vector<std::string>> StoredExperimentRecords::RegisteredAmong(
+    const std::vector<std::string>& uuids) {
+  return storage::Transact<std::vector<std::string>>(
+      db_, [&](pqxx::work& tx) -> Result<std::vector<std::string>> {
+        return storage::RegisteredAmong(tx, uuids);
+      });
 }
 
 Status StoredExperimentRecords::CheckpointsRemoved(const std::vector<std::string>& uuids) {

@@ -33,7 +33,7 @@ class ActorCalls {
   // A forwarded method, for `caller` (PermissionDenied when it needs an admin). Determined's
   // basic rules: an experiment belongs to the user who created it (recorded here); anyone may
   // read, pause, activate, cancel or kill any experiment, and only its owner or an admin may
-  // delete it.
+  // delete it or its checkpoints.
   template <class Req>
   Result<typename Forwarded<Req>::Reply> Call(const auth::Principal& caller, const Req& request) {
     DET_RETURN_IF_ERROR(Allow(caller, Forwarded<Req>::kAccess, Req::kType));
@@ -48,6 +48,11 @@ class ActorCalls {
       DET_ASSIGN_OR_RETURN(run.run_as, RunAs(caller));
       run.owner = caller.username;
       return clients_.Call(run);
+    } else if constexpr (std::is_same_v<Req, bus::CheckpointDeleteRequest>) {
+      Req asked = request;  // the service checks whose experiments they are
+      asked.requester_id = caller.user_id;
+      asked.requester_admin = caller.admin;
+      return clients_.Call(asked);
     } else {
       if constexpr (std::is_same_v<Req, bus::ExperimentActionRequest>) {
         DET_RETURN_IF_ERROR(MayAct(caller, request));

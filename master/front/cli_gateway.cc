@@ -45,6 +45,7 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, FrontDoor& f
   Forward<bus::ExperimentActionRequest>();
   Forward<bus::TrialGetRequest>();
   Forward<bus::TrialKillRequest>();
+  Forward<bus::CheckpointDeleteRequest>();
   Serve<bus::TaskLogsRequest, bus::TaskLogsReply>(
       [this](const Principal& caller, const bus::TaskLogsRequest& request) {
         return front_.reads.TaskLogs(caller, request);

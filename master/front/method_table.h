@@ -73,6 +73,9 @@ template <>
 struct Forwarded<bus::TrialKillRequest>
     : Route<bus::TrialGetReply, Owner::kExperiments, Access::kUser> {};
 template <>
+struct Forwarded<bus::CheckpointDeleteRequest>
+    : Route<bus::CheckpointDeleteReply, Owner::kExperiments, Access::kUser> {};
+template <>
 struct Forwarded<bus::TrialGetRequest>
     : Route<bus::TrialGetReply, Owner::kExperiments, Access::kUser> {};
 

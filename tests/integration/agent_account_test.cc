@@ -17,6 +17,7 @@ namespace det {
 namespace {
 
 using namespace std::chrono_literals;
+namespace fs = std::filesystem;
 using testing::Shell;
 
 constexpr const char* kAlicesPassword = "alice-password-1";

@@ -348,6 +348,137 @@ TEST_F(DeterminedCliExperimentTest, Stage2PausedActivatedAndItsCheckpointsListed
   EXPECT_TRUE(Has(logs, "x is now " + std::to_string(x + 100) + "\n")) << logs;
 }
 
+// The model registry through Determined's CLI and SDK: `det model create`, `register-version`
+// (by name, and with --json by the model's id), `list`, `describe`, `list-versions`; the SDK's
+// get_model, get_versions, set_description, set_labels, add_metadata, register_version, archive and
+// a version's checkpoint downloaded through the master; `det checkpoint delete` of a registered
+// checkpoint refused and of another done. Then the experiment is deleted: the
+// registered checkpoint's files stay where the trial wrote them and still download byte for byte,
+// its other checkpoints' files are removed, and the model still describes its versions.
+TEST_F(DeterminedCliExperimentTest, ModelRegistryKeepsACheckpointPastItsExperiment) {
+  StartAgents(1, 8);
+  const int64_t id = CreateStage("2_checkpoints");
+  ASSERT_GT(id, 0);
+  EXPECT_TRUE(Has(Determined("experiment wait " + std::to_string(id)), "rc=0"));
+  const nlohmann::json checkpoints =
+      Get("/api/v1/experiments/" + std::to_string(id) + "/checkpoints")["checkpoints"];
+  ASSERT_FALSE(checkpoints.empty());
+  const std::string uuid = checkpoints.back().value("uuid", "");
+
+  const std::string created = Determined("model create mnist-cnn --description first");
+  EXPECT_TRUE(Has(created, "mnist-cnn")) << created;
+  EXPECT_TRUE(Has(created, "rc=0")) << created;
+  EXPECT_TRUE(Has(Determined("model create mnist-cnn"), "already exists"));
+  const std::string registered = Determined("model register-version mnist-cnn " + uuid);
+  EXPECT_TRUE(Has(registered, uuid)) << registered;
+  EXPECT_TRUE(Has(registered, "rc=0")) << registered;
+  const std::string by_id = Determined("model register-version --json mnist-cnn " + uuid);
+  EXPECT_TRUE(Has(by_id, "\"version\": 2")) << by_id;
+  const std::string listed = Determined("model list");
+  EXPECT_TRUE(Has(listed, "mnist-cnn")) << listed;
+  const std::string versions = Determined("model list-versions mnist-cnn");
+  EXPECT_TRUE(Has(versions, uuid)) << versions;
+  EXPECT_TRUE(Has(versions, "rc=0")) << versions;
+  const nlohmann::json model = Get("/api/v1/models/mnist-cnn")["model"];
+  EXPECT_EQ(model.value("numVersions", 0), 2) << model.dump();
+  EXPECT_EQ(model.value("description", ""), "first");
+
+  // `det checkpoint delete`: a registered checkpoint is refused; another one's files go, then it
+  // is DELETED.
+  const std::string refused = Determined("checkpoint delete --yes " + uuid);
+  EXPECT_TRUE(Has(refused, "model registry")) << refused;
+  const fs::path storage = dir_ / "checkpoints" / "determined-checkpoint";
+  EXPECT_TRUE(fs::exists(storage / uuid));
+  ASSERT_GT(checkpoints.size(), 1u) << "the tutorial keeps its best and its latest";
+  const std::string other = checkpoints.front().value("uuid", "");
+  EXPECT_TRUE(Has(Determined("checkpoint delete --yes " + other), "rc=0"));
+  EXPECT_TRUE(testing::Eventually(
+      [&] {
+        return Get("/api/v1/checkpoints/" + other)["checkpoint"].value("state", "") ==
+               "STATE_DELETED";
+      },
+      60s));
+  EXPECT_FALSE(fs::exists(storage / other));
+
+  const fs::path script = dir_ / "model_script.py";
+  std::ofstream(script) << R"(import json, os, sys
+from determined.experimental import client
+client.login(master=os.environ["DET_MASTER"], user="admin", password=os.environ["DET_PASS"])
+model = client.get_model("mnist-cnn")
+model.set_description("the best so far")
+model.set_labels(["vision", "tutorial"])
+model.add_metadata({"owner": "team-a"})
+latest = model.get_version()
+third = model.register_version(latest.checkpoint.uuid)
+path = latest.checkpoint.download(path=sys.argv[1], mode=client.DownloadMode.MASTER)
+model.archive()
+try:
+    model.register_version(latest.checkpoint.uuid)
+    refused = ""
+except Exception as e:
+    refused = str(e)
+print(json.dumps({"versions": [v.model_version for v in model.get_versions()],
+                  "latest": latest.model_version, "uuid": latest.checkpoint.uuid,
+                  "third": third.model_version, "downloaded": sorted(os.listdir(path)),
+                  "models": [m.name for m in client.get_models()], "refused": refused,
+                  "by_id": client.get_model(model.model_id).name}))
+)";
+  const fs::path sdk_download = dir_ / "sdk-downloaded";
+  const std::string out =
+      testing::Shell("cd " + dir_.string() + " && { HOME=" + (dir_ / "home").string() +
+                     " PYTHONPATH=" + (ConformanceDir() / "harness").string() +
+                     " DET_MASTER=http://127.0.0.1:" + rest_port_ +
+                     " DET_PASS=" + testing::kAdminPassword + " timeout 300 /usr/bin/python3 " +
+                     script.string() + " " + sdk_download.string() + "; } 2>&1");
+  const size_t brace = out.rfind("\n{");
+  const nlohmann::json got = nlohmann::json::parse(
+      brace == std::string::npos ? out : out.substr(brace + 1), nullptr, false);
+  ASSERT_TRUE(got.is_object()) << out;
+  EXPECT_EQ(got["versions"], nlohmann::json({3, 2, 1})) << out;
+  EXPECT_EQ(got["latest"], 2) << out;
+  EXPECT_EQ(got["third"], 3) << out;
+  EXPECT_EQ(got["uuid"], uuid) << out;
+  EXPECT_EQ(got["models"], nlohmann::json({"mnist-cnn"})) << out;
+  EXPECT_EQ(got["by_id"], "mnist-cnn") << out;
+  EXPECT_NE(got["refused"].get<std::string>().find("archived"), std::string::npos) << out;
+  EXPECT_NE(got["downloaded"].dump().find("metadata.json"), std::string::npos) << out;
+  const nlohmann::json changed = Get("/api/v1/models/mnist-cnn")["model"];
+  EXPECT_EQ(changed.value("description", ""), "the best so far");
+  EXPECT_EQ(changed["labels"], nlohmann::json({"vision", "tutorial"}));
+  EXPECT_EQ(changed["metadata"].value("owner", ""), "team-a");
+  EXPECT_TRUE(changed.value("archived", false));
+
+  // The experiment deleted: its unregistered checkpoints' files go, the registered one's stay.
+  EXPECT_TRUE(Has(Determined("experiment delete --yes " + std::to_string(id)), "rc=0"));
+  EXPECT_TRUE(testing::Eventually(
+      [&] { return Get("/api/v1/experiments/" + std::to_string(id)).contains("error"); }, 60s));
+  EXPECT_TRUE(fs::exists(storage / uuid));
+  for (const auto& checkpoint : checkpoints) {
+    const std::string each = checkpoint.value("uuid", "");
+    if (each != uuid) {
+      EXPECT_FALSE(fs::exists(storage / each)) << each;
+    }
+  }
+  const std::string described = Determined("model describe mnist-cnn");
+  EXPECT_TRUE(Has(described, uuid)) << described;
+  EXPECT_TRUE(Has(described, "rc=0")) << described;
+  const fs::path out_dir = dir_ / "after-deletion";
+  const std::string downloaded =
+      Determined("checkpoint download --mode master -o " + out_dir.string() + " " + uuid);
+  EXPECT_TRUE(Has(downloaded, "rc=0")) << downloaded;
+  size_t compared = 0;
+  for (const auto& file : fs::recursive_directory_iterator(storage / uuid)) {
+    if (!file.is_regular_file()) continue;
+    const fs::path relative = fs::relative(file.path(), storage / uuid);
+    EXPECT_EQ(FileText(out_dir / relative), FileText(file.path())) << relative;
+    EXPECT_EQ(FileText(sdk_download / relative), FileText(file.path())) << relative;
+    ++compared;
+  }
+  EXPECT_GT(compared, 0u);
+  EXPECT_TRUE(Has(Determined("model delete mnist-cnn"), "rc=0"));
+  EXPECT_TRUE(Get("/api/v1/models/mnist-cnn").contains("error"));
+}
+
 TEST_F(DeterminedCliExperimentTest, Stage3SearchIsCreatedAndKilled) {
   StartAgents(1, 8);
   const int64_t id = CreateStage("3_hpsearch");

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ class InMemoryExperimentRecords final : public master::ExperimentRecords {
   void SeedCheckpoint(int64_t experiment_id, storage::ScoredCheckpoint checkpoint) {
     std::lock_guard lock(mu_);
     checkpoints_[experiment_id].push_back(std::move(checkpoint));
+  }
+  // A checkpoint a model version registers: left out of ScoredCheckpoints.
+  void SeedRegistered(const std::string& uuid) {
+    std::lock_guard lock(mu_);
+    registered_.insert(uuid);
   }
   void SeedValidation(storage::MetricPoint point) {
     std::lock_guard lock(mu_);
@@ -106,7 +112,18 @@ class InMemoryExperimentRecords final : public master::ExperimentRecords {
                                                                    const std::string&) override {
     std::lock_guard lock(mu_);
     if (!reachable_) return OutOfReach();
-    return checkpoints_[experiment_id];
+    std::vector<storage::ScoredCheckpoint> unregistered = checkpoints_[experiment_id];
+    std::erase_if(unregistered, [&](const auto& c) { return registered_.count(c.uuid) > 0; });
+    return unregistered;
+  }
+  Result<std::vector<std::string>> RegisteredAmong(const std::vector<std::string>& uuids) override {
+    std::lock_guard lock(mu_);
+    if (!reachable_) return OutOfReach();
+    std::vector<std::string> registered;
+    for (const std::string& uuid : uuids) {
+      if (registered_.count(uuid)) registered.push_back(uuid);
+    }
+    return registered;
   }
   Result<std::optional<storage::CheckpointRecord>> Checkpoint(const std::string& uuid) override {
     std::lock_guard lock(mu_);
@@ -175,6 +192,7 @@ class InMemoryExperimentRecords final : public master::ExperimentRecords {
   Snapshot rows_;
   std::map<int64_t, std::vector<storage::ScoredCheckpoint>> checkpoints_;
   std::vector<storage::MetricPoint> validations_;
+  std::set<std::string> registered_;
 };
 
 }  // namespace det::testing

@@ -253,5 +253,41 @@ TEST_F(ExperimentServiceTest, AWarmStartFromACheckpointStartsThereAndAMissingOne
   EXPECT_EQ(records_.Read().experiments.size(), 1u) << "nothing stored for the refused ones";
 }
 
+// Determined's DeleteCheckpoints: all the checkpoints named are checked before any goes (another
+// owner's, a registered one: refused, nothing started); allowed ones are removed as GC removes
+// them (a removal task on an agent) and marked DELETED when it succeeds.
+TEST_F(ExperimentServiceTest, DeletedCheckpointsAreCheckedTogetherThenRemovedByATask) {
+  const int64_t id = Create();
+  NthStart(0);  // the trial's run
+  records_.SeedCheckpoint(id, {"ckpt-kept", 1, 100, 1.0});
+  records_.SeedCheckpoint(id, {"ckpt-gone", 1, 200, 2.0});
+  records_.SeedRegistered("ckpt-kept");
+  auto Delete = [&](std::vector<std::string> uuids, int64_t requester) {
+    return Call<bus::CheckpointDeleteRequest, bus::CheckpointDeleteReply>(
+        {std::move(uuids), requester, false});
+  };
+  auto registered = Delete({"ckpt-gone", "ckpt-kept"}, 1);
+  ASSERT_FALSE(registered.ok());
+  EXPECT_EQ(registered.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(registered.status().message().find("ckpt-kept"), std::string::npos);
+  auto others = Delete({"ckpt-gone"}, 2);
+  EXPECT_EQ(others.status().code(), StatusCode::kPermissionDenied) << others.status().ToString();
+  EXPECT_EQ(Delete({"nowhere"}, 1).status().code(), StatusCode::kNotFound);
+
+  auto deleted = Delete({"ckpt-gone"}, 1);
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_EQ(deleted->removing, 1);
+  const bus::WorkloadStart& removal = NthStart(1);
+  EXPECT_EQ(removal.task_id.rfind("checkpoint-gc-" + std::to_string(id), 0), 0u) << removal.task_id;
+  Ends(removal, 0);
+  // The service reads its removals' outcomes every half second (simulated here).
+  ASSERT_TRUE(Until([&] {
+    clock_.Advance(100ms);
+    return !records_.Read().removed_checkpoints.empty();
+  }));
+  EXPECT_EQ(records_.Read().removed_checkpoints, (std::vector<std::string>{"ckpt-gone"}));
+  EXPECT_EQ(agent_->starts.size(), 2u) << "the refused deletions started nothing";
+}
+
 }  // namespace
 }  // namespace det::master

@@ -44,15 +44,7 @@ class ArchiveBody : public BodySource {
 Result<std::shared_ptr<BodySource>> TrialRoutes::CheckpointDownload(const Request& req,
                                                                     const std::string& uuid) {
   DET_ASSIGN_OR_RETURN(auth::Principal user, UserOf(front_.calls.users(), req));
-  DET_ASSIGN_OR_RETURN(auto found, reports_.AnyCheckpoint(uuid));
-  const auto& [checkpoint, experiment_id] = found;
-  if (checkpoint.state == "DELETED") {
-    return InvalidArgument("checkpoint " + uuid + " was deleted: there are no files to download");
-  }
-  // The user may see the experiment (the call checks); its storage's keys come from the stored
-  // config, which the answer shows redacted.
-  DET_RETURN_IF_ERROR(front_.calls.Call(user, bus::ExperimentGetRequest{experiment_id}).status());
-  DET_ASSIGN_OR_RETURN(std::string config, reports_.StoredConfig(experiment_id));
+  DET_ASSIGN_OR_RETURN(std::string config, DownloadableConfig(user, uuid));
   DET_ASSIGN_OR_RETURN(experiment::CheckpointStorage storage, CheckpointStorageOf(config));
   DET_ASSIGN_OR_RETURN(std::unique_ptr<CheckpointFiles> reader, OpenCheckpointFiles(storage, uuid));
   Result<std::vector<CheckpointFile>> files = reader->List();
@@ -61,6 +53,29 @@ Result<std::shared_ptr<BodySource>> TrialRoutes::CheckpointDownload(const Reques
                reader->Where());
   return std::shared_ptr<BodySource>(std::make_shared<ArchiveBody>(
       std::make_unique<CheckpointArchive>(std::move(reader), std::move(*files)), uuid));
+}
+
+Result<std::string> TrialRoutes::DownloadableConfig(const auth::Principal& user,
+                                                    const std::string& uuid) {
+  auto found = reports_.AnyCheckpoint(uuid);
+  if (found.status().code() == StatusCode::kNotFound) {
+    DET_ASSIGN_OR_RETURN(auto registered, front_.models.Registered(uuid));
+    if (!registered) return found.status();
+    auto kept = nlohmann::json::parse(registered->storage_json, nullptr, false);
+    if (!kept.is_object() || !kept.contains("config") || !kept["config"].is_string()) {
+      return Internal("checkpoint " + uuid + ": its model version keeps no config to read it by");
+    }
+    return kept["config"].get<std::string>();
+  }
+  DET_RETURN_IF_ERROR(found.status());
+  const auto& [checkpoint, experiment_id] = *found;
+  if (checkpoint.state == "DELETED") {
+    return InvalidArgument("checkpoint " + uuid + " was deleted: there are no files to download");
+  }
+  // The user may see the experiment (the call checks); its storage's keys come from the stored
+  // config, which the answer shows redacted.
+  DET_RETURN_IF_ERROR(front_.calls.Call(user, bus::ExperimentGetRequest{experiment_id}).status());
+  return reports_.StoredConfig(experiment_id);
 }
 
 void TrialRoutes::RouteCheckpointDownload(Router& router) {

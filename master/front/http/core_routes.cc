@@ -271,6 +271,18 @@ Result<nlohmann::ordered_json> TrialRoutes::CheckpointFor(const Request& req,
     return run.status();
   }
   DET_ASSIGN_OR_RETURN(auth::Principal user, UserOf(front_.calls.users(), req));
+  Result<nlohmann::ordered_json> checkpoint = UserCheckpoint(user, uuid);
+  if (checkpoint.status().code() == StatusCode::kNotFound) {
+    // Its experiment is gone; a model version may keep it.
+    DET_ASSIGN_OR_RETURN(auto registered, front_.models.Registered(uuid));
+    if (registered) checkpoint = nlohmann::ordered_json::parse(registered->checkpoint_json);
+  }
+  DET_RETURN_IF_ERROR(checkpoint.status());
+  return nlohmann::ordered_json{{"checkpoint", std::move(*checkpoint)}};
+}
+
+Result<nlohmann::ordered_json> TrialRoutes::UserCheckpoint(const auth::Principal& user,
+                                                           const std::string& uuid) {
   DET_ASSIGN_OR_RETURN(auto found, reports_.AnyCheckpoint(uuid));
   const auto& [checkpoint, experiment_id] = found;
   DET_ASSIGN_OR_RETURN(auto experiment,
@@ -278,7 +290,21 @@ Result<nlohmann::ordered_json> TrialRoutes::CheckpointFor(const Request& req,
   DET_ASSIGN_OR_RETURN(std::vector<nlohmann::ordered_json> detailed,
                        DetailedCheckpoints(front_, user, experiment,
                                            {CheckpointSummaryOf(checkpoint, experiment_id)}));
-  return nlohmann::ordered_json{{"checkpoint", std::move(detailed.front())}};
+  return std::move(detailed.front());
+}
+
+Result<storage::RegisteredCheckpoint> TrialRoutes::CheckpointToRegister(const auth::Principal& user,
+                                                                        const std::string& uuid) {
+  DET_ASSIGN_OR_RETURN(auto found, reports_.AnyCheckpoint(uuid));
+  const auto& [checkpoint, experiment_id] = found;
+  if (checkpoint.state != "COMPLETED") {
+    return FailedPrecondition("checkpoint " + uuid + " is " + checkpoint.state +
+                              ": only a COMPLETED checkpoint can be registered");
+  }
+  DET_ASSIGN_OR_RETURN(nlohmann::ordered_json shown, UserCheckpoint(user, uuid));
+  DET_ASSIGN_OR_RETURN(std::string config, reports_.StoredConfig(experiment_id));
+  return storage::RegisteredCheckpoint{shown.dump(),
+                                       nlohmann::json{{"config", std::move(config)}}.dump()};
 }
 
 void TrialRoutes::RouteReports(Router& router) {

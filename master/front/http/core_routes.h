@@ -14,6 +14,7 @@
 #include "master/front/http/preemption_board.h"
 #include "master/front/http/router.h"
 #include "storage/experiments_repo.h"
+#include "storage/models_repo.h"
 
 namespace det::master::http {
 
@@ -114,6 +115,12 @@ class TrialRoutes {
   void Tick();
   size_t parked_polls() const { return board_.waiting(); }
 
+  // Checkpoint `uuid` as a model version keeps it: its v1Checkpoint as `user` reads it, and its
+  // experiment's stored config (keys included) as {"config": text}. COMPLETED ones only
+  // (FailedPrecondition naming the state); NotFound; the user must see the experiment.
+  Result<storage::RegisteredCheckpoint> CheckpointToRegister(const auth::Principal& user,
+                                                             const std::string& uuid);
+
  private:
   void RouteReports(Router& router);
   void RouteAllocations(Router& router);
@@ -135,7 +142,14 @@ class TrialRoutes {
   Result<Asker> AskerOf(const Request& req, OwnScope scope, int64_t id);
   // Checkpoint `uuid` as {"checkpoint": v1Checkpoint} for whoever asks: a run (its experiment's
   // only) or a user (any, in detail: experiment_routes.h DetailedCheckpoints).
+  // A model version's checkpoint when its experiment is gone.
   Result<nlohmann::ordered_json> CheckpointFor(const Request& req, const std::string& uuid);
+  // Checkpoint `uuid` in detail (v1Checkpoint) as `user` reads it; NotFound.
+  Result<nlohmann::ordered_json> UserCheckpoint(const auth::Principal& user,
+                                                const std::string& uuid);
+  // The stored config to read checkpoint `uuid`'s files by (its experiment's, or as a model
+  // version keeps it once the experiment is gone), for a user who may see it.
+  Result<std::string> DownloadableConfig(const auth::Principal& user, const std::string& uuid);
   // The run the request's `Authorization: Bearer <allocation token>` speaks for (trial_id 0: any).
   Result<TrialRun> Caller(const Request& req, int64_t trial_id);
 

@@ -531,6 +531,19 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
                                      front.calls.Call(caller, bus::TrialKillRequest{id_of(req)}));
                 return ordered_json{{"trial", TrialJson(reply.trial)}};
               }));
+  // Determined's DeleteCheckpoints: {"checkpointUuids": [...]} (`det checkpoint delete`, its
+  // SDK's Checkpoint.delete): their files removed as garbage collection removes them, then
+  // DELETED; none when one may not go (registered in a model, another's experiment, not
+  // COMPLETED).
+  routes.Delete(
+      "/api/v1/checkpoints", route([&front](Caller caller, Req req) -> Answer {
+        DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
+        DET_ASSIGN_OR_RETURN(
+            std::vector<std::string> uuids,
+            Field<std::vector<std::string>>(body, "checkpointUuids", "a list of checkpoint uuids"));
+        DET_RETURN_IF_ERROR(front.calls.Call(caller, bus::CheckpointDeleteRequest{uuids}).status());
+        return ordered_json::object();
+      }));
 }
 
 }  // namespace det::master::http

@@ -7,6 +7,7 @@
 #include "master/front/http/experiment_routes.h"
 #include "master/front/http/master_routes.h"
 #include "master/front/http/metric_series_routes.h"
+#include "master/front/http/model_routes.h"
 #include "master/front/http/token_routes.h"
 #include "master/front/http/trial_metrics_stream.h"
 #include "master/front/http/user_routes.h"
@@ -31,6 +32,9 @@ void RouteEverything(Router& router, FrontDoor& front, TrialRoutes& trial, Answe
   RouteTrialMetricsStreams(router, front);
   RouteAutoscalerApi(router, front);
   RouteWorkspaceApi(router, front);
+  RouteModelApi(router, front, [&trial](const auth::Principal& user, const std::string& uuid) {
+    return trial.CheckpointToRegister(user, uuid);
+  });
   trial.Route(router);
 }
 
