@@ -271,8 +271,10 @@ TEST_F(ExperimentsRepoTest, LogRetentionRemovesTheLogsOfTasksEndedLongEnoughAgoA
       {"cmd-running", std::nullopt, std::nullopt},
       {"trial-kept", trial_kept, 300},
       {"trial-short", trial_short, 2}};
-  for (const auto& [id, trial, ended_days_ago] : tasks) {
-    InTransaction(db_, [&](pqxx::work& tx) {
+  for (const auto& task : tasks) {
+    const auto& [id, trial, ended_days_ago] = task;
+    InTransaction(db_, [&, &id = id, &trial = trial,
+                        &ended_days_ago = ended_days_ago](pqxx::work& tx) {
       CreateTask(tx, {id, trial ? "TRIAL" : "COMMAND", trial, "{}", kExperimentsT0, std::nullopt});
       if (ended_days_ago) (void)EndTask(tx, id, now - *ended_days_ago * kDay);
       return 0;

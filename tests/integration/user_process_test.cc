@@ -471,8 +471,9 @@ TEST_F(UserProcessTest, EveryAdminCommandIsRefusedToANonAdmin) {
       {"POST /api/v1/agents/{agent_id}/slots/{slot_id}/disable", "slot disable some-agent 0"},
       {"DELETE /api/v1/experiments/{experiment_id}", "experiment delete --yes " + experiment_id}};
   std::set<std::string> covered;
-  for (const auto& [operation, args] : commands) {
+  for (const auto& [operation, command] : commands) {
     covered.insert(operation);
+    const std::string& args = command;  // clang 14 captures no structured binding
     const std::string out = Shell("bash -c " + [&] {
       std::string quoted = "'";
       for (char c : DetCommand("DET_USER=alice DET_PASS=" + std::string(kAlicePassword) +
