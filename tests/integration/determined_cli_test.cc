@@ -357,13 +357,24 @@ TEST_F(DeterminedCliExperimentTest, Stage2PausedActivatedAndItsCheckpointsListed
 // its other checkpoints' files are removed, and the model still describes its versions.
 TEST_F(DeterminedCliExperimentTest, ModelRegistryKeepsACheckpointPastItsExperiment) {
   StartAgents(1, 8);
-  const int64_t id = CreateStage("2_checkpoints");
+  // master.yaml's storage, keeping each trial's two latest checkpoints (Determined keeps one).
+  const std::string storage_config =
+      "--config checkpoint_storage.type=shared_fs --config checkpoint_storage.host_path=" +
+      (dir_ / "checkpoints").string() +
+      " --config checkpoint_storage.storage_path=determined-checkpoint"
+      " --config checkpoint_storage.save_trial_latest=2";
+  const int64_t id = CreateStage("2_checkpoints", storage_config);
   ASSERT_GT(id, 0);
   EXPECT_TRUE(Has(Determined("experiment wait " + std::to_string(id)), "rc=0"));
   const nlohmann::json checkpoints =
       Get("/api/v1/experiments/" + std::to_string(id) + "/checkpoints")["checkpoints"];
-  ASSERT_FALSE(checkpoints.empty());
-  const std::string uuid = checkpoints.back().value("uuid", "");
+  // What GC left of them: the two latest (and the best, when it is another).
+  std::vector<nlohmann::json> kept;
+  for (const auto& checkpoint : checkpoints) {
+    if (checkpoint.value("state", "") == "STATE_COMPLETED") kept.push_back(checkpoint);
+  }
+  ASSERT_GE(kept.size(), 2u) << checkpoints.dump();
+  const std::string uuid = kept.back().value("uuid", "");
 
   const std::string created = Determined("model create mnist-cnn --description first");
   EXPECT_TRUE(Has(created, "mnist-cnn")) << created;
@@ -389,8 +400,7 @@ TEST_F(DeterminedCliExperimentTest, ModelRegistryKeepsACheckpointPastItsExperime
   EXPECT_TRUE(Has(refused, "model registry")) << refused;
   const fs::path storage = dir_ / "checkpoints" / "determined-checkpoint";
   EXPECT_TRUE(fs::exists(storage / uuid));
-  ASSERT_GT(checkpoints.size(), 1u) << "the tutorial keeps its best and its latest";
-  const std::string other = checkpoints.front().value("uuid", "");
+  const std::string other = kept.front().value("uuid", "");
   EXPECT_TRUE(Has(Determined("checkpoint delete --yes " + other), "rc=0"));
   EXPECT_TRUE(testing::Eventually(
       [&] {
@@ -399,6 +409,16 @@ TEST_F(DeterminedCliExperimentTest, ModelRegistryKeepsACheckpointPastItsExperime
       },
       60s));
   EXPECT_FALSE(fs::exists(storage / other));
+  // The experiment's totals (Determined's checkpointCount, checkpointSize) count what still has
+  // files.
+  int64_t kept_bytes = 0;
+  for (const auto& checkpoint : kept) {
+    if (checkpoint.value("uuid", "") != other) kept_bytes += checkpoint.value("sizeBytes", 0);
+  }
+  const nlohmann::json totals = Get("/api/v1/experiments/" + std::to_string(id))["experiment"];
+  EXPECT_EQ(totals.value("checkpointCount", -1), static_cast<int>(kept.size()) - 1);
+  EXPECT_EQ(totals.value("checkpointSize", ""), std::to_string(kept_bytes)) << totals.dump();
+  EXPECT_GT(kept_bytes, 0);
 
   const fs::path script = dir_ / "model_script.py";
   std::ofstream(script) << R"(import json, os, sys
