@@ -12,8 +12,10 @@
 # `ninja -C build unit_tests` runs them plain, as the quick mode does.
 # Beside the tests and benchmarks, at a lower priority: the format and lint checks (.clang-format,
 # .clang-tidy without the static analyzer: scripts/lint.sh quick) and the build of stage 3's
-# trees (scripts/sanitizers.sh build): the tests mostly wait on trials, timeouts and faults, and
-# these fill the idle core. A private Docker engine and registries (scripts/docker-test-engine.sh,
+# trees (scripts/sanitizers.sh build), on whatever CPU the tests leave. (Measured cold on two
+# cores: the tests leave little, 0% idle with the real clients' Python, PostgreSQL and the
+# processes under test, so the whole command is CPU-bound and its time is its total CPU; the order
+# of the stages only decides what waits.) A private Docker engine and registries (scripts/docker-test-engine.sh,
 # in build/docker-test) are prepared beside the build and serve the docker runtime's real-engine
 # tests and the container start benchmark; they are stopped by pid after the benchmarks (or
 # whenever this script exits). Exits non-zero if anything fails (after every stage has run, so
@@ -56,10 +58,9 @@ fi
 
 stage "build"; scripts/build.sh everything_but_unit_tests; scripts/build-webui.sh; done_stage build
 # Two jobs beside the tests, whose verdicts travel in files (bash may forget a background job's
-# status by the time it is waited for: its pid reused by a later child over a long run). The tests
-# mostly wait on trials, timeouts and faults (under one core of CPU on average here), so these
-# fill the other core: lint at nice 10, and the sanitizer and fuzzer trees' builds at nice 19,
-# which the tests' processes always come before.
+# status by the time it is waited for: its pid reused by a later child over a long run): lint at
+# nice 10, and the sanitizer and fuzzer trees' builds at nice 19, which the tests' processes always
+# come before.
 # background NAME NICENESS COMMAND...: runs it with its output in build/NAME.log, status in .rc.
 background() {
   local name=$1 niceness=$2
