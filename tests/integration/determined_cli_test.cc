@@ -394,11 +394,32 @@ TEST_F(DeterminedCliExperimentTest, ModelRegistryKeepsACheckpointPastItsExperime
   EXPECT_EQ(model.value("numVersions", 0), 2) << model.dump();
   EXPECT_EQ(model.value("description", ""), "first");
 
+  const fs::path storage = dir_ / "checkpoints" / "determined-checkpoint";
+  // `det trial download --latest` and `det experiment download --top-n 1`: Determined's choice
+  // among the trial's and the experiment's checkpoints (read from the storage directly here),
+  // while two are kept (its CLI's --latest walks the list from its end and fails when the one it
+  // takes is the list's first: it would here once only the latest is left).
+  const fs::path from_trial = dir_ / "trial-download";
+  const std::string trial_download = Determined(
+      "trial download --latest -o " + from_trial.string() + " " + std::to_string(FirstTrial(id)));
+  EXPECT_TRUE(Has(trial_download, "rc=0")) << trial_download;
+  EXPECT_TRUE(fs::exists(from_trial / "metadata.json")) << trial_download;
+  const fs::path top = dir_ / "top-download";
+  const std::string top_download =
+      Determined("experiment download --top-n 1 -o " + top.string() + " " + std::to_string(id));
+  EXPECT_TRUE(Has(top_download, "rc=0")) << top_download;
+  size_t top_folders = 0;
+  for (const auto& folder : fs::directory_iterator(top)) {
+    EXPECT_TRUE(fs::exists(folder.path() / "metadata.json")) << folder.path();
+    EXPECT_TRUE(fs::exists(storage / folder.path().filename())) << "a kept checkpoint";
+    ++top_folders;
+  }
+  EXPECT_EQ(top_folders, 1u) << top_download;
+
   // `det checkpoint delete`: a registered checkpoint is refused; another one's files go, then it
   // is DELETED.
   const std::string refused = Determined("checkpoint delete --yes " + uuid);
   EXPECT_TRUE(Has(refused, "model registry")) << refused;
-  const fs::path storage = dir_ / "checkpoints" / "determined-checkpoint";
   EXPECT_TRUE(fs::exists(storage / uuid));
   const std::string other = kept.front().value("uuid", "");
   EXPECT_TRUE(Has(Determined("checkpoint delete --yes " + other), "rc=0"));
