@@ -275,7 +275,9 @@ Result<nlohmann::ordered_json> TrialRoutes::CheckpointFor(const Request& req,
   if (checkpoint.status().code() == StatusCode::kNotFound) {
     // Its experiment is gone; a model version may keep it.
     DET_ASSIGN_OR_RETURN(auto registered, front_.models.Registered(uuid));
-    if (registered) checkpoint = nlohmann::ordered_json::parse(registered->checkpoint_json);
+    if (registered) {
+      checkpoint = nlohmann::ordered_json::parse(registered->checkpoint_json, nullptr, false);
+    }
   }
   DET_RETURN_IF_ERROR(checkpoint.status());
   return nlohmann::ordered_json{{"checkpoint", std::move(*checkpoint)}};

@@ -180,12 +180,12 @@ Result<storage::ModelQuery> ModelQueryOf(Req req) {
   return query;
 }
 
-// `items` paged by the request's offset and limit, with Determined's pagination.
+// `items` from `offset`, at most `limit` (0: all): the page's items as JSON and Determined's
+// pagination.
 template <class T, class ToJson>
-std::pair<ordered_json, ordered_json> Paged(Req req, const std::vector<T>& items, int64_t offset,
-                                            ToJson&& to_json) {
-  Result<int64_t> limit = QueryNumber(req, "limit", 0);
-  const Page page = PageOf(offset, limit.ok() ? *limit : 0, items.size());
+std::pair<ordered_json, ordered_json> Paged(const std::vector<T>& items, int64_t offset,
+                                            int64_t limit, ToJson&& to_json) {
+  const Page page = PageOf(offset, limit, items.size());
   ordered_json listed = ordered_json::array();
   for (size_t i = page.start; i < page.end; ++i) listed.push_back(to_json(items[i]));
   return {std::move(listed), PaginationJson(page)};
@@ -199,8 +199,9 @@ void RouteModels(Router& routes, FrontDoor& front, ModelRegistry& models) {
       "/api/v1/models", users([&models](Caller, Req req) -> UserAnswer {
         DET_ASSIGN_OR_RETURN(storage::ModelQuery query, ModelQueryOf(req));
         DET_ASSIGN_OR_RETURN(int64_t offset, QueryOffset(req));
+        DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
         DET_ASSIGN_OR_RETURN(std::vector<ModelRecord> all, models.List(query));
-        auto [listed, pagination] = Paged(req, all, offset, ModelJson);
+        auto [listed, pagination] = Paged(all, offset, limit, ModelJson);
         return ordered_json{{"models", std::move(listed)}, {"pagination", std::move(pagination)}};
       }));
   routes.Post("/api/v1/models", users([&models](Caller caller, Req req) -> UserAnswer {
@@ -265,11 +266,12 @@ void RouteVersions(Router& routes, FrontDoor& front, ModelRegistry& models,
         }
         DET_ASSIGN_OR_RETURN(bool descending, DescendingOf(req));
         DET_ASSIGN_OR_RETURN(int64_t offset, QueryOffset(req));
+        DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
         DET_ASSIGN_OR_RETURN(
             auto found, models.Versions(req.Match(1), sort == "SORT_BY_CREATION_TIME", descending));
         const ModelRecord& model = found.first;
         auto [listed, pagination] =
-            Paged(req, found.second, offset,
+            Paged(found.second, offset, limit,
                   [&](const ModelVersionRecord& v) { return VersionJson(model, v); });
         return ordered_json{{"model", ModelJson(model)},
                             {"modelVersions", std::move(listed)},
