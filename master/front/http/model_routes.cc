@@ -85,13 +85,20 @@ Result<std::optional<int32_t>> WorkspaceOf(const json& body, const std::string& 
   return std::optional<int32_t>(static_cast<int32_t>(kDefaultWorkspaceId));
 }
 
-Result<storage::ModelChange> ModelChangeOf(const json& body) {
-  storage::ModelChange change;
+// What models and versions both carry (name, notes, metadata, labels), as the body sets them.
+template <class Change>
+Status ReadSharedFields(const json& body, Change& change) {
   DET_ASSIGN_OR_RETURN(change.name, TextField(body, "name"));
-  DET_ASSIGN_OR_RETURN(change.description, TextField(body, "description"));
   DET_ASSIGN_OR_RETURN(change.notes, TextField(body, "notes"));
   DET_ASSIGN_OR_RETURN(change.metadata_json, JsonField(body, "metadata"));
   DET_ASSIGN_OR_RETURN(change.labels_json, JsonField(body, "labels"));
+  return Status::Ok();
+}
+
+Result<storage::ModelChange> ModelChangeOf(const json& body) {
+  storage::ModelChange change;
+  DET_RETURN_IF_ERROR(ReadSharedFields(body, change));
+  DET_ASSIGN_OR_RETURN(change.description, TextField(body, "description"));
   DET_ASSIGN_OR_RETURN(change.workspace_id, WorkspaceOf(body, "workspaceId"));
   return change;
 }
@@ -110,11 +117,8 @@ Result<storage::NewModel> NewModelOf(const json& body) {
 
 Result<storage::ModelVersionChange> VersionChangeOf(const json& body) {
   storage::ModelVersionChange change;
-  DET_ASSIGN_OR_RETURN(change.name, TextField(body, "name"));
+  DET_RETURN_IF_ERROR(ReadSharedFields(body, change));
   DET_ASSIGN_OR_RETURN(change.comment, TextField(body, "comment"));
-  DET_ASSIGN_OR_RETURN(change.notes, TextField(body, "notes"));
-  DET_ASSIGN_OR_RETURN(change.metadata_json, JsonField(body, "metadata"));
-  DET_ASSIGN_OR_RETURN(change.labels_json, JsonField(body, "labels"));
   return change;
 }
 
