@@ -281,6 +281,17 @@ std::vector<ScoredCheckpoint> ListScoredCheckpoints(pqxx::work& tx, int64_t expe
   return checkpoints;
 }
 
+CheckpointTotals ExperimentCheckpointTotals(pqxx::work& tx, int64_t experiment_id) {
+  auto row = tx.exec_params1(
+      "SELECT count(*), coalesce(sum((SELECT coalesce(sum(CASE WHEN jsonb_typeof(r.value) ="
+      " 'number' THEN (r.value)::text::numeric END), 0) FROM jsonb_each(c.resources) r)), "
+      "0)::bigint"
+      " FROM checkpoints c JOIN trials t ON t.id = c.trial_id"
+      " WHERE t.experiment_id = $1 AND c.state IN ('COMPLETED', 'PARTIALLY_DELETED')",
+      experiment_id);
+  return CheckpointTotals{row[0].as<int32_t>(), row[1].as<int64_t>()};
+}
+
 Status DeleteExperiment(pqxx::work& tx, int64_t experiment_id) {
   tx.exec_params(
       "DELETE FROM task_log_chunks WHERE task_id IN (SELECT 'trial-' || t.id || '-' || r"

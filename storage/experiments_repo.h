@@ -125,6 +125,14 @@ struct ScoredCheckpoint {
 std::vector<ScoredCheckpoint> ListScoredCheckpoints(pqxx::work& tx, int64_t experiment_id,
                                                     const std::string& metric);
 
+// Determined's checkpointCount and checkpointSize of an experiment: its checkpoints that still
+// have files (COMPLETED, PARTIALLY_DELETED) and the sum of their files' sizes, in one query.
+struct CheckpointTotals {
+  int32_t count = 0;
+  int64_t bytes = 0;
+};
+CheckpointTotals ExperimentCheckpointTotals(pqxx::work& tx, int64_t experiment_id);
+
 // Removes the experiment with its trials, their checkpoint rows, metrics and run logs.
 Status DeleteExperiment(pqxx::work& tx, int64_t experiment_id);
 

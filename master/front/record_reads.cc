@@ -97,6 +97,13 @@ Result<bus::CheckpointList> RecordReads::Checkpoints(
   return reply;
 }
 
+Result<storage::CheckpointTotals> RecordReads::CheckpointTotals(int64_t experiment_id) {
+  return storage::Transact<storage::CheckpointTotals>(
+      database_, [&](pqxx::work& tx) -> Result<storage::CheckpointTotals> {
+        return storage::ExperimentCheckpointTotals(tx, experiment_id);
+      });
+}
+
 Result<std::vector<bus::TrialMetric>> RecordReads::MetricReports(const auth::Principal&,
                                                                  int64_t trial_id,
                                                                  const std::string& kind,

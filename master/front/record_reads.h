@@ -34,6 +34,8 @@ class RecordReads {
   // An experiment's checkpoints; NotFound for an unknown experiment.
   Result<bus::CheckpointList> Checkpoints(const auth::Principal& caller,
                                           const bus::ExperimentCheckpointsRequest& request);
+  // An experiment's checkpointCount and checkpointSize (storage::ExperimentCheckpointTotals).
+  Result<storage::CheckpointTotals> CheckpointTotals(int64_t experiment_id);
   // An experiment's model definition (a gzipped tar; "" when it was made without one); NotFound
   // for an unknown experiment.
   Result<std::string> ModelDefinition(const auth::Principal& caller, int64_t experiment_id);

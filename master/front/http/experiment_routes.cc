@@ -294,22 +294,6 @@ Result<std::vector<Workload>> WorkloadsOf(FrontDoor& front, const auth::Principa
   return all;
 }
 
-// Determined's checkpointCount and checkpointSize (int64 as decimal text, as protobuf writes
-// it): the experiment's checkpoints that still have files (COMPLETED, PARTIALLY_DELETED), what
-// its save_* policy kept, registered ones included.
-void AddCheckpointTotals(const std::vector<bus::CheckpointSummary>& checkpoints,
-                         ordered_json& experiment) {
-  int32_t count = 0;
-  int64_t bytes = 0;
-  for (const bus::CheckpointSummary& c : checkpoints) {
-    if (c.state != "COMPLETED" && c.state != "PARTIALLY_DELETED") continue;
-    ++count;
-    bytes += c.size_bytes;
-  }
-  experiment["checkpointCount"] = count;
-  experiment["checkpointSize"] = std::to_string(bytes);
-}
-
 }  // namespace
 
 void CacheExperimentAnswers(AnswerCache& cache, FrontDoor& front) {
@@ -413,8 +397,11 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
                DET_ASSIGN_OR_RETURN(
                    auto reply, front.calls.Call(caller, bus::ExperimentGetRequest{id_of(req)}));
                ordered_json experiment = ExperimentJson(reply.experiment, reply.config_yaml);
-               DET_ASSIGN_OR_RETURN(auto kept, front.reads.Checkpoints(caller, {id_of(req)}));
-               AddCheckpointTotals(kept.checkpoints, experiment);
+               // Determined's checkpointCount and checkpointSize (int64 as decimal text): its
+               // checkpoints that still have files, what save_* kept and models registered.
+               DET_ASSIGN_OR_RETURN(auto totals, front.reads.CheckpointTotals(id_of(req)));
+               experiment["checkpointCount"] = totals.count;
+               experiment["checkpointSize"] = std::to_string(totals.bytes);
                ordered_json config = experiment["config"];
                ordered_json trials = ordered_json::array();
                for (const auto& trial : reply.trials) trials.push_back(TrialJson(trial));
