@@ -43,6 +43,6 @@ function(det_cc_test)
   target_link_libraries(${DET_NAME} PRIVATE ${DET_DEPS} GTest::gmock GTest::gtest_main)
   gtest_discover_tests(${DET_NAME}
     PROPERTIES LABELS ${DET_LABEL} TIMEOUT ${DET_TIMEOUT} COST ${DET_COST}
-    ENVIRONMENT "DET_BUILD_DIR=${PROJECT_BINARY_DIR};DET_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+    ENVIRONMENT "${DET_TEST_ENVIRONMENT}"
     DISCOVERY_TIMEOUT 30)
 endfunction()

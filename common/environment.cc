@@ -45,8 +45,9 @@ std::string WhyNotAWorkloadVariable(const std::string& name) {
 bool WorkloadInherits(const std::string& name) {
   static const std::set<std::string> kNames = {
       "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM",
-      "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH",
-      "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+      "PYTHONPATH", "PYTHONHOME", "PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE", "VIRTUAL_ENV",
+      "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
+      "http_proxy", "https_proxy", "no_proxy",
       // Where the cloud's metadata service and region are (no secrets): trial code finds the
       // instance's role or service account through them (the harness's checkpoint storage).
       "AWS_EC2_METADATA_SERVICE_ENDPOINT", "AWS_REGION", "AWS_DEFAULT_REGION", "GCE_METADATA_HOST"};

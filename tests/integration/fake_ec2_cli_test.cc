@@ -17,7 +17,7 @@ class FakeEc2CliTest : public ::testing::Test {
     fs::create_directories(dir_);
     fake_ = std::make_unique<testing::FakeEc2Process>(dir_, false);
     ASSERT_GT(fake_->port(), 0) << "fake-ec2 did not start";
-    const testing::CommandOutput version = testing::RunAws(fake_->endpoint(), "--version");
+    const testing::CommandOutput& version = testing::AwsCliVersion();
     ASSERT_EQ(version.exit_code, 0) << "the aws CLI is needed (scripts/install-deps.sh installs "
                                        "awscli): "
                                     << version.output;

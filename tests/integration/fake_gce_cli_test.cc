@@ -22,7 +22,7 @@ class FakeGceCliTest : public ::testing::Test {
     fs::create_directories(dir_);
     fake_ = std::make_unique<testing::FakeGceProcess>(dir_, false);
     ASSERT_GT(fake_->port(), 0) << "fake-gce did not start";
-    const testing::CommandOutput version = Gcloud("--version");
+    const testing::CommandOutput& version = testing::GcloudVersion();
     ASSERT_EQ(version.exit_code, 0)
         << "gcloud is needed (Debian package google-cloud-cli): " << version.output;
   }

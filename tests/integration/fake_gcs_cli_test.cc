@@ -25,7 +25,7 @@ class FakeGcsCliTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("det-fake-gcs-cli-" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    const testing::CommandOutput version = testing::RunCommand("gcloud --version");
+    const testing::CommandOutput& version = testing::GcloudVersion();
     if (version.exit_code != 0) {
       GTEST_SKIP() << "gcloud is needed (Debian package google-cloud-cli): " << version.output;
     }

@@ -25,7 +25,7 @@ class FakeS3CliTest : public ::testing::Test {
         dir_, std::vector<std::string>{"ckpt"},
         std::vector<std::string>{"--virtual-host-suffix", "s3.fake.test"});
     ASSERT_GT(fake_->port(), 0) << "fake-s3 did not start";
-    const testing::CommandOutput version = testing::RunAws(fake_->endpoint(), "--version");
+    const testing::CommandOutput& version = testing::AwsCliVersion();
     ASSERT_EQ(version.exit_code, 0) << "the aws CLI is needed (scripts/install-deps.sh installs "
                                        "awscli): "
                                     << version.output;

@@ -151,6 +151,19 @@ inline CommandOutput RunAws(const std::string& endpoint, const std::string& args
       env + " " + AwsCli() + " --endpoint-url " + endpoint + " --output json " + args);
 }
 
+// `aws --version` and `gcloud --version`, run once per test process (each start of either CLI
+// costs a second or more of CPU): a fixture checks the CLI is there before its first call.
+inline const CommandOutput& AwsCliVersion() {
+  static const CommandOutput version = RunCommand(AwsCli() + " --version");
+  return version;
+}
+inline const CommandOutput& GcloudVersion() {
+  static const CommandOutput version = RunCommand(
+      "env CLOUDSDK_CORE_DISABLE_PROMPTS=1 CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK=true "
+      "gcloud --version");
+  return version;
+}
+
 // Runs `gcloud args` with its own configuration in `config_dir`, offline but for the fake: the
 // compute endpoint overridden, prompts, usage reporting, update checks and metadata-server
 // lookups off, the project set. `env` ("NAME=value ...") adds or overrides variables.
