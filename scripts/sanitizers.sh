@@ -27,7 +27,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp"
 # As ctest's entries have it (DET_TEST_ENVIRONMENT in CMakeLists.txt): the Python processes the
 # integration tests start keep their compiled modules in the build tree.
-export PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX="$PWD/build/pycache"
+export PYTHONDONTWRITEBYTECODE='' PYTHONPYCACHEPREFIX="$PWD/build/pycache"
 
 # The integration tests run against sanitized binaries in quick mode (about two minutes, beside
 # the ASan unit tests: about three minutes for both once the trees are built, five one after the
