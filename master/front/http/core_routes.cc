@@ -276,7 +276,11 @@ Result<nlohmann::ordered_json> TrialRoutes::CheckpointFor(const Request& req,
     // Its experiment is gone; a model version may keep it.
     DET_ASSIGN_OR_RETURN(auto registered, front_.models.Registered(uuid));
     if (registered) {
-      checkpoint = nlohmann::ordered_json::parse(registered->checkpoint_json, nullptr, false);
+      auto kept = nlohmann::ordered_json::parse(registered->checkpoint_json, nullptr, false);
+      checkpoint = kept.is_discarded()
+                       ? Result<nlohmann::ordered_json>(Internal(
+                             "the model version's copy of checkpoint " + uuid + " is not JSON"))
+                       : Result<nlohmann::ordered_json>(std::move(kept));
     }
   }
   DET_RETURN_IF_ERROR(checkpoint.status());

@@ -17,8 +17,9 @@ using Req = const Request&;
 
 constexpr const char* kDefaultWorkspaceName = "Uncategorized";
 
-json ParsedOr(const std::string& text, json fallback) {
-  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+template <class Json = json>
+Json ParsedOr(const std::string& text, Json fallback) {
+  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   return parsed.is_discarded() ? fallback : parsed;
 }
 
@@ -50,7 +51,7 @@ ordered_json VersionJson(const ModelRecord& model, const ModelVersionRecord& ver
           {"username", version.username},
           {"creationTime", TimeText(version.created_ns)},
           {"lastUpdatedTime", TimeText(version.updated_ns)},
-          {"checkpoint", ordered_json::parse(version.checkpoint_json, nullptr, false)},
+          {"checkpoint", ParsedOr<ordered_json>(version.checkpoint_json, nullptr)},
           {"model", ModelJson(model)}};
 }
 
