@@ -25,6 +25,12 @@ using nlohmann::ordered_json;
 
 using bus::ToJson;
 
+struct ContinueOptions {
+  std::string config_file;
+  std::vector<std::string> settings;
+  bool follow = false;
+};
+
 void PrintExperiments(const std::vector<bus::ExperimentSummary>& experiments) {
   std::printf("%-6s %-12s %-20s %-14s %-20s %6s %9s %7s  %s\n", "ID", "OWNER", "STATE", "SEARCHER",
               "NAME", "TRIALS", "COMPLETED", "ERRORED", "MESSAGE");
@@ -233,6 +239,24 @@ int ExperimentLogs(const CliOptions& options, int64_t id, const LogSelection& se
   }
 }
 
+// Trains a finished single-searcher experiment's trial again under its config with `config_path`
+// (a YAML file of fields, "" for none) and `settings` ("key.path=value") merged over it; with
+// `follow`, prints its output until it ends.
+int Continue(const CliOptions& options, int64_t id, const std::string& config_path,
+             const std::vector<std::string>& settings, bool follow) {
+  bus::ExperimentContinueRequest request{id, "", settings};
+  if (!config_path.empty()) {
+    Result<std::string> text = ReadFile(config_path);
+    if (!text.ok()) return Fail(text.status());
+    request.override_config_yaml = *text;
+  }
+  auto reply = Call<bus::ExperimentContinueRequest, bus::ExperimentContinueReply>(options, request);
+  if (!reply.ok()) return Fail(reply.status());
+  for (const std::string& warning : reply->warnings) std::cerr << "warning: " << warning << "\n";
+  std::cout << "Continued experiment " << id << "\n";
+  return follow ? ExperimentLogs(options, id, LogSelection{.follow = true}) : 0;
+}
+
 int ListTrials(const CliOptions& options, int64_t id) {
   auto reply = Call<bus::ExperimentGetRequest, bus::ExperimentGetReply>(options, {id});
   if (!reply.ok()) return Fail(reply.status());
@@ -309,6 +333,19 @@ void AddExperimentCommands(CLI::App& app, const CliOptions& options, int& rc) {
     sub->add_option("id", *id, "experiment id")->required();
     sub->callback([&options, &rc, id, action] { rc = Act(options, *id, action); });
   }
+  auto continued = std::make_shared<ContinueOptions>();
+  auto* continue_command = experiment->add_subcommand(
+      "continue", "train a finished single-searcher experiment's trial again, e.g. for longer");
+  continue_command->add_option("id", *id, "experiment id")->required();
+  continue_command->add_option("--config-file", continued->config_file,
+                               "a YAML file of config fields to change");
+  continue_command->add_option("--config", continued->settings,
+                               "a config field to change: key.path=value (repeat for several)");
+  continue_command->add_flag("-f,--follow-first-trial", continued->follow,
+                             "then print the trial's output until the experiment ends");
+  continue_command->callback([&options, &rc, id, continued] {
+    rc = Continue(options, *id, continued->config_file, continued->settings, continued->follow);
+  });
   auto yes = std::make_shared<bool>(false);
   auto* remove = experiment->add_subcommand(
       "delete", "delete a finished experiment with its checkpoints, metrics and logs");

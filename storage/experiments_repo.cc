@@ -100,6 +100,13 @@ Status SaveSearcherState(pqxx::work& tx, int64_t id, const std::string& searcher
                        ExperimentName(id));
 }
 
+Status SetExperimentContinued(pqxx::work& tx, int64_t id, const std::string& config) {
+  return ExpectUpdated(
+      tx.exec_params("UPDATE experiments SET config = $2, end_time = NULL WHERE id = $1", id,
+                     config),
+      ExperimentName(id));
+}
+
 Status SetExperimentArchived(pqxx::work& tx, int64_t id, bool archived) {
   return ExpectUpdated(
       tx.exec_params("UPDATE experiments SET archived = $2 WHERE id = $1", id, archived),
@@ -178,7 +185,7 @@ Status SetTrialState(pqxx::work& tx, int64_t id, const std::string& state,
 Status UpdateTrial(pqxx::work& tx, int64_t id, const std::string& state, int32_t restarts,
                    int32_t run_id, std::optional<int64_t> end_ns) {
   return ExpectUpdated(tx.exec_params("UPDATE trials SET state = $2, restarts = $3, run_id = $4,"
-                                      " end_time = coalesce(det_ts($5), end_time) WHERE id = $1",
+                                      " end_time = det_ts($5) WHERE id = $1",
                                       id, state, restarts, run_id, end_ns),
                        TrialName(id));
 }

@@ -50,6 +50,9 @@ std::vector<ExperimentRecord> ListExperiments(pqxx::work& tx, const ExperimentQu
 Status SetExperimentState(pqxx::work& tx, int64_t id, const std::string& state,
                           std::optional<int64_t> end_ns);
 Status SaveSearcherState(pqxx::work& tx, int64_t id, const std::string& searcher_state);
+// A continued experiment (Determined's ContinueExperiment): its config is now `config`, and it is
+// no longer over (end time cleared: a restarted master resumes it).
+Status SetExperimentContinued(pqxx::work& tx, int64_t id, const std::string& config);
 Status SetExperimentArchived(pqxx::work& tx, int64_t id, bool archived);
 Result<std::optional<std::string>> GetModelDefinition(pqxx::work& tx, int64_t id);
 
@@ -78,7 +81,8 @@ Result<TrialRecord> GetTrial(pqxx::work& tx, int64_t id);  // NotFound
 std::vector<TrialRecord> ListTrials(pqxx::work& tx, int64_t experiment_id);
 Status SetTrialState(pqxx::work& tx, int64_t id, const std::string& state,
                      std::optional<int64_t> end_ns);
-// State, restarts and run as the master tracks them (end_ns set marks the trial over).
+// State, restarts and run as the master tracks them; end_ns set marks the trial over, unset not
+// (a continued trial's end time goes).
 Status UpdateTrial(pqxx::work& tx, int64_t id, const std::string& state, int32_t restarts,
                    int32_t run_id, std::optional<int64_t> end_ns);
 // Determined's run metadata: a JSON object (text) per trial, replaced whole. NotFound for an

@@ -229,6 +229,37 @@ struct ExperimentActionReply {
   }
 };
 
+// Method "experiment.continue" (Determined's ContinueExperiment): a finished single-searcher
+// experiment trains its one trial again, under its stored config with `override_config_yaml` (a
+// YAML mapping, "" for none) and then `settings` ("searcher.max_time=200", as det's --config:
+// the value read as YAML) merged over it. The trial keeps its id and metrics and resumes from its
+// latest checkpoint. FailedPrecondition when the experiment is not finished or has another
+// searcher; InvalidArgument naming what the merged config lacks.
+struct ExperimentContinueRequest {
+  static constexpr std::string_view kType = "experiment.continue";
+  int64_t id = 0;
+  std::string override_config_yaml;
+  std::vector<std::string> settings;
+  bool operator==(const ExperimentContinueRequest&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("id", s.id, kRequired);
+    v("override_config_yaml", s.override_config_yaml);
+    v("settings", s.settings);
+  }
+};
+struct ExperimentContinueReply {
+  static constexpr std::string_view kType = "experiment.continue.reply";
+  std::string state;                  // the experiment's after it (ACTIVE)
+  std::vector<std::string> warnings;  // as ExperimentCreateReply's, for the merged config
+  bool operator==(const ExperimentContinueReply&) const = default;
+  template <class Self, class V>
+  static void Fields(Self& s, V& v) {
+    v("state", s.state);
+    v("warnings", s.warnings);
+  }
+};
+
 // Method "trial.get".
 struct TrialGetRequest {
   static constexpr std::string_view kType = "trial.get";

@@ -22,7 +22,7 @@ struct TrialRow {
   std::string state;
   int32_t restarts = 0;
   int32_t run_id = 0;
-  std::optional<int64_t> end_ns;  // set: the trial is over
+  std::optional<int64_t> end_ns;  // set: the trial is over (unset: not, or not any more)
 };
 
 // An experiment's state and its search as the experiment service writes them.
@@ -31,6 +31,9 @@ struct ExperimentRow {
   std::string state;
   std::optional<int64_t> end_ns;  // set: the experiment is over
   std::string searcher_state;     // experiment::Experiment::SaveState() as JSON text
+  // Set when the experiment was continued (ContinueExperiment): its config is now this text, and
+  // it is no longer over (its stored end time goes).
+  std::optional<std::string> continued_config;
 };
 
 // What one call or one turn of the experiment service changed: stored together.

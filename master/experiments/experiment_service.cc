@@ -59,6 +59,36 @@ Result<MergedConfig> MergeClusterDefaults(const std::string& yaml, const YAML::N
   return MergedConfig{std::string(out.c_str()) + "\n", std::move(config)};
 }
 
+// A continued experiment's config text: the stored one with the request's overrides (a mapping,
+// or nothing, then its --config settings) merged over it. The search stays what it was: its searcher and the hyperparameters
+// its trial has may not change.
+Result<std::string> ContinuedConfigText(const std::string& stored_yaml,
+                                        const bus::ExperimentContinueRequest& request) {
+  DET_ASSIGN_OR_RETURN(YAML::Node stored, LoadConfigText(stored_yaml));
+  DET_ASSIGN_OR_RETURN(YAML::Node given, LoadConfigText(request.override_config_yaml));
+  if (given.IsDefined() && !given.IsNull()) {
+    if (!given.IsMap()) {
+      return InvalidArgument("overrideConfig: expected a YAML mapping of config fields");
+    }
+    DET_RETURN_IF_ERROR(CheckYamlDocument(given));  // before anything walks it
+  }
+  DET_ASSIGN_OR_RETURN(YAML::Node overrides, experiment::WithSettings(given, request.settings));
+  if (overrides.size() == 0) return stored_yaml;
+  const YAML::Node& before = stored;
+  const YAML::Node merged = experiment::WithOverrides(stored, overrides);
+  const bool same_search =
+      YamlToJson(before["hyperparameters"]) == YamlToJson(merged["hyperparameters"]) &&
+      YamlToJson(before["searcher"]["name"]) == YamlToJson(merged["searcher"]["name"]);
+  if (!same_search) {
+    return InvalidArgument(
+        "overrideConfig: a continued experiment keeps its search: searcher.name and "
+        "hyperparameters cannot change (create a new experiment with searcher.source_trial_id)");
+  }
+  YAML::Emitter out;
+  out << merged;
+  return std::string(out.c_str()) + "\n";
+}
+
 // A trial as stored, with its searcher position from the experiment's saved state.
 Trial TrialOf(const storage::TrialRecord& record, const nlohmann::json& saved_trials) {
   Trial trial;
@@ -132,6 +162,10 @@ void ExperimentService::HandleRequests() {
           reply.trials.push_back(TrialSummaryOf(trial));
         }
         return reply;
+      });
+  server_.Handle<bus::ExperimentContinueRequest, bus::ExperimentContinueReply>(
+      [this](const RpcContext&, const bus::ExperimentContinueRequest& r) {
+        return Committed([&] { return Continue(r); });
       });
   server_.Handle<bus::TrialGetRequest, bus::TrialGetReply>(
       [this](const RpcContext&, const bus::TrialGetRequest& r) -> Result<bus::TrialGetReply> {
@@ -405,6 +439,32 @@ Result<bus::ExperimentActionReply> ExperimentService::Act(
   DET_RETURN_IF_ERROR(Commit());  // DELETING is stored before anything is removed
   if (request.action == "delete") collector_.Delete(*experiment);
   return bus::ExperimentActionReply{experiment->state()};
+}
+
+Result<bus::ExperimentContinueReply> ExperimentService::Continue(
+    const bus::ExperimentContinueRequest& request) {
+  Experiment* experiment = Find(request.id);
+  if (!experiment) return NotFound("experiment " + std::to_string(request.id) + " not found");
+  DET_RETURN_IF_ERROR(experiment->CheckContinuable());
+  Entry& entry = experiments_.at(request.id);
+  DET_ASSIGN_OR_RETURN(std::string yaml,
+                       ContinuedConfigText(entry.config_yaml, request));
+  DET_ASSIGN_OR_RETURN(MergedConfig merged,
+                       MergeClusterDefaults(yaml, launch_.default_checkpoint_storage,
+                                            launch_.fill_checkpoint_storage_fields));
+  experiment::ExperimentConfig& config = merged.config;
+  DET_ASSIGN_OR_RETURN(auto search,
+                       searcher::Searcher::Restore(config.searcher, config.hyperparameters,
+                                                   experiment->SaveState()["searcher"]));
+  DET_RETURN_IF_ERROR(search->ReopenSingleTrial());
+  std::vector<std::string> warnings = config.warnings;
+  DET_RETURN_IF_ERROR(experiment->Continue(std::move(config), std::move(search)));
+  entry.config_yaml = merged.yaml;
+  entry.config_json = ConfigJsonOf(entry.config_yaml);
+  entry.end_ns = 0;
+  continued_.insert(request.id);
+  spdlog::info("experiment {} continued", request.id);
+  return bus::ExperimentContinueReply{experiment->state(), std::move(warnings)};
 }
 
 Result<ExperimentService::RunRef> ExperimentService::RunOf(const std::string& allocation_id) {
@@ -737,6 +797,7 @@ Status ExperimentService::Commit() {
     new_trials_.clear();
     unsaved_trials_.clear();
     unsaved_experiments_.clear();
+    continued_.clear();
     for (auto& effect : std::exchange(after_commit_, {})) effect();
   }
 }
@@ -778,9 +839,10 @@ std::optional<ExperimentRow> ExperimentService::ExperimentRowOf(int64_t id) cons
   const bool over = experiment::IsTerminal(experiment.state()) &&
                     experiment.state() != experiment::kDeleting &&
                     experiment.state() != experiment::kDeleteFailed;
-  return ExperimentRow{id, experiment.state(),
-                       over ? std::optional<int64_t>(NowNs()) : std::nullopt,
-                       experiment.SaveState().dump()};
+  ExperimentRow row{id, experiment.state(), over ? std::optional<int64_t>(NowNs()) : std::nullopt,
+                    experiment.SaveState().dump()};
+  if (continued_.contains(id)) row.continued_config = entry->second.config_yaml;
+  return row;
 }
 
 void ExperimentService::Start() {

@@ -72,6 +72,7 @@ class ExperimentService : private experiment::ExperimentEffects {
   Status RestoreOne(const storage::ExperimentRecord& record);
   Result<bus::ExperimentCreateReply> Create(const bus::ExperimentCreateRequest& request);
   Result<bus::ExperimentActionReply> Act(const bus::ExperimentActionRequest& request);
+  Result<bus::ExperimentContinueReply> Continue(const bus::ExperimentContinueRequest& request);
   // Newest first, filtered, then paged.
   Result<bus::ExperimentList> List(const bus::ExperimentListRequest& request);
   Result<bus::TrialSignal> Report(const bus::TrialReport& report);
@@ -175,6 +176,7 @@ class ExperimentService : private experiment::ExperimentEffects {
   std::set<std::pair<int64_t, int64_t>> new_trials_;      // (experiment, trial): rows to insert
   std::set<std::pair<int64_t, int64_t>> unsaved_trials_;  // (experiment, trial), for Commit()
   std::set<int64_t> unsaved_experiments_;
+  std::set<int64_t> continued_;  // their rows carry the new config (and clear the end time)
   std::vector<std::function<void()>> after_commit_;  // registry calls, in order
   CheckpointCollector collector_{
       registry_, records_,

@@ -43,6 +43,7 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, FrontDoor& f
   Forward<bus::ExperimentListRequest>();
   Forward<bus::ExperimentGetRequest>();
   Forward<bus::ExperimentActionRequest>();
+  Forward<bus::ExperimentContinueRequest>();
   Forward<bus::TrialGetRequest>();
   Forward<bus::TrialKillRequest>();
   Forward<bus::CheckpointDeleteRequest>();

@@ -67,6 +67,9 @@ template <>
 struct Forwarded<bus::ExperimentActionRequest>
     : Route<bus::ExperimentActionReply, Owner::kExperiments, Access::kUser> {};
 template <>
+struct Forwarded<bus::ExperimentContinueRequest>
+    : Route<bus::ExperimentContinueReply, Owner::kExperiments, Access::kUser> {};
+template <>
 struct Forwarded<bus::RegistryStatsRequest>
     : Route<bus::RegistryStats, Owner::kRegistry, Access::kUser> {};
 template <>

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include "tests/testing/cluster_fixture.h"
 #include "tests/testing/determined_library_fixture.h"
@@ -346,6 +347,29 @@ TEST_F(DeterminedCliExperimentTest, Stage2PausedActivatedAndItsCheckpointsListed
   const std::string logs = Determined("trial logs " + std::to_string(FirstTrial(warm)));
   EXPECT_TRUE(Has(logs, "x is now " + std::to_string(x + 1) + "\n")) << logs;
   EXPECT_TRUE(Has(logs, "x is now " + std::to_string(x + 100) + "\n")) << logs;
+}
+
+// `det experiment continue` (Determined's ContinueExperiment) recovers a killed tutorial stage 2:
+// the same trial resumes from its latest checkpoint (x counts on from there, never from 1 again)
+// and completes, every 10th batch's metrics reported.
+TEST_F(DeterminedCliExperimentTest, Stage2KilledIsContinuedFromItsCheckpointToTheEnd) {
+  StartAgents(1, 8);
+  const int64_t id = CreateStage("2_checkpoints");
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(WaitForTrainingReports(id, 3)) << Logs(id);
+  EXPECT_TRUE(Has(Determined("experiment kill " + std::to_string(id)), "rc=0"));
+  EXPECT_TRUE(testing::Eventually([&] { return StateOf(id) == "STATE_CANCELED"; }, 30s));
+  const std::string continued = Determined("experiment continue " + std::to_string(id));
+  EXPECT_TRUE(Has(continued, "Continued experiment " + std::to_string(id))) << continued;
+  EXPECT_TRUE(Has(Determined("experiment wait " + std::to_string(id)), "rc=0"));
+  EXPECT_EQ(StateOf(id), "STATE_COMPLETED");
+  const int64_t trial = FirstTrial(id);
+  const std::vector<int64_t> steps = Steps(trial, "training");
+  const std::set<int64_t> reported(steps.begin(), steps.end());
+  for (int64_t step = 10; step <= 100; step += 10) EXPECT_TRUE(reported.count(step)) << step;
+  const std::string logs = Determined("trial logs " + std::to_string(trial));
+  EXPECT_EQ(Occurrences(logs, "x is now 1\n"), 1u) << "the second run resumed: " << logs;
+  EXPECT_TRUE(Has(logs, "x is now 100\n")) << logs;
 }
 
 // The model registry through Determined's CLI and SDK: `det model create`, `register-version`

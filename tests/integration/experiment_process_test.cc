@@ -566,6 +566,10 @@ TEST_F(ExperimentProcessTest, RestApiCreatesReadsKillsAndDeletesExperiments) {
       post("/api/v1/experiments", {{"config", YAML::Dump(config)}, {"modelDefinition", model}});
   ASSERT_EQ(created, 200) << reply.dump();
   EXPECT_EQ(reply["experiment"]["state"], "STATE_ACTIVE") << reply.dump();
+  // Determined's clients decode `warnings` as LaunchWarning values: the config's go beside them.
+  EXPECT_EQ(reply["warnings"], nlohmann::json::array()) << reply.dump();
+  EXPECT_NE(reply["configWarnings"].dump().find("searcher.max_length"), std::string::npos)
+      << reply.dump();
   const std::string path =
       "/api/v1/experiments/" + std::to_string(reply["experiment"].value("id", 0));
   const nlohmann::json tree =
@@ -656,6 +660,50 @@ TEST_F(ExperimentProcessTest, MasterKilledAgainAndAgainMidSearchEndsWithTheSameT
   EXPECT_EQ(WaitEnded(uninterrupted), "COMPLETED");
   EXPECT_EQ(hparams_of(interrupted).size(), 16u);
   EXPECT_EQ(hparams_of(interrupted), hparams_of(uninterrupted));
+}
+
+// det experiment continue: a finished single-searcher experiment trains the same trial on to a
+// longer length, from its checkpoint, with no step of its metrics missing; a running one, or one
+// whose search is over, is refused with the reason.
+TEST_F(ExperimentProcessTest, ContinueTrainsTheSameTrialLongerFromItsCheckpoint) {
+  auto agent = StartAgent("agent-c", 1);
+  const int64_t id = Create(Config("const.yaml", [](YAML::Node& c) {
+    c["searcher"]["max_length"]["batches"] = 40;
+    c["hyperparameters"]["step_seconds"] = 0.01;
+  }));
+  ASSERT_GT(id, 0);
+  const std::string refused = Det("experiment continue " + std::to_string(id));
+  EXPECT_NE(refused.find("only a COMPLETED, CANCELED or ERROR one"), std::string::npos) << refused;
+  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log");
+  const nlohmann::json before = Describe(id);
+  const int64_t trial = before["trials"][0].value("id", int64_t{0});
+
+  const std::string continued =
+      Det("experiment continue " + std::to_string(id) + " --config searcher.max_length.batches=80");
+  EXPECT_NE(continued.find("Continued experiment " + std::to_string(id)), std::string::npos)
+      << continued;
+  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Log("master.log");
+  const nlohmann::json after = Describe(id);
+  ASSERT_EQ(after["trials"].size(), 1u) << after.dump();
+  EXPECT_EQ(after["trials"][0].value("id", int64_t{0}), trial) << "the same trial";
+  EXPECT_EQ(after["trials"][0].value("steps_completed", 0), 80) << after.dump();
+  EXPECT_EQ(after["trials"][0].value("restarts", -1), 0);
+  std::vector<int64_t> every_fifth;
+  for (int64_t step = 5; step <= 80; step += 5) every_fifth.push_back(step);
+  EXPECT_EQ(MetricSteps(trial, "training"), every_fifth) << "no gap, nothing trained twice";
+  const std::string logs = Det("trial logs " + std::to_string(trial));
+  EXPECT_NE(logs.find("starting at step 40 of 80"), std::string::npos)
+      << "the second run resumed from the checkpoint at 40: " << logs;
+
+  const int64_t search = Create(Config("adaptive.yaml", [](YAML::Node& c) {
+    c["searcher"]["max_trials"] = 2;
+    c["hyperparameters"]["step_seconds"] = 0.001;
+  }));
+  ASSERT_EQ(WaitEnded(search), "COMPLETED");
+  const std::string over = Det("experiment continue " + std::to_string(search));
+  EXPECT_NE(over.find("experiment has been completed, cannot continue this experiment"),
+            std::string::npos)
+      << over;
 }
 
 }  // namespace

@@ -104,6 +104,7 @@ class InMemoryExperimentRecords final : public master::ExperimentRecords {
       record.state = row.state;
       record.end_ns = row.end_ns;
       record.searcher_state = row.searcher_state;
+      if (row.continued_config) record.config = *row.continued_config;
     }
     rows_.stores.push_back(changes);
     return Status::Ok();

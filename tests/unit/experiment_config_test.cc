@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/yaml_json.h"
+
 namespace det::master::experiment {
 namespace {
 
@@ -412,6 +414,30 @@ TEST(DeterminedConfigTest, ClusterCheckpointStorageIsMergedAsDeterminedMergesIt)
   auto refused = ParseExperimentConfig(WithClusterDefaults(none, YAML::Node()));
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("checkpoint_storage: is required"), std::string::npos);
+}
+
+// What det experiment continue changes: a file's fields merged key by key over the stored config,
+// then each --config key.path=value with the value read as YAML.
+TEST(DeterminedConfigTest, ContinueOverridesMergeByKeyAndSettingsReadTheirValuesAsYaml) {
+  const YAML::Node stored = YAML::Load(
+      "searcher: {name: single, metric: x, max_time: 100}\nlabels: [a, b]\nmax_restarts: 2\n");
+  const YAML::Node merged =
+      WithOverrides(stored, YAML::Load("searcher: {max_time: 300}\nlabels: [c]\n"));
+  EXPECT_EQ(merged["searcher"]["name"].as<std::string>(), "single") << "kept";
+  EXPECT_EQ(merged["searcher"]["max_time"].as<int>(), 300);
+  EXPECT_EQ(merged["labels"].size(), 1u) << "a list is replaced whole";
+  EXPECT_EQ(stored["searcher"]["max_time"].as<int>(), 100) << "the stored one is left alone";
+
+  auto set = WithSettings(YAML::Node(), {"searcher.max_time=300", "debug=true", "name=x: y"});
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(YamlToJson(*set), nlohmann::json::parse(
+                                  R"({"searcher": {"max_time": 300}, "debug": true, "name": {"x": "y"}})"));
+  EXPECT_EQ(WithSettings(YAML::Node(), {"no-equals"}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(WithSettings(YAML::Node(), {".x=1"}).status().code(), StatusCode::kInvalidArgument);
+  auto crossing = WithSettings(YAML::Load("max_restarts: 2"), {"max_restarts.x=1"});
+  EXPECT_NE(crossing.status().message().find("max_restarts is not a mapping"), std::string::npos)
+      << crossing.status().ToString();
 }
 
 }  // namespace

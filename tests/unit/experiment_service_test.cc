@@ -289,5 +289,65 @@ TEST_F(ExperimentServiceTest, DeletedCheckpointsAreCheckedTogetherThenRemovedByA
   EXPECT_EQ(agent_->starts.size(), 2u) << "the refused deletions started nothing";
 }
 
+TEST_F(ExperimentServiceTest, ContinueTrainsTheFinishedTrialAgainUnderTheChangedConfig) {
+  const int64_t id = Create();
+  const bus::WorkloadStart first = NthStart(0);
+  ASSERT_TRUE(Report({first.allocation_id, "validation", 100, R"({"loss": 0.25})"}).ok());
+  Ends(first, 0);
+  ASSERT_TRUE(Until([&] { return StoredExperimentState(id) == "COMPLETED"; }));
+  auto Continue = [&](bus::ExperimentContinueRequest request) {
+    return Call<bus::ExperimentContinueRequest, bus::ExperimentContinueReply>(request);
+  };
+  EXPECT_EQ(Continue({id, "hyperparameters: {lr: 0.5}"}).status().code(),
+            StatusCode::kInvalidArgument)
+      << "the trial's hyperparameters are its own";
+  EXPECT_EQ(Continue({id, "- a list"}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Continue({id + 1}).status().code(), StatusCode::kNotFound);
+
+  auto continued = Continue({id, "description: longer", {"searcher.max_length.batches=300"}});
+  ASSERT_TRUE(continued.ok()) << continued.status().ToString();
+  EXPECT_EQ(continued->state, "ACTIVE");
+  const bus::WorkloadStart& second = NthStart(1);
+  EXPECT_EQ(second.task_id, "trial-1-2") << "the same trial, its next run";
+  EXPECT_EQ(second.env.at("DET_MAX_LENGTH"), "300");
+  const auto stored = records_.Read();
+  EXPECT_EQ(stored.experiments.at(id).state, "ACTIVE");
+  EXPECT_FALSE(stored.experiments.at(id).end_ns.has_value()) << "no longer over";
+  EXPECT_NE(stored.experiments.at(id).config.find("300"), std::string::npos)
+      << stored.experiments.at(id).config;
+  EXPECT_NE(stored.experiments.at(id).config.find("longer"), std::string::npos);
+  EXPECT_EQ(StoredTrial(1).state, "ACTIVE");
+  EXPECT_FALSE(StoredTrial(1).end_ns.has_value());
+  EXPECT_EQ(Continue({id}).status().code(), StatusCode::kFailedPrecondition)
+      << "an active experiment is not continued";
+
+  // The validation at the old length is not the end any more; the new length's is.
+  ASSERT_TRUE(Report({second.allocation_id, "validation", 300, R"({"loss": 0.125})"}).ok());
+  Ends(second, 0);
+  ASSERT_TRUE(Until([&] { return StoredExperimentState(id) == "COMPLETED"; }))
+      << StoredExperimentState(id);
+  EXPECT_EQ(StoredTrial(1).state, "COMPLETED");
+  EXPECT_EQ(agent_->starts.size(), 2u);
+}
+
+TEST_F(ExperimentServiceTest, AnErroredSingleTrialIsContinuedWithItsRestartsForgiven) {
+  const int64_t id = Create();
+  Ends(NthStart(0), 137);
+  Ends(NthStart(1), 137);  // past max_restarts (1)
+  ASSERT_TRUE(Until([&] { return StoredExperimentState(id) == "ERROR"; }));
+  auto continued = Call<bus::ExperimentContinueRequest, bus::ExperimentContinueReply>({id});
+  ASSERT_TRUE(continued.ok()) << continued.status().ToString();
+  const bus::WorkloadStart& third = NthStart(2);
+  EXPECT_EQ(third.task_id, "trial-1-3");
+  EXPECT_EQ(StoredTrial(1).restarts, 0);
+  // A master started anew goes on with it: stored ACTIVE, not over, with its search reopened.
+  StopService();
+  StartService();
+  ASSERT_TRUE(Report({third.allocation_id, "validation", 100, R"({"loss": 0.5})"}).ok());
+  Ends(third, 0);
+  ASSERT_TRUE(Until([&] { return StoredExperimentState(id) == "COMPLETED"; }))
+      << StoredExperimentState(id);
+}
+
 }  // namespace
 }  // namespace det::master

@@ -176,5 +176,25 @@ TEST(ExperimentTest, OnlyAFinishedExperimentMayBeDeletedAndAFailedDeleteMayBeAsk
   EXPECT_EQ(*experiment->Act("delete", 8), kDeleting);
 }
 
+TEST(ExperimentTest, OnlyAFinishedSingleSearchIsContinuedAndAFinishedSearchSaysSo) {
+  RecordingEffects effects;
+  auto single = Make(effects, kSingle);
+  EXPECT_EQ(single->CheckContinuable().code(), StatusCode::kFailedPrecondition) << "still ACTIVE";
+  ASSERT_TRUE(single->Validated(1, 100, {{"loss", 0.5}, {"batches", 100}}, 1).ok());
+  single->RunEnded(1, kExitedZero, 2);
+  EXPECT_TRUE(single->CheckContinuable().ok());
+
+  RecordingEffects random_effects;
+  auto random = Make(random_effects,
+                     "{name: random, metric: loss, max_trials: 2, max_length: {batches: 10}}");
+  for (int64_t trial : {1, 2}) {
+    ASSERT_TRUE(random->Validated(trial, 10, {{"loss", 0.5}, {"batches", 10}}, 1).ok());
+    random->RunEnded(trial, kExitedZero, 2);
+  }
+  ASSERT_EQ(random->state(), kCompleted);
+  EXPECT_EQ(random->CheckContinuable().message(),
+            "experiment has been completed, cannot continue this experiment");
+}
+
 }  // namespace
 }  // namespace det::master::experiment

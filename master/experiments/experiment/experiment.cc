@@ -198,6 +198,44 @@ Result<std::string> Experiment::Act(const std::string& action, int64_t now_ns) {
                          ": expected pause, activate, cancel, kill or delete");
 }
 
+Status Experiment::CheckContinuable() const {
+  const std::string name = "experiment " + std::to_string(id_);
+  if (state_ != kCompleted && state_ != kCanceled && state_ != kError) {
+    return FailedPrecondition("cannot continue " + name + ": it is " + state_ +
+                              "; only a COMPLETED, CANCELED or ERROR one can be continued");
+  }
+  if (config_.searcher.name == "single" && trials_.size() == 1) return Status::Ok();
+  const bool all_completed = std::all_of(trials_.begin(), trials_.end(), [](const auto& entry) {
+    return entry.second.state == kCompleted;
+  });
+  if (state_ == kCompleted && all_completed) {
+    return FailedPrecondition("experiment has been completed, cannot continue this experiment");
+  }
+  return FailedPrecondition("cannot continue " + name + ": continue trains a single-searcher "
+                            "experiment's trial again, and this one's searcher is " +
+                            config_.searcher.name +
+                            "; start a new experiment from its trials' checkpoints with "
+                            "searcher.source_trial_id");
+}
+
+Status Experiment::Continue(ExperimentConfig config,
+                            std::unique_ptr<searcher::Searcher> searcher) {
+  DET_RETURN_IF_ERROR(CheckContinuable());
+  config_ = std::move(config);
+  searcher_ = std::move(searcher);
+  message_.clear();
+  SetState(kActive);
+  Trial& trial = trials_.begin()->second;
+  trial.restarts = 0;
+  trial.end_ns = 0;
+  trial.exited_early.reset();
+  trial.searcher_stopped = false;
+  trial.stopped_for_pause = false;
+  trial.state = std::string(kActive);
+  StartRun(trial);
+  return Status::Ok();
+}
+
 Status Experiment::KillTrial(int64_t trial_id, int64_t now_ns) {
   Trial* trial = Find(trial_id);
   if (!trial) return NotFound("trial " + std::to_string(trial_id) + " not found");

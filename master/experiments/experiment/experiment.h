@@ -125,6 +125,15 @@ class Experiment {
   // then calls DeleteFailed() or forgets the experiment.
   Result<std::string> Act(const std::string& action, int64_t now_ns);
   void DeleteFailed(const std::string& why);
+  // Determined's ContinueExperiment. OK when this experiment may be continued (it is COMPLETED,
+  // CANCELED or ERROR, with a single search), else FailedPrecondition saying why (Determined's
+  // words for a finished multi-trial search whose trials all completed).
+  Status CheckContinuable() const;
+  // Continues it (CheckContinuable first) under `config` and `searcher`, its search with the
+  // trial reopened (Searcher::ReopenSingleTrial): the experiment and its trial are ACTIVE again,
+  // the trial with no restarts counted and no end, and a new run of it resumes from its latest
+  // checkpoint.
+  Status Continue(ExperimentConfig config, std::unique_ptr<searcher::Searcher> searcher);
   // Kills one trial: the search is told it was canceled, its run (if any) is stopped and it ends
   // CANCELED. NotFound for a trial of another experiment, FailedPrecondition once it ended.
   Status KillTrial(int64_t trial_id, int64_t now_ns);

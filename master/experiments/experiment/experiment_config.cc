@@ -391,4 +391,47 @@ YAML::Node WithClusterDefaults(const YAML::Node& doc, const YAML::Node& checkpoi
   return merged;
 }
 
+YAML::Node WithOverrides(const YAML::Node& doc, const YAML::Node& overrides) {
+  if (!doc.IsMap() || !overrides.IsMap()) return YAML::Clone(overrides);
+  YAML::Node merged = YAML::Clone(doc);
+  for (const auto& field : overrides) {
+    const std::string key = field.first.as<std::string>("");
+    merged[key] = merged[key].IsDefined() ? WithOverrides(merged[key], field.second)
+                                          : YAML::Clone(field.second);
+  }
+  return merged;
+}
+
+Result<YAML::Node> WithSettings(const YAML::Node& doc, const std::vector<std::string>& settings) {
+  YAML::Node result = doc.IsMap() ? YAML::Clone(doc) : YAML::Node(YAML::NodeType::Map);
+  for (const std::string& setting : settings) {
+    const size_t equals = setting.find('=');
+    const std::string path = setting.substr(0, equals);
+    if (equals == std::string::npos || path.empty() || path.front() == '.' ||
+        path.back() == '.' || path.find("..") != std::string::npos) {
+      return InvalidArgument("--config \"" + setting + "\": expected key.path=value");
+    }
+    YAML::Node value;
+    try {
+      value = YAML::Load(setting.substr(equals + 1));
+    } catch (const YAML::Exception& e) {
+      return InvalidArgument("--config \"" + setting + "\": the value is not YAML: " + e.what());
+    }
+    YAML::Node at = result;
+    size_t from = 0;
+    for (size_t dot = path.find('.'); dot != std::string::npos; dot = path.find('.', from)) {
+      const std::string key = path.substr(from, dot - from);
+      if (!at[key].IsDefined() || at[key].IsNull()) at[key] = YAML::Node(YAML::NodeType::Map);
+      if (!at[key].IsMap()) {
+        return InvalidArgument("--config \"" + setting + "\": " + path.substr(0, dot) +
+                               " is not a mapping");
+      }
+      at.reset(at[key]);
+      from = dot + 1;
+    }
+    at[path.substr(from)] = value;
+  }
+  return result;
+}
+
 }  // namespace det::master::experiment

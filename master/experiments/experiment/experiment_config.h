@@ -119,4 +119,13 @@ Result<ExperimentConfig> ParseExperimentConfigText(const std::string& yaml);
 YAML::Node WithClusterDefaults(const YAML::Node& doc, const YAML::Node& checkpoint_storage,
                                bool fill_fields = true);
 
+// `doc` with `overrides` merged over it, as Determined merges a continued experiment's config:
+// mappings key by key, anything else (a list, a scalar) replaced whole. Neither is changed.
+YAML::Node WithOverrides(const YAML::Node& doc, const YAML::Node& overrides);
+// `doc` (a mapping, or nothing) with each of `settings` set, as Determined's CLI reads --config:
+// "a.b.c=value" sets doc.a.b.c to `value` read as YAML (200 a number, true a bool, x a string),
+// making the mappings on the way. InvalidArgument naming a setting without "=" or a key, or whose
+// path crosses something that is not a mapping.
+Result<YAML::Node> WithSettings(const YAML::Node& doc, const std::vector<std::string>& settings);
+
 }  // namespace det::master::experiment

@@ -67,6 +67,16 @@ nlohmann::json Searcher::Save() const {
           {"shut_down", shut_down_}, {"method", method_->Save()}};
 }
 
+Status Searcher::ReopenSingleTrial() {
+  if (config_.name != "single" || requested_ != 1) {
+    return FailedPrecondition("only a single search of one trial can be reopened (" +
+                              config_.name + ": " + std::to_string(requested_) + " trials asked)");
+  }
+  closed_ = failures_ = cancels_ = 0;
+  shut_down_ = false;
+  return Status::Ok();
+}
+
 std::vector<Operation> Searcher::Track(std::vector<Operation> operations) {
   for (const Operation& op : operations) {
     if (std::holds_alternative<Create>(op)) ++requested_;

@@ -38,6 +38,12 @@ class Searcher {
 
   nlohmann::json Save() const;
 
+  // For Continue (Determined's ContinueExperiment) of a single search's finished experiment: its
+  // one trial is open again as if it had never closed (its failure or cancel no longer counted;
+  // a killed experiment's trial may never have been closed for the search) and the search is no
+  // longer over. FailedPrecondition for any other search.
+  Status ReopenSingleTrial();
+
  private:
   Searcher(const SearcherConfig& config, Hyperparameters hparams, uint32_t seed,
            std::unique_ptr<SearchMethod> method);

@@ -109,20 +109,42 @@ Result<std::vector<experiments::ModelFile>> ModelFilesOf(const json& list) {
 }
 
 // {"experiment": v1Experiment, "config", "warnings"}: what CreateExperiment answers.
+// Determined's `warnings` of a launch are LaunchWarning enum values, which its clients decode
+// strictly (any other text fails the call): the config's warnings go beside them as text.
+void AddWarnings(ordered_json& answer, const std::vector<std::string>& config_warnings) {
+  answer["warnings"] = ordered_json::array();
+  answer["configWarnings"] = config_warnings;
+}
+
 Answer CreatedJson(FrontDoor& front, const auth::Principal& caller,
                    const bus::ExperimentCreateReply& reply, const std::string& config_yaml) {
+  ordered_json answer;
   if (reply.id == 0) {  // validateOnly: nothing was made
     bus::ExperimentSummary checked;
-    return ordered_json{{"experiment", ExperimentJson(checked, config_yaml)},
-                        {"config", ordered_json::object()},
-                        {"warnings", reply.warnings}};
+    answer = {{"experiment", ExperimentJson(checked, config_yaml)},
+              {"config", ordered_json::object()}};
+  } else {
+    DET_ASSIGN_OR_RETURN(auto got, front.calls.Call(caller, bus::ExperimentGetRequest{reply.id}));
+    ordered_json experiment = ExperimentJson(got.experiment, got.config_yaml);
+    ordered_json config = experiment["config"];
+    answer = {{"experiment", std::move(experiment)}, {"config", std::move(config)}};
   }
-  DET_ASSIGN_OR_RETURN(auto got, front.calls.Call(caller, bus::ExperimentGetRequest{reply.id}));
-  ordered_json experiment = ExperimentJson(got.experiment, got.config_yaml);
-  ordered_json config = experiment["config"];
-  return ordered_json{{"experiment", std::move(experiment)},
-                      {"config", std::move(config)},
-                      {"warnings", reply.warnings}};
+  AddWarnings(answer, reply.warnings);
+  return answer;
+}
+
+// Determined's ContinueExperimentRequest: {id, overrideConfig (YAML text)}.
+Result<bus::ExperimentContinueRequest> ContinueRequestOf(const std::string& text) {
+  DET_ASSIGN_OR_RETURN(json body, ParseJsonObject(text));
+  bus::ExperimentContinueRequest request;
+  DET_ASSIGN_OR_RETURN(request.id, Field<int64_t>(body, "id", "an experiment id"));
+  if (body.contains("overrideConfig") && !body["overrideConfig"].is_null()) {
+    if (!body["overrideConfig"].is_string()) {
+      return InvalidArgument("overrideConfig: expected config fields as YAML text");
+    }
+    request.override_config_yaml = body["overrideConfig"].get<std::string>();
+  }
+  return request;
 }
 
 }  // namespace
@@ -371,6 +393,15 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
         return CreatedJson(front, caller, reply, create.request.config_yaml);
       }),
       {.body_limit = kCreateBodyLimit});
+  routes.Post("/api/v1/experiments/continue", route([&front](Caller caller, Req req) -> Answer {
+                DET_ASSIGN_OR_RETURN(auto request, ContinueRequestOf(req.body));
+                DET_ASSIGN_OR_RETURN(auto reply, front.calls.Call(caller, request));
+                DET_ASSIGN_OR_RETURN(auto got,
+                                     front.calls.Call(caller, bus::ExperimentGetRequest{request.id}));
+                ordered_json answer{{"experiment", ExperimentJson(got.experiment, got.config_yaml)}};
+                AddWarnings(answer, reply.warnings);
+                return answer;
+              }));
   // The list reads the same for every user: without a query it is the answer cache's; with one
   // (Determined's CLI and SDK always send one: ?limit=...), pollers asking the same share one
   // read per kListMaxAge.

@@ -3,7 +3,7 @@
 // (filtered by the brushes and by column, checked for the compare page), one trial's training
 // and validation curves, and its config. Hovering a trial anywhere highlights it everywhere.
 
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ExperimentActions } from "../components/Actions";
 import { Chart } from "../components/Chart";
 import { CurvesPanel } from "../components/CurvesPanel";
@@ -64,6 +64,24 @@ export function LearningCurves({ trialId, live }: { trialId: number; live: boole
 // Values per curve the overlay asks for: a few per pixel of a wide chart, light for 500 trials.
 const OVERLAY_POINTS = 300;
 
+// The master shares a curves read among its pollers for up to 2 s (metric_series_routes), so the
+// read that follows an experiment's end may predate its last reports: when `live` turns false,
+// read once more after that window, then no more until the slow poll.
+const SHARED_READ_MS = 2000;
+function useReadAgainAfterTheEnd(live: boolean, refresh: () => void) {
+  const wasLive = useRef(live);
+  useEffect(() => {
+    if (live) {
+      wasLive.current = true;
+      return;
+    }
+    if (!wasLive.current) return;
+    wasLive.current = false;
+    const timer = setTimeout(refresh, SHARED_READ_MS + 500);
+    return () => clearTimeout(timer);
+  }, [live, refresh]);
+}
+
 // Every trial's curve of the chosen metric, polled while the experiment runs.
 function AllTrialsCurves({ e, trialCount, live, highlight, onHover, onShown }: {
   e: Experiment;
@@ -78,6 +96,7 @@ function AllTrialsCurves({ e, trialCount, live, highlight, onHover, onShown }: {
     `/api/v1/experiments/${e.id}/metrics-series?group=${encodeURIComponent(choice.group)}` +
     `&name=${encodeURIComponent(choice.name)}&maxPoints=${OVERLAY_POINTS}`;
   const answer = usePoll<SeriesAnswer>(path, live ? 5000 : 600_000);  // 500 trials: 0.2 s of master
+  useReadAgainAfterTheEnd(live, answer.refresh);
   const curves = useMemo(
     () => (answer.data ? curvesOfSeries(answer.data, choice.name) : []),
     [answer.data, choice.name],
