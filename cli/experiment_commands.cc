@@ -31,14 +31,52 @@ struct ContinueOptions {
   bool follow = false;
 };
 
-void PrintExperiments(const std::vector<bus::ExperimentSummary>& experiments) {
-  std::printf("%-6s %-12s %-20s %-14s %-20s %6s %9s %7s  %s\n", "ID", "OWNER", "STATE", "SEARCHER",
-              "NAME", "TRIALS", "COMPLETED", "ERRORED", "MESSAGE");
-  for (const auto& e : experiments) {
-    std::printf("%-6lld %-12s %-20s %-14s %-20s %6d %9d %7d  %s\n", static_cast<long long>(e.id),
-                e.owner.c_str(), e.state.c_str(), e.searcher.c_str(), e.name.c_str(), e.trials,
-                e.trials_completed, e.trials_errored, e.message.c_str());
+// Bytes as people read them: 512 B, 1.5 KiB, 20.0 MiB, 3.2 GiB.
+std::string ReadableBytes(int64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(units)) {
+    value /= 1024;
+    ++unit;
   }
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
+void PrintExperiments(const std::vector<bus::ExperimentSummary>& experiments) {
+  std::printf("%-6s %-12s %-20s %-14s %-20s %6s %9s %7s %17s  %s\n", "ID", "OWNER", "STATE",
+              "SEARCHER", "NAME", "TRIALS", "COMPLETED", "ERRORED", "CHECKPOINTS", "MESSAGE");
+  for (const auto& e : experiments) {
+    const std::string checkpoints =
+        std::to_string(e.checkpoint_count) + " (" + ReadableBytes(e.checkpoint_bytes) + ")";
+    std::printf("%-6lld %-12s %-20s %-14s %-20s %6d %9d %7d %17s  %s\n",
+                static_cast<long long>(e.id), e.owner.c_str(), e.state.c_str(), e.searcher.c_str(),
+                e.name.c_str(), e.trials, e.trials_completed, e.trials_errored, checkpoints.c_str(),
+                e.message.c_str());
+  }
+}
+
+// What the experiment's checkpoint_storage keeps (Determined's defaults where it says nothing),
+// and what is kept now.
+void PrintCheckpointPolicy(const bus::ExperimentSummary& e) {
+  const auto config = nlohmann::json::parse(e.config_json, nullptr, false);
+  const nlohmann::json storage = config.is_object() && config.contains("checkpoint_storage") &&
+                                         config["checkpoint_storage"].is_object()
+                                     ? config["checkpoint_storage"]
+                                     : nlohmann::json::object();
+  auto kept = [&](const char* field, int fallback) {
+    const auto it = storage.find(field);
+    return it != storage.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+  };
+  std::printf(
+      "checkpoints: %d kept, %s; checkpoint_storage keeps the experiment's best %lld, each "
+      "trial's best %lld and latest %lld, and any a model version registers\n",
+      e.checkpoint_count, ReadableBytes(e.checkpoint_bytes).c_str(),
+      static_cast<long long>(kept("save_experiment_best", 0)),
+      static_cast<long long>(kept("save_trial_best", 1)),
+      static_cast<long long>(kept("save_trial_latest", 1)));
 }
 
 void PrintTrials(const std::vector<bus::TrialSummary>& trials) {
@@ -119,6 +157,7 @@ int Describe(const CliOptions& options, int64_t id) {
     PrintReply(options, ToJson(*reply));
   } else {
     PrintExperiments({reply->experiment});
+    PrintCheckpointPolicy(reply->experiment);
     std::cout << "\n";
     PrintTrials(reply->trials);
   }

@@ -289,14 +289,25 @@ std::vector<ScoredCheckpoint> ListScoredCheckpoints(pqxx::work& tx, int64_t expe
 }
 
 CheckpointTotals ExperimentCheckpointTotals(pqxx::work& tx, int64_t experiment_id) {
-  auto row = tx.exec_params1(
-      "SELECT count(*), coalesce(sum((SELECT coalesce(sum(CASE WHEN jsonb_typeof(r.value) ="
-      " 'number' THEN (r.value)::text::numeric END), 0) FROM jsonb_each(c.resources) r)), "
-      "0)::bigint"
-      " FROM checkpoints c JOIN trials t ON t.id = c.trial_id"
-      " WHERE t.experiment_id = $1 AND c.state IN ('COMPLETED', 'PARTIALLY_DELETED')",
-      experiment_id);
-  return CheckpointTotals{row[0].as<int32_t>(), row[1].as<int64_t>()};
+  auto totals = ExperimentCheckpointTotals(tx, std::vector<int64_t>{experiment_id});
+  return totals.count(experiment_id) ? totals.at(experiment_id) : CheckpointTotals{};
+}
+
+std::map<int64_t, CheckpointTotals> ExperimentCheckpointTotals(
+    pqxx::work& tx, const std::vector<int64_t>& experiment_ids) {
+  std::map<int64_t, CheckpointTotals> totals;
+  // A checkpoint's size: the sum of its resources' sizes (file -> bytes).
+  for (const auto& row : tx.exec_params(
+           "SELECT t.experiment_id, count(*), coalesce(sum((SELECT coalesce(sum(CASE WHEN"
+           " jsonb_typeof(r.value) = 'number' THEN (r.value)::text::numeric END), 0)"
+           " FROM jsonb_each(c.resources) r)), 0)::bigint"
+           " FROM checkpoints c JOIN trials t ON t.id = c.trial_id"
+           " WHERE t.experiment_id = ANY($1::bigint[])"
+           " AND c.state IN ('COMPLETED', 'PARTIALLY_DELETED') GROUP BY t.experiment_id",
+           BigintArray(experiment_ids))) {
+    totals[row[0].as<int64_t>()] = {row[1].as<int32_t>(), row[2].as<int64_t>()};
+  }
+  return totals;
 }
 
 Status DeleteExperiment(pqxx::work& tx, int64_t experiment_id) {

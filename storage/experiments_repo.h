@@ -6,6 +6,7 @@
 // the state machines' names (the master owns them); the repository stores what it is given.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
@@ -136,6 +137,9 @@ struct CheckpointTotals {
   int64_t bytes = 0;
 };
 CheckpointTotals ExperimentCheckpointTotals(pqxx::work& tx, int64_t experiment_id);
+// The same for many experiments in one query (an experiment without such checkpoints is absent).
+std::map<int64_t, CheckpointTotals> ExperimentCheckpointTotals(
+    pqxx::work& tx, const std::vector<int64_t>& experiment_ids);
 
 // Removes the experiment with its trials, their checkpoint rows, metrics and run logs.
 Status DeleteExperiment(pqxx::work& tx, int64_t experiment_id);

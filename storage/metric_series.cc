@@ -6,6 +6,7 @@
 
 #include "storage/metric_rollups.h"
 #include "storage/metrics_repo.h"
+#include "storage/sql_support.h"
 
 namespace det::storage {
 
@@ -39,12 +40,6 @@ namespace {
 
 using SeriesKey = std::pair<int64_t, std::string>;  // trial, metric name
 using SeriesMap = std::map<SeriesKey, MetricSeries>;
-
-std::string BigintArray(const std::vector<int64_t>& ids) {
-  std::string text = "{";
-  for (size_t i = 0; i < ids.size(); ++i) text += (i ? "," : "") + std::to_string(ids[i]);
-  return text + "}";
-}
 
 // Each value once, in the order first given.
 template <typename T>

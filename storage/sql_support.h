@@ -11,6 +11,7 @@
 #include <optional>
 #include <pqxx/pqxx>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -24,6 +25,13 @@ std::optional<T> Nullable(const pqxx::field& field) {
 }
 
 // A bytea parameter (sent in binary) and a bytea column.
+// PostgreSQL's text form of a bigint[] ("{1,2,3}"), for `= ANY($1::bigint[])`.
+inline std::string BigintArray(const std::vector<int64_t>& ids) {
+  std::string text = "{";
+  for (size_t i = 0; i < ids.size(); ++i) text += (i ? "," : "") + std::to_string(ids[i]);
+  return text + "}";
+}
+
 inline pqxx::binarystring Bytes(const std::string& data) { return pqxx::binarystring(data); }
 inline std::optional<std::string> BytesColumn(const pqxx::field& field) {
   if (field.is_null()) return std::nullopt;

@@ -108,6 +108,10 @@ struct ExperimentSummary {
   // searcher has yet to create as nothing; 1 once the experiment ended.
   double progress = 0;
   std::string config_json;  // its config as JSON (the YAML it was created with, read)
+  // Its checkpoints that still have files (what checkpoint_storage.save_* kept, and those the
+  // model registry holds) and their bytes: filled by the front door from PostgreSQL.
+  int32_t checkpoint_count = 0;
+  int64_t checkpoint_bytes = 0;
   bool operator==(const ExperimentSummary&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -131,6 +135,8 @@ struct ExperimentSummary {
     v("progress", s.progress);
     v("config_json", s.config_json);
     v("end_at", s.end_at);
+    v("checkpoint_count", s.checkpoint_count);
+    v("checkpoint_bytes", s.checkpoint_bytes);
   }
 };
 

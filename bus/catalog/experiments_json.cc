@@ -23,7 +23,9 @@ ordered_json ToJson(const ExperimentSummary& e) {
           {"owner", e.owner},
           {"metric", e.metric},
           {"smaller_is_better", e.smaller_is_better},
-          {"progress", e.progress}};
+          {"progress", e.progress},
+          {"checkpoint_count", e.checkpoint_count},
+          {"checkpoint_bytes", e.checkpoint_bytes}};
 }
 
 namespace {

@@ -60,8 +60,8 @@ Result<MergedConfig> MergeClusterDefaults(const std::string& yaml, const YAML::N
 }
 
 // A continued experiment's config text: the stored one with the request's overrides (a mapping,
-// or nothing, then its --config settings) merged over it. The search stays what it was: its searcher and the hyperparameters
-// its trial has may not change.
+// or nothing, then its --config settings) merged over it. The search stays what it was: its
+// searcher and the hyperparameters its trial has may not change.
 Result<std::string> ContinuedConfigText(const std::string& stored_yaml,
                                         const bus::ExperimentContinueRequest& request) {
   DET_ASSIGN_OR_RETURN(YAML::Node stored, LoadConfigText(stored_yaml));
@@ -447,8 +447,7 @@ Result<bus::ExperimentContinueReply> ExperimentService::Continue(
   if (!experiment) return NotFound("experiment " + std::to_string(request.id) + " not found");
   DET_RETURN_IF_ERROR(experiment->CheckContinuable());
   Entry& entry = experiments_.at(request.id);
-  DET_ASSIGN_OR_RETURN(std::string yaml,
-                       ContinuedConfigText(entry.config_yaml, request));
+  DET_ASSIGN_OR_RETURN(std::string yaml, ContinuedConfigText(entry.config_yaml, request));
   DET_ASSIGN_OR_RETURN(MergedConfig merged,
                        MergeClusterDefaults(yaml, launch_.default_checkpoint_storage,
                                             launch_.fill_checkpoint_storage_fields));

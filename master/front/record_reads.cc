@@ -1,6 +1,7 @@
 #include "master/front/record_reads.h"
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "master/experiments/trial_reports.h"
@@ -97,11 +98,22 @@ Result<bus::CheckpointList> RecordReads::Checkpoints(
   return reply;
 }
 
-Result<storage::CheckpointTotals> RecordReads::CheckpointTotals(int64_t experiment_id) {
-  return storage::Transact<storage::CheckpointTotals>(
-      database_, [&](pqxx::work& tx) -> Result<storage::CheckpointTotals> {
-        return storage::ExperimentCheckpointTotals(tx, experiment_id);
-      });
+Status RecordReads::FillCheckpointTotals(std::span<bus::ExperimentSummary> experiments) {
+  if (experiments.empty()) return Status::Ok();
+  std::vector<int64_t> ids;
+  for (const auto& experiment : experiments) ids.push_back(experiment.id);
+  std::map<int64_t, storage::CheckpointTotals> totals;
+  DET_RETURN_IF_ERROR(database_.Run([&](pqxx::work& tx) {
+    totals = storage::ExperimentCheckpointTotals(tx, ids);
+    return Status::Ok();
+  }));
+  for (auto& experiment : experiments) {
+    const storage::CheckpointTotals found =
+        totals.count(experiment.id) ? totals.at(experiment.id) : storage::CheckpointTotals{};
+    experiment.checkpoint_count = found.count;
+    experiment.checkpoint_bytes = found.bytes;
+  }
+  return Status::Ok();
 }
 
 Result<std::vector<bus::TrialMetric>> RecordReads::MetricReports(const auth::Principal&,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,9 @@ class RecordReads {
   // An experiment's checkpoints; NotFound for an unknown experiment.
   Result<bus::CheckpointList> Checkpoints(const auth::Principal& caller,
                                           const bus::ExperimentCheckpointsRequest& request);
-  // An experiment's checkpointCount and checkpointSize (storage::ExperimentCheckpointTotals).
-  Result<storage::CheckpointTotals> CheckpointTotals(int64_t experiment_id);
+  // Each experiment's checkpoint_count and checkpoint_bytes (Determined's checkpointCount and
+  // checkpointSize: storage::ExperimentCheckpointTotals), filled in one read.
+  Status FillCheckpointTotals(std::span<bus::ExperimentSummary> experiments);
   // An experiment's model definition (a gzipped tar; "" when it was made without one); NotFound
   // for an unknown experiment.
   Result<std::string> ModelDefinition(const auth::Principal& caller, int64_t experiment_id);

@@ -41,6 +41,18 @@ class ExperimentProcessTest : public testing::ExperimentFixture {
                   }).ok());
     return steps;
   }
+  // The experiment's trials that have not ended, one line each (what a stuck search waits on).
+  std::string StuckTrials(int64_t experiment_id) {
+    std::string lines = "trials not ended:\n";
+    for (const auto& trial : Describe(experiment_id)["trials"]) {
+      const std::string state = trial.value("state", "");
+      if (state == "COMPLETED" || state == "CANCELED" || state == "ERROR") continue;
+      lines += "  trial " + trial["id"].dump() + " " + state + " task " +
+               trial.value("task_id", "") + " " + trial.value("task_state", "") + " run " +
+               trial["run_id"].dump() + " steps " + trial["steps_completed"].dump() + "\n";
+    }
+    return lines;
+  }
   // Each trial's validation loss by step, trials in the order they first reported one.
   std::vector<std::pair<int64_t, std::map<int64_t, double>>> ValidationLossesInRunOrder(
       int64_t experiment_id) {
@@ -652,7 +664,9 @@ TEST_F(ExperimentProcessTest, MasterKilledAgainAndAgainMidSearchEndsWithTheSameT
   }
   EXPECT_EQ(WaitEnded(interrupted), "COMPLETED")
       << "kill moments' seed " << seed << "\n"
-      << Log("master2.log") << Describe(interrupted).dump();
+      << StuckTrials(interrupted) << Det("task list") << "\n== master2.log\n"
+      << Log("master2.log") << "\n== agent-r.log\n"
+      << Log("agent-r.log");
   auto before = Describe(finished);  // finished before the restart: still there, as it ended
   EXPECT_EQ(before["experiment"].value("state", ""), "COMPLETED") << before.dump();
   EXPECT_EQ(before["trials"][0].value("steps_completed", 0), 200) << before.dump();
@@ -694,6 +708,21 @@ TEST_F(ExperimentProcessTest, ContinueTrainsTheSameTrialLongerFromItsCheckpoint)
   const std::string logs = Det("trial logs " + std::to_string(trial));
   EXPECT_NE(logs.find("starting at step 40 of 80"), std::string::npos)
       << "the second run resumed from the checkpoint at 40: " << logs;
+  // What checkpoint_storage kept once its collection ran: the trial's latest and its best (one
+  // checkpoint or two), with their bytes.
+  int kept = 0;
+  EXPECT_TRUE(testing::Eventually(
+      [&] {
+        kept = Describe(id)["experiment"].value("checkpoint_count", 0);
+        return kept == 1 || kept == 2;
+      },
+      30s))
+      << kept;
+  EXPECT_GT(Describe(id)["experiment"].value("checkpoint_bytes", int64_t{0}), 0);
+  const std::string described = Det("experiment describe " + std::to_string(id));
+  EXPECT_NE(described.find("checkpoints: " + std::to_string(kept) + " kept"), std::string::npos)
+      << described;
+  EXPECT_NE(described.find("each trial's best 1 and latest 1"), std::string::npos) << described;
 
   const int64_t search = Create(Config("adaptive.yaml", [](YAML::Node& c) {
     c["searcher"]["max_trials"] = 2;

@@ -430,8 +430,9 @@ TEST(DeterminedConfigTest, ContinueOverridesMergeByKeyAndSettingsReadTheirValues
 
   auto set = WithSettings(YAML::Node(), {"searcher.max_time=300", "debug=true", "name=x: y"});
   ASSERT_TRUE(set.ok()) << set.status().ToString();
-  EXPECT_EQ(YamlToJson(*set), nlohmann::json::parse(
-                                  R"({"searcher": {"max_time": 300}, "debug": true, "name": {"x": "y"}})"));
+  EXPECT_EQ(YamlToJson(*set),
+            nlohmann::json::parse(
+                R"({"searcher": {"max_time": 300}, "debug": true, "name": {"x": "y"}})"));
   EXPECT_EQ(WithSettings(YAML::Node(), {"no-equals"}).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(WithSettings(YAML::Node(), {".x=1"}).status().code(), StatusCode::kInvalidArgument);

@@ -168,6 +168,8 @@ export interface ApiExperiment {
   smallerIsBetter?: boolean;
   progress?: number;
   originalConfig: string;
+  checkpointCount?: number;
+  checkpointSize?: string; // int64 as decimal text
 }
 
 export interface ApiTrial {
@@ -220,6 +222,8 @@ export function experimentView(e: ApiExperiment): Experiment {
     metric: e.searcherMetric ?? "",
     smaller_is_better: e.smallerIsBetter ?? true,
     progress: e.progress ?? 0,
+    checkpoint_count: e.checkpointCount ?? 0,
+    checkpoint_bytes: Number(e.checkpointSize ?? 0),
   };
 }
 

@@ -48,6 +48,8 @@ export interface Experiment {
   metric: string; // the searcher's
   smaller_is_better: boolean;
   progress: number; // 0..1
+  checkpoint_count: number; // its checkpoints that still have files (what save_* kept)
+  checkpoint_bytes: number;
 }
 
 export interface Trial {

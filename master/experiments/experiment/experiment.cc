@@ -211,15 +211,15 @@ Status Experiment::CheckContinuable() const {
   if (state_ == kCompleted && all_completed) {
     return FailedPrecondition("experiment has been completed, cannot continue this experiment");
   }
-  return FailedPrecondition("cannot continue " + name + ": continue trains a single-searcher "
+  return FailedPrecondition("cannot continue " + name +
+                            ": continue trains a single-searcher "
                             "experiment's trial again, and this one's searcher is " +
                             config_.searcher.name +
                             "; start a new experiment from its trials' checkpoints with "
                             "searcher.source_trial_id");
 }
 
-Status Experiment::Continue(ExperimentConfig config,
-                            std::unique_ptr<searcher::Searcher> searcher) {
+Status Experiment::Continue(ExperimentConfig config, std::unique_ptr<searcher::Searcher> searcher) {
   DET_RETURN_IF_ERROR(CheckContinuable());
   config_ = std::move(config);
   searcher_ = std::move(searcher);

@@ -407,8 +407,8 @@ Result<YAML::Node> WithSettings(const YAML::Node& doc, const std::vector<std::st
   for (const std::string& setting : settings) {
     const size_t equals = setting.find('=');
     const std::string path = setting.substr(0, equals);
-    if (equals == std::string::npos || path.empty() || path.front() == '.' ||
-        path.back() == '.' || path.find("..") != std::string::npos) {
+    if (equals == std::string::npos || path.empty() || path.front() == '.' || path.back() == '.' ||
+        path.find("..") != std::string::npos) {
       return InvalidArgument("--config \"" + setting + "\": expected key.path=value");
     }
     YAML::Node value;

@@ -69,8 +69,8 @@ nlohmann::json Searcher::Save() const {
 
 Status Searcher::ReopenSingleTrial() {
   if (config_.name != "single" || requested_ != 1) {
-    return FailedPrecondition("only a single search of one trial can be reopened (" +
-                              config_.name + ": " + std::to_string(requested_) + " trials asked)");
+    return FailedPrecondition("only a single search of one trial can be reopened (" + config_.name +
+                              ": " + std::to_string(requested_) + " trials asked)");
   }
   closed_ = failures_ = cancels_ = 0;
   shut_down_ = false;

@@ -325,6 +325,7 @@ void CacheExperimentAnswers(AnswerCache& cache, FrontDoor& front) {
   cache.Add(kExperimentsAnswer, {"task."}, [&front, reader]() -> Result<std::string> {
     const bus::ExperimentListRequest request;
     DET_ASSIGN_OR_RETURN(auto list, front.calls.Call(reader, request));
+    DET_RETURN_IF_ERROR(front.reads.FillCheckpointTotals(list.experiments));
     return ExperimentsJson(request, list).dump();
   });
 }
@@ -393,15 +394,17 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
         return CreatedJson(front, caller, reply, create.request.config_yaml);
       }),
       {.body_limit = kCreateBodyLimit});
-  routes.Post("/api/v1/experiments/continue", route([&front](Caller caller, Req req) -> Answer {
-                DET_ASSIGN_OR_RETURN(auto request, ContinueRequestOf(req.body));
-                DET_ASSIGN_OR_RETURN(auto reply, front.calls.Call(caller, request));
-                DET_ASSIGN_OR_RETURN(auto got,
-                                     front.calls.Call(caller, bus::ExperimentGetRequest{request.id}));
-                ordered_json answer{{"experiment", ExperimentJson(got.experiment, got.config_yaml)}};
-                AddWarnings(answer, reply.warnings);
-                return answer;
-              }));
+  routes.Post(
+      "/api/v1/experiments/continue", route([&front](Caller caller, Req req) -> Answer {
+        DET_ASSIGN_OR_RETURN(auto request, ContinueRequestOf(req.body));
+        DET_ASSIGN_OR_RETURN(auto reply, front.calls.Call(caller, request));
+        DET_ASSIGN_OR_RETURN(auto got,
+                             front.calls.Call(caller, bus::ExperimentGetRequest{request.id}));
+        DET_RETURN_IF_ERROR(front.reads.FillCheckpointTotals({&got.experiment, 1}));
+        ordered_json answer{{"experiment", ExperimentJson(got.experiment, got.config_yaml)}};
+        AddWarnings(answer, reply.warnings);
+        return answer;
+      }));
   // The list reads the same for every user: without a query it is the answer cache's; with one
   // (Determined's CLI and SDK always send one: ?limit=...), pollers asking the same share one
   // read per kListMaxAge.
@@ -418,6 +421,7 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
     if (!request.ok()) return Reply(res, request.status());
     auto answer = recent->Get(ListKeyOf(*request), [&]() -> Result<std::string> {
       DET_ASSIGN_OR_RETURN(auto list, front.calls.Call(*caller, *request));
+      DET_RETURN_IF_ERROR(front.reads.FillCheckpointTotals(list.experiments));
       return ExperimentsJson(*request, list).dump();
     });
     if (!answer.ok()) return Reply(res, answer.status());
@@ -427,12 +431,8 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
              route([&front, id_of](Caller caller, Req req) -> Answer {
                DET_ASSIGN_OR_RETURN(
                    auto reply, front.calls.Call(caller, bus::ExperimentGetRequest{id_of(req)}));
+               DET_RETURN_IF_ERROR(front.reads.FillCheckpointTotals({&reply.experiment, 1}));
                ordered_json experiment = ExperimentJson(reply.experiment, reply.config_yaml);
-               // Determined's checkpointCount and checkpointSize (int64 as decimal text): its
-               // checkpoints that still have files, what save_* kept and models registered.
-               DET_ASSIGN_OR_RETURN(auto totals, front.reads.CheckpointTotals(id_of(req)));
-               experiment["checkpointCount"] = totals.count;
-               experiment["checkpointSize"] = std::to_string(totals.bytes);
                ordered_json config = experiment["config"];
                ordered_json trials = ordered_json::array();
                for (const auto& trial : reply.trials) trials.push_back(TrialJson(trial));

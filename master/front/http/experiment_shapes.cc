@@ -50,7 +50,11 @@ ordered_json ExperimentJson(const bus::ExperimentSummary& e, const std::string& 
                        {"trialsCompleted", e.trials_completed},
                        {"trialsErrored", e.trials_errored},
                        {"message", e.message},
-                       {"smallerIsBetter", e.smaller_is_better}};
+                       {"smallerIsBetter", e.smaller_is_better},
+                       // Determined's totals (int64 as decimal text): its checkpoints that still
+                       // have files, what save_* kept and the model registry holds.
+                       {"checkpointCount", e.checkpoint_count},
+                       {"checkpointSize", std::to_string(e.checkpoint_bytes)}};
   if (e.end_at > 0) json["endTime"] = TimeText(e.end_at);
   return json;
 }

@@ -13,7 +13,7 @@ import { HpScatter } from "../components/HpScatter";
 import { ParallelCoordinates } from "../components/ParallelCoordinates";
 import { TrialsTable } from "../components/TrialsTable";
 import { choicesOf, curvesOfSeries, type MetricChoice, type SeriesAnswer } from "../curves";
-import { age, formatNumber, formatTime } from "../format";
+import { age, formatBytes, formatNumber, formatTime } from "../format";
 import { axesOf, brushed, type Brushes, type HpTrial } from "../hparams";
 import { usePoll } from "../hooks";
 import { useTrialMetrics } from "../metrics";
@@ -214,6 +214,9 @@ export function ExperimentDetail({ id }: { id: number }) {
         <span>started {formatTime(e.start_at)}</span>
         <span>duration {age(e.start_at, e.end_at)}</span>
         <span>{Math.round(e.progress * 100)}% done</span>
+        <span data-testid="checkpoint-totals" title="its checkpoints that still have files: what checkpoint_storage's save_* kept and the model registry holds">
+          {e.checkpoint_count} checkpoints · {formatBytes(e.checkpoint_bytes)}
+        </span>
         <span data-testid="best-metric">
           best {e.metric}
           {e.smaller_is_better ? " (lowest)" : " (highest)"}:{" "}

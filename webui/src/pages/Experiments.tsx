@@ -3,7 +3,7 @@
 import { useState } from "react";
 import { Badge, Pending, Progress, Stale } from "../components/common";
 import { Table } from "../components/Table";
-import { age, formatTime } from "../format";
+import { age, formatBytes, formatTime } from "../format";
 import { useDebounced, usePoll } from "../hooks";
 import { experimentView, type ApiExperiment } from "../determined";
 
@@ -94,6 +94,12 @@ export function Experiments() {
                 </>
               ),
               sortValue: (e) => e.progress,
+            },
+            {
+              key: "checkpoints",
+              title: "Checkpoints",
+              render: (e) => `${e.checkpoint_count} · ${formatBytes(e.checkpoint_bytes)}`,
+              sortValue: (e) => e.checkpoint_bytes,
             },
             { key: "started", title: "Started", render: (e) => formatTime(e.start_at), sortValue: (e) => e.start_at },
             { key: "duration", title: "Duration", render: (e) => age(e.start_at, e.end_at) },
