@@ -90,6 +90,9 @@ void MultiHostTest::StartDatabase() {
   options.port = 5432;
   options.listen_address = Host("db").address;
   options.client_network = "10.99.0.0/24";
+  // Thrown away after the test, like the suite's shared server: no flushes to disk. A host's loss
+  // here kills its processes, never the kernel, so every commit is still in the page cache.
+  options.server_settings = {"fsync=off", "full_page_writes=off"};
   Result<std::unique_ptr<storage::LocalPostgres>> started = Internal("not started");
   ASSERT_TRUE(net_->RunOn("db", [&] { started = storage::LocalPostgres::Start(options); }).ok());
   ASSERT_TRUE(started.ok()) << started.status().ToString();
