@@ -232,4 +232,61 @@ std::vector<std::string> RegisteredAmong(pqxx::work& tx, const std::vector<std::
   return registered;
 }
 
+namespace {
+
+// The rows of `uuids` locked, in one order (two claims never wait on each other in a circle).
+void LockCheckpointRows(pqxx::work& tx, const std::string& uuids_json) {
+  tx.exec_params(
+      "SELECT 1 FROM checkpoints WHERE uuid::text IN"
+      " (SELECT lower(jsonb_array_elements_text($1::jsonb))) ORDER BY uuid FOR UPDATE",
+      uuids_json);
+}
+
+}  // namespace
+
+std::vector<std::string> ClaimForRemoval(pqxx::work& tx, const std::vector<std::string>& uuids) {
+  const std::string list = JsonList(uuids);
+  LockCheckpointRows(tx, list);
+  // A statement of its own, after the locks: its snapshot sees every registration committed
+  // before them.
+  std::vector<std::string> claimed;
+  for (const auto& row :
+       tx.exec_params("UPDATE checkpoints c SET removing = true WHERE c.uuid::text IN"
+                      " (SELECT lower(jsonb_array_elements_text($1::jsonb))) AND NOT EXISTS"
+                      " (SELECT 1 FROM model_versions v WHERE v.checkpoint_uuid = c.uuid)"
+                      " RETURNING c.uuid::text",
+                      list)) {
+    claimed.push_back(row[0].as<std::string>());
+  }
+  return claimed;
+}
+
+void ReleaseRemovalClaim(pqxx::work& tx, const std::vector<std::string>& uuids) {
+  tx.exec_params(
+      "UPDATE checkpoints SET removing = false WHERE uuid::text IN"
+      " (SELECT lower(jsonb_array_elements_text($1::jsonb))) AND state <> 'DELETED'",
+      JsonList(uuids));
+}
+
+Status LockForRegistration(pqxx::work& tx, const std::string& uuid) {
+  auto row = tx.exec_params(
+      "SELECT state, removing FROM checkpoints WHERE uuid::text = lower($1) FOR UPDATE", uuid);
+  if (row.empty()) {
+    // Its experiment deleted, its files kept by the model versions that register it.
+    if (!RegisteredAmong(tx, {uuid}).empty()) return Status::Ok();
+    return NotFound("checkpoint " + uuid + " not found");
+  }
+  const std::string state = row[0][0].as<std::string>();
+  if (state != "COMPLETED" && state != "PARTIALLY_DELETED") {
+    return FailedPrecondition("checkpoint " + uuid + " is " + state +
+                              ": only a COMPLETED one can be registered");
+  }
+  if (row[0][1].as<bool>()) {
+    return FailedPrecondition("checkpoint " + uuid +
+                              " is being removed (its experiment's checkpoint_storage.save_* did"
+                              " not keep it, or it was deleted): register another");
+  }
+  return Status::Ok();
+}
+
 }  // namespace det::storage

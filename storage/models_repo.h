@@ -141,4 +141,15 @@ std::optional<RegisteredCheckpoint> FindRegisteredCheckpoint(pqxx::work& tx,
 // Which of `uuids` some model version names.
 std::vector<std::string> RegisteredAmong(pqxx::work& tx, const std::vector<std::string>& uuids);
 
+// Registration and removal of one checkpoint exclude each other: both lock its row first.
+// ClaimForRemoval: before its files are removed, those of `uuids` no model version registers are
+// marked removing and returned (a registration committed first keeps its checkpoint).
+std::vector<std::string> ClaimForRemoval(pqxx::work& tx, const std::vector<std::string>& uuids);
+// A removal that failed gives its claim back: the checkpoints may be registered again.
+void ReleaseRemovalClaim(pqxx::work& tx, const std::vector<std::string>& uuids);
+// Locks checkpoint `uuid`'s row for a registration in `tx`: NotFound when there is none (and no
+// model version keeps it past its experiment), FailedPrecondition when its files are gone or
+// being removed.
+Status LockForRegistration(pqxx::work& tx, const std::string& uuid);
+
 }  // namespace det::storage

@@ -67,6 +67,10 @@ Status CheckpointCollector::Remove(const experiment::Experiment& experiment,
                                    std::vector<std::string> uuids) {
   std::erase_if(uuids, [&](const std::string& uuid) { return removing_.count(uuid) > 0; });
   if (uuids.empty()) return Status::Ok();
+  // Claimed in PostgreSQL first: one a model version registered since it was chosen is kept, and
+  // a registration from now on is refused.
+  DET_ASSIGN_OR_RETURN(uuids, records_.ClaimForRemoval(uuids));
+  if (uuids.empty()) return Status::Ok();
   const experiment::CheckpointStorage& storage = experiment.config().checkpoint_storage;
   if (storage.IsObjectStore()) {
     // Only the objects of checkpoints the experiment's trials reported (checked UUIDs), never
@@ -187,7 +191,11 @@ void CheckpointCollector::PollTasks() {
 void CheckpointCollector::Ended(const Removal& removal, const Status& outcome) {
   for (const std::string& uuid : removal.uuids) removing_.erase(uuid);
   Status marked = outcome;
-  if (outcome.ok()) marked = records_.CheckpointsRemoved(removal.uuids);
+  if (outcome.ok()) {
+    marked = records_.CheckpointsRemoved(removal.uuids);
+  } else if (!removal.uuids.empty()) {
+    (void)records_.ReleaseRemovalClaim(removal.uuids);  // kept: they may be registered again
+  }
   if (!marked.ok()) {
     spdlog::warn("experiment {}: {} checkpoint(s) not removed: {}", removal.experiment_id,
                  removal.uuids.size(), marked.message());

@@ -24,9 +24,11 @@ namespace det::master {
 // the master's host), so removing them is a task: `rm -rf` of the checkpoint folders, with no
 // slots, run by the agent registry on some agent (Determined's checkpoint GC task). Checkpoints
 // in a bucket (s3) the master removes itself, on the BucketRemover's thread: every object under
-// `<prefix>/<uuid>/`. A checkpoint is marked DELETED only once its removal succeeded; a failed
-// one leaves it COMPLETED, and the next collection (at the latest when the master starts again)
-// tries it again.
+// `<prefix>/<uuid>/`. Before a removal starts, its checkpoints are claimed in PostgreSQL
+// (ExperimentRecords::ClaimForRemoval): one a model version registered meanwhile is left out,
+// and a registration after the claim is refused. A checkpoint is marked DELETED only once its
+// removal succeeded; a failed one gives its claim back and stays COMPLETED, and the next
+// collection (at the latest when the master starts again) tries it again.
 //
 // Threading: not thread-safe; owned by the experiment service's thread, sharing its registry
 // client and records.

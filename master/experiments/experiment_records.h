@@ -90,6 +90,12 @@ class ExperimentRecords {
   // Which of `uuids` a model version registers (model_registry.h): those are never removed.
   virtual Result<std::vector<std::string>> RegisteredAmong(
       const std::vector<std::string>& uuids) = 0;
+  // Before their files are removed: those of `uuids` no model version registers, now marked as
+  // being removed (a registration after this is refused; storage::ClaimForRemoval).
+  virtual Result<std::vector<std::string>> ClaimForRemoval(
+      const std::vector<std::string>& uuids) = 0;
+  // Their removal failed: they may be registered again.
+  virtual Status ReleaseRemovalClaim(const std::vector<std::string>& uuids) = 0;
   // The checkpoints' files are removed: marked DELETED, all or none.
   virtual Status CheckpointsRemoved(const std::vector<std::string>& uuids) = 0;
   // The experiment's rows go, with its trials', checkpoints', metrics' and logs'.

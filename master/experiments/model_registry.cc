@@ -117,6 +117,7 @@ Result<ModelVersionRecord> ModelRegistry::Register(const auth::Principal& caller
           return FailedPrecondition("model \"" + model.name +
                                     "\" is archived: unarchive it to register a version");
         }
+        DET_RETURN_IF_ERROR(storage::LockForRegistration(tx, version.checkpoint_uuid));
         return storage::CreateModelVersion(tx, model.id, version);
       });
 }

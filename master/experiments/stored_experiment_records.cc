@@ -157,6 +157,21 @@ Result<std::vector<std::string>> StoredExperimentRecords::RegisteredAmong(
       });
 }
 
+Result<std::vector<std::string>> StoredExperimentRecords::ClaimForRemoval(
+    const std::vector<std::string>& uuids) {
+  return storage::Transact<std::vector<std::string>>(
+      db_, [&](pqxx::work& tx) -> Result<std::vector<std::string>> {
+        return storage::ClaimForRemoval(tx, uuids);
+      });
+}
+
+Status StoredExperimentRecords::ReleaseRemovalClaim(const std::vector<std::string>& uuids) {
+  return db_.Run([&](pqxx::work& tx) {
+    storage::ReleaseRemovalClaim(tx, uuids);
+    return Status::Ok();
+  });
+}
+
 Status StoredExperimentRecords::CheckpointsRemoved(const std::vector<std::string>& uuids) {
   return db_.Run([&](pqxx::work& tx) {
     for (const std::string& uuid : uuids) {

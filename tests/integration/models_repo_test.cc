@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
+#include <thread>
+
 #include "storage/experiments_repo.h"
 #include "storage/users_repo.h"
 #include "tests/testing/postgres_fixture.h"
@@ -17,6 +21,7 @@ using det::testing::PostgresEnvironment;
 
 constexpr const char* kModelUuidA = "7a3f4b2e-6c1d-4e0a-9a51-5a0f2a1d7c01";
 constexpr const char* kModelUuidB = "7a3f4b2e-6c1d-4e0a-9a51-5a0f2a1d7c02";
+constexpr const char* kModelUuidC = "7a3f4b2e-6c1d-4e0a-9a51-5a0f2a1d7c03";
 
 class ModelsRepoTest : public ::testing::Test {
  protected:
@@ -169,6 +174,66 @@ TEST_F(ModelsRepoTest, ARegisteredCheckpointOutlivesItsExperimentsDeletion) {
     EXPECT_NE(kept->storage_json.find("shared_fs"), std::string::npos);
     EXPECT_FALSE(FindRegisteredCheckpoint(tx, kModelUuidB).has_value());
   });
+}
+
+// Registration and removal exclude each other: a checkpoint registered before GC claims it is
+// kept; one claimed first is refused registration until a failed removal gives the claim back;
+// a deleted one is never registered. (Each side locks the checkpoint's row first: the second of
+// two concurrent transactions waits for the first and sees what it did.)
+TEST_F(ModelsRepoTest, ACheckpointIsRegisteredOrRemovedNeverBoth) {
+  const int64_t experiment = InTransaction(db_, [](pqxx::work& tx) {
+    return CreateExperiment(
+        tx, {"e", "searcher: {name: single}\n", "COMPLETED", std::nullopt, std::nullopt});
+  });
+  const int64_t trial = InTransaction(
+      db_, [&](pqxx::work& tx) { return CreateTrial(tx, experiment, "1", "{}", "COMPLETED"); });
+  InTransaction(db_, [&](pqxx::work& tx) {
+    EXPECT_TRUE(SaveCheckpoint(tx, {kModelUuidA, trial, 100, "COMPLETED", R"({"w.pt": 10})"}).ok());
+    EXPECT_TRUE(SaveCheckpoint(tx, {kModelUuidB, trial, 200, "COMPLETED", R"({"w.pt": 10})"}).ok());
+    return 0;
+  });
+  const int64_t model = AddModel("race");
+  InTransaction(db_, [&](pqxx::work& tx) {
+    EXPECT_TRUE(LockForRegistration(tx, kModelUuidA).ok());
+    return 0;
+  });
+  Register(model, kModelUuidA);  // registered before GC chose to claim it
+  InTransaction(db_, [&](pqxx::work& tx) {
+    EXPECT_EQ(ClaimForRemoval(tx, {kModelUuidA, kModelUuidB}),
+              (std::vector<std::string>{kModelUuidB}))
+        << "the registered one is kept";
+    const Status refused = LockForRegistration(tx, kModelUuidB);
+    EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(refused.message().find("being removed"), std::string::npos) << refused.message();
+    ReleaseRemovalClaim(tx, {kModelUuidB});  // its removal failed
+    EXPECT_TRUE(LockForRegistration(tx, kModelUuidB).ok());
+    EXPECT_EQ(ClaimForRemoval(tx, {kModelUuidB}), (std::vector<std::string>{kModelUuidB}));
+    EXPECT_TRUE(SetCheckpointState(tx, kModelUuidB, "DELETED").ok());
+    ReleaseRemovalClaim(tx, {kModelUuidB});
+    EXPECT_EQ(LockForRegistration(tx, kModelUuidB).code(), StatusCode::kFailedPrecondition)
+        << "its files are gone";
+    EXPECT_EQ(LockForRegistration(tx, "00000000-0000-4000-8000-000000000000").code(),
+              StatusCode::kNotFound);
+    EXPECT_TRUE(SaveCheckpoint(tx, {kModelUuidC, trial, 300, "COMPLETED", R"({"w.pt": 10})"}).ok());
+    return 0;
+  });
+  // Concurrently: a registration that comes while a claim's transaction is open waits for it,
+  // then is refused.
+  auto claiming = storage::Connect(db_);
+  ASSERT_TRUE(claiming.ok());
+  pqxx::work claim(**claiming);
+  ASSERT_EQ(ClaimForRemoval(claim, {kModelUuidC}), (std::vector<std::string>{kModelUuidC}));
+  std::promise<Status> registered;
+  std::thread registration([&] {
+    registered.set_value(
+        InTransaction(db_, [&](pqxx::work& tx) { return LockForRegistration(tx, kModelUuidC); }));
+  });
+  auto outcome = registered.get_future();
+  EXPECT_EQ(outcome.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
+      << "the registration waits for the claim's transaction";
+  claim.commit();
+  EXPECT_EQ(outcome.get().code(), StatusCode::kFailedPrecondition);
+  registration.join();
 }
 
 }  // namespace

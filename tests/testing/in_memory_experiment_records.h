@@ -126,6 +126,19 @@ class InMemoryExperimentRecords final : public master::ExperimentRecords {
     }
     return registered;
   }
+  Result<std::vector<std::string>> ClaimForRemoval(const std::vector<std::string>& uuids) override {
+    std::lock_guard lock(mu_);
+    if (!reachable_) return OutOfReach();
+    std::vector<std::string> claimed;
+    for (const std::string& uuid : uuids) {
+      if (!registered_.count(uuid)) claimed.push_back(uuid);
+    }
+    return claimed;
+  }
+  Status ReleaseRemovalClaim(const std::vector<std::string>&) override {
+    std::lock_guard lock(mu_);
+    return reachable_ ? Status::Ok() : OutOfReach();
+  }
   Result<std::optional<storage::CheckpointRecord>> Checkpoint(const std::string& uuid) override {
     std::lock_guard lock(mu_);
     if (!reachable_) return OutOfReach();
