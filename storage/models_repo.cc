@@ -1,5 +1,6 @@
 #include "storage/models_repo.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "storage/sql_support.h"
@@ -96,26 +97,37 @@ Result<ModelRecord> FindModel(pqxx::work& tx, const std::string& identifier) {
   return ReadModel(result[0]);
 }
 
-std::vector<ModelRecord> ListModels(pqxx::work& tx, const ModelQuery& query) {
-  std::vector<ModelRecord> models;
-  for (const auto& row : tx.exec_params(
-           std::string("SELECT ") + kModelColumns + kModelTables +
-               " WHERE ($1 = '' OR strpos(lower(m.name), lower($1)) > 0)"
-               " AND ($2 = '' OR strpos(lower(m.description), lower($2)) > 0)"
-               " AND m.labels @> $3::jsonb"
-               " AND ($4::boolean IS NULL OR m.archived = $4)"
-               " AND ($5::bigint IS NULL OR m.id = $5)"
-               " AND ($6 = '[]' OR m.user_id IN"
-               " (SELECT jsonb_array_elements_text($6::jsonb)::bigint))"
-               " AND ($7 = '[]' OR u.username IN (SELECT jsonb_array_elements_text($7::jsonb)))"
-               " AND ($8 = '[]' OR m.workspace_id IN"
-               " (SELECT jsonb_array_elements_text($8::jsonb)::integer))" +
-               ModelOrder(query.sort_by, query.descending),
-           query.name, query.description, JsonList(query.labels), query.archived, query.id,
-           JsonList(query.user_ids), JsonList(query.usernames), JsonList(query.workspace_ids))) {
-    models.push_back(ReadModel(row));
+// ListModels' filters: $1..$8 as it passes them.
+constexpr const char* kModelFilter =
+    " WHERE ($1 = '' OR strpos(lower(m.name), lower($1)) > 0)"
+    " AND ($2 = '' OR strpos(lower(m.description), lower($2)) > 0)"
+    " AND m.labels @> $3::jsonb"
+    " AND ($4::boolean IS NULL OR m.archived = $4)"
+    " AND ($5::bigint IS NULL OR m.id = $5)"
+    " AND ($6 = '[]' OR m.user_id IN (SELECT jsonb_array_elements_text($6::jsonb)::bigint))"
+    " AND ($7 = '[]' OR u.username IN (SELECT jsonb_array_elements_text($7::jsonb)))"
+    " AND ($8 = '[]' OR m.workspace_id IN"
+    " (SELECT jsonb_array_elements_text($8::jsonb)::integer))";
+
+ModelList ListModels(pqxx::work& tx, const ModelQuery& query) {
+  auto filtered = [&](const std::string& select, const std::string& tail, auto... more) {
+    return tx.exec_params(select + kModelTables + kModelFilter + tail, query.name,
+                          query.description, JsonList(query.labels), query.archived, query.id,
+                          JsonList(query.user_ids), JsonList(query.usernames),
+                          JsonList(query.workspace_ids), more...);
+  };
+  ModelList list;
+  list.total = filtered("SELECT count(*)", "")[0][0].as<int64_t>();
+  const int64_t start = query.offset >= 0 ? std::min(query.offset, list.total)
+                                          : std::max<int64_t>(0, list.total + query.offset);
+  const std::optional<int64_t> limit =
+      query.limit > 0 ? std::optional<int64_t>(query.limit) : std::nullopt;
+  for (const auto& row : filtered(
+           std::string("SELECT ") + kModelColumns,
+           ModelOrder(query.sort_by, query.descending) + " OFFSET $9 LIMIT $10", start, limit)) {
+    list.models.push_back(ReadModel(row));
   }
-  return models;
+  return list;
 }
 
 Status UpdateModel(pqxx::work& tx, int64_t model_id, const ModelChange& change) {

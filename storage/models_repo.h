@@ -61,8 +61,17 @@ struct ModelQuery {
   // name, description, created, updated, versions, workspace (anything else: id).
   std::string sort_by = "id";
   bool descending = false;
+  // The page, as Determined's: from `offset` (negative: that many from the end), at most `limit`
+  // (0: all).
+  int64_t offset = 0;
+  int64_t limit = 0;
 };
-std::vector<ModelRecord> ListModels(pqxx::work& tx, const ModelQuery& query);
+struct ModelList {
+  std::vector<ModelRecord> models;  // the page, sorted
+  int64_t total = 0;                // how many match, before paging
+};
+// The page read by PostgreSQL (OFFSET/LIMIT), with a count of the matches: never every model.
+ModelList ListModels(pqxx::work& tx, const ModelQuery& query);
 
 // What a change sets (nullopt: left as it is).
 struct ModelChange {

@@ -70,11 +70,10 @@ Result<ModelRecord> ModelRegistry::Get(const std::string& identifier) {
       database_, [&](pqxx::work& tx) { return storage::FindModel(tx, identifier); });
 }
 
-Result<std::vector<ModelRecord>> ModelRegistry::List(const storage::ModelQuery& query) {
-  return storage::Transact<std::vector<ModelRecord>>(
-      database_, [&](pqxx::work& tx) -> Result<std::vector<ModelRecord>> {
-        return storage::ListModels(tx, query);
-      });
+Result<storage::ModelList> ModelRegistry::List(const storage::ModelQuery& query) {
+  return storage::Transact<storage::ModelList>(
+      database_,
+      [&](pqxx::work& tx) -> Result<storage::ModelList> { return storage::ListModels(tx, query); });
 }
 
 Result<ModelRecord> ModelRegistry::Change(const std::string& identifier,

@@ -36,7 +36,7 @@ class ModelRegistry {
 
   Result<storage::ModelRecord> Create(const auth::Principal& caller, storage::NewModel model);
   Result<storage::ModelRecord> Get(const std::string& identifier);
-  Result<std::vector<storage::ModelRecord>> List(const storage::ModelQuery& query);
+  Result<storage::ModelList> List(const storage::ModelQuery& query);
   // The model after the change.
   Result<storage::ModelRecord> Change(const std::string& identifier,
                                       const storage::ModelChange& change);

@@ -51,7 +51,7 @@ class ModelsRepoTest : public ::testing::Test {
   std::vector<std::string> Names(const ModelQuery& query) {
     return InTransaction(db_, [&](pqxx::work& tx) {
       std::vector<std::string> names;
-      for (const auto& model : ListModels(tx, query)) names.push_back(model.name);
+      for (const auto& model : ListModels(tx, query).models) names.push_back(model.name);
       return names;
     });
   }
@@ -107,6 +107,18 @@ TEST_F(ModelsRepoTest, ListsFilterByNamePartLabelsAndArchivedAndSortEitherWay) {
   ModelQuery elsewhere;
   elsewhere.workspace_ids = {-1};  // a workspace that does not exist holds none
   EXPECT_TRUE(Names(elsewhere).empty());
+  // Pages are PostgreSQL's (OFFSET, LIMIT), counted before paging; a negative offset counts from
+  // the end, as Determined's.
+  ModelQuery page = query;  // by name, descending
+  page.offset = 1;
+  page.limit = 1;
+  EXPECT_EQ(Names(page), (std::vector<std::string>{"beta-net"}));
+  page.offset = -2;
+  page.limit = 0;
+  EXPECT_EQ(Names(page), (std::vector<std::string>{"beta-net", "Alpha-net"}));
+  page.offset = 7;
+  EXPECT_TRUE(Names(page).empty());
+  InTransaction(db_, [&](pqxx::work& tx) { EXPECT_EQ(ListModels(tx, page).total, 3); });
   InTransaction(db_, [](pqxx::work& tx) {
     EXPECT_EQ(ListModelLabels(tx), (std::vector<std::string>{"vision", "prod", "text"}));
   });

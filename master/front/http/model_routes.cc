@@ -200,15 +200,18 @@ void RouteModels(Router& routes, FrontDoor& front, ModelRegistry& models) {
   auto users = [&front](UserHandler handler) {
     return ForUsers(front.calls.users(), std::move(handler));
   };
-  routes.Get(
-      "/api/v1/models", users([&models](Caller, Req req) -> UserAnswer {
-        DET_ASSIGN_OR_RETURN(storage::ModelQuery query, ModelQueryOf(req));
-        DET_ASSIGN_OR_RETURN(int64_t offset, QueryOffset(req));
-        DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
-        DET_ASSIGN_OR_RETURN(std::vector<ModelRecord> all, models.List(query));
-        auto [listed, pagination] = Paged(all, offset, limit, ModelJson);
-        return ordered_json{{"models", std::move(listed)}, {"pagination", std::move(pagination)}};
-      }));
+  routes.Get("/api/v1/models", users([&models](Caller, Req req) -> UserAnswer {
+               DET_ASSIGN_OR_RETURN(storage::ModelQuery query, ModelQueryOf(req));
+               DET_ASSIGN_OR_RETURN(query.offset, QueryOffset(req));
+               DET_ASSIGN_OR_RETURN(query.limit, QueryNumber(req, "limit", 0));
+               DET_ASSIGN_OR_RETURN(storage::ModelList page, models.List(query));  // paged by SQL
+               ordered_json listed = ordered_json::array();
+               for (const ModelRecord& model : page.models) listed.push_back(ModelJson(model));
+               return ordered_json{
+                   {"models", std::move(listed)},
+                   {"pagination", PaginationJson(PageOf(query.offset, query.limit,
+                                                        static_cast<size_t>(page.total)))}};
+             }));
   routes.Post("/api/v1/models", users([&models](Caller caller, Req req) -> UserAnswer {
                 DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
                 DET_ASSIGN_OR_RETURN(storage::NewModel model, NewModelOf(body));
