@@ -179,14 +179,14 @@ Result<ModelVersionRecord> CreateModelVersion(pqxx::work& tx, int64_t model_id,
 }
 
 std::vector<ModelVersionRecord> ListModelVersions(pqxx::work& tx, int64_t model_id, bool by_created,
-                                                  bool descending) {
+                                                  bool descending, int64_t start, int64_t limit) {
   const std::string direction = descending ? " DESC" : " ASC";
   std::vector<ModelVersionRecord> versions;
-  for (const auto& row : tx.exec_params(std::string("SELECT ") + kVersionColumns + kVersionTables +
-                                            " WHERE v.model_id = $1 ORDER BY " +
-                                            (by_created ? "v.created_at" : "v.version") +
-                                            direction + ", v.version" + direction,
-                                        model_id)) {
+  for (const auto& row : tx.exec_params(
+           std::string("SELECT ") + kVersionColumns + kVersionTables +
+               " WHERE v.model_id = $1 ORDER BY " + (by_created ? "v.created_at" : "v.version") +
+               direction + ", v.version" + direction + " OFFSET $2 LIMIT $3",
+           model_id, start, limit > 0 ? std::optional<int64_t>(limit) : std::nullopt)) {
     versions.push_back(ReadVersion(row));
   }
   return versions;

@@ -123,8 +123,10 @@ struct NewModelVersion {
 Result<ModelVersionRecord> CreateModelVersion(pqxx::work& tx, int64_t model_id,
                                               const NewModelVersion& version);
 // Newest first when `descending`; by creation time instead of number when `by_created`.
+// The model's versions from the `start`th, at most `limit` (0: all), read a page at a time.
 std::vector<ModelVersionRecord> ListModelVersions(pqxx::work& tx, int64_t model_id, bool by_created,
-                                                  bool descending);
+                                                  bool descending, int64_t start = 0,
+                                                  int64_t limit = 0);
 Result<ModelVersionRecord> FindModelVersion(pqxx::work& tx, int64_t model_id,
                                             int32_t version);  // NotFound
 

@@ -122,11 +122,15 @@ Result<ModelVersionRecord> ModelRegistry::Register(const auth::Principal& caller
 }
 
 Result<std::pair<ModelRecord, std::vector<ModelVersionRecord>>> ModelRegistry::Versions(
-    const std::string& identifier, bool by_created, bool descending) {
+    const std::string& identifier, bool by_created, bool descending, int64_t offset,
+    int64_t limit) {
   using Answer = std::pair<ModelRecord, std::vector<ModelVersionRecord>>;
   return storage::Transact<Answer>(database_, [&](pqxx::work& tx) -> Result<Answer> {
     DET_ASSIGN_OR_RETURN(ModelRecord model, storage::FindModel(tx, identifier));
-    auto versions = storage::ListModelVersions(tx, model.id, by_created, descending);
+    const int64_t count = model.num_versions;
+    const int64_t start =
+        offset >= 0 ? std::min(offset, count) : std::max<int64_t>(0, count + offset);
+    auto versions = storage::ListModelVersions(tx, model.id, by_created, descending, start, limit);
     return Answer{std::move(model), std::move(versions)};
   });
 }

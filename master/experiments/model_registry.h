@@ -48,8 +48,11 @@ class ModelRegistry {
                                                const std::string& identifier,
                                                storage::NewModelVersion version);
   // Newest first when `descending`; by creation time instead of number when `by_created`.
+  // The model and a page of its versions: from `offset` (negative: from the end, as
+  // Determined's), at most `limit` (0: all); the model's num_versions is how many there are.
   Result<std::pair<storage::ModelRecord, std::vector<storage::ModelVersionRecord>>> Versions(
-      const std::string& identifier, bool by_created, bool descending);
+      const std::string& identifier, bool by_created, bool descending, int64_t offset = 0,
+      int64_t limit = 0);
   Result<std::pair<storage::ModelRecord, storage::ModelVersionRecord>> Version(
       const std::string& identifier, int32_t version);
   Result<std::pair<storage::ModelRecord, storage::ModelVersionRecord>> ChangeVersion(

@@ -136,6 +136,9 @@ TEST_F(ModelsRepoTest, VersionsAreNumberedFromOnePerModelAndChangedAndDeletedByN
     ASSERT_EQ(newest_first.size(), 2u);
     EXPECT_EQ(newest_first[0].version, 2);
     EXPECT_EQ(newest_first[0].checkpoint_uuid, kModelUuidB);
+    auto second_page = ListModelVersions(tx, first, false, true, /*start=*/1, /*limit=*/1);
+    ASSERT_EQ(second_page.size(), 1u) << "a page read by PostgreSQL";
+    EXPECT_EQ(second_page[0].version, 1);
     ModelVersionChange change;
     change.notes = "ship it";
     change.labels_json = R"(["best"])";

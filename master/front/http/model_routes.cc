@@ -185,17 +185,6 @@ Result<storage::ModelQuery> ModelQueryOf(Req req) {
   return query;
 }
 
-// `items` from `offset`, at most `limit` (0: all): the page's items as JSON and Determined's
-// pagination.
-template <class T, class ToJson>
-std::pair<ordered_json, ordered_json> Paged(const std::vector<T>& items, int64_t offset,
-                                            int64_t limit, ToJson&& to_json) {
-  const Page page = PageOf(offset, limit, items.size());
-  ordered_json listed = ordered_json::array();
-  for (size_t i = page.start; i < page.end; ++i) listed.push_back(to_json(items[i]));
-  return {std::move(listed), PaginationJson(page)};
-}
-
 void RouteModels(Router& routes, FrontDoor& front, ModelRegistry& models) {
   auto users = [&front](UserHandler handler) {
     return ForUsers(front.calls.users(), std::move(handler));
@@ -262,29 +251,31 @@ void RouteVersions(Router& routes, FrontDoor& front, ModelRegistry& models,
   auto users = [&front](UserHandler handler) {
     return ForUsers(front.calls.users(), std::move(handler));
   };
-  routes.Get(
-      "/api/v1/models/{model_name}/versions", users([&models](Caller, Req req) -> UserAnswer {
-        const std::string sort = req.Param(QueryName(req, "sortBy", "sort_by"));
-        if (!sort.empty() && sort != "SORT_BY_UNSPECIFIED" && sort != "SORT_BY_VERSION" &&
-            sort != "SORT_BY_CREATION_TIME") {
-          return InvalidArgument(
-              "sortBy: expected SORT_BY_VERSION or "
-              "SORT_BY_CREATION_TIME, not \"" +
-              sort + "\"");
-        }
-        DET_ASSIGN_OR_RETURN(bool descending, DescendingOf(req));
-        DET_ASSIGN_OR_RETURN(int64_t offset, QueryOffset(req));
-        DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
-        DET_ASSIGN_OR_RETURN(
-            auto found, models.Versions(req.Match(1), sort == "SORT_BY_CREATION_TIME", descending));
-        const ModelRecord& model = found.first;
-        auto [listed, pagination] =
-            Paged(found.second, offset, limit,
-                  [&](const ModelVersionRecord& v) { return VersionJson(model, v); });
-        return ordered_json{{"model", ModelJson(model)},
-                            {"modelVersions", std::move(listed)},
-                            {"pagination", std::move(pagination)}};
-      }));
+  routes.Get("/api/v1/models/{model_name}/versions",
+             users([&models](Caller, Req req) -> UserAnswer {
+               const std::string sort = req.Param(QueryName(req, "sortBy", "sort_by"));
+               if (!sort.empty() && sort != "SORT_BY_UNSPECIFIED" && sort != "SORT_BY_VERSION" &&
+                   sort != "SORT_BY_CREATION_TIME") {
+                 return InvalidArgument(
+                     "sortBy: expected SORT_BY_VERSION or "
+                     "SORT_BY_CREATION_TIME, not \"" +
+                     sort + "\"");
+               }
+               DET_ASSIGN_OR_RETURN(bool descending, DescendingOf(req));
+               DET_ASSIGN_OR_RETURN(int64_t offset, QueryOffset(req));
+               DET_ASSIGN_OR_RETURN(int64_t limit, QueryNumber(req, "limit", 0));
+               DET_ASSIGN_OR_RETURN(auto found,
+                                    models.Versions(req.Match(1), sort == "SORT_BY_CREATION_TIME",
+                                                    descending, offset, limit));
+               const ModelRecord& model = found.first;
+               ordered_json listed = ordered_json::array();
+               for (const ModelVersionRecord& v : found.second)
+                 listed.push_back(VersionJson(model, v));
+               const Page page = PageOf(offset, limit, static_cast<size_t>(model.num_versions));
+               return ordered_json{{"model", ModelJson(model)},
+                                   {"modelVersions", std::move(listed)},
+                                   {"pagination", PaginationJson(page)}};
+             }));
   routes.Post("/api/v1/models/{model_name}/versions",
               users([&models, checkpoint_to_register](Caller caller, Req req) -> UserAnswer {
                 DET_ASSIGN_OR_RETURN(json body, ParseBody(req));
