@@ -1,9 +1,10 @@
 #pragma once
 
-// A checkpoint's files as one gzipped tar, made piece by piece as its reader asks: what
-// GET /checkpoints/{uuid} streams (Determined's SDK extracts it with Python's tarfile). Entries are
-// named by their path in the checkpoint, in the order listed; each file is read in pieces of at
-// most kReadPiece bytes, so memory stays at about a piece whatever the checkpoint's size.
+// A checkpoint's files as one gzipped tar (its blocks stored, not compressed: weights barely
+// compress), made piece by piece as its reader asks: what GET /checkpoints/{uuid} streams
+// (Determined's SDK extracts it with Python's tarfile). Entries are named by their path in the
+// checkpoint, in the order listed; each file is read in pieces of at most kReadPiece bytes, so
+// memory stays at about a piece whatever the checkpoint's size.
 //
 // Threading: one caller at a time (the HTTP server's workers take turns).
 
