@@ -172,6 +172,28 @@ try {
     await page.locator(".summary .badge", { hasText: "COMPLETED" }).waitFor();
     await shot("10-experiment-completed-768");
   });
+  await step("a model is created, and a trial's checkpoint registered in it from the trial's page", async () => {
+    await page.setViewportSize({ width: 1400, height: 1000 });
+    await page.goto(`${url}#/models`);
+    await page.fill("input[name=model-name]", "e2e-model");
+    await page.fill("input[name=model-description]", "kept from the WebUI");
+    await page.click("[data-testid=create-model] button[type=submit]");
+    await page.getByTestId("models").locator("a", { hasText: "e2e-model" }).waitFor();
+    const token = await page.evaluate(() => localStorage.getItem("det.token"));
+    const trial = (await (await fetch(`${url}api/v1/experiments/${id}`, {
+      headers: { Authorization: `Bearer ${token}` },
+    })).json()).trials[0].id;
+    await page.goto(`${url}#/trials/${trial}`);
+    const row = page.getByTestId("checkpoints").locator("tbody tr").filter({ hasText: "COMPLETED" }).first();
+    await row.locator("select[name=register-model] option", { hasText: "e2e-model" }).waitFor({ state: "attached" });
+    const uuid = (await row.locator("code").innerText()).trim();
+    await row.locator("select[name=register-model]").selectOption("e2e-model");
+    await row.getByRole("button", { name: "Register" }).click();
+    const registered = page.getByTestId("registered").filter({ hasText: "version 1 of e2e-model" });
+    await registered.waitFor();
+    await registered.locator("a").click();
+    await page.getByTestId("model-versions").locator("tbody tr", { hasText: uuid }).waitFor();
+  });
   // Pages at both widths the issue names: 1400 px (a laptop) and 768 px (a tablet), which must
   // not scroll sideways.
   // `ready`: what shows once the page has its data (a heading alone may be the previous page's).
@@ -262,6 +284,7 @@ try {
       ["#/experiments", "17-experiments", page.getByTestId("experiments").locator("tbody tr")],
       [`#/trials/${trialId}`, "18-trial", page.getByTestId("logs")],
       ["#/jobs", "19-jobs", page.locator("main h1", { hasText: "Job queue" })],
+      ["#/models/e2e-model", "19-model", page.getByTestId("model-versions").locator("tbody tr")],
       ["#/autoscaling", "20-autoscaling", page.getByTestId("instances").locator("tbody tr")],
     ]) {
       await page.goto(`${url}${route}`);

@@ -8,6 +8,8 @@ import { ExperimentDetail } from "./pages/ExperimentDetail";
 import { Experiments } from "./pages/Experiments";
 import { Jobs } from "./pages/Jobs";
 import { Login } from "./pages/Login";
+import { ModelDetail } from "./pages/ModelDetail";
+import { Models } from "./pages/Models";
 import { TrialDetail } from "./pages/TrialDetail";
 import { useRoute, type Route } from "./router";
 
@@ -25,6 +27,10 @@ function Page({ route }: { route: Route }) {
       return <Jobs />;
     case "autoscaling":
       return <Autoscaling />;
+    case "models":
+      return <Models />;
+    case "model":
+      return <ModelDetail name={route.name} key={route.name} />;
     default:
       return <Cluster />;
   }

@@ -197,6 +197,35 @@ export interface ApiCheckpoint {
   sizeBytes?: number;
 }
 
+// Determined's v1Model and v1ModelVersion (the fields this UI shows).
+export interface ApiModel {
+  id: number;
+  name: string;
+  description?: string;
+  labels?: string[];
+  archived?: boolean;
+  username?: string;
+  creationTime: string;
+  lastUpdatedTime?: string;
+  numVersions: number;
+}
+
+export interface ApiModelVersion {
+  version: number;
+  name?: string;
+  comment?: string;
+  labels?: string[];
+  notes?: string;
+  username?: string;
+  creationTime: string;
+  checkpoint: (ApiCheckpoint & { training: { trialId?: number; experimentId?: number } }) | null;
+}
+
+// A model's page address: by name, as Determined's REST paths take it.
+export function modelHref(name: string): string {
+  return `#/models/${encodeURIComponent(name)}`;
+}
+
 export interface ApiExperimentDetail {
   experiment: ApiExperiment;
   trials: ApiTrial[];

@@ -9,7 +9,9 @@ export type Route =
   | { page: "trial"; id: number }
   | { page: "compare"; trials: number[] }
   | { page: "jobs" }
-  | { page: "autoscaling" };
+  | { page: "autoscaling" }
+  | { page: "models" }
+  | { page: "model"; name: string };
 
 // The compare page's address: its trials in the order chosen (shareable).
 export function compareHref(trials: number[]): string {
@@ -37,6 +39,9 @@ export function parseRoute(hash: string): Route {
       return { page: "jobs" };
     case "autoscaling":
       return { page: "autoscaling" };
+    case "models":
+      // A model by its name (or id), as Determined's /api/v1/models/{name} takes it.
+      return parts[1] ? { page: "model", name: decodeURIComponent(parts[1]) } : { page: "models" };
     default:
       return { page: "cluster" };
   }

@@ -7,6 +7,7 @@ import type { Route } from "../router";
 const LINKS: { href: string; label: string; pages: Route["page"][] }[] = [
   { href: "#/cluster", label: "Cluster", pages: ["cluster"] },
   { href: "#/experiments", label: "Experiments", pages: ["experiments", "experiment", "trial", "compare"] },
+  { href: "#/models", label: "Models", pages: ["models", "model"] },
   { href: "#/jobs", label: "Job queue", pages: ["jobs"] },
   { href: "#/autoscaling", label: "Autoscaling", pages: ["autoscaling"] },
 ];

@@ -1,5 +1,6 @@
-// One trial: its state, hyperparameters, learning curves, checkpoints and logs (each run's: a
-// trial resumed after a failure or a pause runs again as a new task).
+// One trial: its state, hyperparameters, learning curves, checkpoints (each registrable in the model
+// registry) and logs (each run's: a trial resumed after a failure or a pause runs again as a new
+// task).
 
 import { useState } from "react";
 import { Badge, Pending, Section, Stale } from "../components/common";
@@ -7,7 +8,8 @@ import { Logs } from "../components/Logs";
 import { Table } from "../components/Table";
 import { age, formatBytes } from "../format";
 import { usePoll } from "../hooks";
-import { checkpointView, trialView, type ApiCheckpoint, type ApiTrial } from "../determined";
+import { RegisterCheckpoint } from "../components/RegisterCheckpoint";
+import { checkpointView, trialView, type ApiCheckpoint, type ApiModel, type ApiTrial } from "../determined";
 import type { Trial } from "../types";
 import { LearningCurves } from "./ExperimentDetail";
 
@@ -50,6 +52,12 @@ function Checkpoints({ trialId }: { trialId: number }) {
     `/api/v1/trials/${trialId}/checkpoints`,  // its own only: no other trial's validations read
     5000,
   );
+  // The models a checkpoint may be registered in (unarchived, by name).
+  const models = usePoll<{ models: ApiModel[] }>(
+    "/api/v1/models?archived=false&sortBy=SORT_BY_NAME&limit=500",
+    30_000,
+  );
+  const modelNames = (models.data?.models ?? []).map((m) => m.name);
   if (!list.data) return <Pending {...list} />;
   const mine = list.data.checkpoints.map(checkpointView);
   const kept = mine.filter((c) => showDeleted || c.state !== "DELETED");
@@ -87,6 +95,14 @@ function Checkpoints({ trialId }: { trialId: number }) {
             title: "Size",
             render: (c) => formatBytes(c.size_bytes),
             sortValue: (c) => c.size_bytes,
+          },
+          {
+            key: "register",
+            title: "Model registry",
+            render: (c) =>
+              c.state === "COMPLETED" || c.state === "PARTIALLY_DELETED" ? (
+                <RegisterCheckpoint uuid={c.uuid} models={modelNames} />
+              ) : null,
           },
         ]}
       />
