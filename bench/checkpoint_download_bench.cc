@@ -1,27 +1,30 @@
 // Checkpoint download through the master (Determined's MASTER mode: GET /checkpoints/{uuid}, a
 // gzipped tar streamed as it is read, what the SDK's Checkpoint.download(mode=MASTER) and
 // `det checkpoint download --mode master` fetch) next to DIRECT mode (the client reads the
-// storage itself: for shared_fs, a copy of the folder), on the same bytes in the same run, with
-// the master's resident memory sampled throughout.
+// storage itself), on the same bytes in the same run, with the master's resident memory sampled
+// throughout.
 //
 //   checkpoint_download_bench [--short] [--mib N]
 //
 // A real det-master over a private PostgreSQL; the checkpoint is N MiB of random bytes (weights
-// barely compress) in 4 files under a shared_fs host_path, recorded as a trial's COMPLETED
-// checkpoint. MASTER: `curl -H 'Accept: application/gzip' | tar -xz`, as a client without access
-// to the storage extracts it; DIRECT: `cp -r` of the folder. Both read what the first, untimed
-// copy left in the page cache. Each extracted copy is compared with the original. Goal
-// (issue 55): MASTER at least 0.8 of DIRECT's MB/s, the master's memory flat (< 50 MB over idle).
+// barely compress) in 4 files, recorded as a trial's COMPLETED checkpoint, once under a shared_fs
+// host_path and once in the fake S3 (skipped without /usr/bin/aws). MASTER: `curl -H 'Accept:
+// application/gzip' | tar -xz`, as a client without access to the storage extracts it; DIRECT:
+// `cp -r` of the folder, or `aws s3 cp --recursive`. Both read what the upload, or an untimed
+// first copy, left in the page cache. Every copy is compared with the original. Goal (issue 55):
+// MASTER at least 0.8 of DIRECT's MB/s, the master's memory flat (< 50 MB over idle).
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
 
 #include "bench/bench_cluster.h"
+#include "bench/fakes.h"
 #include "bus/catalog/experiments.h"
 #include "storage/database.h"
 #include "storage/experiments_repo.h"
@@ -111,8 +114,8 @@ bool SameFiles(const fs::path& a, const fs::path& b) {
 }
 
 // A paused single-trial experiment whose trial is given a COMPLETED checkpoint `uuid` (the rows
-// a trial's report would write) stored under `host_path`.
-bool RecordCheckpoint(BenchCluster& cluster, const fs::path& host_path, const std::string& uuid,
+// a trial's report would write) in `storage` (a checkpoint_storage mapping, flow style).
+bool RecordCheckpoint(BenchCluster& cluster, const std::string& storage, const std::string& uuid,
                       const std::string& resources) {
   zmq::context_t context;
   det::bus::RpcClient client(context, cluster.endpoint("gateway"), cluster.client_security(), {});
@@ -120,8 +123,8 @@ bool RecordCheckpoint(BenchCluster& cluster, const fs::path& host_path, const st
   create.config_yaml =
       "name: download-bench\nentrypoint: 'true'\n"
       "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n"
-      "checkpoint_storage: {type: shared_fs, host_path: " +
-      host_path.string() + "}\n";
+      "checkpoint_storage: " +
+      storage + "\n";
   const std::string& token = cluster.admin_token();
   auto created = client.Call<det::bus::ExperimentCreateRequest, det::bus::ExperimentCreateReply>(
       create, token);
@@ -146,6 +149,53 @@ bool RecordCheckpoint(BenchCluster& cluster, const fs::path& host_path, const st
       .ok();
 }
 
+// Where a checkpoint is, and how a client reads it there itself.
+struct Store {
+  std::string name;                                         // as the rows print it
+  std::string storage;                                      // the experiment's checkpoint_storage
+  std::string direct;                                       // the DIRECT command's label
+  std::function<std::string(const fs::path&)> direct_into;  // the DIRECT command for a folder
+};
+
+// MASTER then DIRECT of checkpoint `uuid` (a copy of `original`) in `store`, printed; false when
+// a transfer failed or a copy differs.
+bool Measure(BenchCluster& cluster, const Store& store, const std::string& uuid,
+             const fs::path& original, int64_t mib) {
+  const fs::path direct = cluster.dir() / (store.name + "-direct");
+  const fs::path through_master = cluster.dir() / (store.name + "-master");
+  const std::string url = cluster.endpoint("rest") + "/checkpoints/" + uuid;
+  const std::string auth = "-H 'Authorization: Bearer " + cluster.admin_token() +
+                           "' -H 'Accept: application/gzip' '" + url + "'";
+  const double idle = ResidentMiB(cluster.master_pid());
+  PeakMemory peak(cluster.master_pid());
+  // A failed curl leaves tar nothing to read: it fails too.
+  const double master_seconds = Timed("mkdir -p '" + through_master.string() + "' && curl -sf " +
+                                      auth + " | tar -xzf - -C '" + through_master.string() + "'");
+  const double master_peak = peak.Stop();
+  const double stream_seconds = Timed("curl -sf -o /dev/null " + auth);
+  const double direct_seconds = Timed(store.direct_into(direct));
+  if (master_seconds < 0 || stream_seconds < 0 || direct_seconds < 0) {
+    std::fprintf(stderr, "%s: a download failed (MASTER %.2f s, DIRECT %.2f s)\n",
+                 store.name.c_str(), master_seconds, direct_seconds);
+    return false;
+  }
+  const double megabytes = static_cast<double>(mib) * 1.048576;
+  std::printf("%s, %lld MiB in %d files:\n", store.name.c_str(), static_cast<long long>(mib),
+              kFiles);
+  std::printf("  %-38s %8.1f MB/s\n", "MASTER (GET /checkpoints into tar -xz)",
+              megabytes / master_seconds);
+  std::printf("  %-38s %8.1f MB/s\n", "  its stream alone (curl > /dev/null)",
+              megabytes / stream_seconds);
+  std::printf("  %-38s %8.1f MB/s  (baseline)\n", ("DIRECT (" + store.direct + ")").c_str(),
+              megabytes / direct_seconds);
+  std::printf("  MASTER / DIRECT: %.2f (goal >= 0.8)\n", direct_seconds / master_seconds);
+  std::printf("  master resident memory: %.1f MiB idle, %.1f MiB at most (+%.1f; goal < 50)\n",
+              idle, master_peak, master_peak - idle);
+  const bool same = SameFiles(original, through_master) && SameFiles(original, direct);
+  if (!same) std::fprintf(stderr, "%s: a downloaded copy differs\n", store.name.c_str());
+  return same;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -155,58 +205,47 @@ int main(int argc, char** argv) {
     if (arg == "--short") mib = 32;
     if (arg == "--mib" && i + 1 < argc) mib = std::stoll(argv[++i]);
   }
-  BenchCluster cluster(det::bench::BuildDir(argv[0]));
+  const std::string build = det::bench::BuildDir(argv[0]);
+  BenchCluster cluster(build);
   if (auto started = cluster.StartMaster(); !started.ok()) {
     std::fprintf(stderr, "master: %s\n", started.ToString().c_str());
     return 1;
   }
-  const std::string uuid = "5c1f0e3a-2b4d-4e6f-8a9b-0c1d2e3f4a5b";
   const fs::path host_path = cluster.dir() / "checkpoints";
-  const fs::path source = host_path / uuid;
-  const std::string resources = WriteCheckpoint(source, mib);
-  if (!RecordCheckpoint(cluster, host_path, uuid, resources)) return 1;
+  const std::string shared_uuid = "5c1f0e3a-2b4d-4e6f-8a9b-0c1d2e3f4a5b";
+  const fs::path original = host_path / shared_uuid;
+  const std::string resources = WriteCheckpoint(original, mib);
+  const Store shared_fs{"shared_fs", "{type: shared_fs, host_path: " + host_path.string() + "}",
+                        "cp -r of the folder", [&](const fs::path& into) {
+                          return "cp -r '" + original.string() + "' '" + into.string() + "'";
+                        }};
+  (void)Timed(shared_fs.direct_into(cluster.dir() / "warm"));  // into the page cache
+  fs::remove_all(cluster.dir() / "warm");
+  bool ok = RecordCheckpoint(cluster, shared_fs.storage, shared_uuid, resources) &&
+            Measure(cluster, shared_fs, shared_uuid, original, mib);
 
-  const std::string rest = cluster.endpoint("rest");
-  const fs::path direct = cluster.dir() / "direct";
-  const fs::path through_master = cluster.dir() / "master";
-  const std::string copy = "cp -r '" + source.string() + "' '" + direct.string() + "'";
-  const std::string download = "mkdir -p '" + through_master.string() + "' && curl -sf -H " +
-                               "'Authorization: Bearer " + cluster.admin_token() + "' -H " +
-                               "'Accept: application/gzip' '" + rest + "/checkpoints/" + uuid +
-                               "' | tar -xzf - -C '" + through_master.string() + "'";
-  (void)Timed(copy);  // into the page cache: both read it from there
-  fs::remove_all(direct);
-
-  const double idle = ResidentMiB(cluster.master_pid());
-  PeakMemory peak(cluster.master_pid());
-  // A failed curl leaves tar nothing to read: it fails too.
-  const double master_seconds = Timed(download);
-  const double master_peak = peak.Stop();
-  const double direct_seconds = Timed(copy);
-  // The stream alone, not extracted: what the master serves, without the client's tar.
-  const double stream_seconds =
-      Timed("curl -sf -o /dev/null -H 'Authorization: Bearer " + cluster.admin_token() +
-            "' -H 'Accept: application/gzip' '" + rest + "/checkpoints/" + uuid + "'");
-  if (master_seconds < 0 || direct_seconds < 0) {
-    std::fprintf(stderr, "a download failed (MASTER %.2f s, DIRECT %.2f s)\n", master_seconds,
-                 direct_seconds);
-    return 1;
+  if (std::system("/usr/bin/aws --version > /dev/null 2>&1") != 0) {
+    std::printf("s3: skipped (no /usr/bin/aws to compare with)\n");
+    return ok ? 0 : 1;
   }
-  const bool same = SameFiles(source, through_master) && SameFiles(source, direct);
-  const double megabytes = static_cast<double>(mib) * 1.048576;
-  std::printf("checkpoint download, %lld MiB in %d files (shared_fs):\n",
-              static_cast<long long>(mib), kFiles);
-  std::printf("  %-34s %8.1f MB/s\n", "MASTER (GET /checkpoints, gzip)",
-              megabytes / master_seconds);
-  std::printf("  %-34s %8.1f MB/s\n", "  its stream alone (curl > /dev/null)",
-              megabytes / stream_seconds);
-  std::printf("  %-34s %8.1f MB/s  (baseline)\n", "DIRECT (cp -r of the folder)",
-              megabytes / direct_seconds);
-  std::printf("  MASTER / DIRECT: %.2f (goal >= 0.8)\n", direct_seconds / master_seconds);
-  std::printf(
-      "  master resident memory: %.1f MiB idle, %.1f MiB at most during it (+%.1f; goal "
-      "< 50)\n",
-      idle, master_peak, master_peak - idle);
-  if (!same) std::fprintf(stderr, "a downloaded copy differs from the original\n");
-  return same ? 0 : 1;
+  det::bench::FakeChild s3(
+      build + "/tests/fake-s3", cluster.dir(), "fake-s3",
+      {"--data-dir", (cluster.dir() / "s3-data").string(), "--bucket", "bench"});
+  const std::string endpoint = "http://" + s3.address();
+  const std::string s3_uuid = "5c1f0e3a-2b4d-4e6f-8a9b-0c1d2e3f4a5c";
+  const std::string aws = det::bench::AwsCli(endpoint) + "--recursive ";
+  const Store bucket{"s3 (fake-s3)",
+                     "{type: s3, bucket: bench, access_key: AKIDFAKE, secret_key: fake-secret, "
+                     "endpoint_url: '" +
+                         endpoint + "'}",
+                     "aws s3 cp --recursive", [&](const fs::path& into) {
+                       return aws + "s3://bench/" + s3_uuid + "/ '" + into.string() +
+                              "' > /dev/null";
+                     }};
+  const bool uploaded = s3.port > 0 && Timed(aws + "'" + original.string() + "' s3://bench/" +
+                                             s3_uuid + "/ > /dev/null") >= 0;
+  if (!uploaded) std::fprintf(stderr, "s3: the checkpoint could not be put in the fake S3\n");
+  ok = uploaded && RecordCheckpoint(cluster, bucket.storage, s3_uuid, resources) &&
+       Measure(cluster, bucket, s3_uuid, original, mib) && ok;
+  return ok ? 0 : 1;
 }

@@ -33,11 +33,14 @@
 #include <vector>
 
 #include "bench/bench_cluster.h"
+#include "bench/fakes.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using det::bench::AwsCli;
+using det::bench::FakeChild;
 
 // Runs `command` with sh; its stdout, and its exit status in `rc`.
 std::string Capture(const std::string& command, int* rc) {
@@ -68,33 +71,6 @@ bool SameBytes(const fs::path& a, const fs::path& b) {
   return rc == 0;
 }
 
-// A fake (fake-s3, fake-gce) as a child process, its port read from its port file.
-struct FakeChild {
-  pid_t pid = -1;
-  int port = 0;
-  FakeChild(const std::string& binary, const fs::path& dir, const std::string& name,
-            std::vector<std::string> args) {
-    const fs::path port_file = dir / (name + ".port");
-    args.insert(args.begin(), {binary, "--port-file", port_file.string()});
-    std::fflush(nullptr);  // the child must not print what the parent has buffered
-    pid = fork();
-    if (pid == 0) {
-      std::vector<char*> argv;
-      for (std::string& arg : args) argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      freopen((dir / (name + ".log")).c_str(), "w", stdout);
-      execv(binary.c_str(), argv.data());
-      _exit(127);
-    }
-    for (int i = 0; i < 100 && !fs::exists(port_file); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    std::ifstream(port_file) >> port;
-  }
-  ~FakeChild() { det::bench::Terminate(pid); }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port); }
-};
-
 // Seconds the harness's client took for `action` ("upload" or "download"), or a negative value
 // on failure. `open` is the Python expression that opens the bucket (det_storage imported).
 double ThroughHarness(const std::string& source_dir, const std::string& open,
@@ -123,14 +99,6 @@ double Timed(const std::string& command) {
   int rc = 0;
   Capture(command + " > /dev/null 2>&1", &rc);
   return rc == 0 ? std::chrono::duration<double>(Clock::now() - start).count() : -1;
-}
-
-std::string AwsCli(const std::string& endpoint) {
-  return "env AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake-secret "
-         "AWS_DEFAULT_REGION=us-west-2 AWS_EC2_METADATA_DISABLED=true "
-         "AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null "
-         "/usr/bin/aws --endpoint-url " +
-         endpoint + " s3 cp --no-progress ";
 }
 
 // gcloud with a configuration of its own in `config`, storage pointed at the fake; composite
