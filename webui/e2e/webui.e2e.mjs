@@ -159,6 +159,7 @@ try {
     await page.getByTestId("best-metric").filter({ hasText: "trial" }).waitFor();
     // What checkpoint_storage kept, with its bytes (Determined's checkpointCount and checkpointSize).
     await page.getByTestId("checkpoint-totals").filter({ hasText: /^[1-9][0-9]* checkpoints · [0-9.]+ (B|KiB|MiB)$/ }).waitFor();
+    await page.getByTestId("checkpoint-policy").filter({ hasText: "each trial's best 1 and latest 1" }).waitFor();
     await page.setViewportSize({ width: 768, height: 1024 });
     for (const route of ["#/cluster", `#/experiments/${id}`, "#/autoscaling"]) {
       await page.goto(`${url}${route}`);

@@ -4,6 +4,7 @@
 import type {
   Agent,
   Checkpoint,
+  CheckpointPolicy,
   Decision,
   Experiment,
   ExperimentDetail,
@@ -170,6 +171,21 @@ export interface ApiExperiment {
   originalConfig: string;
   checkpointCount?: number;
   checkpointSize?: string; // int64 as decimal text
+  config?: { checkpoint_storage?: Record<string, unknown> }; // the config as JSON
+}
+
+// What the experiment's checkpoint_storage keeps (Determined's defaults where it says nothing).
+function checkpointPolicyOf(e: ApiExperiment): CheckpointPolicy {
+  const storage = e.config?.checkpoint_storage ?? {};
+  const count = (field: string, fallback: number) => {
+    const value = storage[field];
+    return typeof value === "number" ? value : fallback;
+  };
+  return {
+    experiment_best: count("save_experiment_best", 0),
+    trial_best: count("save_trial_best", 1),
+    trial_latest: count("save_trial_latest", 1),
+  };
 }
 
 export interface ApiTrial {
@@ -253,6 +269,7 @@ export function experimentView(e: ApiExperiment): Experiment {
     progress: e.progress ?? 0,
     checkpoint_count: e.checkpointCount ?? 0,
     checkpoint_bytes: Number(e.checkpointSize ?? 0),
+    checkpoint_policy: checkpointPolicyOf(e),
   };
 }
 

@@ -50,6 +50,14 @@ export interface Experiment {
   progress: number; // 0..1
   checkpoint_count: number; // its checkpoints that still have files (what save_* kept)
   checkpoint_bytes: number;
+  checkpoint_policy: CheckpointPolicy;
+}
+
+// What an experiment's checkpoint_storage keeps once its trials end (save_*).
+export interface CheckpointPolicy {
+  experiment_best: number;
+  trial_best: number;
+  trial_latest: number;
 }
 
 export interface Trial {

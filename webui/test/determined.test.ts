@@ -1,4 +1,4 @@
-import { agentView, decisionView, instanceView, timeNs } from "../src/determined";
+import { agentView, decisionView, experimentView, instanceView, timeNs } from "../src/determined";
 
 describe("determined adapters", () => {
   it("reads RFC 3339 times as nanoseconds, none as 0", () => {
@@ -43,5 +43,27 @@ describe("determined adapters", () => {
     } as never);
     expect(agent.slots).toBe(1);
     expect(agent.devices[0].type).toBe("cuda");
+  });
+});
+
+describe("experimentView", () => {
+  it("reads the checkpoint totals and what checkpoint_storage keeps, Determined's defaults filling in", () => {
+    const base = {
+      id: 1,
+      name: "e",
+      state: "STATE_COMPLETED",
+      searcherType: "single",
+      numTrials: 1,
+      startTime: "2026-11-29T00:00:00Z",
+      username: "admin",
+      originalConfig: "",
+      checkpointCount: 2,
+      checkpointSize: "1048576",
+    };
+    const e = experimentView({ ...base, config: { checkpoint_storage: { save_trial_best: 3 } } });
+    expect(e.checkpoint_count).toBe(2);
+    expect(e.checkpoint_bytes).toBe(1048576);
+    expect(e.checkpoint_policy).toEqual({ experiment_best: 0, trial_best: 3, trial_latest: 1 });
+    expect(experimentView(base).checkpoint_policy).toEqual({ experiment_best: 0, trial_best: 1, trial_latest: 1 });
   });
 });

@@ -217,6 +217,11 @@ export function ExperimentDetail({ id }: { id: number }) {
         <span data-testid="checkpoint-totals" title="its checkpoints that still have files: what checkpoint_storage's save_* kept and the model registry holds">
           {e.checkpoint_count} checkpoints · {formatBytes(e.checkpoint_bytes)}
         </span>
+        <span className="muted" data-testid="checkpoint-policy">
+          kept: the experiment's best {e.checkpoint_policy.experiment_best}, each trial's best{" "}
+          {e.checkpoint_policy.trial_best} and latest {e.checkpoint_policy.trial_latest}, and any a
+          model registers
+        </span>
         <span data-testid="best-metric">
           best {e.metric}
           {e.smaller_is_better ? " (lowest)" : " (highest)"}:{" "}
