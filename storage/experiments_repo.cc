@@ -258,7 +258,7 @@ Status SetCheckpointMetadata(pqxx::work& tx, const std::string& uuid,
 
 std::optional<CheckpointRecord> LatestCheckpoint(pqxx::work& tx, int64_t trial_id) {
   auto result = tx.exec_params(std::string(kCheckpointSelect) +
-                                   " WHERE trial_id = $1 AND state = 'COMPLETED'"
+                                   " WHERE trial_id = $1 AND state = 'COMPLETED' AND NOT removing"
                                    " ORDER BY steps_completed DESC, reported_at DESC LIMIT 1",
                                trial_id);
   if (result.empty()) return std::nullopt;

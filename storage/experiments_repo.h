@@ -114,7 +114,8 @@ std::optional<CheckpointRecord> FindCheckpoint(pqxx::work& tx, const std::string
 // Replaces the checkpoint's user metadata (a JSON object, as text); NotFound for an unknown uuid.
 Status SetCheckpointMetadata(pqxx::work& tx, const std::string& uuid,
                              const std::string& metadata_json);
-// The COMPLETED checkpoint with the most steps: where a restarted trial resumes.
+// The COMPLETED checkpoint with the most steps that is not being removed: where a restarted or
+// continued trial resumes.
 std::optional<CheckpointRecord> LatestCheckpoint(pqxx::work& tx, int64_t trial_id);
 
 // A COMPLETED checkpoint of an experiment with the value of `metric` in its trial's validation

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "bus/catalog/tasks.h"
 #include "bus/catalog/workload.h"
 #include "bus/rpc_client.h"
@@ -85,11 +87,23 @@ Status CheckpointCollector::Remove(const experiment::Experiment& experiment,
   return RemoveByTasks(experiment, uuids);
 }
 
+void CheckpointCollector::Unclaim(const experiment::Experiment& experiment,
+                                  const std::vector<std::string>& uuids) {
+  if (uuids.empty()) return;
+  Status released = records_.ReleaseRemovalClaim(uuids);
+  if (!released.ok()) {
+    spdlog::warn("experiment {}: {} checkpoint(s) not removed stay claimed: {}", experiment.id(),
+                 uuids.size(), released.message());
+  }
+}
+
 Status CheckpointCollector::RemoveByTasks(const experiment::Experiment& experiment,
                                           const std::vector<std::string>& uuids) {
   auto account = account_of_(experiment.id());
-  if (!account.ok())
+  if (!account.ok()) {
+    Unclaim(experiment, uuids);  // nothing started: they may be registered again
     return account.status().WithContext("cannot read the owner's account on agents");
+  }
   const std::string root = CheckpointRoot(experiment.config().checkpoint_storage);
   for (size_t first = 0; first < uuids.size(); first += kFoldersPerTask) {
     Removal removal{experiment.id(), {}, false};
@@ -106,7 +120,14 @@ Status CheckpointCollector::RemoveByTasks(const experiment::Experiment& experime
       removal.uuids.push_back(uuids[i]);
     }
     auto submitted = registry_.Call<bus::TaskSubmitRequest, bus::CommandRunReply>(submit);
-    if (!submitted.ok()) return submitted.status();
+    if (!submitted.ok()) {
+      // This part may have been taken without its answer reaching us: it stays claimed (the next
+      // collection tries it again). The parts after it never went: they may be registered again.
+      const size_t next = std::min(uuids.size(), first + kFoldersPerTask);
+      Unclaim(experiment,
+              std::vector<std::string>(uuids.begin() + static_cast<ptrdiff_t>(next), uuids.end()));
+      return submitted.status();
+    }
     removing_.insert(removal.uuids.begin(), removal.uuids.end());
     removals_[submit.task_id] = std::move(removal);
     spdlog::info("experiment {}: removing {} checkpoint(s) ({})", experiment.id(),
@@ -191,11 +212,9 @@ void CheckpointCollector::PollTasks() {
 void CheckpointCollector::Ended(const Removal& removal, const Status& outcome) {
   for (const std::string& uuid : removal.uuids) removing_.erase(uuid);
   Status marked = outcome;
-  if (outcome.ok()) {
-    marked = records_.CheckpointsRemoved(removal.uuids);
-  } else if (!removal.uuids.empty()) {
-    (void)records_.ReleaseRemovalClaim(removal.uuids);  // kept: they may be registered again
-  }
+  // A failed removal keeps its claim: some files may be gone (rm -rf and a bucket job go on past
+  // an error), so none of them may be registered; the next collection tries them again.
+  if (outcome.ok()) marked = records_.CheckpointsRemoved(removal.uuids);
   if (!marked.ok()) {
     spdlog::warn("experiment {}: {} checkpoint(s) not removed: {}", removal.experiment_id,
                  removal.uuids.size(), marked.message());

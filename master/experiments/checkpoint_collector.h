@@ -27,8 +27,9 @@ namespace det::master {
 // `<prefix>/<uuid>/`. Before a removal starts, its checkpoints are claimed in PostgreSQL
 // (ExperimentRecords::ClaimForRemoval): one a model version registered meanwhile is left out,
 // and a registration after the claim is refused. A checkpoint is marked DELETED only once its
-// removal succeeded; a failed one gives its claim back and stays COMPLETED, and the next
-// collection (at the latest when the master starts again) tries it again.
+// removal succeeded; one whose removal never started gives its claim back; a failed one (some of
+// its files may be gone) stays claimed and COMPLETED, and the next collection (at the latest
+// when the master starts again) tries it again.
 //
 // Threading: not thread-safe; owned by the experiment service's thread, sharing its registry
 // client and records.
@@ -72,6 +73,8 @@ class CheckpointCollector {
   };
   Status RemoveByTasks(const experiment::Experiment& experiment,
                        const std::vector<std::string>& uuids);
+  // Gives back the claim on checkpoints whose removal never started (logged when it cannot).
+  void Unclaim(const experiment::Experiment& experiment, const std::vector<std::string>& uuids);
   // Removes every object under `key_prefixes`; `uuids` (their checkpoints) are DELETED after.
   void RemoveFromBucket(const experiment::Experiment& experiment,
                         const std::vector<std::string>& uuids,

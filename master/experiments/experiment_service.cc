@@ -63,7 +63,7 @@ Result<MergedConfig> MergeClusterDefaults(const std::string& yaml, const YAML::N
 // or nothing, then its --config settings) merged over it. The search stays what it was: its
 // searcher and the hyperparameters its trial has may not change.
 Result<std::string> ContinuedConfigText(const std::string& stored_yaml,
-                                        const bus::ExperimentContinueRequest& request) {
+                                        const bus::ExperimentContinueRequest& request) try {
   DET_ASSIGN_OR_RETURN(YAML::Node stored, LoadConfigText(stored_yaml));
   DET_ASSIGN_OR_RETURN(YAML::Node given, LoadConfigText(request.override_config_yaml));
   if (given.IsDefined() && !given.IsNull()) {
@@ -74,19 +74,25 @@ Result<std::string> ContinuedConfigText(const std::string& stored_yaml,
   }
   DET_ASSIGN_OR_RETURN(YAML::Node overrides, experiment::WithSettings(given, request.settings));
   if (overrides.size() == 0) return stored_yaml;
+  DET_RETURN_IF_ERROR(CheckYamlDocument(overrides));  // the --config values too
   const YAML::Node& before = stored;
   const YAML::Node merged = experiment::WithOverrides(stored, overrides);
-  const bool same_search =
-      YamlToJson(before["hyperparameters"]) == YamlToJson(merged["hyperparameters"]) &&
-      YamlToJson(before["searcher"]["name"]) == YamlToJson(merged["searcher"]["name"]);
-  if (!same_search) {
+  if (!merged["searcher"].IsMap()) return InvalidArgument("searcher: expected a mapping");
+  auto same = [&](const char* field) {
+    return YamlToJson(before[field]) == YamlToJson(merged[field]);
+  };
+  if (!same("hyperparameters") || !same("checkpoint_storage") ||
+      YamlToJson(before["searcher"]["name"]) != YamlToJson(merged["searcher"]["name"])) {
     return InvalidArgument(
-        "overrideConfig: a continued experiment keeps its search: searcher.name and "
-        "hyperparameters cannot change (create a new experiment with searcher.source_trial_id)");
+        "overrideConfig: a continued experiment keeps its search and its checkpoints: "
+        "searcher.name, hyperparameters and checkpoint_storage cannot change (create a new "
+        "experiment with searcher.source_trial_id)");
   }
   YAML::Emitter out;
   out << merged;
   return std::string(out.c_str()) + "\n";
+} catch (const YAML::Exception& e) {
+  return InvalidArgument(std::string("overrideConfig: ") + e.what());
 }
 
 // A trial as stored, with its searcher position from the experiment's saved state.
@@ -456,8 +462,13 @@ Result<bus::ExperimentContinueReply> ExperimentService::Continue(
                        searcher::Searcher::Restore(config.searcher, config.hyperparameters,
                                                    experiment->SaveState()["searcher"]));
   DET_RETURN_IF_ERROR(search->ReopenSingleTrial());
+  // Where the trial resumes: its latest checkpoint still stored (GC or a delete may have taken
+  // the one it last reported), else the warm start's, else nothing.
+  const int64_t trial_id = experiment->trials().begin()->first;
+  DET_ASSIGN_OR_RETURN(std::optional<std::string> latest, records_.LatestCheckpointOf(trial_id));
   std::vector<std::string> warnings = config.warnings;
-  DET_RETURN_IF_ERROR(experiment->Continue(std::move(config), std::move(search)));
+  DET_RETURN_IF_ERROR(experiment->Continue(std::move(config), std::move(search),
+                                           latest.value_or(experiment->warm_start_checkpoint())));
   entry.config_yaml = merged.yaml;
   entry.config_json = ConfigJsonOf(entry.config_yaml);
   entry.end_ns = 0;

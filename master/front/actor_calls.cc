@@ -26,15 +26,14 @@ Result<std::optional<bus::AgentUserGroup>> ActorCalls::RunAs(const auth::Princip
   return linked ? linked : default_task_;
 }
 
-Status ActorCalls::MayAct(const auth::Principal& caller,
-                          const bus::ExperimentActionRequest& request) {
-  if (request.action != "delete" || caller.admin) return Status::Ok();
+Status ActorCalls::MayChange(const auth::Principal& caller, int64_t id, const std::string& what) {
+  if (caller.admin) return Status::Ok();
   DET_ASSIGN_OR_RETURN(bus::ExperimentGetReply experiment,
-                       clients_.Call(bus::ExperimentGetRequest{request.id}));
+                       clients_.Call(bus::ExperimentGetRequest{id}));
   const bus::ExperimentSummary& summary = experiment.experiment;
   if (summary.owner_id == 0 || summary.owner_id == caller.user_id) return Status::Ok();
-  return PermissionDenied("experiment " + std::to_string(request.id) + " belongs to \"" +
-                          summary.owner + "\": only its owner or an admin may delete it");
+  return PermissionDenied("experiment " + std::to_string(id) + " belongs to \"" + summary.owner +
+                          "\": only its owner or an admin may " + what);
 }
 
 }  // namespace det::master

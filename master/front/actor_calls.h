@@ -33,7 +33,7 @@ class ActorCalls {
   // A forwarded method, for `caller` (PermissionDenied when it needs an admin). Determined's
   // basic rules: an experiment belongs to the user who created it (recorded here); anyone may
   // read, pause, activate, cancel or kill any experiment, and only its owner or an admin may
-  // delete it or its checkpoints.
+  // delete it or its checkpoints, or continue it (its runs go on as the owner's account).
   template <class Req>
   Result<typename Forwarded<Req>::Reply> Call(const auth::Principal& caller, const Req& request) {
     DET_RETURN_IF_ERROR(Allow(caller, Forwarded<Req>::kAccess, Req::kType));
@@ -55,7 +55,12 @@ class ActorCalls {
       return clients_.Call(asked);
     } else {
       if constexpr (std::is_same_v<Req, bus::ExperimentActionRequest>) {
-        DET_RETURN_IF_ERROR(MayAct(caller, request));
+        if (request.action == "delete") {
+          DET_RETURN_IF_ERROR(MayChange(caller, request.id, "delete it"));
+        }
+      } else if constexpr (std::is_same_v<Req, bus::ExperimentContinueRequest>) {
+        // Its runs go on as its owner's account, under the config the caller changes.
+        DET_RETURN_IF_ERROR(MayChange(caller, request.id, "continue it"));
       }
       return clients_.Call(request);
     }
@@ -79,8 +84,8 @@ class ActorCalls {
   auth::Users& users() { return users_; }
 
  private:
-  // Whether `caller` may take `request`'s action (delete: the owner or an admin).
-  Status MayAct(const auth::Principal& caller, const bus::ExperimentActionRequest& request);
+  // Whether `caller` may `what` experiment `id`: its owner or an admin (PermissionDenied).
+  Status MayChange(const auth::Principal& caller, int64_t id, const std::string& what);
 
   auth::Users& users_;
   bus::MasterInfo info_;

@@ -36,8 +36,10 @@ class RecordReads {
   Result<bus::CheckpointList> Checkpoints(const auth::Principal& caller,
                                           const bus::ExperimentCheckpointsRequest& request);
   // Each experiment's checkpoint_count and checkpoint_bytes (Determined's checkpointCount and
-  // checkpointSize: storage::ExperimentCheckpointTotals), filled in one read.
-  Status FillCheckpointTotals(std::span<bus::ExperimentSummary> experiments);
+  // checkpointSize: storage::ExperimentCheckpointTotals), filled in one read. When PostgreSQL
+  // does not answer they stay 0 and that is logged: the experiments (from the experiment
+  // service's memory) are answered anyway.
+  void FillCheckpointTotals(std::span<bus::ExperimentSummary> experiments);
   // An experiment's model definition (a gzipped tar; "" when it was made without one); NotFound
   // for an unknown experiment.
   Result<std::string> ModelDefinition(const auth::Principal& caller, int64_t experiment_id);

@@ -692,6 +692,14 @@ TEST_F(ExperimentProcessTest, ContinueTrainsTheSameTrialLongerFromItsCheckpoint)
   const nlohmann::json before = Describe(id);
   const int64_t trial = before["trials"][0].value("id", int64_t{0});
 
+  // Its runs go on as its owner's account: only the owner or an admin may continue it.
+  Shell("printf 'bob-password\\n' | " +
+        DetCommand("DET_USER=admin DET_PASS=" + std::string(testing::kAdminPassword) +
+                       " DET_AUTH_FILE=" + (dir_ / "auth-admin.json").string(),
+                   "user create bob"));
+  const std::string by_bob =
+      DetAs("bob", "bob-password", "experiment continue " + std::to_string(id));
+  EXPECT_NE(by_bob.find("only its owner or an admin may continue it"), std::string::npos) << by_bob;
   const std::string continued =
       Det("experiment continue " + std::to_string(id) + " --config searcher.max_length.batches=80");
   EXPECT_NE(continued.find("Continued experiment " + std::to_string(id)), std::string::npos)

@@ -302,6 +302,16 @@ TEST_F(ExperimentServiceTest, ContinueTrainsTheFinishedTrialAgainUnderTheChanged
             StatusCode::kInvalidArgument)
       << "the trial's hyperparameters are its own";
   EXPECT_EQ(Continue({id, "- a list"}).status().code(), StatusCode::kInvalidArgument);
+  // Overrides that no config reader could walk are refused, naming them, never a crash.
+  EXPECT_EQ(Continue({id, "searcher: 5"}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Continue({id, "", {"searcher=5"}}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Continue({id, "", {"hyperparameters.x=&a [*a]"}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Continue({id, "checkpoint_storage: {type: shared_fs, host_path: /elsewhere}"})
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument)
+      << "its checkpoints stay where they are";
   EXPECT_EQ(Continue({id + 1}).status().code(), StatusCode::kNotFound);
 
   auto continued = Continue({id, "description: longer", {"searcher.max_length.batches=300"}});

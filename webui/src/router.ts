@@ -24,6 +24,15 @@ function trialsOf(query: string): number[] {
   return [...new Set(ids)];
 }
 
+// A path part as typed or linked; one that is not valid percent-encoding is taken as it is.
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 export function parseRoute(hash: string): Route {
   const [path, query = ""] = hash.replace(/^#\/?/, "").split("?", 2);
   const parts = path.split("/").filter(Boolean);
@@ -41,7 +50,7 @@ export function parseRoute(hash: string): Route {
       return { page: "autoscaling" };
     case "models":
       // A model by its name (or id), as Determined's /api/v1/models/{name} takes it.
-      return parts[1] ? { page: "model", name: decodeURIComponent(parts[1]) } : { page: "models" };
+      return parts[1] ? { page: "model", name: decoded(parts[1]) } : { page: "models" };
     default:
       return { page: "cluster" };
   }

@@ -5,6 +5,7 @@ describe("parseRoute", () => {
     expect(parseRoute("#/models")).toEqual({ page: "models" });
     expect(parseRoute("#/models/mnist%20cnn")).toEqual({ page: "model", name: "mnist cnn" });
     expect(parseRoute("#/experiments/3")).toEqual({ page: "experiment", id: 3 });
+    expect(parseRoute("#/models/%E0")).toEqual({ page: "model", name: "%E0" });
     expect(parseRoute("#/nowhere")).toEqual({ page: "cluster" });
   });
 });

@@ -219,7 +219,8 @@ Status Experiment::CheckContinuable() const {
                             "searcher.source_trial_id");
 }
 
-Status Experiment::Continue(ExperimentConfig config, std::unique_ptr<searcher::Searcher> searcher) {
+Status Experiment::Continue(ExperimentConfig config, std::unique_ptr<searcher::Searcher> searcher,
+                            std::string resume_from) {
   DET_RETURN_IF_ERROR(CheckContinuable());
   config_ = std::move(config);
   searcher_ = std::move(searcher);
@@ -232,6 +233,7 @@ Status Experiment::Continue(ExperimentConfig config, std::unique_ptr<searcher::S
   trial.searcher_stopped = false;
   trial.stopped_for_pause = false;
   trial.state = std::string(kActive);
+  trial.latest_checkpoint = std::move(resume_from);
   StartRun(trial);
   return Status::Ok();
 }

@@ -131,9 +131,10 @@ class Experiment {
   Status CheckContinuable() const;
   // Continues it (CheckContinuable first) under `config` and `searcher`, its search with the
   // trial reopened (Searcher::ReopenSingleTrial): the experiment and its trial are ACTIVE again,
-  // the trial with no restarts counted and no end, and a new run of it resumes from its latest
-  // checkpoint.
-  Status Continue(ExperimentConfig config, std::unique_ptr<searcher::Searcher> searcher);
+  // the trial with no restarts counted and no end, and a new run of it resumes from
+  // `resume_from` (its latest checkpoint still stored; "" for none).
+  Status Continue(ExperimentConfig config, std::unique_ptr<searcher::Searcher> searcher,
+                  std::string resume_from);
   // Kills one trial: the search is told it was canceled, its run (if any) is stopped and it ends
   // CANCELED. NotFound for a trial of another experiment, FailedPrecondition once it ended.
   Status KillTrial(int64_t trial_id, int64_t now_ns);

@@ -325,7 +325,7 @@ void CacheExperimentAnswers(AnswerCache& cache, FrontDoor& front) {
   cache.Add(kExperimentsAnswer, {"task."}, [&front, reader]() -> Result<std::string> {
     const bus::ExperimentListRequest request;
     DET_ASSIGN_OR_RETURN(auto list, front.calls.Call(reader, request));
-    DET_RETURN_IF_ERROR(front.reads.FillCheckpointTotals(list.experiments));
+    front.reads.FillCheckpointTotals(list.experiments);
     return ExperimentsJson(request, list).dump();
   });
 }
@@ -400,7 +400,7 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
         DET_ASSIGN_OR_RETURN(auto reply, front.calls.Call(caller, request));
         DET_ASSIGN_OR_RETURN(auto got,
                              front.calls.Call(caller, bus::ExperimentGetRequest{request.id}));
-        DET_RETURN_IF_ERROR(front.reads.FillCheckpointTotals({&got.experiment, 1}));
+        front.reads.FillCheckpointTotals({&got.experiment, 1});
         ordered_json answer{{"experiment", ExperimentJson(got.experiment, got.config_yaml)}};
         AddWarnings(answer, reply.warnings);
         return answer;
@@ -421,7 +421,7 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
     if (!request.ok()) return Reply(res, request.status());
     auto answer = recent->Get(ListKeyOf(*request), [&]() -> Result<std::string> {
       DET_ASSIGN_OR_RETURN(auto list, front.calls.Call(*caller, *request));
-      DET_RETURN_IF_ERROR(front.reads.FillCheckpointTotals(list.experiments));
+      front.reads.FillCheckpointTotals(list.experiments);
       return ExperimentsJson(*request, list).dump();
     });
     if (!answer.ok()) return Reply(res, answer.status());
@@ -431,7 +431,7 @@ void RouteExperimentApi(Router& routes, FrontDoor& front, AnswerCache* cache) {
              route([&front, id_of](Caller caller, Req req) -> Answer {
                DET_ASSIGN_OR_RETURN(
                    auto reply, front.calls.Call(caller, bus::ExperimentGetRequest{id_of(req)}));
-               DET_RETURN_IF_ERROR(front.reads.FillCheckpointTotals({&reply.experiment, 1}));
+               front.reads.FillCheckpointTotals({&reply.experiment, 1});
                ordered_json experiment = ExperimentJson(reply.experiment, reply.config_yaml);
                ordered_json config = experiment["config"];
                ordered_json trials = ordered_json::array();
