@@ -48,6 +48,22 @@ class ModelsRepoTest : public ::testing::Test {
       return *created;
     });
   }
+  // A finished experiment whose one trial has COMPLETED checkpoints kModelUuidA (step 100) and
+  // kModelUuidB (step 200): (experiment, trial).
+  std::pair<int64_t, int64_t> ExperimentWithTwoCheckpoints() {
+    const int64_t experiment = InTransaction(db_, [](pqxx::work& tx) {
+      return CreateExperiment(
+          tx, {"e", "searcher: {name: single}\n", "COMPLETED", std::nullopt, std::nullopt});
+    });
+    const int64_t trial = InTransaction(
+        db_, [&](pqxx::work& tx) { return CreateTrial(tx, experiment, "1", "{}", "COMPLETED"); });
+    InTransaction(db_, [&](pqxx::work& tx) {
+      for (const auto& [uuid, steps] : {std::pair{kModelUuidA, 100}, std::pair{kModelUuidB, 200}}) {
+        EXPECT_TRUE(SaveCheckpoint(tx, {uuid, trial, steps, "COMPLETED", R"({"w.pt": 10})"}).ok());
+      }
+    });
+    return {experiment, trial};
+  }
   std::vector<std::string> Names(const ModelQuery& query) {
     return InTransaction(db_, [&](pqxx::work& tx) {
       std::vector<std::string> names;
@@ -163,15 +179,8 @@ TEST_F(ModelsRepoTest, VersionsAreNumberedFromOnePerModelAndChangedAndDeletedByN
 // A registered checkpoint leaves GC's and deletion's choice (ListScoredCheckpoints), and what the
 // version keeps of it outlives the experiment's rows.
 TEST_F(ModelsRepoTest, ARegisteredCheckpointOutlivesItsExperimentsDeletion) {
-  const int64_t experiment = InTransaction(db_, [](pqxx::work& tx) {
-    return CreateExperiment(
-        tx, {"e", "searcher: {name: single}\n", "COMPLETED", std::nullopt, std::nullopt});
-  });
-  const int64_t trial = InTransaction(
-      db_, [&](pqxx::work& tx) { return CreateTrial(tx, experiment, "1", "{}", "COMPLETED"); });
+  const auto [experiment, trial] = ExperimentWithTwoCheckpoints();
   InTransaction(db_, [&](pqxx::work& tx) {
-    EXPECT_TRUE(SaveCheckpoint(tx, {kModelUuidA, trial, 100, "COMPLETED", R"({"w.pt": 10})"}).ok());
-    EXPECT_TRUE(SaveCheckpoint(tx, {kModelUuidB, trial, 200, "COMPLETED", R"({"w.pt": 10})"}).ok());
     EXPECT_EQ(ListScoredCheckpoints(tx, experiment, "").size(), 2u);
   });
   Register(AddModel("kept"), kModelUuidA);
@@ -196,17 +205,7 @@ TEST_F(ModelsRepoTest, ARegisteredCheckpointOutlivesItsExperimentsDeletion) {
 // a deleted one is never registered. (Each side locks the checkpoint's row first: the second of
 // two concurrent transactions waits for the first and sees what it did.)
 TEST_F(ModelsRepoTest, ACheckpointIsRegisteredOrRemovedNeverBoth) {
-  const int64_t experiment = InTransaction(db_, [](pqxx::work& tx) {
-    return CreateExperiment(
-        tx, {"e", "searcher: {name: single}\n", "COMPLETED", std::nullopt, std::nullopt});
-  });
-  const int64_t trial = InTransaction(
-      db_, [&](pqxx::work& tx) { return CreateTrial(tx, experiment, "1", "{}", "COMPLETED"); });
-  InTransaction(db_, [&](pqxx::work& tx) {
-    EXPECT_TRUE(SaveCheckpoint(tx, {kModelUuidA, trial, 100, "COMPLETED", R"({"w.pt": 10})"}).ok());
-    EXPECT_TRUE(SaveCheckpoint(tx, {kModelUuidB, trial, 200, "COMPLETED", R"({"w.pt": 10})"}).ok());
-    return 0;
-  });
+  const auto [experiment, trial] = ExperimentWithTwoCheckpoints();
   const int64_t model = AddModel("race");
   InTransaction(db_, [&](pqxx::work& tx) {
     EXPECT_TRUE(LockForRegistration(tx, kModelUuidA).ok());
