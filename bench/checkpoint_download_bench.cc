@@ -1,18 +1,20 @@
 // Checkpoint download through the master (Determined's MASTER mode: GET /checkpoints/{uuid}, a
 // gzipped tar streamed as it is read, what the SDK's Checkpoint.download(mode=MASTER) and
 // `det checkpoint download --mode master` fetch) next to DIRECT mode (the client reads the
-// storage itself), on the same bytes in the same run, with the master's resident memory sampled
-// throughout.
+// storage itself), by Determined's SDK and by the command-line tools, on the same bytes in the
+// same run, with the master's resident memory sampled throughout.
 //
 //   checkpoint_download_bench [--short] [--mib N]
 //
 // A real det-master over a private PostgreSQL; the checkpoint is N MiB of random bytes (weights
 // barely compress) in 4 files, recorded as a trial's COMPLETED checkpoint, once under a shared_fs
-// host_path and once in the fake S3 (skipped without /usr/bin/aws). MASTER: `curl -H 'Accept:
-// application/gzip' | tar -xz`, as a client without access to the storage extracts it; DIRECT:
-// `cp -r` of the folder, or `aws s3 cp --recursive`. Both read what the upload, or an untimed
-// first copy, left in the page cache. Every copy is compared with the original. Goal (issue 55):
-// MASTER at least 0.8 of DIRECT's MB/s, the master's memory flat (< 50 MB over idle).
+// host_path and once in the fake S3 (skipped without /usr/bin/aws). Determined's SDK (from
+// ../shared/conformance; skipped, saying so, without it) downloads it with mode MASTER and
+// DIRECT; then `curl -H 'Accept: application/gzip' | tar -xz` through the master, its stream
+// alone, and the baselines `cp -r` of the folder or `aws s3 cp --recursive`. All read what the
+// upload, or an untimed first copy, left in the page cache. Every copy is compared with the
+// original. Goal (issue 55): SDK MASTER at least 0.8 of SDK DIRECT's MB/s, the master's memory
+// flat (< 50 MB over idle).
 
 #include <atomic>
 #include <chrono>
@@ -22,12 +24,15 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "bench/bench_cluster.h"
 #include "bench/fakes.h"
 #include "bus/catalog/experiments.h"
 #include "storage/database.h"
 #include "storage/experiments_repo.h"
+#include "tests/testing/test_util.h"
 
 namespace {
 
@@ -102,6 +107,45 @@ double Timed(const std::string& command) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Determined's library (../shared/conformance, or DET_CONFORMANCE_DIR): its harness folder, or ""
+// when /usr/bin/python3 cannot import it there.
+std::string DeterminedLibrary() {
+  const fs::path harness =
+      det::testing::BesideCheckout(DET_SOURCE_DIR_DEFAULT,
+                                   fs::path("shared") / "conformance" / "determined-0.38.1",
+                                   "DET_CONFORMANCE_DIR") /
+      "harness";
+  const std::string probe = "PYTHONPATH='" + harness.string() +
+                            "' /usr/bin/python3 -c 'import determined' > /dev/null 2>&1";
+  return std::system(probe.c_str()) == 0 ? harness.string() : "";
+}
+
+// Determined's SDK downloading checkpoint `uuid` into `into` (Checkpoint.download, `mode` MASTER
+// or DIRECT) as the admin; the download's own seconds (not the import or the login), or -1.
+double SdkDownload(const BenchCluster& cluster, const std::string& library, const std::string& uuid,
+                   const std::string& mode, const fs::path& into) {
+  const fs::path script = cluster.dir() / "sdk_download.py";
+  std::ofstream(script) << R"(import sys, time
+from determined.experimental import client
+master, password, uuid, into, mode = sys.argv[1:6]
+client.login(master=master, user="admin", password=password)
+checkpoint = client.get_checkpoint(uuid)
+start = time.monotonic()
+checkpoint.download(path=into, mode=client.DownloadMode[mode])
+print(time.monotonic() - start)
+)";
+  const fs::path seconds_file = cluster.dir() / "sdk_seconds";
+  const std::string command =
+      "HOME='" + cluster.dir().string() + "' PYTHONPATH='" + library + "' /usr/bin/python3 '" +
+      script.string() + "' '" + cluster.endpoint("rest") + "' " + BenchCluster::kAdminPassword +
+      " " + uuid + " '" + into.string() + "' " + mode + " > '" + seconds_file.string() + "'";
+  if (std::system(command.c_str()) != 0) return -1;
+  double seconds = -1;
+  std::ifstream(seconds_file) >> seconds;
+  return seconds;
+}
+
+// The checkpoint's files in `b` are those in `a` (SDK downloads add metadata.json beside them).
 bool SameFiles(const fs::path& a, const fs::path& b) {
   for (int f = 0; f < kFiles; ++f) {
     const std::string name = "weights-" + std::to_string(f) + ".bin";
@@ -157,43 +201,67 @@ struct Store {
   std::function<std::string(const fs::path&)> direct_into;  // the DIRECT command for a folder
 };
 
-// MASTER then DIRECT of checkpoint `uuid` (a copy of `original`) in `store`, printed; false when
-// a transfer failed or a copy differs.
+// One transfer of the checkpoint: what did it, its seconds (-1: it failed), and the folder it
+// wrote ("" for a stream thrown away).
+struct Transfer {
+  std::string label;
+  double seconds;
+  fs::path copy;
+};
+
+// The checkpoint `uuid` (a copy of `original`) in `store` downloaded every way, printed: through
+// the master and directly, by Determined's SDK (when `library` is there) and by the command-line
+// tools; false when a transfer failed or a copy differs.
 bool Measure(BenchCluster& cluster, const Store& store, const std::string& uuid,
-             const fs::path& original, int64_t mib) {
-  const fs::path direct = cluster.dir() / (store.name + "-direct");
-  const fs::path through_master = cluster.dir() / (store.name + "-master");
+             const fs::path& original, int64_t mib, const std::string& library) {
+  const auto folder = [&](const std::string& what) { return cluster.dir() / (store.name + what); };
   const std::string url = cluster.endpoint("rest") + "/checkpoints/" + uuid;
   const std::string auth = "-H 'Authorization: Bearer " + cluster.admin_token() +
                            "' -H 'Accept: application/gzip' '" + url + "'";
   const double idle = ResidentMiB(cluster.master_pid());
   PeakMemory peak(cluster.master_pid());
-  // A failed curl leaves tar nothing to read: it fails too.
-  const double master_seconds = Timed("mkdir -p '" + through_master.string() + "' && curl -sf " +
-                                      auth + " | tar -xzf - -C '" + through_master.string() + "'");
-  const double master_peak = peak.Stop();
-  const double stream_seconds = Timed("curl -sf -o /dev/null " + auth);
-  const double direct_seconds = Timed(store.direct_into(direct));
-  if (master_seconds < 0 || stream_seconds < 0 || direct_seconds < 0) {
-    std::fprintf(stderr, "%s: a download failed (MASTER %.2f s, DIRECT %.2f s)\n",
-                 store.name.c_str(), master_seconds, direct_seconds);
-    return false;
+  std::vector<Transfer> transfers;
+  if (!library.empty()) {
+    for (const char* mode : {"MASTER", "DIRECT"}) {
+      const fs::path into = folder(std::string("-sdk-") + mode);
+      transfers.push_back({std::string("SDK Checkpoint.download(mode=") + mode + ")",
+                           SdkDownload(cluster, library, uuid, mode, into), into});
+    }
   }
+  // A failed curl leaves tar nothing to read: it fails too.
+  transfers.push_back({"GET /checkpoints | tar -xz",
+                       Timed("mkdir -p '" + folder("-tar").string() + "' && curl -sf " + auth +
+                             " | tar -xzf - -C '" + folder("-tar").string() + "'"),
+                       folder("-tar")});
+  transfers.push_back({"GET /checkpoints > /dev/null", Timed("curl -sf -o /dev/null " + auth), ""});
+  const double master_peak = peak.Stop();
+  transfers.push_back({store.direct + " (baseline)", Timed(store.direct_into(folder("-direct"))),
+                       folder("-direct")});
   const double megabytes = static_cast<double>(mib) * 1.048576;
   std::printf("%s, %lld MiB in %d files:\n", store.name.c_str(), static_cast<long long>(mib),
               kFiles);
-  std::printf("  %-38s %8.1f MB/s\n", "MASTER (GET /checkpoints into tar -xz)",
-              megabytes / master_seconds);
-  std::printf("  %-38s %8.1f MB/s\n", "  its stream alone (curl > /dev/null)",
-              megabytes / stream_seconds);
-  std::printf("  %-38s %8.1f MB/s  (baseline)\n", ("DIRECT (" + store.direct + ")").c_str(),
-              megabytes / direct_seconds);
-  std::printf("  MASTER / DIRECT: %.2f (goal >= 0.8)\n", direct_seconds / master_seconds);
+  bool ok = true;
+  for (const Transfer& transfer : transfers) {
+    if (transfer.seconds < 0) {
+      std::printf("  %-40s   failed\n", transfer.label.c_str());
+      ok = false;
+      continue;
+    }
+    std::printf("  %-40s %8.1f MB/s\n", transfer.label.c_str(), megabytes / transfer.seconds);
+    if (!transfer.copy.empty() && !SameFiles(original, transfer.copy)) {
+      std::fprintf(stderr, "%s: the copy by %s differs\n", store.name.c_str(),
+                   transfer.label.c_str());
+      ok = false;
+    }
+  }
+  if (!ok) return false;
+  if (!library.empty()) {
+    std::printf("  SDK MASTER / SDK DIRECT: %.2f (goal >= 0.8)\n",
+                transfers[1].seconds / transfers[0].seconds);
+  }
   std::printf("  master resident memory: %.1f MiB idle, %.1f MiB at most (+%.1f; goal < 50)\n",
               idle, master_peak, master_peak - idle);
-  const bool same = SameFiles(original, through_master) && SameFiles(original, direct);
-  if (!same) std::fprintf(stderr, "%s: a downloaded copy differs\n", store.name.c_str());
-  return same;
+  return true;
 }
 
 }  // namespace
@@ -206,6 +274,23 @@ int main(int argc, char** argv) {
     if (arg == "--mib" && i + 1 < argc) mib = std::stoll(argv[++i]);
   }
   const std::string build = det::bench::BuildDir(argv[0]);
+  // The fake S3's keys for everyone: the master reads the bucket with them as with any keys in its
+  // environment, and the SDK's DIRECT mode (boto3) with them as a user's own (an experiment's
+  // keys are shown to clients as ********).
+  for (const auto& [name, value] : {std::pair{"AWS_ACCESS_KEY_ID", "AKIDFAKE"},
+                                    {"AWS_SECRET_ACCESS_KEY", "fake-secret"},
+                                    {"AWS_DEFAULT_REGION", "us-west-2"},
+                                    {"AWS_EC2_METADATA_DISABLED", "true"},
+                                    {"AWS_CONFIG_FILE", "/dev/null"},
+                                    {"AWS_SHARED_CREDENTIALS_FILE", "/dev/null"}}) {
+    setenv(name, value, 1);
+  }
+  const std::string library = DeterminedLibrary();
+  if (library.empty()) {
+    std::printf(
+        "Determined's SDK: skipped (no ../shared/conformance/determined-0.38.1/harness "
+        "that /usr/bin/python3 imports; DET_CONFORMANCE_DIR names another)\n");
+  }
   BenchCluster cluster(build);
   if (auto started = cluster.StartMaster(); !started.ok()) {
     std::fprintf(stderr, "master: %s\n", started.ToString().c_str());
@@ -222,7 +307,7 @@ int main(int argc, char** argv) {
   (void)Timed(shared_fs.direct_into(cluster.dir() / "warm"));  // into the page cache
   fs::remove_all(cluster.dir() / "warm");
   bool ok = RecordCheckpoint(cluster, shared_fs.storage, shared_uuid, resources) &&
-            Measure(cluster, shared_fs, shared_uuid, original, mib);
+            Measure(cluster, shared_fs, shared_uuid, original, mib, library);
 
   if (std::system("/usr/bin/aws --version > /dev/null 2>&1") != 0) {
     std::printf("s3: skipped (no /usr/bin/aws to compare with)\n");
@@ -234,10 +319,7 @@ int main(int argc, char** argv) {
   const std::string endpoint = "http://" + s3.address();
   const std::string s3_uuid = "5c1f0e3a-2b4d-4e6f-8a9b-0c1d2e3f4a5c";
   const std::string aws = det::bench::AwsCli(endpoint) + "--recursive ";
-  const Store bucket{"s3 (fake-s3)",
-                     "{type: s3, bucket: bench, access_key: AKIDFAKE, secret_key: fake-secret, "
-                     "endpoint_url: '" +
-                         endpoint + "'}",
+  const Store bucket{"s3 (fake-s3)", "{type: s3, bucket: bench, endpoint_url: '" + endpoint + "'}",
                      "aws s3 cp --recursive", [&](const fs::path& into) {
                        return aws + "s3://bench/" + s3_uuid + "/ '" + into.string() +
                               "' > /dev/null";
@@ -246,6 +328,6 @@ int main(int argc, char** argv) {
                                              s3_uuid + "/ > /dev/null") >= 0;
   if (!uploaded) std::fprintf(stderr, "s3: the checkpoint could not be put in the fake S3\n");
   ok = uploaded && RecordCheckpoint(cluster, bucket.storage, s3_uuid, resources) &&
-       Measure(cluster, bucket, s3_uuid, original, mib) && ok;
+       Measure(cluster, bucket, s3_uuid, original, mib, library) && ok;
   return ok ? 0 : 1;
 }

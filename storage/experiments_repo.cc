@@ -100,10 +100,11 @@ Status SaveSearcherState(pqxx::work& tx, int64_t id, const std::string& searcher
                        ExperimentName(id));
 }
 
-Status SetExperimentContinued(pqxx::work& tx, int64_t id, const std::string& config) {
+Status SetExperimentContinued(pqxx::work& tx, int64_t id, const std::string& config,
+                              const std::string& name) {
   return ExpectUpdated(
-      tx.exec_params("UPDATE experiments SET config = $2, end_time = NULL WHERE id = $1", id,
-                     config),
+      tx.exec_params("UPDATE experiments SET config = $2, name = $3, end_time = NULL WHERE id = $1",
+                     id, config, name),
       ExperimentName(id));
 }
 

@@ -51,9 +51,11 @@ std::vector<ExperimentRecord> ListExperiments(pqxx::work& tx, const ExperimentQu
 Status SetExperimentState(pqxx::work& tx, int64_t id, const std::string& state,
                           std::optional<int64_t> end_ns);
 Status SaveSearcherState(pqxx::work& tx, int64_t id, const std::string& searcher_state);
-// A continued experiment (Determined's ContinueExperiment): its config is now `config`, and it is
-// no longer over (end time cleared: a restarted master resumes it).
-Status SetExperimentContinued(pqxx::work& tx, int64_t id, const std::string& config);
+// A continued experiment (Determined's ContinueExperiment): its config is now `config` (its name
+// `name`, which an override may have changed), and it is no longer over (end time cleared: a
+// restarted master resumes it).
+Status SetExperimentContinued(pqxx::work& tx, int64_t id, const std::string& config,
+                              const std::string& name);
 Status SetExperimentArchived(pqxx::work& tx, int64_t id, bool archived);
 Result<std::optional<std::string>> GetModelDefinition(pqxx::work& tx, int64_t id);
 

@@ -15,9 +15,12 @@ la_ssize_t Append(archive*, void* sink, const void* data, size_t size) {
 
 }  // namespace
 
-CheckpointArchive::CheckpointArchive(std::unique_ptr<CheckpointFiles> reader,
-                                     std::vector<CheckpointFile> files)
-    : reader_(std::move(reader)), files_(std::move(files)) {}
+CheckpointArchive::CheckpointArchive(std::string where, CheckpointReadAhead::OpenReader open,
+                                     std::vector<CheckpointFile> files,
+                                     CheckpointReadAhead::Options options)
+    : where_(std::move(where)),
+      files_(std::move(files)),
+      read_ahead_(std::move(open), files_, options) {}
 
 CheckpointArchive::~CheckpointArchive() {
   if (out_ != nullptr) archive_write_free(out_);
@@ -65,18 +68,22 @@ Status CheckpointArchive::WriteNextPiece() {
     offset_ = 0;
   }
   if (offset_ < file.size) {
-    const uint64_t want = std::min(kReadPiece, file.size - offset_);
-    DET_ASSIGN_OR_RETURN(std::string piece, reader_->Read(file.path, offset_, want));
-    if (piece.size() != want) {
-      return Unavailable(file.path + " in " + reader_->Where() + " has " +
-                         std::to_string(offset_ + piece.size()) + " bytes where it had " +
+    DET_ASSIGN_OR_RETURN(CheckpointReadAhead::Piece piece, read_ahead_.Next());
+    if (piece.file != file_ || piece.offset != offset_) {
+      return Internal("checkpoint archive: a piece of the files read out of order");
+    }
+    if (piece.bytes.size() != piece.length) {
+      return Unavailable(file.path + " in " + where_ + " has " +
+                         std::to_string(offset_ + piece.bytes.size()) + " bytes where it had " +
                          std::to_string(file.size) +
                          " when listed: it changed during the download");
     }
-    if (archive_write_data(out_, piece.data(), piece.size()) != static_cast<la_ssize_t>(want)) {
+    if (archive_write_data(out_, piece.bytes.data(), piece.length) !=
+        static_cast<la_ssize_t>(piece.length)) {
       return Failed(file.path);
     }
-    offset_ += want;
+    offset_ += piece.length;
+    read_ahead_.Recycle(std::move(piece.bytes));
   }
   if (offset_ == file.size) {
     if (archive_write_finish_entry(out_) != ARCHIVE_OK) return Failed(file.path);
@@ -88,6 +95,10 @@ Status CheckpointArchive::WriteNextPiece() {
 
 Result<CheckpointArchive::Piece> CheckpointArchive::Next() {
   if (out_ == nullptr) DET_RETURN_IF_ERROR(StartArchive());
+  if (pending_.empty() && spare_.capacity() > pending_.capacity()) {
+    pending_.swap(spare_);
+    pending_.clear();
+  }
   // Until the compressor hands out bytes (it holds back a block) or the archive ends.
   while (pending_.empty() && !done_) DET_RETURN_IF_ERROR(WriteNextPiece());
   Piece piece{std::move(pending_), done_};

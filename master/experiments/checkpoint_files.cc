@@ -44,6 +44,13 @@ class FolderFiles : public CheckpointFiles {
   // A listed file, opened without following a link (one put in its place since the listing is
   // refused) and only as a regular file.
   Result<std::string> Read(const std::string& path, uint64_t offset, uint64_t length) override {
+    std::string piece;
+    DET_RETURN_IF_ERROR(ReadInto(path, offset, length, piece));
+    return piece;
+  }
+
+  Status ReadInto(const std::string& path, uint64_t offset, uint64_t length,
+                  std::string& into) override {
     const fs::path file = root_ / path;
     const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st {};
@@ -51,18 +58,18 @@ class FolderFiles : public CheckpointFiles {
       if (fd >= 0) ::close(fd);
       return Unavailable("cannot read " + file.string() + " as a regular file");
     }
-    std::string piece(length, '\0');
+    into.resize(length);
     size_t got = 0;
     while (got < length) {
       const ssize_t n =
-          ::pread(fd, piece.data() + got, length - got, static_cast<off_t>(offset + got));
+          ::pread(fd, into.data() + got, length - got, static_cast<off_t>(offset + got));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       got += static_cast<size_t>(n);
     }
     ::close(fd);
-    piece.resize(got);
-    return piece;
+    into.resize(got);
+    return Status::Ok();
   }
 
   std::string Where() const override { return root_.string(); }

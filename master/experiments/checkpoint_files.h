@@ -32,6 +32,14 @@ class CheckpointFiles {
   virtual Result<std::vector<CheckpointFile>> List() = 0;
   // At most `length` bytes of `path` from `offset` ("" at or past its end).
   virtual Result<std::string> Read(const std::string& path, uint64_t offset, uint64_t length) = 0;
+  // The same into `into`, whose memory a reader of files reuses (a bucket's reader replaces it).
+  virtual Status ReadInto(const std::string& path, uint64_t offset, uint64_t length,
+                          std::string& into) {
+    Result<std::string> piece = Read(path, offset, length);
+    if (!piece.ok()) return piece.status();
+    into = std::move(*piece);
+    return Status::Ok();
+  }
   // Where the files are, for messages: "/mnt/ckpt/<uuid>", "s3://bucket/prefix/<uuid>/".
   virtual std::string Where() const = 0;
 };

@@ -34,6 +34,7 @@ struct ExperimentRow {
   // Set when the experiment was continued (ContinueExperiment): its config is now this text, and
   // it is no longer over (its stored end time goes).
   std::optional<std::string> continued_config;
+  std::string continued_name;  // with continued_config: the name it gives
 };
 
 // What one call or one turn of the experiment service changed: stored together.

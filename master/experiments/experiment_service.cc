@@ -851,7 +851,10 @@ std::optional<ExperimentRow> ExperimentService::ExperimentRowOf(int64_t id) cons
                     experiment.state() != experiment::kDeleteFailed;
   ExperimentRow row{id, experiment.state(), over ? std::optional<int64_t>(NowNs()) : std::nullopt,
                     experiment.SaveState().dump()};
-  if (continued_.contains(id)) row.continued_config = entry->second.config_yaml;
+  if (continued_.contains(id)) {
+    row.continued_config = entry->second.config_yaml;
+    row.continued_name = experiment.config().name;
+  }
   return row;
 }
 

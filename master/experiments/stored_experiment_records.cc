@@ -23,7 +23,8 @@ Status WriteTrial(pqxx::work& tx, const TrialRow& row, bool created) {
 
 Status WriteExperiment(pqxx::work& tx, const ExperimentRow& row) {
   if (row.continued_config) {
-    DET_RETURN_IF_ERROR(storage::SetExperimentContinued(tx, row.id, *row.continued_config));
+    DET_RETURN_IF_ERROR(
+        storage::SetExperimentContinued(tx, row.id, *row.continued_config, row.continued_name));
   }
   DET_RETURN_IF_ERROR(storage::SetExperimentState(tx, row.id, row.state, row.end_ns));
   return storage::SaveSearcherState(tx, row.id, row.searcher_state);

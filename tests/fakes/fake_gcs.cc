@@ -125,6 +125,7 @@ FakeGcs::~FakeGcs() {
 void FakeGcs::Route(httplib::Server& server) {
   auto plain = [this](const httplib::Request& request, httplib::Response& response) {
     Handle(request, response, nullptr);
+    ApplyRangesOnlyToObjects(request, response);
   };
   auto streamed = [this](const httplib::Request& request, httplib::Response& response,
                          const httplib::ContentReader& reader) {

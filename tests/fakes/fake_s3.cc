@@ -7,6 +7,7 @@
 #include "tests/fakes/fake_aws_auth.h"
 #include "tests/fakes/fake_listing.h"
 #include "tests/fakes/fake_s3_wire.h"
+#include "tests/fakes/served_file.h"
 
 namespace det::testing {
 using namespace s3wire;
@@ -110,6 +111,7 @@ void FakeS3::Route() {
     if (request.path.starts_with("/_fake/")) return HandleAdmin(request, response);
     Call call{request, reader, {}, "", "", false, ""};
     Handle(request, response, call);
+    ApplyRangesOnlyToObjects(request, response);
   };
   auto plain = [serve](const httplib::Request& request, httplib::Response& response) {
     serve(request, response, nullptr);

@@ -50,4 +50,14 @@ inline void ServeFile(httplib::Response& response, const SharedFd& fd, uint64_t 
       });
 }
 
+// S3 and Cloud Storage apply a Range header to an object's bytes only: an error is answered whole
+// (its XML or JSON document). httplib would cut any answer to the Range after the handler: a 400
+// to its first bytes, or a 416 past them, which a client takes for the end of the object. Called
+// when the handler is done: a request answered with an error then has no ranges to apply.
+inline void ApplyRangesOnlyToObjects(const httplib::Request& request,
+                                     const httplib::Response& response) {
+  // The request is httplib's own (not a const object), handed to handlers as const.
+  if (response.status >= 300) const_cast<httplib::Request&>(request).ranges.clear();
+}
+
 }  // namespace det::testing

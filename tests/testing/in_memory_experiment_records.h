@@ -104,7 +104,10 @@ class InMemoryExperimentRecords final : public master::ExperimentRecords {
       record.state = row.state;
       record.end_ns = row.end_ns;
       record.searcher_state = row.searcher_state;
-      if (row.continued_config) record.config = *row.continued_config;
+      if (row.continued_config) {
+        record.config = *row.continued_config;
+        record.name = row.continued_name;
+      }
     }
     rows_.stores.push_back(changes);
     return Status::Ok();

@@ -25,6 +25,9 @@ using master::CheckpointArchive;
 using Files = std::map<std::string, std::string>;  // path -> content
 
 constexpr const char* kUuid = "0b5e3e10-52c1-4c5b-8a3e-9a0c5d1e2f3a";
+// Small pieces, three read at a time: a file of several pieces, read out of order, comes back in
+// order.
+constexpr master::CheckpointReadAhead::Options kPieces{64 << 10, 3};
 
 std::string RandomBytes(size_t size, unsigned seed) {
   std::mt19937 random(seed);
@@ -37,7 +40,7 @@ std::string RandomBytes(size_t size, unsigned seed) {
 // not a whole number of them), an empty one, a nested path with a space.
 Files SampleCheckpoint() {
   return {{"metadata.json", R"({"steps_completed": 10})"},
-          {"model/state.bin", RandomBytes(2 * CheckpointArchive::kReadPiece + 12345, 7)},
+          {"model/state.bin", RandomBytes(5 * kPieces.piece + 12345, 7)},
           {"empty.txt", ""},
           {"logs/run 1.txt", std::string(100000, 'x')}};
 }
@@ -55,7 +58,9 @@ Streamed StreamAll(const master::experiment::CheckpointStorage& storage,
   if (!reader.ok()) return {"", 0, reader.status()};
   auto files = (*reader)->List();
   if (!files.ok()) return {"", 0, files.status()};
-  CheckpointArchive archive(std::move(*reader), std::move(*files));
+  CheckpointArchive archive((*reader)->Where(),
+                            [&] { return master::OpenCheckpointFiles(storage, kUuid, open); },
+                            std::move(*files), kPieces);
   for (;;) {
     auto piece = archive.Next();
     if (!piece.ok()) return {out.tar_gz, out.largest_piece, piece.status()};
@@ -114,7 +119,7 @@ TEST_F(CheckpointFolderTest, EveryFileComesBackWholeFromPiecesOfBoundedSize) {
   Streamed streamed = StreamAll(storage_);
   ASSERT_TRUE(streamed.error.ok()) << streamed.error.ToString();
   ExpectSameFiles(ReadBack(streamed.tar_gz), SampleCheckpoint());
-  EXPECT_LE(streamed.largest_piece, 2 * CheckpointArchive::kReadPiece)
+  EXPECT_LE(streamed.largest_piece, 2 * kPieces.piece)
       << "a piece holds about one read, never the checkpoint";
 }
 
@@ -135,7 +140,9 @@ TEST_F(CheckpointFolderTest, AFileThatShrinksWhileSentBreaksTheArchiveOff) {
   auto files = (*reader)->List();
   ASSERT_TRUE(files.ok());
   Write("model/state.bin", "short now");  // after the listing, before the sending
-  CheckpointArchive archive(std::move(*reader), std::move(*files));
+  CheckpointArchive archive((*reader)->Where(),
+                            [&] { return master::OpenCheckpointFiles(storage_, kUuid); },
+                            std::move(*files), kPieces);
   Status error = Status::Ok();
   for (int i = 0; i < 100 && error.ok(); ++i) {
     auto piece = archive.Next();
@@ -196,7 +203,7 @@ TEST(CheckpointBucketTest, AnS3CheckpointComesBackWholeWithoutItsNeighboursOrEsc
   Streamed streamed = StreamAll(storage, open);
   ASSERT_TRUE(streamed.error.ok()) << streamed.error.ToString();
   ExpectSameFiles(ReadBack(streamed.tar_gz), SampleCheckpoint());
-  EXPECT_LE(streamed.largest_piece, 2 * CheckpointArchive::kReadPiece);
+  EXPECT_LE(streamed.largest_piece, 2 * kPieces.piece);
 }
 
 TEST(CheckpointBucketTest, AGcsCheckpointComesBackWhole) {

@@ -314,7 +314,8 @@ TEST_F(ExperimentServiceTest, ContinueTrainsTheFinishedTrialAgainUnderTheChanged
       << "its checkpoints stay where they are";
   EXPECT_EQ(Continue({id + 1}).status().code(), StatusCode::kNotFound);
 
-  auto continued = Continue({id, "description: longer", {"searcher.max_length.batches=300"}});
+  auto continued =
+      Continue({id, "description: longer\nname: longer-run", {"searcher.max_length.batches=300"}});
   ASSERT_TRUE(continued.ok()) << continued.status().ToString();
   EXPECT_EQ(continued->state, "ACTIVE");
   const bus::WorkloadStart& second = NthStart(1);
@@ -326,6 +327,8 @@ TEST_F(ExperimentServiceTest, ContinueTrainsTheFinishedTrialAgainUnderTheChanged
   EXPECT_NE(stored.experiments.at(id).config.find("300"), std::string::npos)
       << stored.experiments.at(id).config;
   EXPECT_NE(stored.experiments.at(id).config.find("longer"), std::string::npos);
+  EXPECT_EQ(stored.experiments.at(id).name, "longer-run")
+      << "a new name in the override is its name";
   EXPECT_EQ(StoredTrial(1).state, "ACTIVE");
   EXPECT_FALSE(StoredTrial(1).end_ns.has_value());
   EXPECT_EQ(Continue({id}).status().code(), StatusCode::kFailedPrecondition)

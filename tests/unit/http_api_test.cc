@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <atomic>
 #include <limits>
+#include <mutex>
 
 #include "master/front/actor_calls.h"
 #include "master/front/http/cluster_routes.h"
@@ -314,6 +316,18 @@ class TwoPieces : public BodySource {
   int sent_ = 0;
 };
 
+// `router` served on a free loopback port, and a client of it.
+struct Served {
+  explicit Served(Router& router) : server(router, {}) {
+    auto port = server.Bind("127.0.0.1", 0);
+    EXPECT_TRUE(port.ok());
+    server.Start();
+    http = std::make_unique<httplib::Client>("127.0.0.1", port.ok() ? *port : 0);
+  }
+  HttpServer server;
+  std::unique_ptr<httplib::Client> http;
+};
+
 TEST(HttpStreamTest, ABrokenPieceEndsTheConnectionWithoutTheBodysEnd) {
   Router router;
   for (const bool breaks : {false, true}) {
@@ -321,16 +335,63 @@ TEST(HttpStreamTest, ABrokenPieceEndsTheConnectionWithoutTheBodysEnd) {
       res.Stream("application/octet-stream", std::make_shared<TwoPieces>(breaks));
     });
   }
-  HttpServer server(router, {});
-  auto port = server.Bind("127.0.0.1", 0);
-  ASSERT_TRUE(port.ok());
-  server.Start();
-  httplib::Client http("127.0.0.1", *port);
-  auto whole = http.Get("/whole");
+  Served served(router);
+  auto whole = served.http->Get("/whole");
   ASSERT_TRUE(whole);
   EXPECT_EQ(whole->body, "first;second");
-  auto broken = http.Get("/broken");
+  auto broken = served.http->Get("/broken");
   EXPECT_FALSE(broken) << "a broken stream was taken as complete: " << broken->body;
+}
+
+// A streamed body of many pieces arrives whole and in order; Next() is never called while another
+// call is under way (the next piece is read while one is written), and each piece written is
+// given back to the source to be written into again.
+class CountedPieces : public BodySource {
+ public:
+  static constexpr int kPieces = 50;
+  Piece Next() override {
+    if (in_next_.exchange(true)) overlapped_ = true;
+    const int index = next_++;
+    Piece piece{"piece-" + std::to_string(index) + ";", index + 1 == kPieces};
+    in_next_ = false;
+    return piece;
+  }
+  void Recycle(std::string written) override {
+    std::lock_guard lock(mutex_);
+    recycled_ += written;
+  }
+  bool overlapped() const { return overlapped_; }
+  std::string recycled() {
+    std::lock_guard lock(mutex_);
+    return recycled_;
+  }
+
+ private:
+  std::atomic<bool> in_next_{false};
+  std::atomic<bool> overlapped_{false};
+  int next_ = 0;
+  std::mutex mutex_;
+  std::string recycled_;
+};
+
+TEST(HttpStreamTest, PiecesAreReadOneAtATimeWhileWrittenAndGivenBackOnceWritten) {
+  Router router;
+  auto source = std::make_shared<CountedPieces>();
+  router.Get("/pieces", [source](const Request&, Response& res) {
+    res.Stream("application/octet-stream", source);
+  });
+  Served served(router);
+  auto got = served.http->Get("/pieces");
+  ASSERT_TRUE(got);
+  std::string expected;
+  for (int i = 0; i < CountedPieces::kPieces; ++i) expected += "piece-" + std::to_string(i) + ";";
+  EXPECT_EQ(got->body, expected);
+  EXPECT_FALSE(source->overlapped()) << "Next() was called while another call was under way";
+  // Every piece but the last (after which the source is let go) came back once written.
+  EXPECT_EQ(
+      source->recycled(),
+      expected.substr(0, expected.size() -
+                             ("piece-" + std::to_string(CountedPieces::kPieces - 1) + ";").size()));
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <mutex>
+
 #include "bus/catalog/experiments.h"
 #include "master/experiments/checkpoint_archive.h"
 #include "master/front/http/core_routes.h"
@@ -26,6 +28,11 @@ class ArchiveBody : public BodySource {
       : archive_(std::move(archive)), uuid_(std::move(uuid)) {}
 
   Piece Next() override {
+    {
+      std::lock_guard lock(mutex_);
+      if (!spare_.empty()) archive_->Recycle(std::move(spare_));
+      spare_.clear();
+    }
     Result<CheckpointArchive::Piece> piece = archive_->Next();
     if (!piece.ok()) {
       spdlog::warn("download of checkpoint {} broken off: {}", uuid_, piece.status().message());
@@ -34,9 +41,16 @@ class ArchiveBody : public BodySource {
     return {std::move(piece->data), piece->done};
   }
 
+  void Recycle(std::string written) override {
+    std::lock_guard lock(mutex_);
+    spare_ = std::move(written);
+  }
+
  private:
   std::unique_ptr<CheckpointArchive> archive_;
   std::string uuid_;
+  std::mutex mutex_;   // Recycle (the connection's thread) against Next (a worker)
+  std::string spare_;  // a piece written, for the archive to write the next one into
 };
 
 }  // namespace
@@ -51,8 +65,11 @@ Result<std::shared_ptr<BodySource>> TrialRoutes::CheckpointDownload(const Reques
   if (!files.ok()) return files.status().WithContext("checkpoint " + uuid);
   spdlog::info("{} downloads checkpoint {} ({} files) from {}", user.username, uuid, files->size(),
                reader->Where());
+  // Each reading thread opens its own reader, as this one was opened.
+  auto open = [storage, uuid] { return OpenCheckpointFiles(storage, uuid); };
   return std::shared_ptr<BodySource>(std::make_shared<ArchiveBody>(
-      std::make_unique<CheckpointArchive>(std::move(reader), std::move(*files)), uuid));
+      std::make_unique<CheckpointArchive>(reader->Where(), std::move(open), std::move(*files)),
+      uuid));
 }
 
 Result<std::string> TrialRoutes::DownloadableConfig(const auth::Principal& user,

@@ -34,9 +34,11 @@ struct Request {
   const std::string& Match(size_t i) const;
 };
 
-// A response body sent piece by piece (NDJSON follow streams). The server calls Next() on a
-// worker thread when the previous piece has been written, and again after retry() when Next() had
-// nothing yet: no thread waits in between, however many streams are open. Next() may block
+// A response body sent piece by piece (NDJSON follow streams, checkpoint downloads). The server
+// calls Next() on a worker thread, one call at a time: again as soon as a piece comes back (it
+// is written meanwhile; a piece more waits while one is being written, so at most two are held),
+// and after retry() when Next() had nothing yet: no thread waits in between, however many streams
+// are open. Next() may block
 // briefly (a database read) but not wait for news.
 class BodySource {
  public:
@@ -49,6 +51,9 @@ class BodySource {
   virtual ~BodySource() = default;
   virtual Piece Next() = 0;
   virtual std::chrono::milliseconds retry() const { return std::chrono::milliseconds(200); }
+  // A piece's data once written, for Next() to write into again rather than into fresh memory.
+  // Called on the connection's thread, maybe while Next() runs on a worker.
+  virtual void Recycle(std::string written) {}
 };
 
 struct Response {

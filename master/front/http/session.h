@@ -295,9 +295,13 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     });
   }
 
+  // A piece read: written now, or kept until the one being written is out. The next one is read
+  // (on a worker) while this one is written, so a source that reads storage overlaps the socket;
+  // at most two pieces are held.
   void OnPiece(BodySource::Piece piece) {
+    if (!Lowest().socket().is_open()) return ReleaseSource();  // closed meanwhile: read no more
     if (piece.broken) {
-      source_.reset();
+      ReleaseSource();
       return Close();
     }
     if (piece.data.empty() && !piece.done) {
@@ -306,20 +310,44 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
         if (!ec) self->NextPiece();
       });
     }
+    if (writing_) {
+      ready_ = std::move(piece);
+      return;
+    }
+    WritePiece(std::move(piece));
+  }
+
+  void WritePiece(BodySource::Piece piece) {
     auto data = std::make_shared<std::string>(std::move(piece.data));
     const bool done = piece.done;
+    if (!done) NextPiece();
+    if (data->empty()) return EndStream();  // only the last piece may be empty
+    writing_ = true;
     Lowest().expires_after(state_.limits().write_timeout);
     auto after = [self = this->shared_from_this(), data, done](beast::error_code ec, size_t) {
+      self->writing_ = false;
       if (ec) return self->Failed(ec);
-      if (!done) return self->NextPiece();
-      self->EndStream();
+      if (!done && self->source_) self->source_->Recycle(std::move(*data));
+      if (done) return self->EndStream();
+      if (self->ready_) {
+        BodySource::Piece next = std::move(*self->ready_);
+        self->ready_.reset();
+        self->WritePiece(std::move(next));
+      }
     };
-    if (data->empty()) return after({}, 0);
     net::async_write(stream_, bhttp::make_chunk(net::buffer(*data)), std::move(after));
   }
 
-  void EndStream() {
+  // A stream's source is let go on a worker: its destructor may wait a moment (a checkpoint's
+  // reads under way), which the connection's thread must not. (One still held when the server
+  // shuts down goes with the session.)
+  void ReleaseSource() {
+    if (source_) state_.workers->Post([source = std::move(source_)] {});
     source_.reset();
+  }
+
+  void EndStream() {
+    ReleaseSource();
     Lowest().expires_after(state_.limits().write_timeout);
     net::async_write(stream_, bhttp::make_chunk_last(),
                      [self = this->shared_from_this()](beast::error_code ec, size_t) {
@@ -366,6 +394,7 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void Close() {
+    ReleaseSource();
     timer_.cancel();
     beast::error_code ignored;
     Lowest().socket().close(ignored);
@@ -392,6 +421,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   Router::Found found_;
   bool keep_alive_ = true;
   std::shared_ptr<BodySource> source_;
+  bool writing_ = false;                    // a piece of the stream is being written
+  std::optional<BodySource::Piece> ready_;  // the next one, read meanwhile
 };
 
 }  // namespace det::master::http
