@@ -1,6 +1,7 @@
 #include "master/experiments/checkpoint_read_ahead.h"
 
 #include <algorithm>
+#include <system_error>
 
 namespace det::master {
 
@@ -28,7 +29,12 @@ CheckpointReadAhead::~CheckpointReadAhead() {
 // One reading thread: claims the next range while it is within `parallel_` of what was handed out,
 // reads it, and keeps the bytes (or the error) for Next().
 void CheckpointReadAhead::ReadLoop() {
-  Result<std::unique_ptr<CheckpointFiles>> reader = open_();
+  Result<std::unique_ptr<CheckpointFiles>> reader = Unavailable("no reader");
+  try {
+    reader = open_();
+  } catch (const std::exception& e) {
+    reader = Internal(std::string("opening a reader of the checkpoint's files: ") + e.what());
+  }
   std::unique_lock lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] {
@@ -44,9 +50,14 @@ void CheckpointReadAhead::ReadLoop() {
       spare_.pop_back();
     }
     lock.unlock();
-    const Status read =
-        reader.ok() ? (*reader)->ReadInto(paths_[range.file], range.offset, range.length, buffer)
-                    : reader.status();
+    Status read = reader.status();
+    try {
+      if (reader.ok()) {
+        read = (*reader)->ReadInto(paths_[range.file], range.offset, range.length, buffer);
+      }
+    } catch (const std::exception& e) {  // out of memory, say: this piece fails, not the master
+      read = Internal("reading " + paths_[range.file] + ": " + e.what());
+    }
     lock.lock();
     read_.emplace(index, read.ok() ? Result<std::string>(std::move(buffer)) : read);
     changed_.notify_all();
@@ -61,7 +72,15 @@ Result<CheckpointReadAhead::Piece> CheckpointReadAhead::Next() {
   }
   if (readers_.empty()) {
     const size_t threads = std::min(static_cast<size_t>(parallel_), ranges_.size());
-    for (size_t i = 0; i < threads; ++i) readers_.emplace_back([this] { ReadLoop(); });
+    try {
+      for (size_t i = 0; i < threads; ++i) readers_.emplace_back([this] { ReadLoop(); });
+    } catch (const std::system_error& e) {  // no thread to be had: read with those there are
+      if (readers_.empty()) {
+        failed_ = true;
+        return Unavailable(std::string("cannot start a thread to read the checkpoint: ") +
+                           e.what());
+      }
+    }
   }
   const size_t index = handed_out_;
   changed_.wait(lock, [&] { return read_.count(index) > 0; });

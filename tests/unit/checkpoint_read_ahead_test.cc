@@ -6,9 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <map>
-#include <set>
-#include <thread>
+#include <mutex>
 
 namespace det {
 namespace {
@@ -26,8 +27,12 @@ struct Shelf {
   std::atomic<int> most_ahead{0};  // the most reads started beyond what was taken
   std::string failing_path;        // a read of it fails (Unavailable)
   uint64_t failing_offset = 0;
-  std::mutex thread_mutex;
-  std::set<std::thread::id> threads;  // those that read
+  // Set: the first read waits (up to 10 s) for a second one to start beside it.
+  bool first_read_waits_for_company = false;
+  std::mutex mutex;
+  std::condition_variable changed;
+  int reading = 0;       // reads under way
+  int most_at_once = 0;  // the most reads under way together
 };
 
 class ShelfFiles : public CheckpointFiles {
@@ -44,9 +49,20 @@ class ShelfFiles : public CheckpointFiles {
       if (shelf_.most_ahead.compare_exchange_weak(most, ahead)) break;
     }
     {
-      std::lock_guard lock(shelf_.thread_mutex);
-      shelf_.threads.insert(std::this_thread::get_id());
+      std::unique_lock lock(shelf_.mutex);
+      shelf_.most_at_once = std::max(shelf_.most_at_once, ++shelf_.reading);
+      shelf_.changed.notify_all();
+      if (shelf_.first_read_waits_for_company && path == "a.bin" && offset == 0) {
+        shelf_.changed.wait_for(lock, std::chrono::seconds(10), [&] { return shelf_.reading > 1; });
+      }
     }
+    struct Done {
+      Shelf& shelf;
+      ~Done() {
+        std::lock_guard lock(shelf.mutex);
+        --shelf.reading;
+      }
+    } done{shelf_};
     if (path == shelf_.failing_path && offset == shelf_.failing_offset) {
       return Unavailable("the bucket answered 503 for " + path);
     }
@@ -104,6 +120,7 @@ TEST(CheckpointReadAheadTest, PiecesComeInFileOrderFromSeveralReadersNeverFarAhe
                  {"b/empty", ""},
                  {"c.txt", Text(999, 'c')},
                  {"d.bin", Text(4 * 1000, 'd')}};
+  shelf.first_read_waits_for_company = true;
   const auto files = Listed(shelf);
   auto ahead = std::make_unique<CheckpointReadAhead>(OpenOn(shelf), files,
                                                      CheckpointReadAhead::Options{1000, 3});
@@ -119,7 +136,7 @@ TEST(CheckpointReadAheadTest, PiecesComeInFileOrderFromSeveralReadersNeverFarAhe
   EXPECT_EQ(shelf.opened, 3) << "a reader per reading thread";
   // (+1: the piece being handed over, which the test counts once Next() returned)
   EXPECT_LE(shelf.most_ahead, 3 + 1) << "never more than `parallel` pieces ahead of the consumer";
-  EXPECT_GE(shelf.threads.size(), 1u);
+  EXPECT_GE(shelf.most_at_once, 2) << "the readers read side by side";
 }
 
 TEST(CheckpointReadAheadTest, AFailedReadComesOutWhereItHappenedAndNothingAfterIt) {

@@ -1,9 +1,14 @@
 // The master's REST plumbing: base64 model definitions, bearer tokens, and the decoders of request
-// bodies (which tests/fuzz/rest_json_fuzzer.cc fuzzes).
+// bodies (which tests/fuzz/rest_json_fuzzer.cc fuzzes), and the server's streamed bodies.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <limits>
 #include <mutex>
 
@@ -15,6 +20,7 @@
 #include "master/front/http/server.h"
 #include "master/front/http/token_routes.h"
 #include "master/front/http/user_routes.h"
+#include "tests/testing/test_util.h"
 
 namespace det::master::http {
 namespace {
@@ -319,12 +325,14 @@ class TwoPieces : public BodySource {
 // `router` served on a free loopback port, and a client of it.
 struct Served {
   explicit Served(Router& router) : server(router, {}) {
-    auto port = server.Bind("127.0.0.1", 0);
-    EXPECT_TRUE(port.ok());
+    auto bound = server.Bind("127.0.0.1", 0);
+    EXPECT_TRUE(bound.ok());
+    port = bound.ok() ? *bound : 0;
     server.Start();
-    http = std::make_unique<httplib::Client>("127.0.0.1", port.ok() ? *port : 0);
+    http = std::make_unique<httplib::Client>("127.0.0.1", port);
   }
   HttpServer server;
+  int port = 0;
   std::unique_ptr<httplib::Client> http;
 };
 
@@ -392,6 +400,81 @@ TEST(HttpStreamTest, PiecesAreReadOneAtATimeWhileWrittenAndGivenBackOnceWritten)
       source->recycled(),
       expected.substr(0, expected.size() -
                              ("piece-" + std::to_string(CountedPieces::kPieces - 1) + ";").size()));
+}
+
+using namespace std::chrono_literals;
+
+// A source whose first piece is larger than the sockets' buffers and whose second Next() waits
+// until the test releases it; what it saw is kept in SlowState, which outlives it.
+struct SlowState {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool release = false;
+  bool in_next = false;
+  bool destroyed = false;
+  bool destroyed_in_next = false;  // a use after free, had the source's memory been reused
+  int calls = 0;
+  bool Is(const bool& flag) {
+    std::lock_guard lock(mutex);
+    return flag;
+  }
+};
+
+class SlowSecondPiece : public BodySource {
+ public:
+  explicit SlowSecondPiece(std::shared_ptr<SlowState> state) : state_(std::move(state)) {}
+  ~SlowSecondPiece() override {
+    std::lock_guard lock(state_->mutex);
+    state_->destroyed = true;
+    state_->destroyed_in_next = state_->in_next;
+  }
+  Piece Next() override {
+    std::shared_ptr<SlowState> state = state_;  // kept on this stack, whatever happens to *this
+    std::unique_lock lock(state->mutex);
+    if (++state->calls == 1) return {std::string(32 << 20, 'x'), false};
+    state->in_next = true;
+    state->changed.wait(lock, [&] { return state->release; });
+    state->in_next = false;
+    return {"more", false};
+  }
+
+ private:
+  std::shared_ptr<SlowState> state_;
+};
+
+TEST(HttpStreamTest, AClientGoneWhileAPieceIsReadLeavesTheSourceUntilTheReadEnds) {
+  auto state = std::make_shared<SlowState>();
+  Router router;
+  router.Get("/slow", [state](const Request&, Response& res) {
+    res.Stream("application/octet-stream", std::make_shared<SlowSecondPiece>(state));
+  });
+  Served served(router);
+  // A client that asks, reads a little, and goes with bytes unread (the connection is reset).
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(served.port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const std::string ask = "GET /slow HTTP/1.1\r\nHost: test\r\n\r\n";
+  ASSERT_EQ(::send(fd, ask.data(), ask.size(), 0), static_cast<ssize_t>(ask.size()));
+  char some[4096];
+  ASSERT_GT(::recv(fd, some, sizeof(some), 0), 0);
+  // The second piece is asked for while the first is written.
+  ASSERT_TRUE(testing::Eventually([&] { return state->Is(state->in_next); }, 10s));
+  ::close(fd);
+  // The server's write fails and it closes the connection; the source stays while Next() runs.
+  EXPECT_FALSE(testing::Eventually([&] { return state->Is(state->destroyed); }, 1s))
+      << "the source went while its Next() was under way";
+  {
+    std::lock_guard lock(state->mutex);
+    state->release = true;
+  }
+  state->changed.notify_all();
+  EXPECT_TRUE(testing::Eventually([&] { return state->Is(state->destroyed); }, 10s));
+  EXPECT_FALSE(state->Is(state->destroyed_in_next));
+  std::lock_guard lock(state->mutex);
+  EXPECT_EQ(state->calls, 2) << "no piece is read for a connection that is gone";
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <mutex>
 
 #include "bus/catalog/experiments.h"
@@ -22,10 +23,21 @@
 namespace det::master::http {
 namespace {
 
+// At most this many downloads at once: each holds a read-ahead's four threads and about 20 MiB of
+// pieces, so the master's memory stays bounded whatever the number of clients; one more is told to
+// try again (503).
+constexpr int kMaxDownloads = 16;
+
 class ArchiveBody : public BodySource {
  public:
-  ArchiveBody(std::unique_ptr<CheckpointArchive> archive, std::string uuid)
-      : archive_(std::move(archive)), uuid_(std::move(uuid)) {}
+  // `downloads`: counted up by the caller; counted down when the body goes.
+  ArchiveBody(std::unique_ptr<CheckpointArchive> archive, std::string uuid,
+              std::shared_ptr<std::atomic<int>> downloads)
+      : archive_(std::move(archive)), uuid_(std::move(uuid)), downloads_(std::move(downloads)) {}
+  ~ArchiveBody() override {
+    archive_.reset();  // its readers stopped first
+    --*downloads_;
+  }
 
   Piece Next() override {
     {
@@ -33,7 +45,12 @@ class ArchiveBody : public BodySource {
       if (!spare_.empty()) archive_->Recycle(std::move(spare_));
       spare_.clear();
     }
-    Result<CheckpointArchive::Piece> piece = archive_->Next();
+    Result<CheckpointArchive::Piece> piece = Internal("no piece");
+    try {
+      piece = archive_->Next();
+    } catch (const std::exception& e) {  // never the session's error line: that would end the body
+      piece = Internal(e.what());
+    }
     if (!piece.ok()) {
       spdlog::warn("download of checkpoint {} broken off: {}", uuid_, piece.status().message());
       return {"", false, true};
@@ -49,6 +66,7 @@ class ArchiveBody : public BodySource {
  private:
   std::unique_ptr<CheckpointArchive> archive_;
   std::string uuid_;
+  std::shared_ptr<std::atomic<int>> downloads_;
   std::mutex mutex_;   // Recycle (the connection's thread) against Next (a worker)
   std::string spare_;  // a piece written, for the archive to write the next one into
 };
@@ -65,11 +83,17 @@ Result<std::shared_ptr<BodySource>> TrialRoutes::CheckpointDownload(const Reques
   if (!files.ok()) return files.status().WithContext("checkpoint " + uuid);
   spdlog::info("{} downloads checkpoint {} ({} files) from {}", user.username, uuid, files->size(),
                reader->Where());
+  if (++*downloads_ > kMaxDownloads) {
+    --*downloads_;
+    return Unavailable(std::to_string(kMaxDownloads) +
+                       " checkpoint downloads are under way, the most the master serves at once: "
+                       "try again when one has ended");
+  }
   // Each reading thread opens its own reader, as this one was opened.
   auto open = [storage, uuid] { return OpenCheckpointFiles(storage, uuid); };
   return std::shared_ptr<BodySource>(std::make_shared<ArchiveBody>(
       std::make_unique<CheckpointArchive>(reader->Where(), std::move(open), std::move(*files)),
-      uuid));
+      uuid, downloads_));
 }
 
 Result<std::string> TrialRoutes::DownloadableConfig(const auth::Principal& user,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -158,6 +159,9 @@ class TrialRoutes {
   DistributedTrainingConfig distributed_;
   Rendezvous rendezvous_;
   PreemptionBoard board_;
+  // Checkpoint downloads under way (each holds its read-ahead's threads and pieces, about 20 MiB);
+  // shared with the streams, which may outlive a call.
+  std::shared_ptr<std::atomic<int>> downloads_ = std::make_shared<std::atomic<int>>(0);
 };
 
 }  // namespace det::master::http

@@ -278,11 +278,14 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
         });
   }
 
+  // Asks a worker for the next piece. The worker holds the source itself: the connection may close
+  // (and let go of it) while Next() runs, and the source must outlive that call.
   void NextPiece() {
-    state_.workers->Post([self = this->shared_from_this()] {
+    if (!source_ || !Lowest().socket().is_open()) return ReleaseSource();
+    state_.workers->Post([self = this->shared_from_this(), source = source_] {
       BodySource::Piece piece;
       try {
-        piece = self->source_->Next();
+        piece = source->Next();
       } catch (const std::exception& e) {
         piece = {
             nlohmann::json{{"error", {{"grpcCode", 13}, {"httpCode", 500}, {"message", e.what()}}}}
