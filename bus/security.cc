@@ -122,6 +122,10 @@ void SecurityConfig::Read(ConfigReader& reader) {
   reader.Read("key_file", &key_file);
   reader.Read("server_public_key_file", &server_public_key_file);
   reader.Read("allowed_clients_file", &allowed_clients_file);
+  reader.Read("cli_keys", &cli_keys);
+  if (cli_keys != "any" && cli_keys != "allow_list") {
+    reader.Fail("cli_keys", "expected any or allow_list, got \"" + cli_keys + "\"");
+  }
 }
 
 Result<SocketSecurity> ResolveServerSecurity(const SecurityConfig& config) {
@@ -143,6 +147,7 @@ Result<SocketSecurity> ResolveServerSecurity(const SecurityConfig& config) {
         "public keys of the agents and tools allowed to connect");
   }
   DET_ASSIGN_OR_RETURN(security.allowed_clients, ReadAllowList(config.allowed_clients_file));
+  if (config.cli_keys == "any") security.open_roles.insert(kRoleCli);
   security.mode = SocketSecurity::Mode::kCurveServer;
   return security;
 }

@@ -61,6 +61,10 @@ struct SecurityConfig {
   std::string key_file;                // this component's key pair (`det keygen` writes one)
   std::string server_public_key_file;  // clients: the master's `.pub` file
   std::string allowed_clients_file;    // master: client public keys admitted (one per line)
+  // master: which keys the CLI gateway admits. "any" (default): every CURVE key (det makes its
+  // own; who calls is the login's session token, which every method but login and the master's
+  // info needs); "allow_list": only keys the allow-list gives the role cli.
+  std::string cli_keys = "any";
 
   // Reads the fields under `bus.security`.
   void Read(ConfigReader& reader);
@@ -72,6 +76,7 @@ struct SocketSecurity {
   CurveKeyPair own;
   std::string server_public_key;               // clients only
   std::vector<AllowedClient> allowed_clients;  // servers only
+  std::set<std::string> open_roles;  // servers: roles any CURVE key may take (cli_keys: any)
   // Servers: the role this socket admits (its ZAP domain); "": any allowed key.
   std::string role;
 

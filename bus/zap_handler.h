@@ -19,7 +19,9 @@ namespace det::bus {
 // destruction. Must be constructed before any CURVE server socket of that context binds.
 class ZapHandler {
  public:
-  ZapHandler(zmq::context_t& context, std::vector<AllowedClient> allowed);
+  // `open_roles`: the ports (roles) any CURVE key may use, allow-listed or not.
+  ZapHandler(zmq::context_t& context, std::vector<AllowedClient> allowed,
+             std::set<std::string> open_roles = {});
   // Every key may take every role (tests and benchmarks).
   ZapHandler(zmq::context_t& context, const std::vector<std::string>& allowed_public_keys);
   ~ZapHandler();
@@ -39,6 +41,7 @@ class ZapHandler {
   zmq::socket_t socket_;
   mutable std::mutex mu_;
   std::map<std::string, std::set<std::string>> allowed_;  // key → roles (none: all)
+  const std::set<std::string> open_roles_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> denied_{0};
   std::atomic<uint64_t> admitted_{0};

@@ -7,6 +7,7 @@
 
 #include "bus/catalog/cluster_json.h"
 #include "bus/catalog/master.h"
+#include "cli/master_trust.h"
 #include "cli/master_url.h"
 #include "cli/output.h"
 #include "cli/rpc_call.h"
@@ -21,9 +22,8 @@ std::string GatewayEndpoint(const std::string& master) {
   return "tcp://" + address;
 }
 
-Result<std::string> GatewayEndpoint(const CliOptions& options) {
-  if (!IsMasterUrl(options.master)) return GatewayEndpoint(options.master);
-  static std::map<std::string, Result<std::string>> resolved;  // det is one thread
+Result<MasterGateway> GatewayOfUrl(const CliOptions& options) {
+  static std::map<std::string, Result<MasterGateway>> resolved;  // det is one thread
   auto known = resolved.find(options.master);
   if (known == resolved.end()) {
     const Environment env = Environment::Process();
@@ -31,6 +31,12 @@ Result<std::string> GatewayEndpoint(const CliOptions& options) {
     known = resolved.emplace(options.master, GatewayOfMasterUrl(options.master, tls)).first;
   }
   return known->second;
+}
+
+Result<std::string> GatewayEndpoint(const CliOptions& options) {
+  if (!IsMasterUrl(options.master)) return GatewayEndpoint(options.master);
+  DET_ASSIGN_OR_RETURN(MasterGateway gateway, GatewayOfUrl(options));
+  return gateway.endpoint;
 }
 
 zmq::context_t& ClientContext() {
@@ -59,7 +65,8 @@ Status WithKeyAdvice(Status status, const bus::RpcClient& client, const CliOptio
       return PermissionDenied(
           master + " does not know this client key" +
           (key_file.empty() ? std::string() : " (" + key_file + ")") +
-          ": add its public key with the role cli to the master's allowed_clients_file");
+          ": add its public key with the role cli to the master's allowed_clients_file, or let "
+          "the gateway admit any key (bus.security.cli_keys: any; logins still say who calls)");
     case bus::HandshakeFailure::kServerIsPlaintext:
       return PermissionDenied(master +
                               " runs in plaintext and det used CURVE keys: add --plaintext (or "
@@ -99,6 +106,19 @@ int MasterLogs(const CliOptions& options, bool follow) {
     if (!follow) return 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
+}
+
+int MasterForgetKey(const CliOptions& options) {
+  if (!IsMasterUrl(options.master)) {
+    return Fail(
+        InvalidArgument("det keeps gateway keys per master URL; give the master as "
+                        "http://host:port (-m or DET_MASTER), not " +
+                        options.master));
+  }
+  KnownMasters known;
+  if (Status forgotten = known.Forget(options.master); !forgotten.ok()) return Fail(forgotten);
+  std::cout << "forgot the gateway key of " << options.master << " (in " << known.path() << ")\n";
+  return 0;
 }
 
 int KeyGen(const std::string& base) {

@@ -5,6 +5,7 @@
 
 #include "bus/rpc_client.h"
 #include "bus/security.h"
+#include "cli/master_url.h"
 
 namespace det::cli {
 
@@ -33,6 +34,8 @@ std::string GatewayEndpoint(const std::string& master);
 // (master_url.h: asked once per det process, with DET_MASTER_CERT_FILE or DET_MASTER_CERT for an
 // https one).
 Result<std::string> GatewayEndpoint(const CliOptions& options);
+// The gateway behind options.master, a REST URL, and its key (asked once per det process).
+Result<MasterGateway> GatewayOfUrl(const CliOptions& options);
 
 // When `client`'s last call failed its security handshake, `status` with what to do about it in
 // det's terms (the variables and files to set); else `status` unchanged.
@@ -42,6 +45,8 @@ Status WithKeyAdvice(Status status, const bus::RpcClient& client, const CliOptio
 int MasterInfo(const CliOptions& options);
 // `det master logs [-f]`: the master's recent log lines (admins); -f keeps following.
 int MasterLogs(const CliOptions& options, bool follow);
+// `det master forget-key`: the key kept for options.master (a URL) is forgotten.
+int MasterForgetKey(const CliOptions& options);
 int KeyGen(const std::string& base);
 
 }  // namespace det::cli

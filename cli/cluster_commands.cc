@@ -42,6 +42,11 @@ void AddMasterCommands(CLI::App& app, const CliOptions& options, int& rc) {
   auto* logs = master->add_subcommand("logs", "the master's recent log lines (admins)");
   logs->add_flag("-f,--follow", *follow, "keep printing new lines");
   logs->callback([&options, &rc, follow] { rc = MasterLogs(options, *follow); });
+  master
+      ->add_subcommand("forget-key",
+                       "forget the gateway key first seen at this master's URL (after the master "
+                       "was redeployed with new keys): the next call trusts the one it presents")
+      ->callback([&] { rc = MasterForgetKey(options); });
 
   auto base = std::make_shared<std::string>();
   auto* keygen = app.add_subcommand("keygen", "create a CURVE key pair: NAME.key and NAME.pub");

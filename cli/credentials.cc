@@ -1,67 +1,19 @@
 #include "cli/credentials.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "bus/catalog/users.h"
 #include "bus/rpc_client.h"
+#include "cli/config_files.h"
+#include "cli/master_trust.h"
 
 namespace det::cli {
-namespace {
 
-namespace fs = std::filesystem;
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
-// The whole cache; an unreadable or malformed file reads as empty (it is only a cache).
-nlohmann::json Load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return nlohmann::json::object();
-  std::stringstream text;
-  text << in.rdbuf();
-  auto doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  return doc.is_object() ? doc : nlohmann::json::object();
-}
-
-// Replaces the file at once (write, then rename), readable by its owner only.
-Status Save(const std::string& path, const nlohmann::json& doc) {
-  std::error_code error;
-  fs::create_directories(fs::path(path).parent_path(), error);
-  const std::string tmp = path + ".tmp" + std::to_string(getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) return InvalidArgument("cannot write the token cache " + tmp);
-  const std::string text = doc.dump(2) + "\n";
-  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  if (!written || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return InvalidArgument("cannot write the token cache " + path);
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
-std::string TokenCache::DefaultPath() {
-  if (std::string file = Env("DET_AUTH_FILE"); !file.empty()) return file;
-  if (std::string config = Env("XDG_CONFIG_HOME"); !config.empty()) {
-    return config + "/det/auth.json";
-  }
-  return Env("HOME") + "/.config/det/auth.json";
-}
+std::string TokenCache::DefaultPath() { return ConfigFile("auth.json", "DET_AUTH_FILE"); }
 
 std::optional<std::string> TokenCache::Token(const std::string& master,
                                              const std::string& user) const {
-  const nlohmann::json doc = Load(path_);
+  const nlohmann::json doc = LoadJsonFile(path_);
   if (!doc.contains(master) || !doc[master].is_object()) return std::nullopt;
   const nlohmann::json& entry = doc[master];
   const std::string who = user.empty() ? entry.value("user", "") : user;
@@ -73,31 +25,31 @@ std::optional<std::string> TokenCache::Token(const std::string& master,
 }
 
 std::string TokenCache::CurrentUser(const std::string& master) const {
-  const nlohmann::json doc = Load(path_);
+  const nlohmann::json doc = LoadJsonFile(path_);
   return doc.contains(master) && doc[master].is_object() ? doc[master].value("user", "") : "";
 }
 
 Status TokenCache::Store(const std::string& master, const std::string& user,
                          const std::string& token) {
-  nlohmann::json doc = Load(path_);
+  nlohmann::json doc = LoadJsonFile(path_);
   if (!doc[master].is_object()) doc[master] = nlohmann::json::object();
   doc[master]["user"] = user;
   if (!doc[master]["tokens"].is_object()) doc[master]["tokens"] = nlohmann::json::object();
   doc[master]["tokens"][user] = token;
-  return Save(path_, doc);
+  return SaveJsonFile(path_, doc, "the token cache");
 }
 
 Status TokenCache::Forget(const std::string& master, const std::string& user) {
-  nlohmann::json doc = Load(path_);
+  nlohmann::json doc = LoadJsonFile(path_);
   if (!doc.contains(master) || !doc[master].is_object()) return Status::Ok();
   if (doc[master]["tokens"].is_object()) doc[master]["tokens"].erase(user);
   if (doc[master].value("user", "") == user) doc[master].erase("user");
-  return Save(path_, doc);
+  return SaveJsonFile(path_, doc, "the token cache");
 }
 
 Result<std::string> LoginAndCache(const CliOptions& options, const std::string& user,
                                   const std::string& password) {
-  auto security = bus::ResolveClientSecurity(options.security);
+  auto security = ResolveCliSecurity(options);
   if (!security.ok()) return security.status();
   DET_ASSIGN_OR_RETURN(const std::string master, GatewayEndpoint(options));
   zmq::context_t& context = ClientContext();

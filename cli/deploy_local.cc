@@ -19,6 +19,7 @@
 #include "bus/security.h"
 #include "cli/agent_commands.h"
 #include "cli/credentials.h"
+#include "cli/master_trust.h"
 #include "cli/rpc_call.h"
 #include "common/process.h"
 
@@ -250,13 +251,21 @@ int Up(const CliOptions& base, DeployOptions deploy) {
                             std::to_string(deploy.agents) + " agents joined; see " +
                             (dir / "logs").string()));
   }
+  // This det made the master's keys: whoever uses det here trusts them from the start (a
+  // cluster deployed again with new keys replaces the old one's).
+  const std::string url = "http://127.0.0.1:" + std::to_string(kRestPort);
+  auto master_key = bus::ReadKeyFile((dir / "keys" / "master.pub").string());
+  if (Status trusted =
+          master_key.ok() ? KnownMasters().Trust(url, master_key->public_key) : master_key.status();
+      !trusted.ok()) {
+    std::cerr << "warning: det will ask to trust the master's key at first use: "
+              << trusted.message() << "\n";
+  }
   std::cout << "local cluster up in " << dir.string() << " (" << deploy.agents << " agent"
             << (deploy.agents == 1 ? "" : "s") << ")\n"
-            << "  REST API and WebUI: http://127.0.0.1:" << kRestPort << "\n"
+            << "  REST API and WebUI: " << url << "\n"
             << "  admin user:         admin / " << password << "\n"
-            << "  det needs:          export DET_MASTER=" << options.master
-            << " DET_KEY_FILE=" << options.security.key_file
-            << " DET_MASTER_KEY_FILE=" << options.security.server_public_key_file << "\n"
+            << "  det needs:          export DET_MASTER=" << url << "\n"
             << "                      det user login admin\n"
             << "  stop it:            det deploy local down\n";
   if (deploy.max_agents > 0) {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bus/security.h"
 #include "cli/shared_library.h"
 #include "common/url.h"
 
@@ -101,7 +102,18 @@ Result<int> GatewayPortOfMasterInfo(const std::string& body) {
   return static_cast<int>(port->get<int64_t>());
 }
 
-Result<std::string> GatewayOfMasterUrl(const std::string& url, const MasterTls& tls) {
+Result<std::string> GatewayKeyOfMasterInfo(const std::string& body) {
+  const nlohmann::json info = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  const auto key = info.is_object() ? info.find("gateway_public_key") : info.end();
+  if (key == info.end() || (key->is_string() && key->get<std::string>().empty()))
+    return std::string();
+  if (!key->is_string() || !bus::IsZ85Key(key->get<std::string>())) {
+    return FailedPrecondition("its /info names a gateway_public_key that is not a CURVE key");
+  }
+  return key->get<std::string>();
+}
+
+Result<MasterGateway> GatewayOfMasterUrl(const std::string& url, const MasterTls& tls) {
   DET_ASSIGN_OR_RETURN(UrlParts parts, ParseUrl(url));
   DET_ASSIGN_OR_RETURN(auto answer, GetMasterInfo(url, tls));
   const auto& [status, body] = answer;
@@ -112,9 +124,11 @@ Result<std::string> GatewayOfMasterUrl(const std::string& url, const MasterTls& 
   auto port = GatewayPortOfMasterInfo(body);
   if (!port.ok())
     return FailedPrecondition("the master at " + url + ": " + port.status().message());
+  auto key = GatewayKeyOfMasterInfo(body);
+  if (!key.ok()) return FailedPrecondition("the master at " + url + ": " + key.status().message());
   const std::string host =
       parts.host.find(':') != std::string::npos ? "[" + parts.host + "]" : parts.host;
-  return "tcp://" + host + ":" + std::to_string(*port);
+  return MasterGateway{"tcp://" + host + ":" + std::to_string(*port), *key};
 }
 
 }  // namespace det::cli

@@ -20,12 +20,21 @@ struct MasterTls {
 
 bool IsMasterUrl(const std::string& master);
 
-// "tcp://host:port" of the gateway behind the master at `url`; Unavailable naming the URL when the
-// master does not answer, InvalidArgument for a URL that is not one, FailedPrecondition when the
-// answer has no gateway (not a det master) or libcurl cannot be opened.
-Result<std::string> GatewayOfMasterUrl(const std::string& url, const MasterTls& tls);
+// The gateway behind a master's URL, as its /info says.
+struct MasterGateway {
+  std::string endpoint;    // "tcp://host:port"
+  std::string public_key;  // its CURVE public key (Z85); "" when the master runs in plaintext
+};
+
+// The gateway behind the master at `url`; Unavailable naming the URL when the master does not
+// answer, InvalidArgument for a URL that is not one, FailedPrecondition when the answer has no
+// gateway (not a det master) or libcurl cannot be opened.
+Result<MasterGateway> GatewayOfMasterUrl(const std::string& url, const MasterTls& tls);
 
 // The gateway port in GET /info's JSON body (exposed for tests).
 Result<int> GatewayPortOfMasterInfo(const std::string& body);
+// The gateway's public key in GET /info's JSON body: "" when it names none (plaintext), an error
+// when it is not a key.
+Result<std::string> GatewayKeyOfMasterInfo(const std::string& body);
 
 }  // namespace det::cli

@@ -10,6 +10,7 @@
 #include "bus/rpc_client.h"
 #include "cli/cli_client.h"
 #include "cli/credentials.h"
+#include "cli/master_trust.h"
 #include "cli/relay.h"
 
 namespace det::cli {
@@ -37,7 +38,7 @@ inline std::string UtcTime(int64_t unix_ns) {
 // `config`: how long to wait and how often to try (a call that is not idempotent tries once).
 template <class Req, class Rep>
 Result<Rep> Call(const CliOptions& options, const Req& request, bus::RpcClientConfig config = {}) {
-  auto security = bus::ResolveClientSecurity(options.security);
+  auto security = ResolveCliSecurity(options);
   if (!security.ok()) return security.status();
   DET_ASSIGN_OR_RETURN(std::string token, ResolveToken(options));
   DET_ASSIGN_OR_RETURN(std::string gateway, GatewayEndpoint(options));

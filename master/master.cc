@@ -63,7 +63,8 @@ Result<MasterEndpoints> Master::Start() {
   DET_ASSIGN_OR_RETURN(bus::SocketSecurity security,
                        bus::ResolveServerSecurity(bus_config.security));
   if (security.mode == bus::SocketSecurity::Mode::kCurveServer) {
-    zap_ = std::make_unique<bus::ZapHandler>(context_, security.allowed_clients);
+    zap_ =
+        std::make_unique<bus::ZapHandler>(context_, security.allowed_clients, security.open_roles);
   } else {
     spdlog::warn(
         "bus: plaintext TCP (bus.security.plaintext: true); anyone who can reach the "
@@ -100,6 +101,9 @@ Result<MasterEndpoints> Master::Start() {
                                                          security.WithRole(bus::kRoleCli)));
   front_->calls.SetGatewayPort(
       std::stoi(endpoints.gateway.substr(endpoints.gateway.rfind(':') + 1)));
+  if (security.mode == bus::SocketSecurity::Mode::kCurveServer) {
+    front_->calls.SetGatewayPublicKey(security.own.public_key);
+  }
   gateway_->Start();
 
   // The REST port before the registry: its URL is DET_MASTER for workloads (the Core API's base;

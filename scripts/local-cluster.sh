@@ -40,9 +40,9 @@ cleanup() {
 trap cleanup EXIT
 
 deploy up --agents 0 --max-agents 2 --artificial-slots 2
-export DET_MASTER=127.0.0.1:8090 DET_KEY_FILE="$CLUSTER/keys/cli.key" \
-  DET_MASTER_KEY_FILE="$CLUSTER/keys/master.pub" DET_USER=admin \
-  DET_PASS="$(cat "$CLUSTER/admin-password")"
+# The master's URL and a login are all det needs (it finds the gateway and its key from the URL).
+DET_PASS="$(cat "$CLUSTER/admin-password")"
+export DET_MASTER=http://127.0.0.1:8080 DET_USER=admin DET_PASS
 echo "== det master info"; "$DET" master info
 echo "== det agent list (none yet: the autoscaler starts one when work waits)"; "$DET" agent list
 
@@ -103,7 +103,7 @@ fi
 echo
 echo "cluster running from $CLUSTER (logs in logs/)"
 echo "WebUI: http://127.0.0.1:8080/ (user admin, password $DET_PASS); use det with:"
-echo "  export DET_MASTER=$DET_MASTER DET_KEY_FILE=$DET_KEY_FILE DET_MASTER_KEY_FILE=$DET_MASTER_KEY_FILE"
+echo "  export DET_MASTER=$DET_MASTER"
 echo "  det user login admin      # password: $DET_PASS"
 echo "Ctrl-C stops it."
 trap 'exit 0' INT TERM

@@ -68,6 +68,9 @@ struct MasterInfo {
   // The gateway's TCP port: how `det -m http(s)://host:port` (DET_MASTER inside a task) finds the
   // gateway from the REST URL (GET /api/v1/master).
   int32_t gateway_port = 0;
+  // The gateway's CURVE public key ("" in plaintext): with the port, all a client needs to reach
+  // it encrypted from the master's URL alone (its own key pair it makes itself).
+  std::string gateway_public_key;
   bool operator==(const MasterInfo&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
@@ -77,6 +80,7 @@ struct MasterInfo {
     v("started_at", s.started_at);
     v("cluster_name", s.cluster_name);
     v("gateway_port", s.gateway_port);
+    v("gateway_public_key", s.gateway_public_key);
   }
 };
 

@@ -76,6 +76,7 @@ class ActorCalls {
   const bus::MasterInfo& info() const { return info_; }
   // Once the gateway is bound, before any server starts (info() is read without a lock).
   void SetGatewayPort(int port) { info_.gateway_port = port; }
+  void SetGatewayPublicKey(std::string key) { info_.gateway_public_key = std::move(key); }
   // security.default_task: whom the commands of users not linked to an account run as (unset:
   // as the agent). Before any server starts.
   void SetDefaultTask(std::optional<bus::AgentUserGroup> account) {

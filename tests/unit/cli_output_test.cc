@@ -4,7 +4,9 @@
 
 #include <filesystem>
 
+#include "bus/rpc_client.h"
 #include "cli/completion.h"
+#include "cli/master_trust.h"
 #include "cli/master_url.h"
 #include "cli/output.h"
 #include "cli/relay_frames.h"
@@ -57,6 +59,62 @@ TEST(MasterUrlTest, TheGatewayPortComesFromTheMastersInfo) {
     ASSERT_FALSE(port.ok()) << body;
     EXPECT_NE(port.status().message().find("no gateway port"), std::string::npos);
   }
+}
+
+// ... and its CURVE key: "" from a plaintext master, refused when it is not a key.
+TEST(MasterUrlTest, TheGatewayKeyComesFromTheMastersInfo) {
+  const std::string key = bus::GenerateCurveKeyPair()->public_key;
+  EXPECT_EQ(GatewayKeyOfMasterInfo(nlohmann::json{{"gateway_public_key", key}}.dump()).value_or(""),
+            key);
+  EXPECT_EQ(GatewayKeyOfMasterInfo(R"({"gateway_port": 8090})").value_or("x"), "");
+  EXPECT_EQ(GatewayKeyOfMasterInfo(R"({"gateway_public_key": ""})").value_or("x"), "");
+  for (const char* body : {R"({"gateway_public_key": "short"})", R"({"gateway_public_key": 5})"}) {
+    EXPECT_FALSE(GatewayKeyOfMasterInfo(body).ok()) << body;
+  }
+}
+
+// Over http, the first key a master's URL presents is kept; another one later is refused, naming
+// both, until forgotten.
+TEST(KnownMastersTest, TheFirstKeyIsKeptAndAnotherIsRefusedUntilForgotten) {
+  const auto dir = std::filesystem::temp_directory_path() / ("det-known-" + bus::RandomId());
+  KnownMasters known((dir / "known_masters.json").string());
+  const std::string first = bus::GenerateCurveKeyPair()->public_key;
+  const std::string other = bus::GenerateCurveKeyPair()->public_key;
+  bool first_use = false;
+  ASSERT_TRUE(known.Check("http://m:8080", first, &first_use).ok());
+  EXPECT_TRUE(first_use);
+  ASSERT_TRUE(known.Check("http://m:8080", first, &first_use).ok());
+  EXPECT_FALSE(first_use);
+  ASSERT_TRUE(known.Check("http://n:8080", other, &first_use).ok()) << "each master its own";
+  const Status changed = known.Check("http://m:8080", other, &first_use);
+  EXPECT_EQ(changed.code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(changed.message().find(first), std::string::npos) << changed.message();
+  EXPECT_NE(changed.message().find(other), std::string::npos);
+  EXPECT_NE(changed.message().find("det master forget-key"), std::string::npos);
+  struct stat st {};
+  ASSERT_EQ(::stat((dir / "known_masters.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_TRUE(known.Forget("http://m:8080").ok());
+  ASSERT_TRUE(known.Check("http://m:8080", other, &first_use).ok());
+  EXPECT_TRUE(first_use);
+  std::filesystem::remove_all(dir);
+}
+
+// det's own key pair is made once, private, and the same at every later start.
+TEST(KnownMastersTest, DetsOwnKeyIsMadeOnceAndKeptPrivate) {
+  const auto dir = std::filesystem::temp_directory_path() / ("det-own-" + bus::RandomId());
+  ::setenv("DET_CLIENT_KEY_FILE", (dir / "client.key").c_str(), 1);
+  auto made = OwnClientKey("");
+  auto again = OwnClientKey("");
+  ::unsetenv("DET_CLIENT_KEY_FILE");
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(made->public_key, again->public_key);
+  EXPECT_FALSE(made->secret_key.empty());
+  struct stat st {};
+  ASSERT_EQ(::stat((dir / "client.key").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::filesystem::remove_all(dir);
 }
 
 // What det and its relay send each other: frames come back whole, in order, however they arrive.

@@ -23,11 +23,15 @@ class CurveTest : public ::testing::Test {
  protected:
   void SetUp() override { Start({}, ""); }
   // The client key has `client_roles`; the server socket admits `server_role` ("": any).
-  void Start(const std::set<std::string>& client_roles, const std::string& server_role) {
+  // `open_roles`: the roles any key may take (the gateway's cli with cli_keys: any).
+  void Start(const std::set<std::string>& client_roles, const std::string& server_role,
+             const std::set<std::string>& open_roles = {}) {
+    server_.reset();
+    zap_.reset();  // one ZAP handler per context at a time
     server_keys_ = *GenerateCurveKeyPair();
     client_keys_ = *GenerateCurveKeyPair();
     zap_ = std::make_unique<ZapHandler>(
-        context_, std::vector<AllowedClient>{{client_keys_.public_key, client_roles}});
+        context_, std::vector<AllowedClient>{{client_keys_.public_key, client_roles}}, open_roles);
     server_ = std::make_unique<RpcServer>(context_, "test", RealClock::Instance());
     server_->Handle<AgentPing, AgentEcho>(
         [](const RpcContext&, const AgentPing& p) -> Result<AgentEcho> {
@@ -154,6 +158,40 @@ TEST_F(CurveRoleTest, AKeyIsRefusedOnAPortOfAnotherRole) {
 TEST_F(CurveRoleTest, AKeyWithoutRolesMayUseEveryPort) {
   Start({}, kRoleAutoscaler);
   EXPECT_TRUE(CallWith(ClientSecurity(client_keys_), kLongTimeout).ok());
+}
+
+// bus.security.cli_keys: any: the gateway admits a key nobody listed (det made it itself; the
+// login's token says who calls), but that key is still no agent.
+TEST_F(CurveRoleTest, AnyKeyMayUseAnOpenPortButNoOther) {
+  Start({kRoleAgent}, kRoleCli, {kRoleCli});
+  const CurveKeyPair stranger = *GenerateCurveKeyPair();
+  auto echo = CallWith(ClientSecurity(stranger), kLongTimeout);
+  ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+  EXPECT_EQ(echo->nonce, "secret");
+
+  Start({kRoleAgent}, kRoleAgent, {kRoleCli});
+  EXPECT_FALSE(CallWith(ClientSecurity(stranger)).ok()) << "an unlisted key at the agent channel";
+  EXPECT_EQ(server_->handled(), 0u);
+  EXPECT_TRUE(CallWith(ClientSecurity(client_keys_), kLongTimeout).ok()) << "the agent's own key";
+}
+
+TEST(SecurityConfigTest, TheGatewayAdmitsAnyKeyUnlessTheAllowListIsAsked) {
+  const auto dir = std::filesystem::temp_directory_path() / ("det-cli-keys-" + RandomId());
+  std::filesystem::create_directories(dir);
+  const CurveKeyPair master = *GenerateCurveKeyPair();
+  ASSERT_TRUE(WriteKeyPairFiles(master, (dir / "master").string()).ok());
+  std::ofstream(dir / "allowed") << GenerateCurveKeyPair()->public_key << " agent\n";
+  SecurityConfig config;
+  config.key_file = (dir / "master.key").string();
+  config.allowed_clients_file = (dir / "allowed").string();
+  auto open = ResolveServerSecurity(config);
+  ASSERT_TRUE(open.ok()) << open.status().ToString();
+  EXPECT_EQ(open->open_roles, std::set<std::string>{kRoleCli});
+  config.cli_keys = "allow_list";
+  auto listed = ResolveServerSecurity(config);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->open_roles.empty());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(AllowListTest, RolesFollowTheKeyAndUnknownOnesAreNamed) {

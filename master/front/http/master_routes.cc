@@ -37,7 +37,8 @@ ordered_json InfoJson(const bus::MasterInfo& info) {
           {"feature_switches", ordered_json::array()},
           {"user_management_enabled", true},
           {"started_at", info.started_at},
-          {"gateway_port", info.gateway_port}};
+          {"gateway_port", info.gateway_port},
+          {"gateway_public_key", info.gateway_public_key}};
 }
 
 // GET /api/v1/master: Determined's v1GetMasterResponse, with the gateway port and start time.
@@ -59,7 +60,8 @@ ordered_json MasterJson(const bus::MasterInfo& info) {
           {"strictJobQueueControl", false},
           {"hasCustomLogo", false},
           {"startedAt", info.started_at},
-          {"gatewayPort", info.gateway_port}};
+          {"gatewayPort", info.gateway_port},
+          {"gatewayPublicKey", info.gateway_public_key}};
 }
 
 // Determined's v1LogLevel of an spdlog level name ("info" -> LOG_LEVEL_INFO).

@@ -1,0 +1,57 @@
+#include "cli/config_files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace det::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+}  // namespace
+
+std::string ConfigFile(const std::string& name, const char* override_env) {
+  if (std::string file = Env(override_env); !file.empty()) return file;
+  if (std::string config = Env("XDG_CONFIG_HOME"); !config.empty()) {
+    return config + "/det/" + name;
+  }
+  return Env("HOME") + "/.config/det/" + name;
+}
+
+nlohmann::json LoadJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return nlohmann::json::object();
+  std::stringstream text;
+  text << in.rdbuf();
+  auto doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  return doc.is_object() ? doc : nlohmann::json::object();
+}
+
+Status SaveJsonFile(const std::string& path, const nlohmann::json& doc, const std::string& what) {
+  std::error_code error;
+  fs::create_directories(fs::path(path).parent_path(), error);
+  const std::string tmp = path + ".tmp" + std::to_string(getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) return InvalidArgument("cannot write " + what + " " + tmp);
+  const std::string text = doc.dump(2) + "\n";
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!written || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return InvalidArgument("cannot write " + what + " " + path);
+  }
+  return Status::Ok();
+}
+
+}  // namespace det::cli

@@ -1,0 +1,130 @@
+// det with nothing of the cluster but its URL and a password (issue 53), against a master with
+// CURVE on whose allow-list names only an agent: det finds the gateway and its key in the master's
+// GET /info, makes its own key pair, and logs in. The gateway key first seen at the URL is kept; a
+// master presenting another one there is refused, naming both, until `det master forget-key`. A
+// master that admits only allow-listed keys (cli_keys: allow_list) refuses det's own key.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "bus/security.h"
+#include "tests/testing/cluster_fixture.h"
+
+namespace det::testing {
+namespace {
+
+class DetUrlLoginTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("det-url-" + bus::RandomId());
+    fs::create_directories(dir_ / "home");
+    db_ = PostgresEnvironment::Get()->FreshDatabase();
+    rest_port_ = PortBelowEphemeralRange();
+    gateway_port_ = PortBelowEphemeralRange();
+    agent_port_ = PortBelowEphemeralRange();
+    const bus::CurveKeyPair agent = *bus::GenerateCurveKeyPair();
+    std::ofstream(dir_ / "allowed") << agent.public_key << " agent\n";
+  }
+  void TearDown() override {
+    master_.reset();
+    fs::remove_all(dir_);
+  }
+
+  // A master with a new key pair (`name`), on the test's ports; its public key.
+  std::string StartMaster(const std::string& name, const std::string& cli_keys = "any") {
+    master_.reset();
+    const bus::CurveKeyPair keys = *bus::GenerateCurveKeyPair();
+    EXPECT_TRUE(bus::WriteKeyPairFiles(keys, (dir_ / name).string()).ok());
+    const fs::path config = dir_ / (name + ".yaml");
+    fs::remove(dir_ / "endpoints.yaml");
+    std::ofstream(config) << "db:\n  host: " << db_.host << "\n  port: " << db_.port
+                          << "\n  name: " << db_.name << "\n  user: " << db_.user
+                          << "\n  password: " << db_.password << "\nport: " << rest_port_
+                          << "\nbus:\n  host: 127.0.0.1\n  gateway_port: " << gateway_port_
+                          << "\n  agent_port: " << agent_port_
+                          << "\n  event_subscribe_port: 0\n  event_publish_port: 0\n"
+                             "  snapshot_port: 0\n  security:\n    key_file: "
+                          << (dir_ / (name + ".key")).string()
+                          << "\n    allowed_clients_file: " << (dir_ / "allowed").string()
+                          << "\n    cli_keys: " << cli_keys
+                          << "\nsecurity:\n  initial_user_password: " << kAdminPassword << "\n";
+    master_ = std::make_unique<Process>(
+        std::vector<std::string>{BuildDir() + "/master/det-master", "-c", config.string(),
+                                 "--endpoints-file", (dir_ / "endpoints.yaml").string()},
+        dir_ / (name + ".log"));
+    for (int i = 0; i < 600 && !fs::exists(dir_ / "endpoints.yaml"); ++i) {
+      std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_TRUE(fs::exists(dir_ / "endpoints.yaml")) << "the master did not start";
+    return keys.public_key;
+  }
+
+  std::string Url() const { return "http://127.0.0.1:" + std::to_string(rest_port_); }
+
+  // det with only the URL (and `login`: DET_USER=admin and its password); "rc=N" last.
+  std::string Det(const std::string& args, bool login = true) {
+    const std::string env =
+        "HOME=" + (dir_ / "home").string() + " DET_MASTER=" + Url() +
+        (login ? std::string(" DET_USER=admin DET_PASS=") + kAdminPassword : std::string());
+    return Shell("{ env -u DET_KEY_FILE -u DET_MASTER_KEY_FILE -u DET_USER_TOKEN " + env +
+                 " timeout 60 " + BuildDir() + "/cli/det " + args + "; echo rc=$?; } 2>&1");
+  }
+  static bool Has(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+  }
+  fs::path ConfigFile(const std::string& name) const {
+    return dir_ / "home" / ".config" / "det" / name;
+  }
+
+  fs::path dir_;
+  storage::DbConfig db_;
+  int rest_port_ = 0, gateway_port_ = 0, agent_port_ = 0;
+  std::unique_ptr<Process> master_;
+};
+
+TEST_F(DetUrlLoginTest, TheUrlAndAPasswordAreEnoughAndTheKeyFirstSeenIsKept) {
+  const std::string first_key = StartMaster("master-1");
+
+  // Before a login only the master's info answers; the key is trusted and kept at first use.
+  const std::string info = Det("master info", /*login=*/false);
+  EXPECT_TRUE(Has(info, "rc=0")) << info;
+  EXPECT_TRUE(Has(info, "trusted from now on")) << info;
+  EXPECT_TRUE(Has(info, first_key)) << info;
+  const std::string anonymous = Det("experiment list", /*login=*/false);
+  EXPECT_FALSE(Has(anonymous, "rc=0")) << anonymous;
+  EXPECT_TRUE(Has(anonymous, "det user login")) << anonymous;
+
+  const std::string listed = Det("experiment list");
+  EXPECT_TRUE(Has(listed, "rc=0")) << listed;
+  EXPECT_FALSE(Has(listed, "trusted from now on")) << "asked once: " << listed;
+  const nlohmann::json known =
+      nlohmann::json::parse(std::ifstream(ConfigFile("known_masters.json")), nullptr, false);
+  EXPECT_EQ(known.value(Url(), ""), first_key) << known.dump();
+  struct stat st {};
+  ASSERT_EQ(::stat(ConfigFile("client.key").c_str(), &st), 0) << "det made its own key pair";
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  // Another master (new keys) at the same address: refused, naming both keys, until forgotten.
+  const std::string second_key = StartMaster("master-2");
+  const std::string refused = Det("experiment list");
+  EXPECT_FALSE(Has(refused, "rc=0")) << refused;
+  EXPECT_TRUE(Has(refused, first_key) && Has(refused, second_key)) << refused;
+  EXPECT_TRUE(Has(refused, "det master forget-key")) << refused;
+  EXPECT_TRUE(Has(Det("master forget-key", /*login=*/false), "rc=0"));
+  const std::string again = Det("experiment list");
+  EXPECT_TRUE(Has(again, "rc=0")) << again;
+  EXPECT_TRUE(Has(again, second_key)) << again;
+}
+
+TEST_F(DetUrlLoginTest, AMasterThatAdmitsOnlyAllowListedKeysRefusesDetsOwn) {
+  StartMaster("listed", "allow_list");
+  const std::string refused = Det("experiment list");
+  EXPECT_FALSE(Has(refused, "rc=0")) << refused;
+  EXPECT_TRUE(Has(refused, "does not know this client key")) << refused;
+}
+
+}  // namespace
+}  // namespace det::testing
