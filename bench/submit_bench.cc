@@ -10,6 +10,9 @@
 //                to a raw REP echo (one connection), and the same with a new CURVE connection per
 //                call (what a det without a relay pays); then the same N calls with DET_RELAY=0
 //                (each det connecting and shaking hands itself)
+//   url          `det experiment list` started S times with only the master's URL and a kept
+//                session, beside the same with key files and a token (issue 53's goal: within
+//                1 ms of it)
 //   parallel     the same N calls from 4 submitters at once
 //   array        one `det cmd run --array 1-M true`, to the last end; beside this host spawning
 //                and reaping M `true` processes at the same concurrency (the floor any dispatcher
@@ -19,7 +22,7 @@
 //
 //   submit_bench           N = 1,000, M = 10,000, one agent of 256 slots
 //   submit_bench --short   N = 30, M = 50, 32 slots (CI: Slurm's array of 200 took 20 s alone)
-//   --only PART            one of start, separate, gateway, parallel, array (for profiling)
+//   --only PART            one of start, separate, url, gateway, parallel, array (for profiling)
 //   --calls N              N separate calls (and cmd.run calls) instead (for profiling)
 //
 // Exit status 1 only on a functional failure (a command that failed, a wait past its limit).
@@ -53,7 +56,8 @@ namespace bus = det::bus;
 
 struct Shape {
   int starts, calls, array, slots;
-  std::string only;  // one part ("start", "separate", "gateway", "parallel", "array"), or all
+  std::string
+      only;  // one part ("start", "separate", "url", "gateway", "parallel", "array"), or all
   bool Runs(const char* part) const { return only.empty() || only == part; }
 };
 
@@ -64,10 +68,36 @@ double Seconds(SteadyClock::time_point since) {
 int64_t WallNanos() { return det::UnixNanos(det::RealClock::Instance().WallNow()); }
 
 // Mean milliseconds to start and reap argv, `n` times.
-double StartMillis(const std::vector<std::string>& argv, int n) {
+double StartMillis(const std::vector<std::string>& argv, int n,
+                   const std::vector<std::string>& env = {}) {
   const auto start = SteadyClock::now();
-  for (int i = 0; i < n; ++i) RunToEnd(argv, {});
+  for (int i = 0; i < n; ++i) RunToEnd(argv, env);
   return Seconds(start) * 1000 / n;
+}
+
+// `det experiment list` started `n` times (each through its relay, as a user's det runs) with only
+// the master's URL and a session kept from one login (issue 53: det finds the gateway and trusts
+// its key from the URL, then keeps both), beside the same with key files and a token. Printed;
+// false when a call failed.
+bool UrlOnlyCalls(const BenchCluster& cluster, const std::string& det, int n) {
+  const std::filesystem::path config = cluster.dir() / "url-config";
+  const std::vector<std::string> url_env = {
+      "DET_MASTER=" + cluster.endpoint("rest"), "DET_AUTH_FILE=" + (config / "auth.json").string(),
+      "DET_KNOWN_MASTERS_FILE=" + (config / "known_masters.json").string(),
+      "DET_CLIENT_KEY_FILE=" + (config / "client.key").string()};
+  std::vector<std::string> login_env = url_env;
+  login_env.push_back("DET_USER=admin");
+  login_env.push_back(std::string("DET_PASS=") + BenchCluster::kAdminPassword);
+  const std::vector<std::string> list = {det, "experiment", "list"};
+  if (!RunToEnd(list, login_env) || !RunToEnd(list, cluster.DetEnvironment())) {
+    std::fprintf(stderr, "det experiment list failed\n");
+    return false;
+  }
+  const double url_ms = StartMillis(list, n, url_env);
+  const double keyed_ms = StartMillis(list, n, cluster.DetEnvironment());
+  std::printf("  %-34s %9.2f %-8s | %-40s %9.2f | %+.2f ms\n", "det experiment list, URL only",
+              url_ms, "ms", "the same with key files and a token", keyed_ms, url_ms - keyed_ms);
+  return true;
 }
 
 // Waits until every task submitted at or after `since_ns` (or of `array_id`) has ended, `n` in
@@ -351,6 +381,7 @@ int RunBench(const Shape& shape, const std::string& build) {
     }
     Row("end to end, DET_RELAY=0 (no relay)", direct, "jobs/s", "raw REQ/REP, one connection", raw);
   }
+  if (shape.Runs("url") && !UrlOnlyCalls(cluster, det, shape.starts)) return 1;
   if (shape.Runs("gateway")) {
     const int64_t gateway_since = WallNanos();
     const double gateway = GatewayCalls(client, token, shape.calls);
@@ -386,7 +417,7 @@ int RunBench(const Shape& shape, const std::string& build) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string kParts[] = {"start", "separate", "gateway", "parallel", "array"};
+  const std::string kParts[] = {"start", "separate", "url", "gateway", "parallel", "array"};
   Shape shape{300, 1000, 10000, 256, ""};
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--short") == 0) {
@@ -398,9 +429,10 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--calls") == 0 && i + 1 < argc && std::atoi(argv[i + 1]) > 0) {
       shape.calls = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr,
-                   "usage: submit_bench [--short] [--only start|separate|gateway|parallel|array] "
-                   "[--calls N]\n");
+      std::fprintf(
+          stderr,
+          "usage: submit_bench [--short] [--only start|separate|url|gateway|parallel|array] "
+          "[--calls N]\n");
       return 2;
     }
   }

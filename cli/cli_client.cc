@@ -35,7 +35,10 @@ Result<MasterGateway> GatewayOfUrl(const CliOptions& options) {
 
 Result<std::string> GatewayEndpoint(const CliOptions& options) {
   if (!IsMasterUrl(options.master)) return GatewayEndpoint(options.master);
-  DET_ASSIGN_OR_RETURN(MasterGateway gateway, GatewayOfUrl(options));
+  const bus::SecurityConfig& config = options.security;
+  const bool keys_given = !config.key_file.empty() && !config.server_public_key_file.empty();
+  DET_ASSIGN_OR_RETURN(MasterGateway gateway, config.plaintext || keys_given ? GatewayOfUrl(options)
+                                                                             : UrlGateway(options));
   return gateway.endpoint;
 }
 

@@ -57,6 +57,11 @@ Result<std::string> LoginAndCache(const CliOptions& options, const std::string& 
   bus::RpcClient client(context, master, *security,
                         {.timeout = std::chrono::seconds(15), .attempts = 1});
   auto reply = client.Call<bus::UserLoginRequest, bus::UserLoginReply>({user, password});
+  if (!reply.ok()) {
+    Result<bool> changed = GatewayChangedSince(options, reply.status(), client.handshake_failure());
+    if (!changed.ok()) return changed.status();
+    if (*changed) return LoginAndCache(options, user, password);  // where /info now says
+  }
   if (!reply.ok()) return WithKeyAdvice(reply.status(), client, options);
   DET_RETURN_IF_ERROR(TokenCache().Store(master, reply->user.username, reply->token));
   return reply->token;

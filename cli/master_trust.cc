@@ -11,21 +11,47 @@ std::string KnownMasters::DefaultPath() {
   return ConfigFile("known_masters.json", "DET_KNOWN_MASTERS_FILE");
 }
 
+namespace {
+
+// The key kept for `url` in `doc` ("" when none): an entry, or a bare key as first written.
+std::string KeptKey(const nlohmann::json& doc, const std::string& url) {
+  const auto kept = doc.find(url);
+  if (kept == doc.end()) return "";
+  if (kept->is_string()) return kept->get<std::string>();
+  return kept->is_object() ? kept->value("key", "") : "";
+}
+
+}  // namespace
+
+std::optional<MasterGateway> KnownMasters::Find(const std::string& url) const {
+  const nlohmann::json doc = LoadJsonFile(path_);
+  const auto kept = doc.find(url);
+  if (kept == doc.end() || !kept->is_object()) return std::nullopt;
+  MasterGateway gateway{kept->value("gateway", ""), kept->value("key", "")};
+  if (gateway.endpoint.empty() || !bus::IsZ85Key(gateway.public_key)) return std::nullopt;
+  return gateway;
+}
+
+Status KnownMasters::Remember(const std::string& url, const MasterGateway& gateway) {
+  nlohmann::json doc = LoadJsonFile(path_);
+  doc[url] = {{"key", gateway.public_key}, {"gateway", gateway.endpoint}};
+  return SaveJsonFile(path_, doc, "the masters' keys");
+}
+
 Status KnownMasters::Check(const std::string& url, const std::string& key, bool* first_use) {
   nlohmann::json doc = LoadJsonFile(path_);
-  const auto kept = doc.find(url);
-  if (kept != doc.end() && kept->is_string()) {
-    *first_use = false;
-    if (kept->get<std::string>() == key) return Status::Ok();
+  const std::string kept = KeptKey(doc, url);
+  *first_use = kept.empty();
+  if (kept == key) return Status::Ok();
+  if (!kept.empty()) {
     return PermissionDenied(
-        "the master at " + url + " now presents gateway key " + key + ", not " +
-        kept->get<std::string>() + " as first seen (kept in " + path_ +
+        "the master at " + url + " now presents gateway key " + key + ", not " + kept +
+        " as first seen (kept in " + path_ +
         "). Another master may answer at this address. If this master was redeployed with new "
         "keys, forget the old one with `det master forget-key` (or remove its line from " +
         path_ + ") and run det again");
   }
-  *first_use = true;
-  doc[url] = key;
+  doc[url] = {{"key", key}};
   return SaveJsonFile(path_, doc, "the masters' keys");
 }
 
@@ -38,7 +64,7 @@ Status KnownMasters::Forget(const std::string& url) {
 
 Status KnownMasters::Trust(const std::string& url, const std::string& key) {
   nlohmann::json doc = LoadJsonFile(path_);
-  doc[url] = key;
+  doc[url] = {{"key", key}};
   return SaveJsonFile(path_, doc, "the masters' keys");
 }
 
@@ -58,6 +84,38 @@ Result<bus::CurveKeyPair> OwnClientKey(const std::string& key_file) {
   return own;
 }
 
+namespace {
+
+// Where options.master's gateway is and its key, trusted: from the kept entry when there is one
+// (no request), else from the master's /info, checked against the key kept (http) and kept.
+Result<MasterGateway> TrustedGateway(const CliOptions& options, bool ask_again) {
+  KnownMasters known;
+  if (!ask_again) {
+    if (std::optional<MasterGateway> kept = known.Find(options.master)) return *kept;
+  }
+  DET_ASSIGN_OR_RETURN(MasterGateway gateway, GatewayOfUrl(options));
+  if (gateway.public_key.empty()) return gateway;  // the master says it runs in plaintext
+  if (!options.master.starts_with("https://")) {
+    bool first_use = false;
+    DET_RETURN_IF_ERROR(known.Check(options.master, gateway.public_key, &first_use));
+    if (first_use) {
+      std::cerr << "det: the master at " << options.master << " presents gateway key "
+                << gateway.public_key << "; trusted from now on (kept in " << known.path() << ")\n";
+    }
+  }
+  // Only a cache of where the gateway is: a det that cannot write it asks /info every time.
+  (void)known.Remember(options.master, gateway);
+  return gateway;
+}
+
+// The gateway det's calls use this process, once resolved.
+std::optional<MasterGateway>& ResolvedGateway() {
+  static std::optional<MasterGateway> resolved;  // det is one thread
+  return resolved;
+}
+
+}  // namespace
+
 Result<bus::SocketSecurity> ResolveCliSecurity(const CliOptions& options) {
   const bus::SecurityConfig& config = options.security;
   const bool explicit_keys = !config.key_file.empty() && !config.server_public_key_file.empty();
@@ -68,26 +126,41 @@ Result<bus::SocketSecurity> ResolveCliSecurity(const CliOptions& options) {
         "http(s)://host:port, its REST address, and log in; or give DET_KEY_FILE and "
         "DET_MASTER_KEY_FILE for a master that admits only allow-listed keys, or --plaintext");
   }
-  DET_ASSIGN_OR_RETURN(MasterGateway gateway, GatewayOfUrl(options));
+  DET_ASSIGN_OR_RETURN(MasterGateway gateway, UrlGateway(options));
   bus::SocketSecurity security;
   if (!config.server_public_key_file.empty()) {
     DET_ASSIGN_OR_RETURN(bus::CurveKeyPair server, bus::ReadKeyFile(config.server_public_key_file));
     gateway.public_key = server.public_key;
-  } else if (gateway.public_key.empty()) {
-    return security;  // the master says it runs in plaintext
-  } else if (!options.master.starts_with("https://")) {
-    bool first_use = false;
-    KnownMasters known;
-    DET_RETURN_IF_ERROR(known.Check(options.master, gateway.public_key, &first_use));
-    if (first_use) {
-      std::cerr << "det: the master at " << options.master << " presents gateway key "
-                << gateway.public_key << "; trusted from now on (kept in " << known.path() << ")\n";
-    }
   }
+  if (gateway.public_key.empty()) return security;  // plaintext
   DET_ASSIGN_OR_RETURN(security.own, OwnClientKey(config.key_file));
   security.server_public_key = gateway.public_key;
   security.mode = bus::SocketSecurity::Mode::kCurveClient;
   return security;
+}
+
+Result<MasterGateway> UrlGateway(const CliOptions& options) {
+  std::optional<MasterGateway>& resolved = ResolvedGateway();
+  if (!resolved) {
+    DET_ASSIGN_OR_RETURN(MasterGateway gateway, TrustedGateway(options, /*ask_again=*/false));
+    resolved = gateway;
+  }
+  return *resolved;
+}
+
+Result<bool> GatewayChangedSince(const CliOptions& options, const Status& failure,
+                                 std::optional<bus::HandshakeFailure> handshake) {
+  const bool wrong_key = handshake == bus::HandshakeFailure::kServerKeyMismatch;
+  const std::optional<MasterGateway> used = ResolvedGateway();
+  if (!used || (failure.code() != StatusCode::kUnavailable && !wrong_key)) return false;
+  Result<MasterGateway> now = TrustedGateway(options, /*ask_again=*/true);
+  if (!now.ok()) {
+    if (wrong_key) return now.status();  // another key at this URL: the refusal names both
+    return false;                        // the master is out of reach too: the first failure
+  }
+  if (now->endpoint == used->endpoint && now->public_key == used->public_key) return false;
+  ResolvedGateway() = *now;
+  return true;
 }
 
 }  // namespace det::cli

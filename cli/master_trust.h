@@ -5,26 +5,39 @@
 //   - the gateway's CURVE public key comes with its port in the master's GET /info. Over https
 //     the master's certificate vouches for it. Over http it is trusted on first use and kept per
 //     master URL in known_masters.json in det's config folder (as ssh keeps known_hosts); a key
-//     that differs later is refused, naming both keys and how to accept the new one;
+//     that differs later is refused, naming both keys and how to accept the new one. Where the
+//     gateway is is kept with it: later det processes ask /info only when it no longer answers
+//     there (or presents another key);
 //   - det's own key pair is made on first use (client.key in det's config folder, mode 0600) and
 //     used for every master; the master's gateway admits any key (bus.security.cli_keys: any), and
 //     the login's session token says who calls.
 // DET_KEY_FILE and DET_MASTER_KEY_FILE, where set, are used instead (a master that admits only
 // allow-listed keys); --plaintext (DET_PLAINTEXT=1) uses none.
 
+#include <optional>
 #include <string>
 
+#include "bus/rpc_client.h"
 #include "bus/security.h"
 #include "cli/cli_client.h"
 #include "common/status.h"
 
 namespace det::cli {
 
-// The gateway keys det first saw, per master URL. DET_KNOWN_MASTERS_FILE overrides the path.
+// The gateway keys det first saw, per master URL, and where their gateways were last found (so
+// that a det call asks the master's /info only when that gateway no longer answers).
+// DET_KNOWN_MASTERS_FILE overrides the path.
+//
+//   {"http://host:8080": {"key": "<Z85 public key>", "gateway": "tcp://host:8090"}}
 class KnownMasters {
  public:
   static std::string DefaultPath();
   explicit KnownMasters(std::string path = DefaultPath()) : path_(std::move(path)) {}
+
+  // What is kept for `url`, if anything.
+  std::optional<MasterGateway> Find(const std::string& url) const;
+  // Keeps where `url`'s gateway is (its key as checked by Check or vouched for by https).
+  Status Remember(const std::string& url, const MasterGateway& gateway);
 
   // Ok when `key` is the one kept for `url`, or none was (it is then kept, and *first_use set);
   // PermissionDenied naming both keys when another was kept.
@@ -44,7 +57,19 @@ class KnownMasters {
 // use (DET_CLIENT_KEY_FILE overrides where).
 Result<bus::CurveKeyPair> OwnClientKey(const std::string& key_file);
 
+// options.master's gateway (a URL): where det last found it, else asked of the master's /info and
+// trusted as above; the same for the rest of the process.
+Result<MasterGateway> UrlGateway(const CliOptions& options);
+
 // How det speaks to options.master's gateway (see the top of this file).
 Result<bus::SocketSecurity> ResolveCliSecurity(const CliOptions& options);
+
+// After a call to the gateway det had resolved for options.master's URL got no answer
+// (Unavailable) or failed its handshake on the gateway's key: asks the master's /info again. True
+// when the gateway has moved or (over https) changed its key: the request never reached it and
+// may be sent again, once, to where it is now. The refusal when an http master now presents
+// another key than the one kept (naming both); false otherwise.
+Result<bool> GatewayChangedSince(const CliOptions& options, const Status& failure,
+                                 std::optional<bus::HandshakeFailure> handshake);
 
 }  // namespace det::cli

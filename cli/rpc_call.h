@@ -55,6 +55,14 @@ Result<Rep> Call(const CliOptions& options, const Req& request, bus::RpcClientCo
     return bus::Decode<Rep>(body.data);
   };
   Result<Rep> reply = call(token);
+  // No answer from where det had kept the gateway, or another key there: the master's /info says
+  // where it is now (the request never reached it, so it is sent there once), or why not.
+  if (!reply.ok()) {
+    Result<bool> changed = GatewayChangedSince(options, reply.status(),
+                                               client ? client->handshake_failure() : std::nullopt);
+    if (!changed.ok()) return changed.status();
+    if (*changed) return Call<Req, Rep>(options, request, config);
+  }
   if (!reply.ok() && client && client->handshake_failure()) {
     return WithKeyAdvice(reply.status(), *client, options);
   }

@@ -33,8 +33,10 @@ class DetUrlLoginTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  // A master with a new key pair (`name`), on the test's ports; its public key.
-  std::string StartMaster(const std::string& name, const std::string& cli_keys = "any") {
+  // A master with a new key pair (`name`), on the test's ports; its public key. `tls`: HTTPS with
+  // a certificate of its own (made here).
+  std::string StartMaster(const std::string& name, const std::string& cli_keys = "any",
+                          bool tls = false) {
     master_.reset();
     const bus::CurveKeyPair keys = *bus::GenerateCurveKeyPair();
     EXPECT_TRUE(bus::WriteKeyPairFiles(keys, (dir_ / name).string()).ok());
@@ -50,7 +52,8 @@ class DetUrlLoginTest : public ::testing::Test {
                           << (dir_ / (name + ".key")).string()
                           << "\n    allowed_clients_file: " << (dir_ / "allowed").string()
                           << "\n    cli_keys: " << cli_keys
-                          << "\nsecurity:\n  initial_user_password: " << kAdminPassword << "\n";
+                          << "\nsecurity:\n  initial_user_password: " << kAdminPassword << "\n"
+                          << (tls ? TlsSection() : std::string());
     master_ = std::make_unique<Process>(
         std::vector<std::string>{BuildDir() + "/master/det-master", "-c", config.string(),
                                  "--endpoints-file", (dir_ / "endpoints.yaml").string()},
@@ -62,12 +65,22 @@ class DetUrlLoginTest : public ::testing::Test {
     return keys.public_key;
   }
 
-  std::string Url() const { return "http://127.0.0.1:" + std::to_string(rest_port_); }
+  std::string TlsSection() const {
+    Shell(
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
+        "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout " +
+        (dir_ / "tls.key").string() + " -out " + (dir_ / "tls.crt").string() + " 2>&1");
+    return "  tls:\n    cert: " + (dir_ / "tls.crt").string() +
+           "\n    key: " + (dir_ / "tls.key").string() + "\n";
+  }
 
-  // det with only the URL (and `login`: DET_USER=admin and its password); "rc=N" last.
-  std::string Det(const std::string& args, bool login = true) {
+  std::string Url() const { return scheme_ + "://127.0.0.1:" + std::to_string(rest_port_); }
+
+  // det with only the URL (and `login`: DET_USER=admin and its password; `more_env`: VAR=value
+  // ...); "rc=N" last.
+  std::string Det(const std::string& args, bool login = true, const std::string& more_env = "") {
     const std::string env =
-        "HOME=" + (dir_ / "home").string() + " DET_MASTER=" + Url() +
+        more_env + " HOME=" + (dir_ / "home").string() + " DET_MASTER=" + Url() +
         (login ? std::string(" DET_USER=admin DET_PASS=") + kAdminPassword : std::string());
     return Shell("{ env -u DET_KEY_FILE -u DET_MASTER_KEY_FILE -u DET_USER_TOKEN " + env +
                  " timeout 60 " + BuildDir() + "/cli/det " + args + "; echo rc=$?; } 2>&1");
@@ -78,8 +91,12 @@ class DetUrlLoginTest : public ::testing::Test {
   fs::path ConfigFile(const std::string& name) const {
     return dir_ / "home" / ".config" / "det" / name;
   }
+  nlohmann::json Known() const {
+    return nlohmann::json::parse(std::ifstream(ConfigFile("known_masters.json")), nullptr, false);
+  }
 
   fs::path dir_;
+  std::string scheme_ = "http";
   storage::DbConfig db_;
   int rest_port_ = 0, gateway_port_ = 0, agent_port_ = 0;
   std::unique_ptr<Process> master_;
@@ -100,12 +117,25 @@ TEST_F(DetUrlLoginTest, TheUrlAndAPasswordAreEnoughAndTheKeyFirstSeenIsKept) {
   const std::string listed = Det("experiment list");
   EXPECT_TRUE(Has(listed, "rc=0")) << listed;
   EXPECT_FALSE(Has(listed, "trusted from now on")) << "asked once: " << listed;
-  const nlohmann::json known =
-      nlohmann::json::parse(std::ifstream(ConfigFile("known_masters.json")), nullptr, false);
-  EXPECT_EQ(known.value(Url(), ""), first_key) << known.dump();
+  nlohmann::json known = Known();
+  EXPECT_EQ(known[Url()].value("key", ""), first_key) << known.dump();
+  const std::string gateway = known[Url()].value("gateway", "");
+  EXPECT_EQ(gateway, "tcp://127.0.0.1:" + std::to_string(gateway_port_));
   struct stat st {};
   ASSERT_EQ(::stat(ConfigFile("client.key").c_str(), &st), 0) << "det made its own key pair";
   EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  // Later calls ask no /info: what is kept is enough (here for a URL nothing answers at).
+  known["http://127.0.0.1:1"] = known[Url()];
+  // A gateway that moved is found again through /info (here the kept one is a port nothing
+  // answers at: after its attempts, det asks /info and sends the request there).
+  known[Url()]["gateway"] = "tcp://127.0.0.1:" + std::to_string(PortBelowEphemeralRange());
+  std::ofstream(ConfigFile("known_masters.json")) << known.dump();
+  const std::string kept_only = Det("-m http://127.0.0.1:1 experiment list");
+  EXPECT_TRUE(Has(kept_only, "rc=0")) << kept_only;
+  const std::string moved = Det("experiment list");
+  EXPECT_TRUE(Has(moved, "rc=0")) << moved;
+  EXPECT_EQ(Known()[Url()].value("gateway", ""), gateway) << "kept where it is now";
 
   // Another master (new keys) at the same address: refused, naming both keys, until forgotten.
   const std::string second_key = StartMaster("master-2");
@@ -117,6 +147,20 @@ TEST_F(DetUrlLoginTest, TheUrlAndAPasswordAreEnoughAndTheKeyFirstSeenIsKept) {
   const std::string again = Det("experiment list");
   EXPECT_TRUE(Has(again, "rc=0")) << again;
   EXPECT_TRUE(Has(again, second_key)) << again;
+}
+
+// Over https the certificate vouches for the key: det asks for a way to trust it, and keeps no
+// first-use key to check.
+TEST_F(DetUrlLoginTest, OverHttpsTheCertificateVouchesForTheKey) {
+  scheme_ = "https";
+  StartMaster("tls-master", "any", /*tls=*/true);
+  const std::string untrusted = Det("experiment list");
+  EXPECT_FALSE(Has(untrusted, "rc=0")) << untrusted;
+  EXPECT_TRUE(Has(untrusted, "DET_MASTER_CERT_FILE")) << untrusted;
+  const std::string trusted =
+      Det("experiment list", true, "DET_MASTER_CERT_FILE=" + (dir_ / "tls.crt").string());
+  EXPECT_TRUE(Has(trusted, "rc=0")) << trusted;
+  EXPECT_FALSE(Has(trusted, "trusted from now on")) << trusted;
 }
 
 TEST_F(DetUrlLoginTest, AMasterThatAdmitsOnlyAllowListedKeysRefusesDetsOwn) {
