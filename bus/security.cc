@@ -1,6 +1,8 @@
 #include "bus/security.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstring>
@@ -17,14 +19,19 @@ constexpr std::string_view kZ85Alphabet =
 
 bool IsInproc(const std::string& endpoint) { return endpoint.starts_with("inproc://"); }
 
+// Writes a new file beside `path` with `mode` from its creation (a secret is never readable by
+// others, not even for a moment), following no link, then renames it over `path`.
 Status WriteFile(const std::string& path, const std::string& text, mode_t mode) {
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) return InvalidArgument(path + ": cannot write: " + std::strerror(errno));
-  out << text;
-  out.close();
-  if (!out) return Internal(path + ": write failed");
-  if (::chmod(path.c_str(), mode) != 0) {
-    return Internal(path + ": chmod failed: " + std::strerror(errno));
+  const std::string fresh = path + ".new" + std::to_string(::getpid());
+  const int fd = ::open(fresh.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) return InvalidArgument(path + ": cannot write: " + std::strerror(errno));
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+                       ::fchmod(fd, mode) == 0;  // the umask may have taken bits away
+  ::close(fd);
+  if (!written || ::rename(fresh.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(fresh.c_str());
+    return Internal(path + ": write failed: " + why);
   }
   return Status::Ok();
 }

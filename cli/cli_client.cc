@@ -22,15 +22,24 @@ std::string GatewayEndpoint(const std::string& master) {
   return "tcp://" + address;
 }
 
-Result<MasterGateway> GatewayOfUrl(const CliOptions& options) {
+Result<MasterGateway> GatewayOfUrl(const CliOptions& options, bool ask_again) {
   static std::map<std::string, Result<MasterGateway>> resolved;  // det is one thread
   auto known = resolved.find(options.master);
+  if (ask_again && known != resolved.end()) {
+    resolved.erase(known);
+    known = resolved.end();
+  }
   if (known == resolved.end()) {
     const Environment env = Environment::Process();
     const MasterTls tls{env.GetOr("DET_MASTER_CERT_FILE", ""), env.GetOr("DET_MASTER_CERT", "")};
     known = resolved.emplace(options.master, GatewayOfMasterUrl(options.master, tls)).first;
   }
   return known->second;
+}
+
+Result<std::string> SessionKey(const CliOptions& options) {
+  if (IsMasterUrl(options.master)) return options.master;
+  return GatewayEndpoint(options);
 }
 
 Result<std::string> GatewayEndpoint(const CliOptions& options) {
@@ -56,8 +65,9 @@ Status WithKeyAdvice(Status status, const bus::RpcClient& client, const CliOptio
   switch (*failure) {
     case bus::HandshakeFailure::kServerRequiresCurve:
       return PermissionDenied(master +
-                              " requires CURVE keys: set DET_KEY_FILE and DET_MASTER_KEY_FILE (det "
-                              "deploy local status prints them)");
+                              " requires CURVE keys: give det the master's URL "
+                              "(DET_MASTER=http://host:8080, its REST address), which tells det "
+                              "its key, or set DET_KEY_FILE and DET_MASTER_KEY_FILE");
     case bus::HandshakeFailure::kServerKeyMismatch:
       return PermissionDenied(
           master + " ended the handshake: its public key does not match " +

@@ -34,8 +34,12 @@ std::string GatewayEndpoint(const std::string& master);
 // (master_url.h: asked once per det process, with DET_MASTER_CERT_FILE or DET_MASTER_CERT for an
 // https one).
 Result<std::string> GatewayEndpoint(const CliOptions& options);
-// The gateway behind options.master, a REST URL, and its key (asked once per det process).
-Result<MasterGateway> GatewayOfUrl(const CliOptions& options);
+// The gateway behind options.master, a REST URL, and its key: asked of its /info once per det
+// process, or again with `ask_again`.
+Result<MasterGateway> GatewayOfUrl(const CliOptions& options, bool ask_again = false);
+// Which master det's session cache keeps a login under: the URL when det was given one (where
+// its gateway is may change), else the gateway's endpoint.
+Result<std::string> SessionKey(const CliOptions& options);
 
 // When `client`'s last call failed its security handshake, `status` with what to do about it in
 // det's terms (the variables and files to set); else `status` unchanged.

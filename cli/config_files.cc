@@ -1,10 +1,13 @@
 #include "cli/config_files.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -29,6 +32,28 @@ std::string ConfigFile(const std::string& name, const char* override_env) {
   return Env("HOME") + "/.config/det/" + name;
 }
 
+Status MakePrivateFolder(const std::string& folder) {
+  std::error_code error;
+  if (fs::exists(folder, error)) return Status::Ok();
+  fs::create_directories(fs::path(folder).parent_path(), error);
+  if (::mkdir(folder.c_str(), 0700) != 0 && errno != EEXIST) {
+    return InvalidArgument("cannot make " + folder + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+Result<nlohmann::json> LoadJsonFileStrictly(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return nlohmann::json::object();  // none yet
+  std::stringstream text;
+  text << in.rdbuf();
+  auto doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) {
+    return FailedPrecondition(path + " does not read as a JSON object: mend or remove it");
+  }
+  return doc;
+}
+
 nlohmann::json LoadJsonFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return nlohmann::json::object();
@@ -39,10 +64,10 @@ nlohmann::json LoadJsonFile(const std::string& path) {
 }
 
 Status SaveJsonFile(const std::string& path, const nlohmann::json& doc, const std::string& what) {
-  std::error_code error;
-  fs::create_directories(fs::path(path).parent_path(), error);
+  DET_RETURN_IF_ERROR(MakePrivateFolder(fs::path(path).parent_path().string()));
   const std::string tmp = path + ".tmp" + std::to_string(getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ::unlink(tmp.c_str());  // one a crashed det of this pid left
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return InvalidArgument("cannot write " + what + " " + tmp);
   const std::string text = doc.dump(2) + "\n";
   const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());

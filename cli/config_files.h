@@ -14,8 +14,13 @@ namespace det::cli {
 // `name` in det's config folder, or the file the variable `override_env` names when set.
 std::string ConfigFile(const std::string& name, const char* override_env);
 
-// The whole document; an unreadable or malformed file reads as an empty object.
+// The whole document; an unreadable or malformed file reads as an empty object (a cache).
 nlohmann::json LoadJsonFile(const std::string& path);
+// The same for a file that must not be lost silently (the keys det trusts): empty when there is
+// none, an error when it does not read.
+Result<nlohmann::json> LoadJsonFileStrictly(const std::string& path);
+// `folder` (and its parents), made mode 0700 where it is new.
+Status MakePrivateFolder(const std::string& folder);
 // Replaces the file at once (write, then rename), mode 0600; `what` names it in errors.
 Status SaveJsonFile(const std::string& path, const nlohmann::json& doc, const std::string& what);
 

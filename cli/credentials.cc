@@ -51,10 +51,11 @@ Result<std::string> LoginAndCache(const CliOptions& options, const std::string& 
                                   const std::string& password) {
   auto security = ResolveCliSecurity(options);
   if (!security.ok()) return security.status();
-  DET_ASSIGN_OR_RETURN(const std::string master, GatewayEndpoint(options));
+  DET_ASSIGN_OR_RETURN(const std::string gateway, GatewayEndpoint(options));
+  DET_ASSIGN_OR_RETURN(const std::string master, SessionKey(options));
   zmq::context_t& context = ClientContext();
   // PBKDF2 makes a login take a moment: one attempt, a generous wait.
-  bus::RpcClient client(context, master, *security,
+  bus::RpcClient client(context, gateway, *security,
                         {.timeout = std::chrono::seconds(15), .attempts = 1});
   auto reply = client.Call<bus::UserLoginRequest, bus::UserLoginReply>({user, password});
   if (!reply.ok()) {
@@ -69,7 +70,7 @@ Result<std::string> LoginAndCache(const CliOptions& options, const std::string& 
 
 Result<std::string> ResolveToken(const CliOptions& options) {
   if (!options.token.empty()) return options.token;
-  DET_ASSIGN_OR_RETURN(const std::string master, GatewayEndpoint(options));
+  DET_ASSIGN_OR_RETURN(const std::string master, SessionKey(options));
   if (auto cached = TokenCache().Token(master, options.user)) return *cached;
   if (!options.user.empty() && !options.password.empty()) {
     return LoginAndCache(options, options.user, options.password);

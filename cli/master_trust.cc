@@ -1,9 +1,13 @@
 #include "cli/master_trust.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "cli/config_files.h"
+#include "common/environment.h"
 
 namespace det::cli {
 
@@ -24,7 +28,9 @@ std::string KeptKey(const nlohmann::json& doc, const std::string& url) {
 }  // namespace
 
 std::optional<MasterGateway> KnownMasters::Find(const std::string& url) const {
-  const nlohmann::json doc = LoadJsonFile(path_);
+  const Result<nlohmann::json> loaded = LoadJsonFileStrictly(path_);
+  if (!loaded.ok()) return std::nullopt;  // Check, asked next, says why
+  const nlohmann::json& doc = *loaded;
   const auto kept = doc.find(url);
   if (kept == doc.end() || !kept->is_object()) return std::nullopt;
   MasterGateway gateway{kept->value("gateway", ""), kept->value("key", "")};
@@ -33,13 +39,18 @@ std::optional<MasterGateway> KnownMasters::Find(const std::string& url) const {
 }
 
 Status KnownMasters::Remember(const std::string& url, const MasterGateway& gateway) {
-  nlohmann::json doc = LoadJsonFile(path_);
+  DET_ASSIGN_OR_RETURN(nlohmann::json doc, LoadJsonFileStrictly(path_));
   doc[url] = {{"key", gateway.public_key}, {"gateway", gateway.endpoint}};
   return SaveJsonFile(path_, doc, "the masters' keys");
 }
 
+std::string KnownMasters::Kept(const std::string& url) const {
+  const Result<nlohmann::json> loaded = LoadJsonFileStrictly(path_);
+  return loaded.ok() ? KeptKey(*loaded, url) : "";
+}
+
 Status KnownMasters::Check(const std::string& url, const std::string& key, bool* first_use) {
-  nlohmann::json doc = LoadJsonFile(path_);
+  DET_ASSIGN_OR_RETURN(nlohmann::json doc, LoadJsonFileStrictly(path_));
   const std::string kept = KeptKey(doc, url);
   *first_use = kept.empty();
   if (kept == key) return Status::Ok();
@@ -56,14 +67,14 @@ Status KnownMasters::Check(const std::string& url, const std::string& key, bool*
 }
 
 Status KnownMasters::Forget(const std::string& url) {
-  nlohmann::json doc = LoadJsonFile(path_);
+  DET_ASSIGN_OR_RETURN(nlohmann::json doc, LoadJsonFileStrictly(path_));
   if (!doc.contains(url)) return Status::Ok();
   doc.erase(url);
   return SaveJsonFile(path_, doc, "the masters' keys");
 }
 
 Status KnownMasters::Trust(const std::string& url, const std::string& key) {
-  nlohmann::json doc = LoadJsonFile(path_);
+  DET_ASSIGN_OR_RETURN(nlohmann::json doc, LoadJsonFileStrictly(path_));
   doc[url] = {{"key", key}};
   return SaveJsonFile(path_, doc, "the masters' keys");
 }
@@ -72,12 +83,21 @@ Result<bus::CurveKeyPair> OwnClientKey(const std::string& key_file) {
   const std::string path =
       key_file.empty() ? ConfigFile("client.key", "DET_CLIENT_KEY_FILE") : key_file;
   if (key_file.empty() && !std::filesystem::exists(path)) {
+    if (!path.ends_with(".key")) {
+      return InvalidArgument("DET_CLIENT_KEY_FILE: " + path + " must end in .key");
+    }
+    const std::string base = path.substr(0, path.size() - 4);
+    DET_RETURN_IF_ERROR(MakePrivateFolder(std::filesystem::path(path).parent_path().string()));
+    // Made aside, then linked into place: of two det processes starting at once, one key wins
+    // and both use it.
+    const std::string fresh = base + ".new" + std::to_string(::getpid());
     DET_ASSIGN_OR_RETURN(bus::CurveKeyPair made, bus::GenerateCurveKeyPair());
-    std::error_code ignored;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
-    std::string base = path;
-    if (base.ends_with(".key")) base.resize(base.size() - 4);
-    DET_RETURN_IF_ERROR(bus::WriteKeyPairFiles(made, base));
+    DET_RETURN_IF_ERROR(bus::WriteKeyPairFiles(made, fresh));
+    if (::link((fresh + ".key").c_str(), path.c_str()) == 0) {
+      ::rename((fresh + ".pub").c_str(), (base + ".pub").c_str());
+    }
+    ::unlink((fresh + ".key").c_str());
+    ::unlink((fresh + ".pub").c_str());
   }
   DET_ASSIGN_OR_RETURN(bus::CurveKeyPair own, bus::ReadKeyFile(path));
   if (own.secret_key.empty()) return InvalidArgument(path + " has no secret_key");
@@ -87,15 +107,27 @@ Result<bus::CurveKeyPair> OwnClientKey(const std::string& key_file) {
 namespace {
 
 // Where options.master's gateway is and its key, trusted: from the kept entry when there is one
-// (no request), else from the master's /info, checked against the key kept (http) and kept.
+// (no request), else from the master's /info, checked against the key kept (http, or https
+// without a certificate check) and kept.
 Result<MasterGateway> TrustedGateway(const CliOptions& options, bool ask_again) {
   KnownMasters known;
   if (!ask_again) {
     if (std::optional<MasterGateway> kept = known.Find(options.master)) return *kept;
   }
-  DET_ASSIGN_OR_RETURN(MasterGateway gateway, GatewayOfUrl(options));
-  if (gateway.public_key.empty()) return gateway;  // the master says it runs in plaintext
-  if (!options.master.starts_with("https://")) {
+  DET_ASSIGN_OR_RETURN(MasterGateway gateway, GatewayOfUrl(options, ask_again));
+  if (gateway.public_key.empty()) {
+    // Never unencrypted unless asked: a master that says so may be another one at its address.
+    const std::string kept = known.Kept(options.master);
+    return PermissionDenied(
+        "the master at " + options.master + " says its gateway runs in plaintext" +
+        (kept.empty() ? std::string(": add --plaintext (DET_PLAINTEXT=1) to talk to it "
+                                    "unencrypted")
+                      : ", where it presented gateway key " + kept + " before (kept in " +
+                            known.path() + "): another master may answer at this address"));
+  }
+  const bool vouched = options.master.starts_with("https://") &&
+                       Environment::Process().GetOr("DET_MASTER_CERT_FILE", "") != "noverify";
+  if (!vouched) {
     bool first_use = false;
     DET_RETURN_IF_ERROR(known.Check(options.master, gateway.public_key, &first_use));
     if (first_use) {
@@ -108,9 +140,9 @@ Result<MasterGateway> TrustedGateway(const CliOptions& options, bool ask_again) 
   return gateway;
 }
 
-// The gateway det's calls use this process, once resolved.
-std::optional<MasterGateway>& ResolvedGateway() {
-  static std::optional<MasterGateway> resolved;  // det is one thread
+// The gateways det's calls use in this process, by master URL, once resolved.
+std::map<std::string, MasterGateway>& ResolvedGateways() {
+  static std::map<std::string, MasterGateway> resolved;  // det is one thread
   return resolved;
 }
 
@@ -132,7 +164,6 @@ Result<bus::SocketSecurity> ResolveCliSecurity(const CliOptions& options) {
     DET_ASSIGN_OR_RETURN(bus::CurveKeyPair server, bus::ReadKeyFile(config.server_public_key_file));
     gateway.public_key = server.public_key;
   }
-  if (gateway.public_key.empty()) return security;  // plaintext
   DET_ASSIGN_OR_RETURN(security.own, OwnClientKey(config.key_file));
   security.server_public_key = gateway.public_key;
   security.mode = bus::SocketSecurity::Mode::kCurveClient;
@@ -140,26 +171,33 @@ Result<bus::SocketSecurity> ResolveCliSecurity(const CliOptions& options) {
 }
 
 Result<MasterGateway> UrlGateway(const CliOptions& options) {
-  std::optional<MasterGateway>& resolved = ResolvedGateway();
-  if (!resolved) {
+  auto resolved = ResolvedGateways().find(options.master);
+  if (resolved == ResolvedGateways().end()) {
     DET_ASSIGN_OR_RETURN(MasterGateway gateway, TrustedGateway(options, /*ask_again=*/false));
-    resolved = gateway;
+    resolved = ResolvedGateways().emplace(options.master, gateway).first;
   }
-  return *resolved;
+  return resolved->second;
 }
 
 Result<bool> GatewayChangedSince(const CliOptions& options, const Status& failure,
                                  std::optional<bus::HandshakeFailure> handshake) {
-  const bool wrong_key = handshake == bus::HandshakeFailure::kServerKeyMismatch;
-  const std::optional<MasterGateway> used = ResolvedGateway();
-  if (!used || (failure.code() != StatusCode::kUnavailable && !wrong_key)) return false;
+  // The gateway has another key now, or none: the master's /info, asked again, says which.
+  const bool wrong_key = handshake == bus::HandshakeFailure::kServerKeyMismatch ||
+                         handshake == bus::HandshakeFailure::kServerIsPlaintext;
+  auto used = ResolvedGateways().find(options.master);
+  if (used == ResolvedGateways().end() ||
+      (failure.code() != StatusCode::kUnavailable && !wrong_key)) {
+    return false;
+  }
   Result<MasterGateway> now = TrustedGateway(options, /*ask_again=*/true);
   if (!now.ok()) {
     if (wrong_key) return now.status();  // another key at this URL: the refusal names both
     return false;                        // the master is out of reach too: the first failure
   }
-  if (now->endpoint == used->endpoint && now->public_key == used->public_key) return false;
-  ResolvedGateway() = *now;
+  if (now->endpoint == used->second.endpoint && now->public_key == used->second.public_key) {
+    return false;
+  }
+  used->second = *now;
   return true;
 }
 

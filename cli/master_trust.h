@@ -12,7 +12,10 @@
 //     used for every master; the master's gateway admits any key (bus.security.cli_keys: any), and
 //     the login's session token says who calls.
 // DET_KEY_FILE and DET_MASTER_KEY_FILE, where set, are used instead (a master that admits only
-// allow-listed keys); --plaintext (DET_PLAINTEXT=1) uses none.
+// allow-listed keys); --plaintext (DET_PLAINTEXT=1) uses none, and nothing else does: a master
+// whose /info says its gateway is plaintext is refused (after a key was kept for it, naming it).
+// DET_MASTER_CERT_FILE=noverify vouches for nothing: the key is then kept at first use as over
+// http.
 
 #include <optional>
 #include <string>
@@ -34,8 +37,10 @@ class KnownMasters {
   static std::string DefaultPath();
   explicit KnownMasters(std::string path = DefaultPath()) : path_(std::move(path)) {}
 
-  // What is kept for `url`, if anything.
+  // What is kept for `url`, if anything (its gateway and key).
   std::optional<MasterGateway> Find(const std::string& url) const;
+  // The key kept for `url`, or "".
+  std::string Kept(const std::string& url) const;
   // Keeps where `url`'s gateway is (its key as checked by Check or vouched for by https).
   Status Remember(const std::string& url, const MasterGateway& gateway);
 
@@ -65,7 +70,8 @@ Result<MasterGateway> UrlGateway(const CliOptions& options);
 Result<bus::SocketSecurity> ResolveCliSecurity(const CliOptions& options);
 
 // After a call to the gateway det had resolved for options.master's URL got no answer
-// (Unavailable) or failed its handshake on the gateway's key: asks the master's /info again. True
+// (Unavailable) or failed its handshake on the gateway's key (another one, or none): asks the
+// master's /info again. True
 // when the gateway has moved or (over https) changed its key: the request never reached it and
 // may be sent again, once, to where it is now. The refusal when an http master now presents
 // another key than the one kept (naming both); false otherwise.

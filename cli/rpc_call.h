@@ -56,12 +56,23 @@ Result<Rep> Call(const CliOptions& options, const Req& request, bus::RpcClientCo
   };
   Result<Rep> reply = call(token);
   // No answer from where det had kept the gateway, or another key there: the master's /info says
-  // where it is now (the request never reached it, so it is sent there once), or why not.
+  // where it is now, or why not. Sent there again only when that cannot run it twice: a failed
+  // handshake never reached the master, and a call of several attempts is one the master may
+  // answer more than once.
   if (!reply.ok()) {
-    Result<bool> changed = GatewayChangedSince(options, reply.status(),
-                                               client ? client->handshake_failure() : std::nullopt);
+    const std::optional<bus::HandshakeFailure> handshake =
+        client ? client->handshake_failure() : std::nullopt;
+    Result<bool> changed = GatewayChangedSince(options, reply.status(), handshake);
     if (!changed.ok()) return changed.status();
-    if (*changed) return Call<Req, Rep>(options, request, config);
+    if (*changed && (handshake || config.attempts > 1)) {
+      return Call<Req, Rep>(options, request, config);
+    }
+    if (*changed) {
+      return Unavailable(reply.status().message() +
+                         "; the master's gateway has moved (det knows where now), and this "
+                         "request was not sent again since it may have reached the master: run "
+                         "the command again");
+    }
   }
   if (!reply.ok() && client && client->handshake_failure()) {
     return WithKeyAdvice(reply.status(), *client, options);

@@ -80,9 +80,9 @@ int Logout(const CliOptions& options) {
   if (!token.ok()) return Fail(token.status());
   if (token->empty()) return Fail(InvalidArgument("not logged in"));
   auto reply = Call<bus::UserLogoutRequest, bus::UserReply>(options, {});
-  auto gateway = GatewayEndpoint(options);
-  if (!gateway.ok()) return Fail(gateway.status());
-  const std::string& master = *gateway;
+  auto session = SessionKey(options);
+  if (!session.ok()) return Fail(session.status());
+  const std::string& master = *session;
   TokenCache cache;
   const std::string user = options.user.empty() ? cache.CurrentUser(master) : options.user;
   // The local session goes even when the master no longer knew it.

@@ -96,9 +96,20 @@ CliGateway::CliGateway(zmq::context_t& context, const Clock& clock, FrontDoor& f
 
 void CliGateway::HandleUserMethods() {
   auth::Users& users = front_.calls.users();
+  // A login hashes its password for about a quarter of a second, and any CURVE key may ask
+  // (cli_keys: any): at most kLoginsAtOnce run at once, so logins cannot take every handler
+  // thread from the calls of those logged in.
   server_.Handle<bus::UserLoginRequest, bus::UserLoginReply>(
-      [&users](const bus::RpcContext&, const bus::UserLoginRequest& request) {
-        return users.Login(request);
+      [&users, this](const bus::RpcContext&,
+                     const bus::UserLoginRequest& request) -> Result<bus::UserLoginReply> {
+        if (logins_under_way_.fetch_add(1) >= kLoginsAtOnce) {
+          --logins_under_way_;
+          return Status(StatusCode::kResourceExhausted,
+                        "too many logins at once; try again in a moment");
+        }
+        Result<bus::UserLoginReply> reply = users.Login(request);
+        --logins_under_way_;
+        return reply;
       });
   server_.Handle<bus::UserLogoutRequest, bus::UserReply>(
       [&users](const bus::RpcContext& ctx,

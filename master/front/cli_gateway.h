@@ -28,6 +28,7 @@ namespace det::master {
 class CliGateway {
  public:
   static constexpr int kHandlerThreads = 8;
+  static constexpr int kLoginsAtOnce = 2;
 
   // `front`'s parts outlive the gateway; `events`: the broker whose events make the cached lists
   // stale.
@@ -62,6 +63,7 @@ class CliGateway {
   AnswerCache answers_;
   bus::RpcServer server_;
   std::atomic<bool> stop_{false};
+  std::atomic<int> logins_under_way_{0};
   std::thread thread_;
 };
 

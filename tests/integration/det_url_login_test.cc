@@ -23,8 +23,10 @@ class DetUrlLoginTest : public ::testing::Test {
     fs::create_directories(dir_ / "home");
     db_ = PostgresEnvironment::Get()->FreshDatabase();
     rest_port_ = PortBelowEphemeralRange();
-    gateway_port_ = PortBelowEphemeralRange();
-    agent_port_ = PortBelowEphemeralRange();
+    do gateway_port_ = PortBelowEphemeralRange();
+    while (gateway_port_ == rest_port_);
+    do agent_port_ = PortBelowEphemeralRange();
+    while (agent_port_ == rest_port_ || agent_port_ == gateway_port_);
     const bus::CurveKeyPair agent = *bus::GenerateCurveKeyPair();
     std::ofstream(dir_ / "allowed") << agent.public_key << " agent\n";
   }
@@ -34,9 +36,9 @@ class DetUrlLoginTest : public ::testing::Test {
   }
 
   // A master with a new key pair (`name`), on the test's ports; its public key. `tls`: HTTPS with
-  // a certificate of its own (made here).
+  // a certificate of its own (made here); `plaintext`: its bus without CURVE.
   std::string StartMaster(const std::string& name, const std::string& cli_keys = "any",
-                          bool tls = false) {
+                          bool tls = false, bool plaintext = false) {
     master_.reset();
     const bus::CurveKeyPair keys = *bus::GenerateCurveKeyPair();
     EXPECT_TRUE(bus::WriteKeyPairFiles(keys, (dir_ / name).string()).ok());
@@ -52,6 +54,7 @@ class DetUrlLoginTest : public ::testing::Test {
                           << (dir_ / (name + ".key")).string()
                           << "\n    allowed_clients_file: " << (dir_ / "allowed").string()
                           << "\n    cli_keys: " << cli_keys
+                          << (plaintext ? "\n    plaintext: true" : "")
                           << "\nsecurity:\n  initial_user_password: " << kAdminPassword << "\n"
                           << (tls ? TlsSection() : std::string());
     master_ = std::make_unique<Process>(
@@ -82,8 +85,11 @@ class DetUrlLoginTest : public ::testing::Test {
     const std::string env =
         more_env + " HOME=" + (dir_ / "home").string() + " DET_MASTER=" + Url() +
         (login ? std::string(" DET_USER=admin DET_PASS=") + kAdminPassword : std::string());
-    return Shell("{ env -u DET_KEY_FILE -u DET_MASTER_KEY_FILE -u DET_USER_TOKEN " + env +
-                 " timeout 60 " + BuildDir() + "/cli/det " + args + "; echo rc=$?; } 2>&1");
+    return Shell(
+        "{ env -u DET_KEY_FILE -u DET_MASTER_KEY_FILE -u DET_USER_TOKEN -u XDG_CONFIG_HOME "
+        "-u DET_AUTH_FILE -u DET_KNOWN_MASTERS_FILE -u DET_CLIENT_KEY_FILE -u DET_PLAINTEXT "
+        "-u DET_MASTER_CERT_FILE DET_RELAY=0 " +
+        env + " timeout 60 " + BuildDir() + "/cli/det " + args + "; echo rc=$?; } 2>&1");
   }
   static bool Has(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
@@ -147,6 +153,13 @@ TEST_F(DetUrlLoginTest, TheUrlAndAPasswordAreEnoughAndTheKeyFirstSeenIsKept) {
   const std::string again = Det("experiment list");
   EXPECT_TRUE(Has(again, "rc=0")) << again;
   EXPECT_TRUE(Has(again, second_key)) << again;
+
+  // A master at that address whose gateway runs in plaintext: never talked to unencrypted
+  // unless asked (--plaintext), and here refused, naming the key kept.
+  StartMaster("plain", "any", /*tls=*/false, /*plaintext=*/true);
+  const std::string downgraded = Det("experiment list");
+  EXPECT_FALSE(Has(downgraded, "rc=0")) << downgraded;
+  EXPECT_TRUE(Has(downgraded, "plaintext") && Has(downgraded, second_key)) << downgraded;
 }
 
 // Over https the certificate vouches for the key: det asks for a way to trust it, and keeps no
@@ -161,6 +174,11 @@ TEST_F(DetUrlLoginTest, OverHttpsTheCertificateVouchesForTheKey) {
       Det("experiment list", true, "DET_MASTER_CERT_FILE=" + (dir_ / "tls.crt").string());
   EXPECT_TRUE(Has(trusted, "rc=0")) << trusted;
   EXPECT_FALSE(Has(trusted, "trusted from now on")) << trusted;
+  // noverify checks no certificate, so it vouches for nothing: the key is kept at first use.
+  fs::remove_all(dir_ / "home");
+  const std::string unchecked = Det("experiment list", true, "DET_MASTER_CERT_FILE=noverify");
+  EXPECT_TRUE(Has(unchecked, "rc=0")) << unchecked;
+  EXPECT_TRUE(Has(unchecked, "trusted from now on")) << unchecked;
 }
 
 TEST_F(DetUrlLoginTest, AMasterThatAdmitsOnlyAllowListedKeysRefusesDetsOwn) {

@@ -105,9 +105,8 @@ TEST_F(SecurityTest, ClientsWithKeysThatDoNotFitAreToldWhyAtOnce) {
   const std::string det = "ip netns exec " + Host("client").netns + " timeout 30 " + BuildDir() +
                           "/cli/det -m " + Host("master").address + ":8090 ";
   const std::string plaintext = Shell(det + "--plaintext master info 2>&1; echo rc=$?");
-  EXPECT_NE(plaintext.find("requires CURVE keys: set DET_KEY_FILE and DET_MASTER_KEY_FILE"),
-            std::string::npos)
-      << plaintext;
+  EXPECT_NE(plaintext.find("requires CURVE keys"), std::string::npos) << plaintext;
+  EXPECT_NE(plaintext.find("DET_MASTER=http"), std::string::npos) << plaintext;
   EXPECT_NE(plaintext.find("rc=1"), std::string::npos) << plaintext;
 
   const std::string wrong_master_key =
@@ -116,12 +115,72 @@ TEST_F(SecurityTest, ClientsWithKeysThatDoNotFitAreToldWhyAtOnce) {
   EXPECT_NE(wrong_master_key.find("its public key does not match"), std::string::npos)
       << wrong_master_key;
 
+  // A key nobody listed gets into the gateway (bus.security.cli_keys: any, the default), but only
+  // as far as the master's info: everything else needs a login.
   const std::string stranger = (dir_ / "stranger").string();
   ASSERT_TRUE(bus::WriteKeyPairFiles(*bus::GenerateCurveKeyPair(), stranger).ok());
-  const std::string unknown_key = Shell(det + "--key-file " + stranger + ".key --master-key-file " +
-                                        (dir_ / "master.pub").string() + " master info 2>&1");
-  EXPECT_NE(unknown_key.find("does not know this client key"), std::string::npos) << unknown_key;
+  const std::string as_stranger = det + "--key-file " + stranger + ".key --master-key-file " +
+                                  (dir_ / "master.pub").string() + " ";
+  const std::string stranger_info = Shell(as_stranger + "master info 2>&1");
+  EXPECT_NE(stranger_info.find("0.1.0"), std::string::npos) << stranger_info;
+  const std::string stranger_list = Shell(as_stranger + "experiment list 2>&1");
+  EXPECT_NE(stranger_list.find("not logged in"), std::string::npos) << stranger_list;
   EXPECT_NE(Det("master info").find("0.1.0"), std::string::npos);
+}
+
+// A user with only the master's URL and a password, on a host that has nothing of the cluster
+// (issue 53): the admin creates the account; on the client host, with a home of its own and no
+// key file, the user is refused everything but the master's info until logged in, then logs in
+// and creates, lists and reads the logs of an experiment, over CURVE with a key det made itself.
+TEST_F(SecurityTest, AUserWithOnlyTheUrlAndAPasswordRunsAnExperiment) {
+  const std::string created =
+      Shell("printf '%s\\n' carol-password | ip netns exec " + Host("client").netns +
+            " env DET_USER=admin DET_PASS=" + kAdminPassword +
+            " DET_AUTH_FILE=" + (dir_ / "auth.json").string() + " timeout 120 " + BuildDir() +
+            "/cli/det -m " + Host("master").address + ":8090 --key-file " +
+            (dir_ / "cli.key").string() + " --master-key-file " + (dir_ / "master.pub").string() +
+            " user create carol 2>&1; echo rc=$?");
+  ASSERT_NE(created.find("rc=0"), std::string::npos) << created;
+  const fs::path home = dir_ / "carol-home";
+  fs::create_directories(home);
+  const std::string url = "http://" + Host("master").address + ":8080";
+  auto as_carol = [&](const std::string& args, const std::string& input = "") {
+    return Shell((input.empty() ? "" : "printf '%s\\n' " + input + " | ") + "ip netns exec " +
+                 Host("client").netns + " env -i PATH=/usr/bin:/bin HOME=" + home.string() +
+                 " DET_MASTER=" + url + " DET_RELAY=0 timeout 120 " + BuildDir() + "/cli/det " +
+                 args + " 2>&1; echo rc=$?");
+  };
+  const std::string anonymous = as_carol("experiment list");
+  EXPECT_NE(anonymous.find("not logged in"), std::string::npos) << anonymous;
+  EXPECT_NE(as_carol("master info").find("rc=0"), std::string::npos);
+  const std::string login = as_carol("user login carol", "carol-password");
+  ASSERT_NE(login.find("rc=0"), std::string::npos) << login;
+  EXPECT_TRUE(fs::exists(home / ".config" / "det" / "client.key")) << "det made its own key";
+
+  nlohmann::json config = {
+      {"name", "carol-from-a-url"},
+      {"entrypoint", "python3 train.py"},
+      {"hyperparameters", {{"learning_rate", 0.1}, {"batch_size", 16}, {"step_seconds", 0.01}}},
+      {"searcher",
+       {{"name", "single"}, {"metric", "validation_loss"}, {"max_length", {{"batches", 20}}}}},
+      {"min_validation_period", {{"batches", 10}}},
+      {"checkpoint_storage",
+       {{"type", "shared_fs"}, {"host_path", (dir_ / "checkpoints").string()}}}};
+  const fs::path path = dir_ / "carol.yaml";
+  std::ofstream(path) << config.dump(2);
+  const std::string submitted = as_carol("--json experiment create " + path.string() + " " +
+                                         SourceDir() + "/examples/linear_regression");
+  const auto reply =
+      nlohmann::json::parse(submitted.substr(0, submitted.rfind("rc=")), nullptr, false);
+  ASSERT_TRUE(reply.is_object()) << submitted;
+  const int64_t id = reply.value("id", int64_t{0});
+  EXPECT_EQ(WaitEnded(id), "COMPLETED") << ReadLog("master.log");
+  const std::string listed = as_carol("experiment list");
+  EXPECT_NE(listed.find("carol-from-a-url"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("carol"), std::string::npos) << "the owner: " << listed;
+  const std::string logs = as_carol("experiment logs " + std::to_string(id));
+  EXPECT_NE(logs.find("rc=0"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("done at step 20"), std::string::npos) << logs;
 }
 
 // A task on an agent host reads none of the agent's secrets: a root agent runs it as `nobody`

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "bus/rpc_client.h"
 #include "cli/completion.h"
@@ -97,6 +98,11 @@ TEST(KnownMastersTest, TheFirstKeyIsKeptAndAnotherIsRefusedUntilForgotten) {
   ASSERT_TRUE(known.Forget("http://m:8080").ok());
   ASSERT_TRUE(known.Check("http://m:8080", other, &first_use).ok());
   EXPECT_TRUE(first_use);
+  // A file that does not read loses no key silently: every check fails, naming it.
+  std::ofstream(dir / "known_masters.json") << "{\"http://m:8080\": ";
+  const Status unreadable = known.Check("http://m:8080", first, &first_use);
+  EXPECT_EQ(unreadable.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(unreadable.message().find("known_masters.json"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

@@ -169,10 +169,14 @@ TEST_F(CurveRoleTest, AnyKeyMayUseAnOpenPortButNoOther) {
   ASSERT_TRUE(echo.ok()) << echo.status().ToString();
   EXPECT_EQ(echo->nonce, "secret");
 
-  Start({kRoleAgent}, kRoleAgent, {kRoleCli});
-  EXPECT_FALSE(CallWith(ClientSecurity(stranger)).ok()) << "an unlisted key at the agent channel";
-  EXPECT_EQ(server_->handled(), 0u);
-  EXPECT_TRUE(CallWith(ClientSecurity(client_keys_), kLongTimeout).ok()) << "the agent's own key";
+  for (const char* port : {kRoleAgent, kRoleAutoscaler}) {
+    Start({kRoleAgent, kRoleAutoscaler}, port, {kRoleCli});
+    EXPECT_FALSE(CallWith(ClientSecurity(stranger), kLongTimeout).ok())
+        << "an unlisted key at " << port;
+    EXPECT_EQ(failure_, HandshakeFailure::kClientKeyRefused) << port;
+    EXPECT_EQ(server_->handled(), 0u);
+    EXPECT_TRUE(CallWith(ClientSecurity(client_keys_), kLongTimeout).ok()) << "a listed key";
+  }
 }
 
 TEST(SecurityConfigTest, TheGatewayAdmitsAnyKeyUnlessTheAllowListIsAsked) {
