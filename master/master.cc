@@ -202,6 +202,7 @@ std::string Master::MasterCertificate() const {
 Status Master::StartUsers() {
   auth::UsersConfig users;
   users.allow_root_tasks = config_.security.allow_root_tasks;
+  users.session_lifespan = config_.security.session_lifespan;
   user_records_ = std::make_unique<auth::StoredUserRecords>(database_->db());
   users_ = std::make_unique<auth::Users>(*user_records_, clock_, users);
   DET_ASSIGN_OR_RETURN(std::optional<std::string> generated,

@@ -31,6 +31,10 @@ void ReadDefaultTask(ConfigReader& reader, std::optional<bus::AgentUserGroup>* o
 void ReadSecurity(ConfigReader& reader, MasterSecurityConfig* security) {
   reader.Read("initial_user_password", &security->initial_user_password);
   reader.Read("allow_root_tasks", &security->allow_root_tasks);
+  reader.Read("session_lifespan", &security->session_lifespan);
+  if (security->session_lifespan < std::chrono::minutes(1)) {
+    reader.Fail("session_lifespan", "must be at least 1m (a login that ends before it is used)");
+  }
   if (reader.Has("default_task")) {
     ReadDefaultTask(reader.Child("default_task"), &security->default_task);
     const auto& task = *security->default_task;

@@ -58,6 +58,9 @@ struct MasterSecurityConfig {
   // Whether tasks may run as root (uid or gid 0) on agents: a default_task or a user's link to
   // root is refused without it. Determined ran every task as root; this is how to keep that.
   bool allow_root_tasks = false;
+  // How long a login session lasts (`det user login`, the WebUI's, the SDK's); a week unless set.
+  // det, given a session that has ended, says so and asks to log in again.
+  Duration session_lifespan = std::chrono::hours(24 * 7);
 };
 
 struct MasterConfig {

@@ -74,6 +74,19 @@ TEST(MasterConfigTest, TlsNeedsBothFilesAndMovesHttpTo8443) {
       << unknown.status().message();
 }
 
+// security.session_lifespan: a week unless set; a lifespan too short to use is refused.
+TEST(MasterConfigTest, SessionsLastAWeekUnlessSet) {
+  auto none = master::ParseMasterConfig(YAML::Node());
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->security.session_lifespan, std::chrono::hours(24 * 7));
+  auto day = master::ParseMasterConfig(Yaml("security: {session_lifespan: 24h}"));
+  ASSERT_TRUE(day.ok()) << day.status().ToString();
+  EXPECT_EQ(day->security.session_lifespan, std::chrono::hours(24));
+  auto brief = master::ParseMasterConfig(Yaml("security: {session_lifespan: 10s}"));
+  ASSERT_FALSE(brief.ok());
+  EXPECT_NE(brief.status().message().find("session_lifespan"), std::string::npos);
+}
+
 // security.default_task: Determined's AgentUserGroup, all four fields.
 TEST(MasterConfigTest, DefaultTaskIsAWholeAccount) {
   auto none = master::ParseMasterConfig(YAML::Node());
