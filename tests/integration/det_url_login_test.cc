@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
 
 #include "bus/security.h"
 #include "tests/testing/cluster_fixture.h"
@@ -38,7 +39,8 @@ class DetUrlLoginTest : public ::testing::Test {
   // A master with a new key pair (`name`), on the test's ports; its public key. `tls`: HTTPS with
   // a certificate of its own (made here); `plaintext`: its bus without CURVE.
   std::string StartMaster(const std::string& name, const std::string& cli_keys = "any",
-                          bool tls = false, bool plaintext = false) {
+                          bool tls = false, bool plaintext = false,
+                          const std::string& more_security = "") {
     master_.reset();
     const bus::CurveKeyPair keys = *bus::GenerateCurveKeyPair();
     EXPECT_TRUE(bus::WriteKeyPairFiles(keys, (dir_ / name).string()).ok());
@@ -56,7 +58,7 @@ class DetUrlLoginTest : public ::testing::Test {
                           << "\n    cli_keys: " << cli_keys
                           << (plaintext ? "\n    plaintext: true" : "")
                           << "\nsecurity:\n  initial_user_password: " << kAdminPassword << "\n"
-                          << (tls ? TlsSection() : std::string());
+                          << more_security << (tls ? TlsSection() : std::string());
     master_ = std::make_unique<Process>(
         std::vector<std::string>{BuildDir() + "/master/det-master", "-c", config.string(),
                                  "--endpoints-file", (dir_ / "endpoints.yaml").string()},
@@ -179,6 +181,19 @@ TEST_F(DetUrlLoginTest, OverHttpsTheCertificateVouchesForTheKey) {
   const std::string unchecked = Det("experiment list", true, "DET_MASTER_CERT_FILE=noverify");
   EXPECT_TRUE(Has(unchecked, "rc=0")) << unchecked;
   EXPECT_TRUE(Has(unchecked, "trusted from now on")) << unchecked;
+}
+
+// security.session_lifespan: a login made with det lasts as long as the master was told.
+TEST_F(DetUrlLoginTest, ALoginLastsAsConfigured) {
+  StartMaster("short-sessions", "any", false, false, "  session_lifespan: 2h\n");
+  ASSERT_TRUE(Has(Det("experiment list"), "rc=0"));
+  pqxx::connection db(db_.ConnectionString());
+  pqxx::work tx(db);
+  const double seconds = tx.exec1(
+                               "SELECT EXTRACT(EPOCH FROM max(expires_at - created_at)) "
+                               "FROM user_sessions")[0]
+                             .as<double>();
+  EXPECT_NEAR(seconds, 2 * 3600, 60) << "a week is the default; this master says two hours";
 }
 
 TEST_F(DetUrlLoginTest, AMasterThatAdmitsOnlyAllowListedKeysRefusesDetsOwn) {
