@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "bus/agent_channel.h"
+#include "bus/zap_handler.h"
 
 namespace det::bus {
 
@@ -61,6 +62,9 @@ void RpcServer::Receive() {
   SendAnswers();
   while (ReceiveFrames(socket_, &frames_)) {
     const std::string identity = frames_[0].to_string();
+    // Under CURVE a request is known by its client's key and its id: a retry is one from the same
+    // key, and no other key is ever answered from another's requests.
+    std::string client_key = ClientKeyOf(frames_.back());  // before parsing takes the frames
     // A REQ peer sends [identity][""][type][header][body]; without the delimiter it cannot be
     // answered at all.
     if (frames_.size() < 2 || frames_[1].size() != 0) {
@@ -78,26 +82,33 @@ void RpcServer::Receive() {
       Reply(identity, error);
       continue;
     }
-    if (auto cached = replies_.find(request->request_id); cached != replies_.end()) {
+    const std::string key = ReplyKey(client_key, request->request_id);
+    if (auto cached = replies_.find(key); cached != replies_.end()) {
       Reply(identity, cached->second);  // a retry: same answer, no second execution
       continue;
     }
-    Run(identity, std::move(request).value());
+    Run(identity, std::move(client_key), std::move(request).value());
   }
 }
 
-void RpcServer::Run(const std::string& identity, RpcRequest request) {
+std::string RpcServer::ReplyKey(const std::string& client_key, const std::string& request_id) {
+  return client_key.empty() ? request_id : client_key + "/" + request_id;
+}
+
+void RpcServer::Run(const std::string& identity, std::string client_key, RpcRequest request) {
   auto found = holds_.find(request.method);
   const Hold* hold = found == holds_.end() ? nullptr : &found->second;
+  RpcContext context{request.request_id, request.token, std::move(client_key)};
   if (!workers_ && !hold) {
-    RpcReply reply = Dispatch(request);
-    Remember(request.request_id, reply);
+    RpcReply reply = Dispatch(context, request);
+    Remember(ReplyKey(context.client_key, request.request_id), reply);
     Reply(identity, reply);
     return;
   }
   // Requests without an id cannot be retried: each gets a key of its own.
-  const std::string key =
-      request.request_id.empty() ? "\x01unnamed-" + std::to_string(++unnamed_) : request.request_id;
+  const std::string key = request.request_id.empty()
+                              ? "\x01unnamed-" + std::to_string(++unnamed_)
+                              : ReplyKey(context.client_key, request.request_id);
   auto running = running_.find(key);
   if (running != running_.end()) {
     running->second = identity;  // a retry while it runs: the answer goes to the new socket
@@ -105,11 +116,12 @@ void RpcServer::Run(const std::string& identity, RpcRequest request) {
   }
   running_[key] = identity;
   if (!workers_) {
-    Finish(hold, key, Dispatch(request));
+    Finish(hold, key, Dispatch(context, request));
     return;
   }
-  workers_->Post(
-      [this, hold, key, request = std::move(request)] { Finish(hold, key, Dispatch(request)); });
+  workers_->Post([this, hold, key, context = std::move(context), request = std::move(request)] {
+    Finish(hold, key, Dispatch(context, request));
+  });
 }
 
 void RpcServer::Finish(const Hold* hold, std::string key, RpcReply reply) {
@@ -135,12 +147,12 @@ void RpcServer::SendAnswers() {
     if (running == running_.end()) continue;
     const std::string identity = running->second;
     running_.erase(running);
-    Remember(answer.request_id, answer);
+    if (!answer.request_id.empty()) Remember(key, answer);
     Reply(identity, answer);
   }
 }
 
-RpcReply RpcServer::Dispatch(const RpcRequest& request) {
+RpcReply RpcServer::Dispatch(const RpcContext& context, const RpcRequest& request) {
   ++handled_;
   RpcReply reply;
   reply.request_id = request.request_id;
@@ -150,8 +162,7 @@ RpcReply RpcServer::Dispatch(const RpcRequest& request) {
     reply.error = "unknown method \"" + Printable(request.method) + "\"";
     return reply;
   }
-  Result<std::string> result =
-      it->second(RpcContext{request.request_id, request.token}, request.params);
+  Result<std::string> result = it->second(context, request.params);
   if (result.ok()) {
     reply.body.data = std::move(result.value());
   } else {
@@ -165,15 +176,15 @@ void RpcServer::Reply(const std::string& identity, const RpcReply& reply) {
   (void)Send(socket_, {identity, ""}, MakeHeader(name_, 0, 0, clock_), reply);
 }
 
-void RpcServer::Remember(const std::string& request_id, const RpcReply& reply) {
-  if (request_id.empty()) return;
+void RpcServer::Remember(const std::string& key, const RpcReply& reply) {
+  if (reply.request_id.empty()) return;
   auto size_of = [](const RpcReply& r) { return r.body.data.size() + r.error.size(); };
-  if (auto known = replies_.find(request_id); known != replies_.end()) {
+  if (auto known = replies_.find(key); known != replies_.end()) {
     remembered_bytes_ -= std::min(remembered_bytes_, size_of(known->second));
     known->second = reply;
   } else {
-    replies_.emplace(request_id, reply);
-    reply_order_.push_back(request_id);
+    replies_.emplace(key, reply);
+    reply_order_.push_back(key);
   }
   remembered_bytes_ += size_of(reply);
   while (!reply_order_.empty() &&

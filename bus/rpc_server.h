@@ -24,6 +24,8 @@ namespace det::bus {
 struct RpcContext {
   std::string request_id;
   std::string token;
+  // The caller's CURVE public key (Z85), as the ZAP handler admitted it; "" in plaintext.
+  std::string client_key;
 };
 
 // The request/reply gateway's server: a ROUTER that REQ clients (the det CLI) call.
@@ -110,11 +112,14 @@ class RpcServer {
     std::vector<std::pair<std::string, RpcReply>> answers_;
   };
 
-  RpcReply Dispatch(const RpcRequest& request);
+  RpcReply Dispatch(const RpcContext& context, const RpcRequest& request);
   void Reply(const std::string& identity, const RpcReply& reply);
-  void Remember(const std::string& request_id, const RpcReply& reply);
-  // Runs `request` for `identity`: here, or on a worker (answered by SendAnswers()).
-  void Run(const std::string& identity, RpcRequest request);
+  // What a request's reply is remembered by: its id, within its client's key.
+  static std::string ReplyKey(const std::string& client_key, const std::string& request_id);
+  void Remember(const std::string& key, const RpcReply& reply);
+  // Runs `request` of `client_key` for `identity`: here, or on a worker (answered by
+  // SendAnswers()).
+  void Run(const std::string& identity, std::string client_key, RpcRequest request);
   // Queues `reply` for SendAnswers(), once `hold` (its method's, if any) releases it. Any thread.
   void Finish(const Hold* hold, std::string key, RpcReply reply);
   // Sends the answers the workers finished and the holds released.

@@ -73,8 +73,8 @@ void ZapHandler::Run() {
     std::string address = frames.size() > 3 ? frames[3].to_string() : "?";
     const std::string domain = frames.size() > 2 ? frames[2].to_string() : "";
     bool ok = false;
+    std::array<char, 41> z85{};
     if (mechanism == "CURVE" && frames.size() >= 7 && frames[6].size() == 32) {
-      std::array<char, 41> z85{};
       zmq_z85_encode(z85.data(), frames[6].data<uint8_t>(), 32);
       const std::string why = WhyRefused(z85.data(), domain);
       ok = why.empty();
@@ -89,9 +89,17 @@ void ZapHandler::Run() {
     socket_.send(ok ? zmq::str_buffer("200") : zmq::str_buffer("400"), zmq::send_flags::sndmore);
     socket_.send(ok ? zmq::str_buffer("OK") : zmq::str_buffer("unknown client key"),
                  zmq::send_flags::sndmore);
-    socket_.send(zmq::str_buffer(""), zmq::send_flags::sndmore);
+    // User-Id: the client's key, which the server reads off each message (ClientKeyOf).
+    socket_.send(ok ? zmq::buffer(std::string_view(z85.data())) : zmq::str_buffer(""),
+                 zmq::send_flags::sndmore);
     socket_.send(zmq::str_buffer(""), zmq::send_flags::none);
   }
+}
+
+std::string ClientKeyOf(const zmq::message_t& message) {
+  // zmq_msg_gets is not const in its signature; it only reads the message's metadata.
+  const char* key = zmq_msg_gets(const_cast<zmq::message_t&>(message).handle(), "User-Id");
+  return key ? key : "";
 }
 
 }  // namespace det::bus

@@ -15,7 +15,8 @@ namespace det::bus {
 
 // The ZAP handler (RFC 27) for one ZeroMQ context: admits a CURVE client on the allow-list to a
 // socket whose role (ZAP domain) the key may take, and refuses everything else with 400 (logged,
-// rate-limited, naming the key and the port's role). Runs its own thread from construction until
+// rate-limited, naming the key and the port's role). An admitted client's key (Z85) becomes the
+// User-Id of every message it sends (ClientKeyOf). Runs its own thread from construction until
 // destruction. Must be constructed before any CURVE server socket of that context binds.
 class ZapHandler {
  public:
@@ -47,5 +48,9 @@ class ZapHandler {
   std::atomic<uint64_t> admitted_{0};
   std::thread thread_;
 };
+
+// The CURVE public key (Z85) a ZapHandler admitted the sender of `message` with; "" when the
+// socket is not under CURVE.
+std::string ClientKeyOf(const zmq::message_t& message);
 
 }  // namespace det::bus

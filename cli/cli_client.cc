@@ -69,6 +69,12 @@ Status WithKeyAdvice(Status status, const bus::RpcClient& client, const CliOptio
                               "(DET_MASTER=http://host:8080, its REST address), which tells det "
                               "its key, or set DET_KEY_FILE and DET_MASTER_KEY_FILE");
     case bus::HandshakeFailure::kServerKeyMismatch:
+      if (master_key.empty() && IsMasterUrl(options.master)) {
+        return PermissionDenied(
+            master + " ended the handshake: it does not hold the key " + options.master +
+            "/info names, so what answers at that URL is not this gateway's master (nothing was "
+            "kept): check DET_MASTER");
+      }
       return PermissionDenied(
           master + " ended the handshake: its public key does not match " +
           (master_key.empty() ? std::string("DET_MASTER_KEY_FILE") : master_key) +

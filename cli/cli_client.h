@@ -11,8 +11,9 @@ namespace det::cli {
 
 // Where and how `det` reaches the master's CLI gateway.
 struct CliOptions {
-  // -m/--master or DET_MASTER: the gateway's host:port or tcp://..., or the REST URL http(s)://...
-  std::string master = "127.0.0.1:8090";
+  // -m/--master or DET_MASTER, as CanonicalMaster (master_url.h) writes it: the master's REST URL
+  // http(s)://host:port, or its gateway tcp://host:port. Determined's default: localhost:8080.
+  std::string master = "http://127.0.0.1:8080";
   bus::SecurityConfig security;  // --key-file, --master-key-file, --plaintext
   bool json = false;             // --json: print replies as JSON
   bool csv = false;              // --csv: as comma-separated values

@@ -29,9 +29,17 @@ constexpr std::string_view kValueOptions[] = {"-m", "--master", "--key-file", "-
 
 void AddGlobalOptions(CLI::App& app, CliOptions& options) {
   app.set_version_flag("--version", std::string("det ") + kVersion);
-  app.add_option(
-      "-m,--master", options.master,
-      "the master: its gateway's host:port, or its REST URL http(s)://host:port (env DET_MASTER)");
+  app.add_option("-m,--master", options.master,
+                 "the master's REST address, as at Determined: host:port or http(s)://host:port "
+                 "(or its gateway: tcp://host:port); env DET_MASTER")
+      ->envname("DET_MASTER")
+      ->transform(
+          [](const std::string& given) {
+            Result<std::string> canonical = CanonicalMaster(given);
+            if (!canonical.ok()) throw CLI::ValidationError(canonical.status().message());
+            return *canonical;
+          },
+          "", "master address");
   app.add_option("--key-file", options.security.key_file, "your CURVE key pair (env DET_KEY_FILE)");
   app.add_option("--master-key-file", options.security.server_public_key_file,
                  "the master's public key file (env DET_MASTER_KEY_FILE)");
@@ -82,7 +90,7 @@ std::string_view CommandWord(int argc, const char* const* argv) {
 
 CliOptions OptionsFromEnvironment() {
   CliOptions options;
-  options.master = EnvOr("DET_MASTER", options.master);
+  // DET_MASTER: read with -m (AddGlobalOptions), in the same form.
   options.security.key_file = EnvOr("DET_KEY_FILE", "");
   options.security.server_public_key_file = EnvOr("DET_MASTER_KEY_FILE", "");
   options.security.plaintext = EnvOr("DET_PLAINTEXT", "") == "1";

@@ -1,6 +1,7 @@
 #include "cli/config_files.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,6 +78,35 @@ Status SaveJsonFile(const std::string& path, const nlohmann::json& doc, const st
     return InvalidArgument("cannot write " + what + " " + path);
   }
   return Status::Ok();
+}
+
+Status UpdateJsonFile(const std::string& path, const std::string& what, bool strict,
+                      const std::function<Status(nlohmann::json& doc)>& change) {
+  DET_RETURN_IF_ERROR(MakePrivateFolder(fs::path(path).parent_path().string()));
+  const std::string lock_path = path + ".lock";
+  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (lock < 0) {
+    return InvalidArgument("cannot lock " + what + " (" + lock_path + "): " + std::strerror(errno));
+  }
+  int locked;
+  do locked = ::flock(lock, LOCK_EX);
+  while (locked != 0 && errno == EINTR);
+  Status outcome = [&]() -> Status {
+    if (locked != 0) {
+      return InvalidArgument("cannot lock " + what + " (" + lock_path +
+                             "): " + std::strerror(errno));
+    }
+    nlohmann::json doc;
+    if (strict) {
+      DET_ASSIGN_OR_RETURN(doc, LoadJsonFileStrictly(path));
+    } else {
+      doc = LoadJsonFile(path);
+    }
+    DET_RETURN_IF_ERROR(change(doc));
+    return SaveJsonFile(path, doc, what);
+  }();
+  ::close(lock);  // releases the lock
+  return outcome;
 }
 
 }  // namespace det::cli

@@ -31,20 +31,22 @@ std::string TokenCache::CurrentUser(const std::string& master) const {
 
 Status TokenCache::Store(const std::string& master, const std::string& user,
                          const std::string& token) {
-  nlohmann::json doc = LoadJsonFile(path_);
-  if (!doc[master].is_object()) doc[master] = nlohmann::json::object();
-  doc[master]["user"] = user;
-  if (!doc[master]["tokens"].is_object()) doc[master]["tokens"] = nlohmann::json::object();
-  doc[master]["tokens"][user] = token;
-  return SaveJsonFile(path_, doc, "the token cache");
+  return UpdateJsonFile(path_, "the token cache", /*strict=*/false, [&](nlohmann::json& doc) {
+    if (!doc[master].is_object()) doc[master] = nlohmann::json::object();
+    doc[master]["user"] = user;
+    if (!doc[master]["tokens"].is_object()) doc[master]["tokens"] = nlohmann::json::object();
+    doc[master]["tokens"][user] = token;
+    return Status::Ok();
+  });
 }
 
 Status TokenCache::Forget(const std::string& master, const std::string& user) {
-  nlohmann::json doc = LoadJsonFile(path_);
-  if (!doc.contains(master) || !doc[master].is_object()) return Status::Ok();
-  if (doc[master]["tokens"].is_object()) doc[master]["tokens"].erase(user);
-  if (doc[master].value("user", "") == user) doc[master].erase("user");
-  return SaveJsonFile(path_, doc, "the token cache");
+  return UpdateJsonFile(path_, "the token cache", /*strict=*/false, [&](nlohmann::json& doc) {
+    if (!doc.contains(master) || !doc[master].is_object()) return Status::Ok();
+    if (doc[master]["tokens"].is_object()) doc[master]["tokens"].erase(user);
+    if (doc[master].value("user", "") == user) doc[master].erase("user");
+    return Status::Ok();
+  });
 }
 
 Result<std::string> LoginAndCache(const CliOptions& options, const std::string& user,
@@ -58,6 +60,7 @@ Result<std::string> LoginAndCache(const CliOptions& options, const std::string& 
   bus::RpcClient client(context, gateway, *security,
                         {.timeout = std::chrono::seconds(15), .attempts = 1});
   auto reply = client.Call<bus::UserLoginRequest, bus::UserLoginReply>({user, password});
+  ConfirmGatewayKey(options, reply.status(), client.handshake_failure());
   if (!reply.ok()) {
     Result<bool> changed = GatewayChangedSince(options, reply.status(), client.handshake_failure());
     if (!changed.ok()) return changed.status();

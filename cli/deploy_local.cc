@@ -187,7 +187,7 @@ void WriteConfigs(const fs::path& dir, const DeployOptions& deploy, const std::s
 // How this det reaches the deployed cluster, as admin.
 CliOptions ClusterOptions(const CliOptions& base, const fs::path& dir) {
   CliOptions options = base;
-  options.master = "127.0.0.1:" + std::to_string(kGatewayPort);
+  options.master = "tcp://127.0.0.1:" + std::to_string(kGatewayPort);
   options.security = {};
   options.security.key_file = (dir / "keys" / "cli.key").string();
   options.security.server_public_key_file = (dir / "keys" / "master.pub").string();

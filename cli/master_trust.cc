@@ -38,10 +38,15 @@ std::optional<MasterGateway> KnownMasters::Find(const std::string& url) const {
   return gateway;
 }
 
-Status KnownMasters::Remember(const std::string& url, const MasterGateway& gateway) {
-  DET_ASSIGN_OR_RETURN(nlohmann::json doc, LoadJsonFileStrictly(path_));
-  doc[url] = {{"key", gateway.public_key}, {"gateway", gateway.endpoint}};
-  return SaveJsonFile(path_, doc, "the masters' keys");
+Status KnownMasters::Remember(const std::string& url, const MasterGateway& gateway, bool vouched) {
+  return UpdateJsonFile(path_, "the masters' keys", /*strict=*/true, [&](nlohmann::json& doc) {
+    const std::string kept = KeptKey(doc, url);
+    if (!vouched && !kept.empty() && kept != gateway.public_key) {
+      return KeyChanged(url, kept, gateway.public_key);
+    }
+    doc[url] = {{"key", gateway.public_key}, {"gateway", gateway.endpoint}};
+    return Status::Ok();
+  });
 }
 
 std::string KnownMasters::Kept(const std::string& url) const {
@@ -49,34 +54,36 @@ std::string KnownMasters::Kept(const std::string& url) const {
   return loaded.ok() ? KeptKey(*loaded, url) : "";
 }
 
-Status KnownMasters::Check(const std::string& url, const std::string& key, bool* first_use) {
-  DET_ASSIGN_OR_RETURN(nlohmann::json doc, LoadJsonFileStrictly(path_));
+Status KnownMasters::Check(const std::string& url, const std::string& key, bool* first_use) const {
+  DET_ASSIGN_OR_RETURN(const nlohmann::json doc, LoadJsonFileStrictly(path_));
   const std::string kept = KeptKey(doc, url);
   *first_use = kept.empty();
-  if (kept == key) return Status::Ok();
-  if (!kept.empty()) {
-    return PermissionDenied(
-        "the master at " + url + " now presents gateway key " + key + ", not " + kept +
-        " as first seen (kept in " + path_ +
-        "). Another master may answer at this address. If this master was redeployed with new "
-        "keys, forget the old one with `det master forget-key` (or remove its line from " +
-        path_ + ") and run det again");
-  }
-  doc[url] = {{"key", key}};
-  return SaveJsonFile(path_, doc, "the masters' keys");
+  if (kept.empty() || kept == key) return Status::Ok();
+  return KeyChanged(url, kept, key);
+}
+
+Status KnownMasters::KeyChanged(const std::string& url, const std::string& kept,
+                                const std::string& key) const {
+  return PermissionDenied(
+      "the master at " + url + " now presents gateway key " + key + ", not " + kept +
+      " as first seen (kept in " + path_ +
+      "). Another master may answer at this address. If this master was redeployed with new "
+      "keys, forget the old one with `det master forget-key` (or remove its line from " +
+      path_ + ") and run det again");
 }
 
 Status KnownMasters::Forget(const std::string& url) {
-  DET_ASSIGN_OR_RETURN(nlohmann::json doc, LoadJsonFileStrictly(path_));
-  if (!doc.contains(url)) return Status::Ok();
-  doc.erase(url);
-  return SaveJsonFile(path_, doc, "the masters' keys");
+  return UpdateJsonFile(path_, "the masters' keys", /*strict=*/true, [&](nlohmann::json& doc) {
+    doc.erase(url);
+    return Status::Ok();
+  });
 }
 
 Status KnownMasters::Trust(const std::string& url, const std::string& key) {
-  DET_ASSIGN_OR_RETURN(nlohmann::json doc, LoadJsonFileStrictly(path_));
-  doc[url] = {{"key", key}};
-  return SaveJsonFile(path_, doc, "the masters' keys");
+  return UpdateJsonFile(path_, "the masters' keys", /*strict=*/true, [&](nlohmann::json& doc) {
+    doc[url] = {{"key", key}};
+    return Status::Ok();
+  });
 }
 
 Result<bus::CurveKeyPair> OwnClientKey(const std::string& key_file) {
@@ -106,6 +113,12 @@ Result<bus::CurveKeyPair> OwnClientKey(const std::string& key_file) {
 
 namespace {
 
+// First-use keys from /info, by master URL, not yet proven by their gateway in this process.
+std::map<std::string, MasterGateway>& UnprovenKeys() {
+  static std::map<std::string, MasterGateway> unproven;  // det is one thread
+  return unproven;
+}
+
 // Where options.master's gateway is and its key, trusted: from the kept entry when there is one
 // (no request), else from the master's /info, checked against the key kept (http, or https
 // without a certificate check) and kept.
@@ -131,12 +144,14 @@ Result<MasterGateway> TrustedGateway(const CliOptions& options, bool ask_again) 
     bool first_use = false;
     DET_RETURN_IF_ERROR(known.Check(options.master, gateway.public_key, &first_use));
     if (first_use) {
-      std::cerr << "det: the master at " << options.master << " presents gateway key "
-                << gateway.public_key << "; trusted from now on (kept in " << known.path() << ")\n";
+      // Kept once the gateway has proven it holds the key (ConfirmGatewayKey): a key that no
+      // gateway answers with is never kept to refuse the real one later.
+      UnprovenKeys()[options.master] = gateway;
+      return gateway;
     }
   }
   // Only a cache of where the gateway is: a det that cannot write it asks /info every time.
-  (void)known.Remember(options.master, gateway);
+  (void)known.Remember(options.master, gateway, vouched);
   return gateway;
 }
 
@@ -199,6 +214,27 @@ Result<bool> GatewayChangedSince(const CliOptions& options, const Status& failur
   }
   used->second = *now;
   return true;
+}
+
+void ConfirmGatewayKey(const CliOptions& options, const Status& outcome,
+                       std::optional<bus::HandshakeFailure> handshake) {
+  auto unproven = UnprovenKeys().find(options.master);
+  if (unproven == UnprovenKeys().end() || handshake) return;
+  // No answer (or none known to be the gateway's): nothing is proven yet.
+  if (!outcome.ok() && (outcome.code() == StatusCode::kUnavailable ||
+                        outcome.code() == StatusCode::kDeadlineExceeded)) {
+    return;
+  }
+  const MasterGateway gateway = unproven->second;
+  UnprovenKeys().erase(unproven);
+  KnownMasters known;
+  const Status kept = known.Remember(options.master, gateway, /*vouched=*/false);
+  if (!kept.ok()) {
+    std::cerr << "det: warning: " << kept.message() << "\n";
+    return;
+  }
+  std::cerr << "det: the master at " << options.master << " presents gateway key "
+            << gateway.public_key << "; trusted from now on (kept in " << known.path() << ")\n";
 }
 
 }  // namespace det::cli

@@ -4,8 +4,9 @@
 // and a login), with no key file from the cluster's admin:
 //   - the gateway's CURVE public key comes with its port in the master's GET /info. Over https
 //     the master's certificate vouches for it. Over http it is trusted on first use and kept per
-//     master URL in known_masters.json in det's config folder (as ssh keeps known_hosts); a key
-//     that differs later is refused, naming both keys and how to accept the new one. Where the
+//     master URL in known_masters.json in det's config folder (as ssh keeps known_hosts), once
+//     the gateway has answered with it; a key that differs later is refused, naming both keys and
+//     how to accept the new one. Where the
 //     gateway is is kept with it: later det processes ask /info only when it no longer answers
 //     there (or presents another key);
 //   - det's own key pair is made on first use (client.key in det's config folder, mode 0600) and
@@ -41,12 +42,13 @@ class KnownMasters {
   std::optional<MasterGateway> Find(const std::string& url) const;
   // The key kept for `url`, or "".
   std::string Kept(const std::string& url) const;
-  // Keeps where `url`'s gateway is (its key as checked by Check or vouched for by https).
-  Status Remember(const std::string& url, const MasterGateway& gateway);
+  // Keeps `url`'s gateway and its key: refused as Check refuses when another key is kept, unless
+  // `vouched` (a certificate vouched for it over https).
+  Status Remember(const std::string& url, const MasterGateway& gateway, bool vouched);
 
-  // Ok when `key` is the one kept for `url`, or none was (it is then kept, and *first_use set);
+  // Ok when `key` is the one kept for `url`, or none was (*first_use set; nothing is kept);
   // PermissionDenied naming both keys when another was kept.
-  Status Check(const std::string& url, const std::string& key, bool* first_use);
+  Status Check(const std::string& url, const std::string& key, bool* first_use) const;
   // Forgets the key kept for `url` (the master was redeployed with new keys).
   Status Forget(const std::string& url);
   // Keeps `key` for `url` whatever was kept: for whoever made the master's keys itself
@@ -55,6 +57,8 @@ class KnownMasters {
   const std::string& path() const { return path_; }
 
  private:
+  Status KeyChanged(const std::string& url, const std::string& kept, const std::string& key) const;
+
   std::string path_;
 };
 
@@ -77,5 +81,11 @@ Result<bus::SocketSecurity> ResolveCliSecurity(const CliOptions& options);
 // another key than the one kept (naming both); false otherwise.
 Result<bool> GatewayChangedSince(const CliOptions& options, const Status& failure,
                                  std::optional<bus::HandshakeFailure> handshake);
+
+// After a call to options.master's gateway ended in `outcome`: when the gateway answered (no
+// failed handshake, no timeout), the key first seen for it in this process is proven and kept,
+// and det says so. Call after every gateway call.
+void ConfirmGatewayKey(const CliOptions& options, const Status& outcome,
+                       std::optional<bus::HandshakeFailure> handshake);
 
 }  // namespace det::cli

@@ -92,6 +92,28 @@ bool IsMasterUrl(const std::string& master) {
   return master.starts_with("http://") || master.starts_with("https://");
 }
 
+Result<std::string> CanonicalMaster(const std::string& master) {
+  if (master.starts_with("tcp://")) return master;  // the gateway itself
+  const bool bare = !IsMasterUrl(master);
+  const std::string url = bare ? "http://" + master : master;
+  const auto refuse = [&](const std::string& why) {
+    return InvalidArgument("the master \"" + master + "\" (DET_MASTER or -m): " + why +
+                           "; write it as host:port, http(s)://host:port or, for its gateway, "
+                           "tcp://host:port");
+  };
+  if (master.find_first_of("?#@ ") != std::string::npos) {
+    return refuse("a master's address has no user, password, query, fragment or space");
+  }
+  Result<UrlParts> parts = ParseUrl(url);
+  if (!parts.ok()) return refuse(parts.status().message());
+  if (bare && !parts->port_given) parts->port = 8080;  // Determined's default for a bare host
+  std::string path = parts->path;
+  while (path.ends_with('/')) path.pop_back();
+  const std::string host =
+      parts->host.find(':') != std::string::npos ? "[" + parts->host + "]" : parts->host;
+  return parts->scheme + "://" + host + ":" + std::to_string(parts->port) + path;
+}
+
 Result<int> GatewayPortOfMasterInfo(const std::string& body) {
   const nlohmann::json info = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   const auto port = info.is_object() ? info.find("gateway_port") : info.end();

@@ -20,6 +20,13 @@ struct MasterTls {
 
 bool IsMasterUrl(const std::string& master);
 
+// DET_MASTER or -m as given, in the one form det keeps sessions and keys under: as Determined's
+// clients read it, "host", "host:port" and "http(s)://host[:port][/path]" are the master's REST
+// URL, written "scheme://host:port[/path]" (port 8080 for a bare host, else the scheme's); the
+// gateway itself is named "tcp://host[:port]" and kept as given. InvalidArgument naming the value
+// for one with no host, a bad port, a user, query or fragment.
+Result<std::string> CanonicalMaster(const std::string& master);
+
 // The gateway behind a master's URL, as its /info says.
 struct MasterGateway {
   std::string endpoint;    // "tcp://host:port"

@@ -55,6 +55,7 @@ Result<Rep> Call(const CliOptions& options, const Req& request, bus::RpcClientCo
     return bus::Decode<Rep>(body.data);
   };
   Result<Rep> reply = call(token);
+  ConfirmGatewayKey(options, reply.status(), client ? client->handshake_failure() : std::nullopt);
   // No answer from where det had kept the gateway, or another key there: the master's /info says
   // where it is now, or why not. Sent there again only when that cannot run it twice: a failed
   // handshake never reached the master, and a call of several attempts is one the master may

@@ -42,6 +42,7 @@ Result<UrlParts> ParseUrl(const std::string& url) {
       return InvalidArgument("URL " + url + ": bad port \"" + port + "\"");
     }
     parts.port = std::stoi(port);
+    parts.port_given = true;
   }
   if (parts.host.empty()) return InvalidArgument("URL " + url + " has no host");
   return parts;

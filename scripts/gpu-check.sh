@@ -37,7 +37,7 @@ fail() {
 json() { "$PY" -c "import json, sys; d = json.load(sys.stdin); print($1)"; }
 
 "$DET" deploy local --cluster-dir "$CLUSTER" up --agents 1 --max-agents 1 >/dev/null
-export DET_MASTER=127.0.0.1:8090 DET_KEY_FILE="$CLUSTER/keys/cli.key" \
+export DET_MASTER=tcp://127.0.0.1:8090 DET_KEY_FILE="$CLUSTER/keys/cli.key" \
   DET_MASTER_KEY_FILE="$CLUSTER/keys/master.pub" DET_USER=admin \
   DET_PASS="$(cat "$CLUSTER/admin-password")"
 

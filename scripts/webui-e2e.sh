@@ -34,7 +34,7 @@ else
   echo "skipping the Determined tutorial step: it needs root, $CONFORMANCE and the Python packages its README lists"
 fi
 deploy up --agents 0 --max-agents 1 --artificial-slots 1 > "$RUN/deploy.log"
-export DET_MASTER=127.0.0.1:8090 DET_KEY_FILE="$RUN/cluster/keys/cli.key" \
+export DET_MASTER=tcp://127.0.0.1:8090 DET_KEY_FILE="$RUN/cluster/keys/cli.key" \
   DET_MASTER_KEY_FILE="$RUN/cluster/keys/master.pub" DET_USER=admin \
   DET_PASS="$(cat "$RUN/cluster/admin-password")"
 # Long enough to watch, pause and resume: 1200 batches of 50 ms (a minute) with a validation and

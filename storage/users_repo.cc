@@ -8,6 +8,7 @@ namespace {
 constexpr const char* kUserColumns =
     "u.id, u.username, u.password_hash, u.admin, u.active, det_ns(u.created_at), u.agent_uid,"
     " u.agent_gid, u.agent_user, u.agent_group";
+constexpr int kUserColumnCount = 10;
 
 UserRecord ReadUser(const pqxx::row& row) {
   UserRecord user{row[0].as<int64_t>(), row[1].as<std::string>(), row[2].as<std::string>(),
@@ -91,22 +92,25 @@ Status SetAgentAccount(pqxx::work& tx, int64_t user_id,
 }
 
 Result<int64_t> CreateSession(pqxx::work& tx, int64_t user_id, const std::string& token_hash,
-                              int64_t expires_at_ns) {
+                              int64_t expires_at_ns, const std::string& client_key) {
   return tx
       .exec_params1(
-          "INSERT INTO user_sessions (user_id, token_hash, expires_at) VALUES ($1, $2, det_ts($3))"
-          " RETURNING id",
-          user_id, token_hash, expires_at_ns)[0]
+          "INSERT INTO user_sessions (user_id, token_hash, expires_at, client_key)"
+          " VALUES ($1, $2, det_ts($3), $4) RETURNING id",
+          user_id, token_hash, expires_at_ns,
+          client_key.empty() ? std::nullopt : std::optional<std::string>(client_key))[0]
       .as<int64_t>();
 }
 
-Result<UserRecord> FindSessionUser(pqxx::work& tx, const std::string& token_hash, int64_t now_ns) {
-  return OneUser(tx.exec_params(std::string("SELECT ") + kUserColumns +
-                                    " FROM user_sessions s JOIN users u ON u.id = s.user_id"
-                                    " WHERE s.token_hash = $1 AND s.expires_at > det_ts($2)"
-                                    " AND u.active",
-                                token_hash, now_ns),
-                 "session");
+Result<SessionRecord> FindSession(pqxx::work& tx, const std::string& token_hash, int64_t now_ns) {
+  const pqxx::result result =
+      tx.exec_params(std::string("SELECT ") + kUserColumns +
+                         ", coalesce(s.client_key, '')"
+                         " FROM user_sessions s JOIN users u ON u.id = s.user_id"
+                         " WHERE s.token_hash = $1 AND s.expires_at > det_ts($2) AND u.active",
+                     token_hash, now_ns);
+  if (result.empty()) return NotFound("session not found");
+  return SessionRecord{ReadUser(result[0]), result[0][kUserColumnCount].as<std::string>()};
 }
 
 Status DeleteSession(pqxx::work& tx, const std::string& token_hash) {

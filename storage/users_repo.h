@@ -51,10 +51,17 @@ Status SetUserAdmin(pqxx::work& tx, int64_t user_id, bool admin);
 Status SetAgentAccount(pqxx::work& tx, int64_t user_id,
                        const std::optional<bus::AgentUserGroup>& account);
 
+// A login session: the user it speaks for and the CURVE public key (Z85) of the client it was
+// issued to ("" when bound to none).
+struct SessionRecord {
+  UserRecord user;
+  std::string client_key;
+};
+
 // Sessions: created at login, found by token hash until they expire or the user is deactivated.
 Result<int64_t> CreateSession(pqxx::work& tx, int64_t user_id, const std::string& token_hash,
-                              int64_t expires_at_ns);
-Result<UserRecord> FindSessionUser(pqxx::work& tx, const std::string& token_hash, int64_t now_ns);
+                              int64_t expires_at_ns, const std::string& client_key = "");
+Result<SessionRecord> FindSession(pqxx::work& tx, const std::string& token_hash, int64_t now_ns);
 Status DeleteSession(pqxx::work& tx, const std::string& token_hash);
 int64_t DeleteExpiredSessions(pqxx::work& tx, int64_t now_ns);  // returns how many
 int64_t DeleteUserSessions(pqxx::work& tx, int64_t user_id);    // returns how many

@@ -71,10 +71,11 @@ Result<UserRecords::UserRecord> StoredUserRecords::ChangeUser(const std::string&
 }
 
 Status StoredUserRecords::CreateSession(int64_t user_id, const std::string& token_hash,
-                                        int64_t expires_at_ns, int64_t now_ns) {
+                                        int64_t expires_at_ns, int64_t now_ns,
+                                        const std::string& client_key) {
   return database_.Run([&](pqxx::work& tx) -> Status {
     storage::DeleteExpiredSessions(tx, now_ns);
-    return storage::CreateSession(tx, user_id, token_hash, expires_at_ns).status();
+    return storage::CreateSession(tx, user_id, token_hash, expires_at_ns, client_key).status();
   });
 }
 
@@ -82,12 +83,13 @@ Status StoredUserRecords::DeleteSession(const std::string& token_hash) {
   return database_.Run([&](pqxx::work& tx) { return storage::DeleteSession(tx, token_hash); });
 }
 
-Result<std::optional<UserRecords::UserRecord>> StoredUserRecords::SessionUser(
+Result<std::optional<UserRecords::SessionRecord>> StoredUserRecords::Session(
     const std::string& token_hash, int64_t now_ns) {
-  return Read<std::optional<UserRecord>>([&](pqxx::work& tx) -> Result<std::optional<UserRecord>> {
-    auto user = storage::FindSessionUser(tx, token_hash, now_ns);
-    return user.ok() ? std::optional(*user) : std::nullopt;
-  });
+  return Read<std::optional<SessionRecord>>(
+      [&](pqxx::work& tx) -> Result<std::optional<SessionRecord>> {
+        auto session = storage::FindSession(tx, token_hash, now_ns);
+        return session.ok() ? std::optional(*session) : std::nullopt;
+      });
 }
 
 Result<std::optional<UserRecords::UserRecord>> StoredUserRecords::AccessTokenUser(

@@ -23,10 +23,10 @@ class StoredUserRecords final : public UserRecords {
                                      bool end_sessions) override;
   Result<UserRecord> ChangeUser(const std::string& username, const UserChange& change) override;
   Status CreateSession(int64_t user_id, const std::string& token_hash, int64_t expires_at_ns,
-                       int64_t now_ns) override;
+                       int64_t now_ns, const std::string& client_key) override;
   Status DeleteSession(const std::string& token_hash) override;
-  Result<std::optional<UserRecord>> SessionUser(const std::string& token_hash,
-                                                int64_t now_ns) override;
+  Result<std::optional<SessionRecord>> Session(const std::string& token_hash,
+                                               int64_t now_ns) override;
   Result<std::optional<UserRecord>> AccessTokenUser(const std::string& token_hash,
                                                     int64_t now_ns) override;
   Result<AccessTokenRecord> CreateAccessToken(int64_t user_id, const std::string& token_hash,

@@ -26,6 +26,7 @@ class UserRecords {
  public:
   using UserRecord = storage::UserRecord;
   using AccessTokenRecord = storage::AccessTokenRecord;
+  using SessionRecord = storage::SessionRecord;
   virtual ~UserRecords() = default;
 
   virtual Result<std::vector<UserRecord>> Users() = 0;  // by id
@@ -47,13 +48,16 @@ class UserRecords {
       std::function<Status(UserRecord& user, const std::vector<UserRecord>& everyone)>;
   virtual Result<UserRecord> ChangeUser(const std::string& username, const UserChange& change) = 0;
 
-  // A login session (sessions expired at `now_ns` are dropped on the way).
+  // A login session, bound to the client key `client_key` ("": to none); sessions expired at
+  // `now_ns` are dropped on the way.
   virtual Status CreateSession(int64_t user_id, const std::string& token_hash,
-                               int64_t expires_at_ns, int64_t now_ns) = 0;
+                               int64_t expires_at_ns, int64_t now_ns,
+                               const std::string& client_key) = 0;
   virtual Status DeleteSession(const std::string& token_hash) = 0;
-  // The active user a live session or access token speaks for (nullopt: none).
-  virtual Result<std::optional<UserRecord>> SessionUser(const std::string& token_hash,
-                                                        int64_t now_ns) = 0;
+  // A live session of an active user, with the key it is bound to (nullopt: none).
+  virtual Result<std::optional<SessionRecord>> Session(const std::string& token_hash,
+                                                       int64_t now_ns) = 0;
+  // The active user a live access token speaks for (nullopt: none).
   virtual Result<std::optional<UserRecord>> AccessTokenUser(const std::string& token_hash,
                                                             int64_t now_ns) = 0;
 

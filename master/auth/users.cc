@@ -101,7 +101,8 @@ Result<std::string> Users::NewPasswordHash(const std::string& password, bool is_
   return HashPasswordDigest(password, config_.password_iterations);
 }
 
-Result<bus::UserLoginReply> Users::Login(const bus::UserLoginRequest& request) {
+Result<bus::UserLoginReply> Users::Login(const bus::UserLoginRequest& request,
+                                         const std::string& client_key) {
   std::optional<storage::UserRecord> user;
   if (auto found = records_.UserByName(request.username); found.ok()) {
     user = *found;
@@ -128,8 +129,8 @@ Result<bus::UserLoginReply> Users::Login(const bus::UserLoginRequest& request) {
   }
   bus::UserLoginReply reply{NewToken(kSessionPrefix), NowNs() + config_.session_lifespan.count(),
                             SummaryOf(*user)};
-  DET_RETURN_IF_ERROR(
-      records_.CreateSession(user->id, Sha256Hex(reply.token), reply.expires_at, NowNs()));
+  DET_RETURN_IF_ERROR(records_.CreateSession(user->id, Sha256Hex(reply.token), reply.expires_at,
+                                             NowNs(), client_key));
   return reply;
 }
 
@@ -144,7 +145,7 @@ Status Users::Logout(const std::string& token) {
   return Status::Ok();
 }
 
-Result<Principal> Users::Authenticate(const std::string& token) {
+Result<Principal> Users::Authenticate(const std::string& token, const std::string& client_key) {
   if (token.empty()) return Unauthenticated("not logged in: run `det user login` first");
   const bool session = HasPrefix(token, kSessionPrefix);
   if (!session && !HasPrefix(token, kAccessPrefix)) {
@@ -152,19 +153,43 @@ Result<Principal> Users::Authenticate(const std::string& token) {
   }
   const std::string hash = Sha256Hex(token);
   const int64_t now = NowNs();
-  if (auto cached = FromCache(hash, now)) return *cached;
+  if (auto cached = FromCache(hash, now)) {
+    DET_RETURN_IF_ERROR(CheckBinding(cached->client_key, client_key));
+    return cached->principal;
+  }
   const uint64_t generation = generation_.load();
-  DET_ASSIGN_OR_RETURN(
-      const std::optional<storage::UserRecord> user,
-      session ? records_.SessionUser(hash, now) : records_.AccessTokenUser(hash, now));
-  if (!user) {
+  std::optional<storage::SessionRecord> found;
+  if (session) {
+    DET_ASSIGN_OR_RETURN(found, records_.Session(hash, now));
+  } else {
+    DET_ASSIGN_OR_RETURN(std::optional<storage::UserRecord> user,
+                         records_.AccessTokenUser(hash, now));
+    if (user) found = storage::SessionRecord{std::move(*user), ""};
+  }
+  if (!found) {
     return Unauthenticated(session ? "the login session has ended: run `det user login` again"
                                    : "the access token is expired or revoked");
   }
-  Principal principal{user->id, user->username, user->admin};
-  Remember(hash, principal, now, generation);
-  RememberAccount(user->id, user->agent_account, now, generation);
+  const storage::UserRecord& user = found->user;
+  Principal principal{user.id, user.username, user.admin};
+  Remember(hash, {principal, found->client_key, 0}, now, generation);
+  RememberAccount(user.id, user.agent_account, now, generation);
+  DET_RETURN_IF_ERROR(CheckBinding(found->client_key, client_key));
   return principal;
+}
+
+Status Users::CheckBinding(const std::string& bound_key, const std::string& client_key) {
+  if (bound_key.empty() || bound_key == client_key) return Status::Ok();
+  if (client_key.empty()) {
+    return Unauthenticated(
+        "this login session was made by `det user login` for one det client and is not taken "
+        "over REST: log in with POST /api/v1/auth/login, or use an access token (`det token "
+        "create`)");
+  }
+  return Unauthenticated(
+      "this login session belongs to another det client (a session is bound to the client key it "
+      "was issued to): run `det user login` here, or put an access token (`det token create`) in "
+      "DET_USER_TOKEN");
 }
 
 Result<bus::UserReply> Users::Whoami(const Principal& caller) {
@@ -357,19 +382,20 @@ Result<bus::TokenReply> Users::PatchToken(const Principal& caller,
   return bus::TokenReply{SummaryOf(token, owner.username)};
 }
 
-std::optional<Principal> Users::FromCache(const std::string& token_hash, int64_t now_ns) {
+std::optional<Users::Cached> Users::FromCache(const std::string& token_hash, int64_t now_ns) {
   std::lock_guard lock(mu_);
   auto it = cache_.find(token_hash);
   if (it == cache_.end() || it->second.valid_until_ns <= now_ns) return std::nullopt;
-  return it->second.principal;
+  return it->second;
 }
 
-void Users::Remember(const std::string& token_hash, const Principal& principal, int64_t now_ns,
+void Users::Remember(const std::string& token_hash, Cached cached, int64_t now_ns,
                      uint64_t generation) {
   std::lock_guard lock(mu_);
   if (generation != generation_.load()) return;  // a change since the read: it may be stale
   if (cache_.size() >= kMaxCached) cache_.clear();
-  cache_[token_hash] = {principal, now_ns + kCacheNs};
+  cached.valid_until_ns = now_ns + kCacheNs;
+  cache_[token_hash] = std::move(cached);
 }
 
 void Users::RememberAccount(int64_t user_id, const std::optional<bus::AgentUserGroup>& account,

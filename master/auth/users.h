@@ -59,10 +59,16 @@ class Users {
   Result<std::optional<std::string>> Bootstrap(const std::string& initial_password);
 
   // Unauthenticated "invalid username or password" for a wrong name, password or inactive user.
-  Result<bus::UserLoginReply> Login(const bus::UserLoginRequest& request);
+  // `client_key`: the CURVE public key (Z85) the caller proved on the gateway, which the session
+  // is then bound to; "" over REST (and on a gateway in plaintext): bound to none.
+  Result<bus::UserLoginReply> Login(const bus::UserLoginRequest& request,
+                                    const std::string& client_key = "");
   Status Logout(const std::string& token);
-  // Unauthenticated unless the token is a live session or access token of an active user.
-  Result<Principal> Authenticate(const std::string& token);
+  // Unauthenticated unless the token is a live session or access token of an active user. A
+  // session bound to a client key is taken only from that key (`client_key`: as for Login), so
+  // a session token copied off one client works neither from another nor over REST. Access
+  // tokens are bound to nothing: they are made to be handed to scripts.
+  Result<Principal> Authenticate(const std::string& token, const std::string& client_key = "");
 
   Result<bus::UserReply> Whoami(const Principal& caller);
   Result<bus::UserList> List(const Principal& caller);
@@ -88,6 +94,7 @@ class Users {
  private:
   struct Cached {
     Principal principal;
+    std::string client_key;  // the session's binding ("": none)
     int64_t valid_until_ns = 0;
   };
   struct CachedAccount {
@@ -98,10 +105,11 @@ class Users {
   // The hash to store for a new password, or its digest (`is_hashed`); InvalidArgument when it
   // breaks the password rule (or is no digest).
   Result<std::string> NewPasswordHash(const std::string& password, bool is_hashed) const;
-  std::optional<Principal> FromCache(const std::string& token_hash, int64_t now_ns);
+  std::optional<Cached> FromCache(const std::string& token_hash, int64_t now_ns);
   // Caches what was read from the database unless something changed since `generation`.
-  void Remember(const std::string& token_hash, const Principal& principal, int64_t now_ns,
-                uint64_t generation);
+  void Remember(const std::string& token_hash, Cached cached, int64_t now_ns, uint64_t generation);
+  // OK when a session bound to `bound_key` ("": none) may be used by `client_key`.
+  static Status CheckBinding(const std::string& bound_key, const std::string& client_key);
   void RememberAccount(int64_t user_id, const std::optional<bus::AgentUserGroup>& account,
                        int64_t now_ns, uint64_t generation);
   void ForgetAll();

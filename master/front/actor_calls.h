@@ -26,8 +26,9 @@ class ActorCalls {
   ActorCalls(zmq::context_t& context, auth::Users& users, bus::MasterInfo info,
              int64_t max_message_bytes);
 
-  Result<auth::Principal> Authenticate(const std::string& token) {
-    return users_.Authenticate(token);
+  // `client_key`: the caller's CURVE key, as for Users::Authenticate.
+  Result<auth::Principal> Authenticate(const std::string& token, const std::string& client_key) {
+    return users_.Authenticate(token, client_key);
   }
 
   // A forwarded method, for `caller` (PermissionDenied when it needs an admin). Determined's

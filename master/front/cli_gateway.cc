@@ -100,21 +100,22 @@ void CliGateway::HandleUserMethods() {
   // (cli_keys: any): at most kLoginsAtOnce run at once, so logins cannot take every handler
   // thread from the calls of those logged in.
   server_.Handle<bus::UserLoginRequest, bus::UserLoginReply>(
-      [&users, this](const bus::RpcContext&,
+      [&users, this](const bus::RpcContext& ctx,
                      const bus::UserLoginRequest& request) -> Result<bus::UserLoginReply> {
         if (logins_under_way_.fetch_add(1) >= kLoginsAtOnce) {
           --logins_under_way_;
           return Status(StatusCode::kResourceExhausted,
                         "too many logins at once; try again in a moment");
         }
-        Result<bus::UserLoginReply> reply = users.Login(request);
+        // The session is bound to the key it was asked for on (users.h).
+        Result<bus::UserLoginReply> reply = users.Login(request, ctx.client_key);
         --logins_under_way_;
         return reply;
       });
   server_.Handle<bus::UserLogoutRequest, bus::UserReply>(
       [&users](const bus::RpcContext& ctx,
                const bus::UserLogoutRequest&) -> Result<bus::UserReply> {
-        DET_ASSIGN_OR_RETURN(Principal caller, users.Authenticate(ctx.token));
+        DET_ASSIGN_OR_RETURN(Principal caller, users.Authenticate(ctx.token, ctx.client_key));
         DET_RETURN_IF_ERROR(users.Logout(ctx.token));
         return bus::UserReply{{caller.user_id, caller.username, caller.admin, true, 0}};
       });
@@ -156,7 +157,7 @@ template <class Req, class Rep>
 void CliGateway::Serve(std::function<Result<Rep>(const Principal&, const Req&)> handler) {
   server_.Handle<Req, Rep>([this, handler = std::move(handler)](const bus::RpcContext& ctx,
                                                                 const Req& request) -> Result<Rep> {
-    DET_ASSIGN_OR_RETURN(Principal caller, front_.calls.Authenticate(ctx.token));
+    DET_ASSIGN_OR_RETURN(Principal caller, front_.calls.Authenticate(ctx.token, ctx.client_key));
     return handler(caller, request);
   });
 }
@@ -185,7 +186,8 @@ void CliGateway::ServeCached(std::string key,
         if (!params.data.empty()) {
           DET_RETURN_IF_ERROR(bus::DecodeInto(params.data, &request, Req::kType));
         }
-        DET_ASSIGN_OR_RETURN(Principal caller, front_.calls.Authenticate(ctx.token));
+        DET_ASSIGN_OR_RETURN(Principal caller,
+                             front_.calls.Authenticate(ctx.token, ctx.client_key));
         if (request == Req{}) {
           DET_ASSIGN_OR_RETURN(AnswerCache::Json answer, answers_.Get(key));
           return *answer;

@@ -54,7 +54,7 @@ TEST_F(ClusterProcessTest, AgentSurvivesAMasterRestart) {
 
 TEST_F(ClusterProcessTest, CliWithoutMasterFailsClearly) {
   std::string out =
-      Shell(BuildDir() + "/cli/det --plaintext -m 127.0.0.1:1 master info 2>&1; echo rc=$?");
+      Shell(BuildDir() + "/cli/det --plaintext -m tcp://127.0.0.1:1 master info 2>&1; echo rc=$?");
   EXPECT_NE(out.find("no reply from tcp://127.0.0.1:1"), std::string::npos) << out;
   EXPECT_NE(out.find("rc=3"), std::string::npos) << out;
 }

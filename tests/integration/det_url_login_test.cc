@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
+#include <sstream>
 
 #include "bus/security.h"
 #include "tests/testing/cluster_fixture.h"
@@ -85,7 +86,8 @@ class DetUrlLoginTest : public ::testing::Test {
   // ...); "rc=N" last.
   std::string Det(const std::string& args, bool login = true, const std::string& more_env = "") {
     const std::string env =
-        more_env + " HOME=" + (dir_ / "home").string() + " DET_MASTER=" + Url() +
+        more_env + " HOME=" + (dir_ / home_).string() +
+        " DET_MASTER=" + (master_url_.empty() ? Url() : master_url_) +
         (login ? std::string(" DET_USER=admin DET_PASS=") + kAdminPassword : std::string());
     return Shell(
         "{ env -u DET_KEY_FILE -u DET_MASTER_KEY_FILE -u DET_USER_TOKEN -u XDG_CONFIG_HOME "
@@ -97,7 +99,7 @@ class DetUrlLoginTest : public ::testing::Test {
     return text.find(part) != std::string::npos;
   }
   fs::path ConfigFile(const std::string& name) const {
-    return dir_ / "home" / ".config" / "det" / name;
+    return dir_ / home_ / ".config" / "det" / name;
   }
   nlohmann::json Known() const {
     return nlohmann::json::parse(std::ifstream(ConfigFile("known_masters.json")), nullptr, false);
@@ -105,6 +107,8 @@ class DetUrlLoginTest : public ::testing::Test {
 
   fs::path dir_;
   std::string scheme_ = "http";
+  std::string home_ = "home";  // the HOME det runs with, under dir_
+  std::string master_url_;     // DET_MASTER when not Url()
   storage::DbConfig db_;
   int rest_port_ = 0, gateway_port_ = 0, agent_port_ = 0;
   std::unique_ptr<Process> master_;
@@ -127,6 +131,15 @@ TEST_F(DetUrlLoginTest, TheUrlAndAPasswordAreEnoughAndTheKeyFirstSeenIsKept) {
   EXPECT_FALSE(Has(listed, "trusted from now on")) << "asked once: " << listed;
   nlohmann::json known = Known();
   EXPECT_EQ(known[Url()].value("key", ""), first_key) << known.dump();
+  // Determined's bare form of the same address is the same master: its key and session.
+  master_url_ = "127.0.0.1:" + std::to_string(rest_port_);
+  const std::string bare = Det("experiment list", /*login=*/false);
+  EXPECT_TRUE(Has(bare, "rc=0")) << bare;
+  EXPECT_FALSE(Has(bare, "trusted from now on")) << bare;
+  master_url_ = "127.0.0.1:80x";
+  const std::string malformed = Det("experiment list", /*login=*/false);
+  EXPECT_TRUE(Has(malformed, "127.0.0.1:80x") && Has(malformed, "bad port")) << malformed;
+  master_url_.clear();
   const std::string gateway = known[Url()].value("gateway", "");
   EXPECT_EQ(gateway, "tcp://127.0.0.1:" + std::to_string(gateway_port_));
   struct stat st {};
@@ -194,6 +207,65 @@ TEST_F(DetUrlLoginTest, ALoginLastsAsConfigured) {
                                "FROM user_sessions")[0]
                              .as<double>();
   EXPECT_NEAR(seconds, 2 * 3600, 60) << "a week is the default; this master says two hours";
+}
+
+// A session from `det user login` is bound to the client key it was made on: the token copied to
+// another client (its own key) or to REST is refused. An access token is made to be handed on.
+TEST_F(DetUrlLoginTest, ASessionTokenWorksOnlyFromTheClientItWasMadeOn) {
+  StartMaster("bound");
+  ASSERT_TRUE(Has(Det("user login admin"), "rc=0"));
+  std::stringstream cached;
+  cached << std::ifstream(ConfigFile("auth.json")).rdbuf();
+  const size_t from = cached.str().find("dets_");
+  ASSERT_NE(from, std::string::npos) << cached.str();
+  const std::string session = cached.str().substr(from, cached.str().find('"', from) - from);
+  ASSERT_EQ(session.rfind("dets_", 0), 0u) << "the cached session: " << session;
+  const std::string made_token = Det("token create");
+  const size_t at = made_token.find("deta_");
+  ASSERT_NE(at, std::string::npos) << made_token;
+  const std::string access_token = made_token.substr(at, made_token.find_first_of(" \n", at) - at);
+
+  EXPECT_TRUE(Has(Det("experiment list", false, "DET_USER_TOKEN=" + session), "rc=0"))
+      << "on the client that logged in";
+  home_ = "another-home";  // another client: a key pair of its own
+  const std::string replayed = Det("experiment list", false, "DET_USER_TOKEN=" + session);
+  EXPECT_FALSE(Has(replayed, "rc=0")) << replayed;
+  EXPECT_TRUE(Has(replayed, "belongs to another det client")) << replayed;
+  const std::string handed_on = Det("experiment list", false, "DET_USER_TOKEN=" + access_token);
+  EXPECT_TRUE(Has(handed_on, "rc=0")) << handed_on;
+
+  const std::string rest = Shell("curl -s -w ' http=%{http_code}' -H 'Authorization: Bearer " +
+                                 session + "' " + Url() + "/api/v1/me");
+  EXPECT_TRUE(Has(rest, "http=401") && Has(rest, "not taken over REST")) << rest;
+  const std::string rest_access =
+      Shell("curl -s -w ' http=%{http_code}' -H 'Authorization: Bearer " + access_token + "' " +
+            Url() + "/api/v1/me");
+  EXPECT_TRUE(Has(rest_access, "http=200")) << rest_access;
+}
+
+// A key is kept once the gateway has answered with it: a /info whose key no gateway holds (here a
+// plain web server's, naming the real gateway's port) leaves nothing behind to refuse the real
+// master later.
+TEST_F(DetUrlLoginTest, AKeyNoGatewayAnswersWithIsNotKept) {
+  StartMaster("real");
+  const int port = PortBelowEphemeralRange();
+  fs::create_directories(dir_ / "www");
+  std::ofstream(dir_ / "www" / "info")
+      << nlohmann::json{{"gateway_port", gateway_port_},
+                        {"gateway_public_key", bus::GenerateCurveKeyPair()->public_key}}
+             .dump();
+  Process web({"/usr/bin/python3", "-m", "http.server", "--bind", "127.0.0.1", "--directory",
+               (dir_ / "www").string(), std::to_string(port)},
+              dir_ / "www.log");
+  master_url_ = "http://127.0.0.1:" + std::to_string(port);
+  for (int i = 0; i < 100 && !Has(Shell("curl -s " + master_url_ + "/info"), "gateway_port"); ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  const std::string refused = Det("experiment list");
+  EXPECT_FALSE(Has(refused, "rc=0")) << refused;
+  EXPECT_FALSE(Has(refused, "trusted from now on")) << refused;
+  EXPECT_TRUE(Has(refused, "does not hold the key")) << refused;
+  EXPECT_FALSE(Known().contains(master_url_)) << Known().dump();
 }
 
 TEST_F(DetUrlLoginTest, AMasterThatAdmitsOnlyAllowListedKeysRefusesDetsOwn) {

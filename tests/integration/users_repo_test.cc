@@ -71,12 +71,21 @@ TEST_F(UsersRepoTest, SessionLivesUntilItExpiresOrIsDeleted) {
   InTransaction(db_, [&](pqxx::work& tx) {
     ASSERT_TRUE(CreateSession(tx, bob, "s1", kNow + kHour).ok());
     ASSERT_TRUE(CreateSession(tx, bob, "s2", kNow + kHour).ok());
-    EXPECT_EQ(FindSessionUser(tx, "s1", kNow)->id, bob);
-    EXPECT_EQ(FindSessionUser(tx, "s1", kNow + 2 * kHour).status().code(), StatusCode::kNotFound);
-    EXPECT_EQ(FindSessionUser(tx, "nope", kNow).status().code(), StatusCode::kNotFound);
+    EXPECT_EQ(FindSession(tx, "s1", kNow)->user.id, bob);
+    EXPECT_EQ(FindSession(tx, "s1", kNow)->client_key, "") << "a session bound to no key";
+    EXPECT_EQ(FindSession(tx, "s1", kNow + 2 * kHour).status().code(), StatusCode::kNotFound);
+    EXPECT_EQ(FindSession(tx, "nope", kNow).status().code(), StatusCode::kNotFound);
     ASSERT_TRUE(DeleteSession(tx, "s2").ok());
-    EXPECT_FALSE(FindSessionUser(tx, "s2", kNow).ok());
+    EXPECT_FALSE(FindSession(tx, "s2", kNow).ok());
     EXPECT_EQ(DeleteExpiredSessions(tx, kNow + 2 * kHour), 1);
+  });
+}
+
+TEST_F(UsersRepoTest, ASessionKeepsTheClientKeyItWasIssuedTo) {
+  const int64_t bob = NewUser("bob");
+  InTransaction(db_, [&](pqxx::work& tx) {
+    ASSERT_TRUE(CreateSession(tx, bob, "bound", kNow + kHour, "client-key-z85").ok());
+    EXPECT_EQ(FindSession(tx, "bound", kNow)->client_key, "client-key-z85");
   });
 }
 
@@ -86,7 +95,7 @@ TEST_F(UsersRepoTest, DeactivatedUserLosesSessionsAndTokens) {
     ASSERT_TRUE(CreateSession(tx, bob, "s", kNow + kHour).ok());
     ASSERT_TRUE(CreateAccessToken(tx, bob, "t", "ci", std::nullopt).ok());
     ASSERT_TRUE(SetUserActive(tx, bob, false).ok());
-    EXPECT_FALSE(FindSessionUser(tx, "s", kNow).ok());
+    EXPECT_FALSE(FindSession(tx, "s", kNow).ok());
     EXPECT_FALSE(FindAccessTokenUser(tx, "t", kNow).ok());
   });
 }

@@ -266,7 +266,7 @@ std::string MultiHostTest::Det(const std::string& args) {
   const std::string command =
       "ip netns exec " + Host("client").netns + " env DET_USER=admin DET_PASS=" + kAdminPassword +
       " DET_AUTH_FILE=" + (dir_ / "auth.json").string() + " timeout 120 " + BuildDir() +
-      "/cli/det -m " + Host("master").address + ":" + std::to_string(kMasterGatewayPort) +
+      "/cli/det -m tcp://" + Host("master").address + ":" + std::to_string(kMasterGatewayPort) +
       " --key-file " + (dir_ / "cli.key").string() + " --master-key-file " +
       (dir_ / "master.pub").string() + " " + args + " 2>&1";
   return Shell(command);

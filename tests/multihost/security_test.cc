@@ -103,7 +103,7 @@ TEST_F(SecurityTest, AnAgentsKeyCannotReadTheEventBus) {
 // unreachable), and the master serves those who hold keys as before.
 TEST_F(SecurityTest, ClientsWithKeysThatDoNotFitAreToldWhyAtOnce) {
   const std::string det = "ip netns exec " + Host("client").netns + " timeout 30 " + BuildDir() +
-                          "/cli/det -m " + Host("master").address + ":8090 ";
+                          "/cli/det -m tcp://" + Host("master").address + ":8090 ";
   const std::string plaintext = Shell(det + "--plaintext master info 2>&1; echo rc=$?");
   EXPECT_NE(plaintext.find("requires CURVE keys"), std::string::npos) << plaintext;
   EXPECT_NE(plaintext.find("DET_MASTER=http"), std::string::npos) << plaintext;
@@ -137,7 +137,7 @@ TEST_F(SecurityTest, AUserWithOnlyTheUrlAndAPasswordRunsAnExperiment) {
       Shell("printf '%s\\n' carol-password | ip netns exec " + Host("client").netns +
             " env DET_USER=admin DET_PASS=" + kAdminPassword +
             " DET_AUTH_FILE=" + (dir_ / "auth.json").string() + " timeout 120 " + BuildDir() +
-            "/cli/det -m " + Host("master").address + ":8090 --key-file " +
+            "/cli/det -m tcp://" + Host("master").address + ":8090 --key-file " +
             (dir_ / "cli.key").string() + " --master-key-file " + (dir_ / "master.pub").string() +
             " user create carol 2>&1; echo rc=$?");
   ASSERT_NE(created.find("rc=0"), std::string::npos) << created;

@@ -87,11 +87,11 @@ class InMemoryUserRecords final : public master::auth::UserRecords {
     return *user;
   }
   Status CreateSession(int64_t user_id, const std::string& token_hash, int64_t expires_at_ns,
-                       int64_t now_ns) override {
+                       int64_t now_ns, const std::string& client_key) override {
     std::lock_guard lock(mu_);
     DET_RETURN_IF_ERROR(Reach());
     std::erase_if(sessions_, [&](const auto& s) { return s.second.expires_at_ns <= now_ns; });
-    sessions_[token_hash] = {user_id, expires_at_ns};
+    sessions_[token_hash] = {user_id, expires_at_ns, client_key};
     return Status::Ok();
   }
   Status DeleteSession(const std::string& token_hash) override {
@@ -100,15 +100,17 @@ class InMemoryUserRecords final : public master::auth::UserRecords {
     sessions_.erase(token_hash);
     return Status::Ok();
   }
-  Result<std::optional<UserRecord>> SessionUser(const std::string& token_hash,
-                                                int64_t now_ns) override {
+  Result<std::optional<SessionRecord>> Session(const std::string& token_hash,
+                                               int64_t now_ns) override {
     std::lock_guard lock(mu_);
     DET_RETURN_IF_ERROR(Reach());
     auto session = sessions_.find(token_hash);
     if (session == sessions_.end() || session->second.expires_at_ns <= now_ns) {
-      return std::optional<UserRecord>();
+      return std::optional<SessionRecord>();
     }
-    return ActiveUser(session->second.user_id);
+    std::optional<UserRecord> user = ActiveUser(session->second.user_id);
+    if (!user) return std::optional<SessionRecord>();
+    return std::optional(SessionRecord{*user, session->second.client_key});
   }
   Result<std::optional<UserRecord>> AccessTokenUser(const std::string& token_hash,
                                                     int64_t now_ns) override {
@@ -156,9 +158,10 @@ class InMemoryUserRecords final : public master::auth::UserRecords {
   }
 
  private:
-  struct Session {
+  struct StoredSession {
     int64_t user_id = 0;
     int64_t expires_at_ns = 0;
+    std::string client_key;
   };
   Status Reach() {
     ++calls_;
@@ -196,7 +199,7 @@ class InMemoryUserRecords final : public master::auth::UserRecords {
   int64_t next_user_id_ = 1;
   int64_t next_token_id_ = 1;
   std::map<int64_t, UserRecord> users_;
-  std::map<std::string, Session> sessions_;  // by token hash
+  std::map<std::string, StoredSession> sessions_;  // by token hash
   std::map<int64_t, AccessTokenRecord> tokens_;
   std::map<int64_t, std::string> token_hashes_;
 };

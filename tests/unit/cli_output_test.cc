@@ -1,12 +1,15 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "bus/rpc_client.h"
 #include "cli/completion.h"
+#include "cli/config_files.h"
 #include "cli/master_trust.h"
 #include "cli/master_url.h"
 #include "cli/output.h"
@@ -47,6 +50,31 @@ TEST(CompletionTest, EveryCommandPathCompletesItsSubcommandsAndOptions) {
   EXPECT_NE(script.find("complete -F _det det"), std::string::npos);
 }
 
+// DET_MASTER in Determined's forms is the master's REST address, written one way (so that one
+// master has one session and one kept key); tcp:// names the gateway itself.
+TEST(MasterUrlTest, DeterminedsFormsOfTheAddressAreOneUrl) {
+  const std::pair<const char*, const char*> forms[] = {
+      {"gpu-cluster", "http://gpu-cluster:8080"},
+      {"10.0.0.5:8080", "http://10.0.0.5:8080"},
+      {"10.0.0.5:9000/", "http://10.0.0.5:9000"},
+      {"http://gpu-cluster", "http://gpu-cluster:80"},
+      {"https://gpu-cluster", "https://gpu-cluster:443"},
+      {"https://gpu-cluster:8443/det/", "https://gpu-cluster:8443/det"},
+      {"[::1]:8080", "http://[::1]:8080"},
+      {"tcp://10.0.0.5:8090", "tcp://10.0.0.5:8090"},
+  };
+  for (const auto& [given, canonical] : forms) {
+    EXPECT_EQ(CanonicalMaster(given).value_or("error"), canonical) << given;
+  }
+  for (const char* bad : {"http://", ":8080", "gpu:80x", "alice@gpu:8080", "gpu:8080/?x=1",
+                          "ftp://gpu:21", "gpu cluster"}) {
+    const Result<std::string> refused = CanonicalMaster(bad);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.status().message().find(bad), std::string::npos) << "names what was given";
+    EXPECT_NE(refused.status().message().find("host:port"), std::string::npos) << "and the forms";
+  }
+}
+
 // det -m http(s)://... reads the gateway's port from GET /api/v1/master's body.
 TEST(MasterUrlTest, TheGatewayPortComesFromTheMastersInfo) {
   EXPECT_TRUE(IsMasterUrl("http://10.0.0.5:8080"));
@@ -74,35 +102,77 @@ TEST(MasterUrlTest, TheGatewayKeyComesFromTheMastersInfo) {
   }
 }
 
-// Over http, the first key a master's URL presents is kept; another one later is refused, naming
-// both, until forgotten.
+// Over http, the first key a master's URL presents is kept (once its gateway answered with it:
+// Remember); another one later is refused, naming both, until forgotten or vouched for by https.
 TEST(KnownMastersTest, TheFirstKeyIsKeptAndAnotherIsRefusedUntilForgotten) {
   const auto dir = std::filesystem::temp_directory_path() / ("det-known-" + bus::RandomId());
   KnownMasters known((dir / "known_masters.json").string());
   const std::string first = bus::GenerateCurveKeyPair()->public_key;
   const std::string other = bus::GenerateCurveKeyPair()->public_key;
+  const MasterGateway m_first{"tcp://m:8090", first}, m_other{"tcp://m:8090", other};
   bool first_use = false;
   ASSERT_TRUE(known.Check("http://m:8080", first, &first_use).ok());
   EXPECT_TRUE(first_use);
+  ASSERT_TRUE(known.Check("http://m:8080", other, &first_use).ok()) << "a check keeps nothing";
+  ASSERT_TRUE(known.Remember("http://m:8080", m_first, /*vouched=*/false).ok());
   ASSERT_TRUE(known.Check("http://m:8080", first, &first_use).ok());
   EXPECT_FALSE(first_use);
-  ASSERT_TRUE(known.Check("http://n:8080", other, &first_use).ok()) << "each master its own";
+  ASSERT_TRUE(known.Remember("http://n:8080", {"tcp://n:8090", other}, false).ok())
+      << "each master its own";
   const Status changed = known.Check("http://m:8080", other, &first_use);
   EXPECT_EQ(changed.code(), StatusCode::kPermissionDenied);
   EXPECT_NE(changed.message().find(first), std::string::npos) << changed.message();
   EXPECT_NE(changed.message().find(other), std::string::npos);
   EXPECT_NE(changed.message().find("det master forget-key"), std::string::npos);
+  EXPECT_EQ(known.Remember("http://m:8080", m_other, false).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(known.Kept("http://m:8080"), first);
   struct stat st {};
   ASSERT_EQ(::stat((dir / "known_masters.json").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   ASSERT_TRUE(known.Forget("http://m:8080").ok());
   ASSERT_TRUE(known.Check("http://m:8080", other, &first_use).ok());
   EXPECT_TRUE(first_use);
+  ASSERT_TRUE(known.Remember("http://m:8080", m_first, false).ok());
+  ASSERT_TRUE(known.Remember("http://m:8080", m_other, /*vouched=*/true).ok());
+  EXPECT_EQ(known.Kept("http://m:8080"), other) << "a certificate vouches over what was kept";
   // A file that does not read loses no key silently: every check fails, naming it.
   std::ofstream(dir / "known_masters.json") << "{\"http://m:8080\": ";
   const Status unreadable = known.Check("http://m:8080", first, &first_use);
   EXPECT_EQ(unreadable.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(unreadable.message().find("known_masters.json"), std::string::npos);
+  EXPECT_EQ(known.Remember("http://m:8080", m_first, false).code(),
+            StatusCode::kFailedPrecondition);
+  std::filesystem::remove_all(dir);
+}
+
+// det processes that change one config file at once each see the others' changes: none is lost.
+TEST(ConfigFilesTest, ChangesMadeAtOnceAreAllKept) {
+  const auto dir = std::filesystem::temp_directory_path() / ("det-config-" + bus::RandomId());
+  const std::string path = (dir / "auth.json").string();
+  constexpr int kWriters = 4, kEach = 25;
+  std::vector<pid_t> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {  // a det process of its own: flock locks are per open file, across processes
+      for (int i = 0; i < kEach; ++i) {
+        const std::string name = std::to_string(w) + "-" + std::to_string(i);
+        const Status changed =
+            UpdateJsonFile(path, "the test's file", false, [&](nlohmann::json& doc) {
+              doc[name] = i;
+              return Status::Ok();
+            });
+        if (!changed.ok()) ::_exit(1);
+      }
+      ::_exit(0);
+    }
+    writers.push_back(pid);
+  }
+  for (pid_t pid : writers) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  EXPECT_EQ(LoadJsonFile(path).size(), static_cast<size_t>(kWriters * kEach));
   std::filesystem::remove_all(dir);
 }
 

@@ -34,7 +34,8 @@ class CurveTest : public ::testing::Test {
         context_, std::vector<AllowedClient>{{client_keys_.public_key, client_roles}}, open_roles);
     server_ = std::make_unique<RpcServer>(context_, "test", RealClock::Instance());
     server_->Handle<AgentPing, AgentEcho>(
-        [](const RpcContext&, const AgentPing& p) -> Result<AgentEcho> {
+        [this](const RpcContext& ctx, const AgentPing& p) -> Result<AgentEcho> {
+          seen_keys_.push_back(ctx.client_key);  // on the test's thread: CallWith pumps there
           return AgentEcho{p.nonce};
         });
     SocketSecurity security{SocketSecurity::Mode::kCurveServer, server_keys_, "", {}};
@@ -71,6 +72,7 @@ class CurveTest : public ::testing::Test {
   std::unique_ptr<RpcServer> server_;
   std::string endpoint_;
   std::optional<HandshakeFailure> failure_;
+  std::vector<std::string> seen_keys_;  // the client key of each call handled
 };
 
 // A client whose keys do not fit learns which way at once (the master's handshake), not after its
@@ -167,6 +169,16 @@ TEST_F(CurveRoleTest, AnyKeyMayUseTheOpenPort) {
   auto echo = CallWith(ClientSecurity(*GenerateCurveKeyPair()), kLongTimeout);
   ASSERT_TRUE(echo.ok()) << echo.status().ToString();
   EXPECT_EQ(echo->nonce, "secret");
+}
+
+// What binds a login session to its client (master/auth/users.h): each call names the key its
+// client proved in the handshake, whoever may use the port.
+TEST_F(CurveRoleTest, EachCallCarriesTheKeyItsClientProved) {
+  Start({kRoleCli}, kRoleCli, {kRoleCli});
+  const CurveKeyPair unlisted = *GenerateCurveKeyPair();
+  ASSERT_TRUE(CallWith(ClientSecurity(client_keys_), kLongTimeout).ok());
+  ASSERT_TRUE(CallWith(ClientSecurity(unlisted), kLongTimeout).ok());
+  EXPECT_EQ(seen_keys_, (std::vector{client_keys_.public_key, unlisted.public_key}));
 }
 
 class ClosedPortTest : public CurveRoleTest, public ::testing::WithParamInterface<std::string> {};

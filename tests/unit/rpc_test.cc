@@ -29,6 +29,7 @@ class ServerThread {
       ++executions;
       std::lock_guard lock(mu_);
       last_token_ = ctx.token;
+      last_client_key_ = ctx.client_key;
       return AgentEcho{ping.nonce};
     });
     server_.Handle<MasterInfoRequest, MasterInfo>(
@@ -53,6 +54,10 @@ class ServerThread {
     std::lock_guard lock(mu_);
     return last_token_;
   }
+  std::string last_client_key() {
+    std::lock_guard lock(mu_);
+    return last_client_key_;
+  }
 
  private:
   void Run() {
@@ -70,7 +75,8 @@ class ServerThread {
     }
   }
   std::mutex mu_;
-  std::string last_token_;  // guarded by mu_
+  std::string last_token_;       // guarded by mu_
+  std::string last_client_key_;  // guarded by mu_
   RpcServer server_;
   int ignore_;
   std::atomic<bool> stop_{false};
@@ -92,6 +98,7 @@ TEST_P(RpcTest, TypedCallRoundTrips) {
   ASSERT_TRUE(echo.ok()) << echo.status().ToString();
   EXPECT_EQ(echo->nonce, "hi");
   EXPECT_EQ(server.last_token(), "tok");
+  EXPECT_EQ(server.last_client_key(), "") << "no CURVE, no client key";
 }
 
 TEST_P(RpcTest, HandlerErrorComesBackAsStatus) {

@@ -89,6 +89,37 @@ TEST_F(UsersTest, AnAdminsResetEndsTheUsersSessionsAndOnesOwnChangeKeepsThem) {
   EXPECT_FALSE(Login("alice", "alice-password-3").empty());
 }
 
+// A session `det user login` made on the gateway is bound to the client key it was made for: the
+// token copied to another client, or to REST, is refused, also when the first use cached it.
+TEST_F(UsersTest, ASessionBoundToAClientKeyWorksOnlyFromThatKey) {
+  auto login = users_.Login({"alice", "alice-password"}, "alices-key");
+  ASSERT_TRUE(login.ok()) << login.status().ToString();
+  const std::string& token = login->token;
+  ASSERT_TRUE(users_.Authenticate(token, "alices-key").ok());
+  auto replayed = users_.Authenticate(token, "mallorys-key");
+  ASSERT_FALSE(replayed.ok());
+  EXPECT_EQ(replayed.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_NE(replayed.status().message().find("belongs to another det client"), std::string::npos)
+      << replayed.status().message();
+  auto over_rest = users_.Authenticate(token, "");
+  ASSERT_FALSE(over_rest.ok());
+  EXPECT_NE(over_rest.status().message().find("not taken over REST"), std::string::npos)
+      << over_rest.status().message();
+  Users restarted(records_, clock_, {.password_iterations = 1000});  // nothing cached
+  EXPECT_FALSE(restarted.Authenticate(token, "mallorys-key").ok()) << "read from the records";
+  EXPECT_TRUE(restarted.Authenticate(token, "alices-key").ok());
+}
+
+TEST_F(UsersTest, ARestLoginAndAnAccessTokenAreBoundToNoClient) {
+  const std::string rest_session = Login("alice", "alice-password");
+  const std::string access_token = Token(alice_).first;
+  for (const std::string& token : {rest_session, access_token}) {
+    for (const char* key : {"", "any-key", "another-key"}) {
+      EXPECT_TRUE(users_.Authenticate(token, key).ok()) << token.substr(0, 5) << " from " << key;
+    }
+  }
+}
+
 TEST_F(UsersTest, ALoginOfADeactivatedUserOrAWrongPasswordSaysTheSame) {
   ASSERT_TRUE(users_.Update(admin_, {.username = "alice", .active = false}).ok());
   auto inactive = users_.Login({"alice", "alice-password"});
