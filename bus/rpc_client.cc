@@ -93,6 +93,7 @@ Result<RpcReply> RpcClient::Attempt(const RpcRequest& request) {
       }
     }
     if (!(items[0].revents & ZMQ_POLLIN) || !ReceiveFrames(*socket_, &frames)) continue;
+    answered_ = true;
     auto envelope = ParseEnvelope(frames, 0);
     if (!envelope.ok()) return envelope.status().WithContext("malformed reply from the master");
     auto reply = envelope->Decode<RpcReply>();

@@ -47,6 +47,9 @@ class RpcClient {
 
   int attempts_made() const { return attempts_made_; }
   std::optional<HandshakeFailure> handshake_failure() const { return handshake_failure_; }
+  // Whether any call of this client got a message back from the server: under CURVE, proof that
+  // the server holds the key the client was given.
+  bool answered() const { return answered_; }
 
  private:
   Result<RpcReply> Attempt(const RpcRequest& request);
@@ -62,6 +65,7 @@ class RpcClient {
   std::unique_ptr<HandshakeWatch> watch_;  // of socket_
   int attempts_made_ = 0;
   std::optional<HandshakeFailure> handshake_failure_;
+  bool answered_ = false;
 };
 
 // What a call that got no reply from `endpoint` after every attempt of `config` says.

@@ -16,6 +16,10 @@ RpcServer::RpcServer(zmq::context_t& context, std::string name, const Clock& clo
       drops_(name_ + " gateway", clock) {}
 
 Result<std::string> RpcServer::Bind(const std::string& endpoint, const SocketSecurity& security) {
+  // Only a ZAP handler vouches for a User-Id; in plaintext a peer could name one itself. Keys
+  // are read only when every endpoint is CURVE.
+  const bool curve = security.mode == SocketSecurity::Mode::kCurveServer;
+  curve_ = (bound_++ == 0 || curve_) && curve;
   return bus::Bind(socket_, endpoint, security);
 }
 
@@ -64,7 +68,8 @@ void RpcServer::Receive() {
     const std::string identity = frames_[0].to_string();
     // Under CURVE a request is known by its client's key and its id: a retry is one from the same
     // key, and no other key is ever answered from another's requests.
-    std::string client_key = ClientKeyOf(frames_.back());  // before parsing takes the frames
+    std::string client_key = curve_ ? ClientKeyOf(frames_.back()) : "";  // before parsing
+    if (!IsZ85Key(client_key)) client_key.clear();
     // A REQ peer sends [identity][""][type][header][body]; without the delimiter it cannot be
     // answered at all.
     if (frames_.size() < 2 || frames_[1].size() != 0) {

@@ -126,6 +126,8 @@ class RpcServer {
   void SendAnswers();
 
   zmq::socket_t socket_;
+  int bound_ = 0;       // endpoints bound
+  bool curve_ = false;  // every one as a CURVE server: each message carries its client's key
   std::string name_;
   const Clock& clock_;
   DropLog drops_;

@@ -72,8 +72,8 @@ Status WithKeyAdvice(Status status, const bus::RpcClient& client, const CliOptio
       if (master_key.empty() && IsMasterUrl(options.master)) {
         return PermissionDenied(
             master + " ended the handshake: it does not hold the key " + options.master +
-            "/info names, so what answers at that URL is not this gateway's master (nothing was "
-            "kept): check DET_MASTER");
+            "/info names, so what answers at that URL is not this gateway's master (no key first "
+            "seen there was kept): check DET_MASTER");
       }
       return PermissionDenied(
           master + " ended the handshake: its public key does not match " +

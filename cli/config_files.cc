@@ -84,29 +84,28 @@ Status UpdateJsonFile(const std::string& path, const std::string& what, bool str
                       const std::function<Status(nlohmann::json& doc)>& change) {
   DET_RETURN_IF_ERROR(MakePrivateFolder(fs::path(path).parent_path().string()));
   const std::string lock_path = path + ".lock";
-  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (lock < 0) {
+  struct LockFile {  // closing it releases the lock, whatever `change` does
+    int fd;
+    ~LockFile() {
+      if (fd >= 0) ::close(fd);
+    }
+  } lock{::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)};
+  int locked = -1;
+  if (lock.fd >= 0) {
+    do locked = ::flock(lock.fd, LOCK_EX);
+    while (locked != 0 && errno == EINTR);
+  }
+  if (locked != 0) {
     return InvalidArgument("cannot lock " + what + " (" + lock_path + "): " + std::strerror(errno));
   }
-  int locked;
-  do locked = ::flock(lock, LOCK_EX);
-  while (locked != 0 && errno == EINTR);
-  Status outcome = [&]() -> Status {
-    if (locked != 0) {
-      return InvalidArgument("cannot lock " + what + " (" + lock_path +
-                             "): " + std::strerror(errno));
-    }
-    nlohmann::json doc;
-    if (strict) {
-      DET_ASSIGN_OR_RETURN(doc, LoadJsonFileStrictly(path));
-    } else {
-      doc = LoadJsonFile(path);
-    }
-    DET_RETURN_IF_ERROR(change(doc));
-    return SaveJsonFile(path, doc, what);
-  }();
-  ::close(lock);  // releases the lock
-  return outcome;
+  nlohmann::json doc;
+  if (strict) {
+    DET_ASSIGN_OR_RETURN(doc, LoadJsonFileStrictly(path));
+  } else {
+    doc = LoadJsonFile(path);
+  }
+  DET_RETURN_IF_ERROR(change(doc));
+  return SaveJsonFile(path, doc, what);
 }
 
 }  // namespace det::cli

@@ -60,7 +60,7 @@ Result<std::string> LoginAndCache(const CliOptions& options, const std::string& 
   bus::RpcClient client(context, gateway, *security,
                         {.timeout = std::chrono::seconds(15), .attempts = 1});
   auto reply = client.Call<bus::UserLoginRequest, bus::UserLoginReply>({user, password});
-  ConfirmGatewayKey(options, reply.status(), client.handshake_failure());
+  ConfirmGatewayKey(options, client.answered(), security->server_public_key);
   if (!reply.ok()) {
     Result<bool> changed = GatewayChangedSince(options, reply.status(), client.handshake_failure());
     if (!changed.ok()) return changed.status();

@@ -216,13 +216,11 @@ Result<bool> GatewayChangedSince(const CliOptions& options, const Status& failur
   return true;
 }
 
-void ConfirmGatewayKey(const CliOptions& options, const Status& outcome,
-                       std::optional<bus::HandshakeFailure> handshake) {
+void ConfirmGatewayKey(const CliOptions& options, bool answered, const std::string& used_key) {
   auto unproven = UnprovenKeys().find(options.master);
-  if (unproven == UnprovenKeys().end() || handshake) return;
-  // No answer (or none known to be the gateway's): nothing is proven yet.
-  if (!outcome.ok() && (outcome.code() == StatusCode::kUnavailable ||
-                        outcome.code() == StatusCode::kDeadlineExceeded)) {
+  if (unproven == UnprovenKeys().end() || !answered) return;  // nothing proven yet
+  if (unproven->second.public_key != used_key) {  // the key came from DET_MASTER_KEY_FILE
+    UnprovenKeys().erase(unproven);
     return;
   }
   const MasterGateway gateway = unproven->second;

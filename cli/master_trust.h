@@ -82,10 +82,9 @@ Result<bus::SocketSecurity> ResolveCliSecurity(const CliOptions& options);
 Result<bool> GatewayChangedSince(const CliOptions& options, const Status& failure,
                                  std::optional<bus::HandshakeFailure> handshake);
 
-// After a call to options.master's gateway ended in `outcome`: when the gateway answered (no
-// failed handshake, no timeout), the key first seen for it in this process is proven and kept,
-// and det says so. Call after every gateway call.
-void ConfirmGatewayKey(const CliOptions& options, const Status& outcome,
-                       std::optional<bus::HandshakeFailure> handshake);
+// After a call to options.master's gateway: when the gateway `answered` a client that was given
+// the server key `used_key`, and that is the key first seen for it in this process, the key is
+// proven and kept, and det says so. Call after every gateway call.
+void ConfirmGatewayKey(const CliOptions& options, bool answered, const std::string& used_key);
 
 }  // namespace det::cli

@@ -79,9 +79,11 @@ Result<std::pair<long, std::string>> GetMasterInfo(const std::string& url, const
   lib->cleanup(handle);
   if (code != CURLE_OK) {
     return Unavailable("cannot reach the master at " + url + ": " + lib->strerror(code) +
-                       (url.starts_with("https") ? " (for a certificate of its own, set "
-                                                   "DET_MASTER_CERT_FILE to it, or to noverify)"
-                                                 : ""));
+                       (url.starts_with("https")
+                            ? " (for a certificate of its own, set DET_MASTER_CERT_FILE to it, "
+                              "or to noverify)"
+                            : " (DET_MASTER and -m name the master's REST address, as at "
+                              "Determined; name its gateway itself as tcp://host:port)"));
   }
   return std::pair{status, std::move(body)};
 }

@@ -55,7 +55,12 @@ Result<Rep> Call(const CliOptions& options, const Req& request, bus::RpcClientCo
     return bus::Decode<Rep>(body.data);
   };
   Result<Rep> reply = call(token);
-  ConfirmGatewayKey(options, reply.status(), client ? client->handshake_failure() : std::nullopt);
+  // A reply through the user's relay (no direct client) came over a handshake with this key too.
+  const bool answered =
+      client ? client->answered()
+             : reply.ok() || (reply.status().code() != StatusCode::kUnavailable &&
+                              reply.status().code() != StatusCode::kDeadlineExceeded);
+  ConfirmGatewayKey(options, answered, security->server_public_key);
   // No answer from where det had kept the gateway, or another key there: the master's /info says
   // where it is now, or why not. Sent there again only when that cannot run it twice: a failed
   // handshake never reached the master, and a call of several attempts is one the master may
