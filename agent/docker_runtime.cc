@@ -76,7 +76,7 @@ Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& 
     const std::string info_dir = inside + "/" + kRunInfoFolder;
     std::filesystem::create_directories(info_dir, made);
     if (made) return Internal("cannot make " + info_dir + ": " + made.message());
-    with_info.container.binds.push_back(info_dir + ":" + kRunInfoMount);
+    with_info.container.binds.push_back(inside + "/" + kRunFolder + ":" + kRunMount);
   }
   std::vector<std::string> groups;  // the account's other groups on this host, as the shim sets
   if (start.run_as) {

@@ -23,8 +23,8 @@ struct ContainerHost {
 std::string WithHostAndPort(const std::string& address, const std::string& host, int port);
 // Writes the spec of `start`'s container to `dir` (0600: it may hold registry credentials) for
 // the pump, and makes the container's folder (with Determined's info folder when the run wants
-// it, bound at /run/determined/info). DET_MASTER and DET_MASTER_URL in it name the master as
-// `settings` say containers reach it.
+// it, its run folder bound at /run/determined). DET_MASTER and DET_MASTER_URL in it name the master
+// as `settings` say containers reach it.
 Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& settings,
                           const std::vector<std::string>& argv, const std::string& dir);
 

@@ -6,7 +6,8 @@ namespace det::agent {
 
 Result<pid_t> ProcessRuntime::Spawn(const bus::WorkloadStart& start, const std::string& dir) {
   // A run that wants Determined's info files (DET_TASK_TYPE) gets a folder of its own for them,
-  // shown to it at /run/determined/info by the shim's mount namespace.
+  // shown to it at /run/determined/info by the shim's mount namespace (with the rest of its
+  // /run/determined).
   std::string info_dir;
   if (start.env.contains("DET_TASK_TYPE")) {
     info_dir = dir + "/" + kRunInfoFolder;

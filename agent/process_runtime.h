@@ -8,9 +8,9 @@ namespace det::agent {
 
 // Workloads as processes: the shim (shim/workload_shim.h) runs the start's argv with its
 // environment (workload_spawn.h), as the start's account when it names one. A run that wants
-// Determined's info files (its task sets DET_TASK_TYPE) gets the folder `.det/info` in its
-// working folder, which the shim shows it at /run/determined/info. Nothing of a workload outlives
-// its process group, so there is nothing to clean up, adopt again or sweep.
+// Determined's info files (its task sets DET_TASK_TYPE) gets the folder `.det/run` in its
+// working folder, which the shim shows it at /run/determined (its info files in info/). Nothing of
+// a workload outlives its process group, so there is nothing to clean up, adopt again or sweep.
 class ProcessRuntime final : public WorkloadRuntime {
  public:
   // `shims` and `host.slots` outlive the runtime.

@@ -25,6 +25,9 @@ PACKAGES=(
   python3-appdirs python3-tqdm
   # Its S3 checkpoint storage (determined_library_s3_test.cc) imports boto3.
   python3-boto3
+  # Its PyTorch Trainer on real PyTorch (determined_pytorch_test.cc: Determined's mnist_pytorch
+  # tutorial on CPU).
+  python3-torch python3-torchvision
 )
 
 # gcloud (the fake Compute Engine's check) is Google's package, not in Debian's archive: installed

@@ -44,20 +44,20 @@ bool MakeFolders(const std::string& path) {
   return mkdir(path.c_str(), 0755) == 0 || errno == EEXIST;
 }
 
-// This process (and so the workload) in a mount namespace of its own, with DIR's info folder at
-// kRunInfoMount; mounts made here never reach the host (MS_SLAVE). "" or why not.
-std::string MountRunInfo(const std::string& dir) {
-  const std::string info = dir + "/" + kRunInfoFolder;
+// This process (and so the workload) in a mount namespace of its own, with DIR's run folder at
+// kRunMount; mounts made here never reach the host (MS_SLAVE). "" or why not.
+std::string MountRunFolder(const std::string& dir) {
+  const std::string run = dir + "/" + kRunFolder;
   struct stat st {};
-  if (stat(info.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return "";
+  if (stat(run.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return "";
   auto failed = [](const std::string& what) { return what + ": " + std::strerror(errno); };
   if (unshare(CLONE_NEWNS) != 0) return failed("cannot make a mount namespace");
   if (mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) != 0) {
     return failed("cannot make / a slave mount");
   }
-  if (!MakeFolders(kRunInfoMount)) return failed("cannot make " + std::string(kRunInfoMount));
-  if (mount(info.c_str(), kRunInfoMount, nullptr, MS_BIND, nullptr) != 0) {
-    return failed("cannot bind-mount the run's info folder");
+  if (!MakeFolders(kRunMount)) return failed("cannot make " + std::string(kRunMount));
+  if (mount(run.c_str(), kRunMount, nullptr, MS_BIND, nullptr) != 0) {
+    return failed("cannot bind-mount the run's folder");
   }
   return "";
 }
@@ -191,11 +191,11 @@ int RunWorkloadShim(int argc, char** argv) {
     signal(sig, SIG_IGN);
     sigaddset(&stops, sig);
   }
-  if (const std::string why = MountRunInfo(dir); !why.empty()) {
+  if (const std::string why = MountRunFolder(dir); !why.empty()) {
     std::fprintf(stderr,
                  "det: this run has no private %s (%s; the agent needs root for it): "
                  "Determined's library will run in its off-cluster mode\n",
-                 kRunInfoMount, why.c_str());
+                 kRunMount, why.c_str());
   }
   RunAs as;
   pid_t child = -1;

@@ -17,11 +17,15 @@
 namespace det::agent {
 
 inline constexpr const char* kWorkloadShimArg = "__workload";
-// Determined's info files: a run's own folder (under its working folder) that it sees at
-// kRunInfoMount. When DIR/kRunInfoFolder exists, the shim starts the workload in a mount
-// namespace of its own with that folder bind-mounted at kRunInfoMount (needs CAP_SYS_ADMIN: the
-// agent runs as root); when it cannot, it says why on the workload's stderr and starts it anyway.
-inline constexpr const char* kRunInfoFolder = ".det/info";
+// Determined's on-cluster folder: a run's own folder (under its working folder) that it sees at
+// kRunMount, /run/determined: its info files in info/ (kRunInfoFolder, seen at kRunInfoMount),
+// and what the trial launcher puts there (train/model, train/logs, workdir). When DIR/kRunFolder
+// exists, the shim starts the workload in a mount namespace of its own with that folder
+// bind-mounted at kRunMount (needs CAP_SYS_ADMIN: the agent runs as root); when it cannot, it
+// says why on the workload's stderr and starts it anyway.
+inline constexpr const char* kRunFolder = ".det/run";
+inline constexpr const char* kRunMount = "/run/determined";
+inline constexpr const char* kRunInfoFolder = ".det/run/info";
 inline constexpr const char* kRunInfoMount = "/run/determined/info";
 // The shim's files in DIR: the workload's output (stdin is /dev/null) and how it ended.
 inline constexpr const char* kStdoutFile = "stdout.log";

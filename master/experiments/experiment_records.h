@@ -48,8 +48,9 @@ struct ExperimentChanges {
 // A stored experiment's trials, as a restarted master resumes them.
 struct StoredTrials {
   std::vector<storage::TrialRecord> trials;
-  std::map<int64_t, std::string> latest_checkpoints;  // trial id -> uuid (COMPLETED, most steps)
-  std::vector<storage::MetricPoint> validations;      // every trial's, each trial's by step
+  // Trial id -> its latest checkpoint (COMPLETED, most steps).
+  std::map<int64_t, storage::CheckpointRecord> latest_checkpoints;
+  std::vector<storage::MetricPoint> validations;  // every trial's, each trial's by step
 };
 
 // What the experiment service (and its checkpoint collector) records of experiments, and reads

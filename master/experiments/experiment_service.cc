@@ -370,7 +370,8 @@ Status ExperimentService::RestoreOne(const storage::ExperimentRecord& record) {
     trial.latest_checkpoint = warm_start.ok() ? *warm_start : "";
     if (auto latest = stored.latest_checkpoints.find(trial.id);
         latest != stored.latest_checkpoints.end()) {
-      trial.latest_checkpoint = latest->second;
+      trial.latest_checkpoint = latest->second.uuid;
+      trial.latest_checkpoint_steps = latest->second.steps_completed;
     }
     trials.push_back(std::move(trial));
   }
@@ -495,7 +496,7 @@ Result<bus::TrialSignal> ExperimentService::Report(const bus::TrialReport& repor
     if (!metrics.is_object()) return InvalidArgument("metrics: expected a JSON object");
     DET_RETURN_IF_ERROR(experiment->Validated(trial_id, report.steps, metrics, NowNs()));
   } else if (report.kind == "checkpoint") {
-    experiment->CheckpointSaved(trial_id, report.checkpoint_uuid);
+    experiment->CheckpointSaved(trial_id, report.checkpoint_uuid, report.steps);
     ResumeFrom(run.trial->TaskId(), report.checkpoint_uuid);
   } else if (report.kind == "exit") {
     auto reason = experiment::ExitReasonNamed(report.reason);

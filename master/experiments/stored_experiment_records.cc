@@ -66,7 +66,7 @@ Result<StoredTrials> StoredExperimentRecords::TrialsOf(int64_t experiment_id) {
     stored.trials = storage::ListTrials(tx, experiment_id);
     for (const storage::TrialRecord& trial : stored.trials) {
       if (auto latest = storage::LatestCheckpoint(tx, trial.id)) {
-        stored.latest_checkpoints[trial.id] = latest->uuid;
+        stored.latest_checkpoints[trial.id] = *latest;
       }
       for (auto& point :
            storage::ReadMetrics(tx, trial.id, "validation", 0, kMaxValidationsReplayed)) {

@@ -8,7 +8,7 @@ namespace {
 // Runs as `python3 -c`: fetch, unpack (refusing entries that would land outside the folder),
 // then exec the entrypoint. Retries while the master is unreachable (it may be restarting).
 constexpr const char* kLauncher = R"PY(
-import io, json, os, random, shlex, socket, ssl, sys, tarfile, time, urllib.error, urllib.parse, urllib.request
+import io, json, os, random, re, shlex, socket, ssl, sys, tarfile, time, urllib.error, urllib.parse, urllib.request
 # What the trial makes (its checkpoints in the shared folder too) is its account's only: in a
 # container as under the process runtime's shim, whatever umask the image has.
 os.umask(0o077)
@@ -29,12 +29,15 @@ def fetch(path, body=None):
             print("det launcher: master unreachable (%s); retrying" % e, file=sys.stderr)
             time.sleep(min(1 + attempt, 5))
     sys.exit("det launcher: gave up reaching the master at " + url)
-with tarfile.open(fileobj=io.BytesIO(fetch("/api/v1/trials/%s/context" % os.environ["DET_TRIAL_ID"])), mode="r:gz") as tar:
-    for m in tar.getmembers():
-        parts = m.name.split("/")
-        if m.name.startswith("/") or ".." in parts or not (m.isfile() or m.isdir()):
-            sys.exit("det launcher: refusing model definition entry %r" % m.name)
-    tar.extractall(".")
+context = fetch("/api/v1/trials/%s/context" % os.environ["DET_TRIAL_ID"])
+def unpack(into):
+    with tarfile.open(fileobj=io.BytesIO(context), mode="r:gz") as tar:
+        for m in tar.getmembers():
+            parts = m.name.split("/")
+            if m.name.startswith("/") or ".." in parts or not (m.isfile() or m.isdir()):
+                sys.exit("det launcher: refusing model definition entry %r" % m.name)
+        tar.extractall(into)
+unpack(".")
 for module in ("det_harness.py", "det_storage.py", "det_gcs.py"):
     with open(module, "wb") as f:
         f.write(fetch("/api/v1/harness/" + module))
@@ -85,6 +88,27 @@ def meet(slots):
         os.environ["INTER_TRAIN_PROCESS_COMM_PORT_1"] = str(port)
         os.environ["INTER_TRAIN_PROCESS_COMM_PORT_2"] = str(port + 16)
     return addresses, rank, slot_counts
+# Determined's master gave each trial its config with Determined's defaults filled in, and its
+# library reads these fields without checking for them (the legacy harness, the Trainer).
+DEFAULTS = {"min_validation_period": {"batches": 0}, "min_checkpoint_period": {"batches": 0},
+            "scheduling_unit": 100, "records_per_epoch": 0, "perform_initial_validation": False,
+            "checkpoint_policy": "best", "debug": False,
+            "optimizations": {"aggregation_frequency": 1, "average_aggregated_gradients": True,
+                              "average_training_metrics": True, "gradient_compression": False,
+                              "grad_updates_size_file": None, "mixed_precision": "O0",
+                              "tensor_fusion_threshold": 64, "tensor_fusion_cycle_time": 1,
+                              "auto_tune_tensor_fusion": False},
+            "profiling": {"enabled": False, "begin_on_batch": 0, "end_after_batch": None, "sync_timings": True}}
+def with_defaults(config):
+    for key, default in DEFAULTS.items():
+        given = config.get(key)
+        if isinstance(given, dict) and key in ("optimizations", "profiling"):
+            config[key] = dict(default, **given)
+        elif given is None:
+            config[key] = default
+    if isinstance(config.get("searcher"), dict):
+        config["searcher"].setdefault("smaller_is_better", True)
+    return config
 def write_info(info):
     os.makedirs(info, exist_ok=True)
     cert_file = None
@@ -93,7 +117,7 @@ def write_info(info):
         with open(cert_file, "w") as f:
             f.write(os.environ["DET_MASTER_CERT"])
     slots = [s for s in os.environ.get("DET_SLOT_IDS", "").split(",") if s]
-    config = json.loads(os.environ["DET_EXPERIMENT_CONFIG"])
+    config = with_defaults(json.loads(os.environ["DET_EXPERIMENT_CONFIG"]))
     storage = config.get("checkpoint_storage") or {}
     if storage.get("type") == "shared_fs":
         # The library's shared_fs storage expects a container mount at /determined_shared_fs; the
@@ -124,13 +148,28 @@ def write_info(info):
     if not (os.path.isdir(mounted) and os.path.samefile(info, mounted)):
         print("det launcher: this run has no private %s (the agent could not give it a mount namespace; its log says why): "
               "Determined's library (det.core.init) will run in its off-cluster mode" % mounted, file=sys.stderr)
+def prepare_run_folder(run):
+    # The rest of Determined's /run/determined: the model definition as submitted (the Trainer
+    # copies it into every checkpoint's code/), train/logs (without Determined's stdout.log and
+    # stderr.log links, so that its launchers' ranks print to the run's own output, which the
+    # agent ships), and workdir: the run's working folder.
+    unpack(os.path.join(run, "train", "model"))
+    os.makedirs(os.path.join(run, "train", "logs"), exist_ok=True)
+    workdir = os.path.join(run, "workdir")
+    if not os.path.lexists(workdir):
+        os.symlink(os.getcwd(), workdir)
 if os.environ.get("DET_INFO_DIR"):
     write_info(os.environ["DET_INFO_DIR"])
+    prepare_run_folder(os.path.dirname(os.environ["DET_INFO_DIR"].rstrip("/")))
 # Determined's forms: the slots as a JSON list, and this container's resources.
 os.environ["DET_SLOT_IDS"] = json.dumps([s for s in os.environ.get("DET_SLOT_IDS", "").split(",") if s])
 os.environ["DET_RESOURCES_ID"] = "%s.%s" % (os.environ.get("DET_ALLOCATION_ID", ""), os.environ.get("DET_CONTAINER_RANK", "0"))
 argv = json.loads(os.environ["DET_ENTRYPOINT"])
-if len(argv) == 1:
+if len(argv) == 1 and re.fullmatch(r"[a-zA-Z0-9_.]+:[a-zA-Z0-9_]+", argv[0]):
+    # Determined's legacy entrypoint, module:TrialClass: run as Determined's launcher ran it,
+    # through the library's torch_distributed launcher and harness (the trial's python3 has them).
+    argv = ["python3", "-m", "determined.launch.torch_distributed", "--", "--trial", argv[0]]
+elif len(argv) == 1:
     # A plain command runs as itself, so that it (not a shell) gets SIGTERM; anything with shell
     # syntax runs through /bin/sh.
     argv = shlex.split(argv[0]) if not set(argv[0]) & set("|&;<>()$`\\\"'*?[#~=%{}") else ["/bin/sh", "-c", argv[0]]
@@ -186,7 +225,10 @@ bus::CommandRunRequest TrialTaskSpec(const experiment::ExperimentConfig& config,
   spec.env["DET_TRIAL_SEED"] = std::to_string(trial.seed);
   spec.env["DET_RUN_ID"] = std::to_string(trial.run_id);
   spec.env["DET_TRIAL_RUN_ID"] = std::to_string(trial.run_id);
-  spec.env["DET_STEPS_COMPLETED"] = std::to_string(trial.steps_completed);
+  // Where the run starts counting batches: the checkpoint it restores (Determined's
+  // steps_completed, from which its Trainer counts its periods).
+  spec.env["DET_STEPS_COMPLETED"] =
+      std::to_string(trial.latest_checkpoint.empty() ? 0 : trial.latest_checkpoint_steps);
   spec.env["DET_TASK_TYPE"] = "TRIAL";
   spec.env["DET_CLUSTER_ID"] = launch.cluster_id;
   spec.env["DET_EXPERIMENT_CONFIG"] = run.config_json;

@@ -50,6 +50,9 @@ inline std::string MissingForDeterminedLibrary() {
 
 class DeterminedLibraryTest : public ExperimentFixture {
  protected:
+  // The folder of tests/data put on the trials' PYTHONPATH after the library: a stand-in for
+  // what of torch the library needs (its TensorBoard writer).
+  virtual std::string FrameworkStandIn() const { return "ml_framework_stub"; }
   // The checkpoint storage master.yaml gives every experiment: shared_fs in the test's folder.
   std::string ExtraConfig() const override {
     return "checkpoint_storage:\n  type: shared_fs\n  host_path: " +
@@ -68,8 +71,8 @@ class DeterminedLibraryTest : public ExperimentFixture {
     fs::create_directories(dir_ / "library");
     fs::copy(ConformanceDir() / "harness", dir_ / "library" / "harness",
              fs::copy_options::recursive);
-    fs::copy(fs::path(SourceDir()) / "tests" / "data" / "ml_framework_stub",
-             dir_ / "library" / "ml_framework_stub", fs::copy_options::recursive);
+    fs::copy(fs::path(SourceDir()) / "tests" / "data" / FrameworkStandIn(),
+             dir_ / "library" / FrameworkStandIn(), fs::copy_options::recursive);
     // Agents (and so their runs) import the library and find Debian's python3 first.
     saved_path_ = std::getenv("PATH");
     const char* pythonpath = std::getenv("PYTHONPATH");
@@ -77,7 +80,7 @@ class DeterminedLibraryTest : public ExperimentFixture {
     setenv("PATH", ("/usr/bin:" + saved_path_).c_str(), 1);
     setenv("PYTHONPATH",
            ((dir_ / "library" / "harness").string() + ":" +
-            (dir_ / "library" / "ml_framework_stub").string())
+            (dir_ / "library" / FrameworkStandIn()).string())
                .c_str(),
            1);
   }

@@ -233,6 +233,7 @@ Status Experiment::Continue(ExperimentConfig config, std::unique_ptr<searcher::S
   trial.searcher_stopped = false;
   trial.stopped_for_pause = false;
   trial.state = std::string(kActive);
+  if (resume_from != trial.latest_checkpoint) trial.latest_checkpoint_steps = 0;
   trial.latest_checkpoint = std::move(resume_from);
   StartRun(trial);
   return Status::Ok();
@@ -326,9 +327,10 @@ bool Experiment::ReachedMaxTime(const nlohmann::json& metrics) const {
          time->get<double>() >= static_cast<double>(searcher.max_time);
 }
 
-void Experiment::CheckpointSaved(int64_t trial_id, const std::string& uuid) {
+void Experiment::CheckpointSaved(int64_t trial_id, const std::string& uuid, int64_t steps) {
   if (Trial* trial = Find(trial_id)) {
     trial->latest_checkpoint = uuid;
+    trial->latest_checkpoint_steps = steps;
     effects_.TrialChanged(*trial);
   }
 }

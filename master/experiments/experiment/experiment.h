@@ -61,6 +61,9 @@ struct Trial {
   nlohmann::json latest_validation;  // the one at steps_completed; null until one
   std::string runner_state;  // what the run last said it was doing (Determined's set_status)
   std::string latest_checkpoint;
+  // The batches latest_checkpoint was saved at: where a run that restores it starts counting
+  // (Determined's steps_completed in trial.json); 0 for a warm start's checkpoint.
+  int64_t latest_checkpoint_steps = 0;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
 
@@ -142,7 +145,7 @@ class Experiment {
   // A validation of `trial_id` at `steps` (the time_metric in `metrics`); returns whether the
   // trial's run should stop.
   Status Validated(int64_t trial_id, int64_t steps, const nlohmann::json& metrics, int64_t now_ns);
-  void CheckpointSaved(int64_t trial_id, const std::string& uuid);
+  void CheckpointSaved(int64_t trial_id, const std::string& uuid, int64_t steps);
   // What the trial's run says it is doing ("training", "validating"): shown, never acted on.
   void RunnerStateReported(int64_t trial_id, std::string state);
   // Trial code said it cannot go on (errored, invalid hyperparameters, canceled).
