@@ -41,7 +41,7 @@ bool Agent::StartRunner() {
                  *api);
   } else if (geteuid() != 0) {
     spdlog::warn(
-        "not root: trial runs get no private /run/determined/info (a mount namespace needs "
+        "not root: trial runs get no private /run/determined (a mount namespace needs "
         "CAP_SYS_ADMIN), so Determined's library runs off-cluster in them; det_harness works");
   }
   WorkloadRunner::Options runner{config_.agent_id, config_.work_dir, slots_};

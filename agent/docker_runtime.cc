@@ -88,7 +88,11 @@ Status WriteContainerSpec(const bus::WorkloadStart& start, const ContainerHost& 
   container.create = ContainerCreateBody(
       {&with_info, settings.host.agent_id, inside, argv,
        WorkloadEnvironment(with_info, settings.host, false, wants_info ? kRunInfoMount : ""), slots,
-       settings.network_mode, std::move(groups)});
+       settings.network_mode, std::move(groups),
+       // The run folder is bound at /run/determined, and its workdir links back to the working
+       // folder: seen from there it would be a loop.
+       wants_info ? std::vector<std::string>{inside + "/" + kRunFolderParent}
+                  : std::vector<std::string>{}});
   container.image = container.create.value("Image", "");
   const std::string spec_path = dir + "/" + kContainerSpecFile;
   const std::string spec = container.ToJson().dump();

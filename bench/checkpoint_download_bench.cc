@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "bench/bench_cluster.h"
+#include "bench/determined_library.h"
 #include "bench/fakes.h"
 #include "bus/catalog/experiments.h"
 #include "storage/database.h"
@@ -38,6 +39,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using det::bench::BenchCluster;
+using det::bench::DeterminedLibrary;
+using det::bench::Timed;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kFiles = 4;
@@ -98,26 +101,6 @@ std::string WriteCheckpoint(const fs::path& folder, int64_t mib) {
     resources += std::string(f ? "," : "") + "\"" + name + "\":" + std::to_string(each);
   }
   return resources + "}";
-}
-
-// Runs `command` (sh -c); its seconds, or -1 when it failed.
-double Timed(const std::string& command) {
-  const auto start = Clock::now();
-  if (std::system(command.c_str()) != 0) return -1;
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Determined's library (../shared/conformance, or DET_CONFORMANCE_DIR): its harness folder, or ""
-// when /usr/bin/python3 cannot import it there.
-std::string DeterminedLibrary() {
-  const fs::path harness =
-      det::testing::BesideCheckout(DET_SOURCE_DIR_DEFAULT,
-                                   fs::path("shared") / "conformance" / "determined-0.38.1",
-                                   "DET_CONFORMANCE_DIR") /
-      "harness";
-  const std::string probe = "PYTHONPATH='" + harness.string() +
-                            "' /usr/bin/python3 -c 'import determined' > /dev/null 2>&1";
-  return std::system(probe.c_str()) == 0 ? harness.string() : "";
 }
 
 // Determined's SDK downloading checkpoint `uuid` into `into` (Checkpoint.download, `mode` MASTER

@@ -57,6 +57,7 @@ nlohmann::json ContainerCreateBody(const ContainerRequest& request) {
                          {"AutoRemove", false}};
   if (start.container.shm_size_bytes > 0) host["ShmSize"] = start.container.shm_size_bytes;
   if (!request.group_add.empty()) host["GroupAdd"] = request.group_add;
+  for (const std::string& path : request.hidden) host["Tmpfs"][path] = "ro,size=4k";
   if (!gpus.empty()) {
     host["DeviceRequests"] = {
         {{"Driver", "nvidia"}, {"DeviceIDs", gpus}, {"Capabilities", {{"gpu"}}}}};

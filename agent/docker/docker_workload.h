@@ -73,12 +73,14 @@ struct ContainerRequest {
   std::vector<bus::SlotInfo> slots;    // the workload's slots
   std::string network_mode;            // "host", "bridge", a network's name
   std::vector<std::string> group_add;  // supplementary group ids of the user (HostConfig.GroupAdd)
+  std::vector<std::string> hidden;     // paths covered by an empty read-only tmpfs inside
 };
 
 // The create body: the image for the slots' type, argv, env (and HOME, the folder, unless the
 // task sets it), the folder mounted at its own path and as working folder, the task's binds,
 // shm size, network mode, the GPUs by uuid (nvidia device request), the start's account as the
-// user with its supplementary groups (else the agent's uid and gid), an init process, labels.
+// user with its supplementary groups (else the agent's uid and gid), the hidden paths (tmpfs), an
+// init process, labels.
 nlohmann::json ContainerCreateBody(const ContainerRequest& request);
 
 }  // namespace det::agent

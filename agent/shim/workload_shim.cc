@@ -45,7 +45,9 @@ bool MakeFolders(const std::string& path) {
 }
 
 // This process (and so the workload) in a mount namespace of its own, with DIR's run folder at
-// kRunMount; mounts made here never reach the host (MS_SLAVE). "" or why not.
+// kRunMount and DIR/.det hidden under an empty read-only tmpfs (its run folder's workdir links
+// back to DIR: seen from DIR it would be a loop), DET_INFO_DIR then naming kRunInfoMount; mounts
+// made here never reach the host (MS_SLAVE). "" or why not.
 std::string MountRunFolder(const std::string& dir) {
   const std::string run = dir + "/" + kRunFolder;
   struct stat st {};
@@ -59,6 +61,12 @@ std::string MountRunFolder(const std::string& dir) {
   if (mount(run.c_str(), kRunMount, nullptr, MS_BIND, nullptr) != 0) {
     return failed("cannot bind-mount the run's folder");
   }
+  const std::string hidden = dir + "/" + kRunFolderParent;
+  if (mount("tmpfs", hidden.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+            "size=4k,mode=0555") != 0) {
+    return failed("cannot hide " + hidden);
+  }
+  setenv("DET_INFO_DIR", kRunInfoMount, 1);
   return "";
 }
 

@@ -23,6 +23,7 @@ inline constexpr const char* kWorkloadShimArg = "__workload";
 // exists, the shim starts the workload in a mount namespace of its own with that folder
 // bind-mounted at kRunMount (needs CAP_SYS_ADMIN: the agent runs as root); when it cannot, it
 // says why on the workload's stderr and starts it anyway.
+inline constexpr const char* kRunFolderParent = ".det";  // hidden from the run
 inline constexpr const char* kRunFolder = ".det/run";
 inline constexpr const char* kRunMount = "/run/determined";
 inline constexpr const char* kRunInfoFolder = ".det/run/info";

@@ -217,20 +217,19 @@ struct TaskKillReply {
   }
 };
 
-// Method "task.env.set" (inproc, from the experiment service): one variable of the task's
-// environment for its next allocations (a trial's DET_LATEST_CHECKPOINT, so that a run preempted
-// and placed again resumes from the checkpoint it saved before it stopped).
+// Method "task.env.set" (inproc, from the experiment service): variables of the task's
+// environment for its next allocations, set together (a trial's DET_LATEST_CHECKPOINT and
+// DET_STEPS_COMPLETED, so that a run preempted and placed again resumes from the checkpoint it
+// saved before it stopped, counting from its step).
 struct TaskEnvSetRequest {
   static constexpr std::string_view kType = "task.env.set";
   std::string task_id;
-  std::string name;
-  std::string value;
+  std::map<std::string, std::string> env;
   bool operator==(const TaskEnvSetRequest&) const = default;
   template <class Self, class V>
   static void Fields(Self& s, V& v) {
     v("task_id", s.task_id, kRequired);
-    v("name", s.name, kRequired);
-    v("value", s.value);
+    v("env", s.env, kRequired);
   }
 };
 

@@ -131,7 +131,7 @@ void AgentRegistry::HandleQueries() {
       });
   queries_.Handle<bus::TaskEnvSetRequest, bus::TaskEnvSetReply>(
       [this](const RpcContext&, const bus::TaskEnvSetRequest& r) -> Result<bus::TaskEnvSetReply> {
-        DET_RETURN_IF_ERROR(tasks_.SetEnv(r.task_id, r.name, r.value));
+        DET_RETURN_IF_ERROR(tasks_.SetEnv(r.task_id, r.env));
         return bus::TaskEnvSetReply{};
       },
       UntilStored());

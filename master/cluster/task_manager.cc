@@ -77,12 +77,17 @@ Status TaskManager::SetAgentEnabled(const std::string& agent_id, bool enabled, b
   return Status::Ok();
 }
 
-Status TaskManager::SetEnv(const std::string& task_id, const std::string& name,
-                           const std::string& value) {
+Status TaskManager::SetEnv(const std::string& task_id,
+                           const std::map<std::string, std::string>& env) {
   auto it = tasks_.find(task_id);
   if (it == tasks_.end() || it->second.ended()) return NotFound("task " + task_id + " not found");
-  if (it->second.spec.env[name] == value) return Status::Ok();
-  it->second.spec.env[name] = value;
+  bool changed = false;
+  for (const auto& [name, value] : env) {
+    std::string& current = it->second.spec.env[name];
+    changed = changed || current != value;
+    current = value;
+  }
+  if (!changed) return Status::Ok();
   listener_.TaskSettingsChanged(it->second);
   return Status::Ok();
 }

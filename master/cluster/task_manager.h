@@ -107,9 +107,9 @@ class TaskManager {
   // none are made. The array's id.
   Result<std::string> SubmitArray(TaskSpec spec, const std::vector<int64_t>& indices,
                                   int64_t now_ns);
-  // Sets one variable of the environment the task's next allocations start with (stored with
-  // the task). NotFound for an unknown or ended task.
-  Status SetEnv(const std::string& task_id, const std::string& name, const std::string& value);
+  // Sets variables of the environment the task's next allocations start with, together (stored
+  // with the task). NotFound for an unknown or ended task.
+  Status SetEnv(const std::string& task_id, const std::map<std::string, std::string>& env);
   // The task's state after the request; NotFound for an unknown task.
   Result<std::string> Kill(const std::string& task_id, int64_t now_ns);
   // Kills every task of array `array_id` that has not ended; how many. NotFound for an id that

@@ -88,7 +88,7 @@ class ExperimentRecords {
   // Checkpoint `uuid` as stored (nullopt: there is none), and trial `trial_id`'s latest by steps
   // (nullopt: it has none, or there is no such trial): where warm starts begin.
   virtual Result<std::optional<storage::CheckpointRecord>> Checkpoint(const std::string& uuid) = 0;
-  virtual Result<std::optional<std::string>> LatestCheckpointOf(int64_t trial_id) = 0;
+  virtual Result<std::optional<storage::CheckpointRecord>> LatestCheckpointOf(int64_t trial_id) = 0;
   // Which of `uuids` a model version registers (model_registry.h): those are never removed.
   virtual Result<std::vector<std::string>> RegisteredAmong(
       const std::vector<std::string>& uuids) = 0;

@@ -11,6 +11,7 @@
 #include "common/thread_name.h"
 #include "common/yaml_json.h"
 #include "master/cluster/agent_registry.h"
+#include "master/experiments/entrypoint_files.h"
 #include "master/experiments/trial_launch.h"
 #include "storage/experiments_repo.h"
 
@@ -232,6 +233,16 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
   DET_ASSIGN_OR_RETURN(auto search,
                        searcher::Searcher::Make(config.searcher, config.hyperparameters, seed));
   DET_ASSIGN_OR_RETURN(const std::string warm_start, WarmStartOf(config.searcher));
+  if (!request.model_definition.data.empty()) {
+    // A model definition that does not read is refused when a trial unpacks it; here it only
+    // goes unchecked.
+    if (auto files = experiments::ReadModelFiles(request.model_definition.data, false);
+        files.ok()) {
+      for (std::string& warning : experiments::EntrypointWarnings(config.entrypoint, *files)) {
+        config.warnings.push_back(std::move(warning));
+      }
+    }
+  }
   if (request.dry_run) return bus::ExperimentCreateReply{0, config.warnings};
   DET_ASSIGN_OR_RETURN(
       const int64_t id,
@@ -260,14 +271,14 @@ Result<bus::ExperimentCreateReply> ExperimentService::Create(
 
 Result<std::string> ExperimentService::WarmStartOf(const searcher::SearcherConfig& searcher) {
   if (searcher.source_trial_id > 0) {
-    DET_ASSIGN_OR_RETURN(std::optional<std::string> latest,
+    DET_ASSIGN_OR_RETURN(std::optional<storage::CheckpointRecord> latest,
                          records_.LatestCheckpointOf(searcher.source_trial_id));
     if (!latest) {
       return InvalidArgument("searcher.source_trial_id: trial " +
                              std::to_string(searcher.source_trial_id) +
                              " has no checkpoint to start from");
     }
-    return *latest;
+    return latest->uuid;
   }
   const std::string& uuid = searcher.source_checkpoint_uuid;
   if (uuid.empty()) return std::string();
@@ -466,10 +477,13 @@ Result<bus::ExperimentContinueReply> ExperimentService::Continue(
   // Where the trial resumes: its latest checkpoint still stored (GC or a delete may have taken
   // the one it last reported), else the warm start's, else nothing.
   const int64_t trial_id = experiment->trials().begin()->first;
-  DET_ASSIGN_OR_RETURN(std::optional<std::string> latest, records_.LatestCheckpointOf(trial_id));
+  DET_ASSIGN_OR_RETURN(std::optional<storage::CheckpointRecord> latest,
+                       records_.LatestCheckpointOf(trial_id));
   std::vector<std::string> warnings = config.warnings;
-  DET_RETURN_IF_ERROR(experiment->Continue(std::move(config), std::move(search),
-                                           latest.value_or(experiment->warm_start_checkpoint())));
+  DET_RETURN_IF_ERROR(
+      experiment->Continue(std::move(config), std::move(search),
+                           latest ? latest->uuid : experiment->warm_start_checkpoint(),
+                           latest ? latest->steps_completed : 0));
   entry.config_yaml = merged.yaml;
   entry.config_json = ConfigJsonOf(entry.config_yaml);
   entry.end_ns = 0;
@@ -497,7 +511,7 @@ Result<bus::TrialSignal> ExperimentService::Report(const bus::TrialReport& repor
     DET_RETURN_IF_ERROR(experiment->Validated(trial_id, report.steps, metrics, NowNs()));
   } else if (report.kind == "checkpoint") {
     experiment->CheckpointSaved(trial_id, report.checkpoint_uuid, report.steps);
-    ResumeFrom(run.trial->TaskId(), report.checkpoint_uuid);
+    ResumeFrom(run.trial->TaskId(), report.checkpoint_uuid, report.steps);
   } else if (report.kind == "exit") {
     auto reason = experiment::ExitReasonNamed(report.reason);
     if (!reason) {
@@ -735,9 +749,11 @@ void ExperimentService::StopRunNow(const Trial& trial) {
   KillRun(trial.TaskId(), trial.id);
 }
 
-void ExperimentService::ResumeFrom(const std::string& task_id, const std::string& checkpoint) {
-  auto set = registry_.Call<bus::TaskEnvSetRequest, bus::TaskEnvSetReply>(
-      bus::TaskEnvSetRequest{task_id, "DET_LATEST_CHECKPOINT", checkpoint});
+void ExperimentService::ResumeFrom(const std::string& task_id, const std::string& checkpoint,
+                                   int64_t steps) {
+  auto set = registry_.Call<bus::TaskEnvSetRequest, bus::TaskEnvSetReply>(bus::TaskEnvSetRequest{
+      task_id,
+      {{"DET_LATEST_CHECKPOINT", checkpoint}, {"DET_STEPS_COMPLETED", std::to_string(steps)}}});
   if (!set.ok()) {
     spdlog::warn("{}: a preempted run would not resume from checkpoint {}: {}", task_id, checkpoint,
                  set.status().message());

@@ -152,7 +152,7 @@ class ExperimentService : private experiment::ExperimentEffects {
     std::optional<MonoTime> kill_at;
   };
   // The run's task starts its next allocation (after a preemption) from `checkpoint`.
-  void ResumeFrom(const std::string& task_id, const std::string& checkpoint);
+  void ResumeFrom(const std::string& task_id, const std::string& checkpoint, int64_t steps);
   // SIGTERM to the run's task (SIGKILL after the kill's grace).
   void KillRun(const std::string& task_id, int64_t trial_id);
   // The deferred kills whose time has come.

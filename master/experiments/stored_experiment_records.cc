@@ -141,13 +141,14 @@ Result<std::optional<storage::CheckpointRecord>> StoredExperimentRecords::Checkp
   return found;
 }
 
-Result<std::optional<std::string>> StoredExperimentRecords::LatestCheckpointOf(int64_t trial_id) {
-  std::optional<std::string> uuid;
+Result<std::optional<storage::CheckpointRecord>> StoredExperimentRecords::LatestCheckpointOf(
+    int64_t trial_id) {
+  std::optional<storage::CheckpointRecord> latest;
   DET_RETURN_IF_ERROR(db_.Run([&](pqxx::work& tx) {
-    if (auto latest = storage::LatestCheckpoint(tx, trial_id)) uuid = latest->uuid;
+    latest = storage::LatestCheckpoint(tx, trial_id);
     return Status::Ok();
   }));
-  return uuid;
+  return latest;
 }
 
 Result<std::vector<std::string>> StoredExperimentRecords::RegisteredAmong(

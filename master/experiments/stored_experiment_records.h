@@ -20,7 +20,7 @@ class StoredExperimentRecords final : public ExperimentRecords {
   Result<std::vector<storage::ScoredCheckpoint>> ScoredCheckpoints(
       int64_t experiment_id, const std::string& metric) override;
   Result<std::optional<storage::CheckpointRecord>> Checkpoint(const std::string& uuid) override;
-  Result<std::optional<std::string>> LatestCheckpointOf(int64_t trial_id) override;
+  Result<std::optional<storage::CheckpointRecord>> LatestCheckpointOf(int64_t trial_id) override;
   Result<std::vector<std::string>> RegisteredAmong(const std::vector<std::string>& uuids) override;
   Result<std::vector<std::string>> ClaimForRemoval(const std::vector<std::string>& uuids) override;
   Status ReleaseRemovalClaim(const std::vector<std::string>& uuids) override;

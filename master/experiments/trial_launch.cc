@@ -148,6 +148,8 @@ def write_info(info):
     if not (os.path.isdir(mounted) and os.path.samefile(info, mounted)):
         print("det launcher: this run has no private %s (the agent could not give it a mount namespace; its log says why): "
               "Determined's library (det.core.init) will run in its off-cluster mode" % mounted, file=sys.stderr)
+        return False
+    return True
 def prepare_run_folder(run):
     # The rest of Determined's /run/determined: the model definition as submitted (the Trainer
     # copies it into every checkpoint's code/), train/logs (without Determined's stdout.log and
@@ -158,8 +160,9 @@ def prepare_run_folder(run):
     workdir = os.path.join(run, "workdir")
     if not os.path.lexists(workdir):
         os.symlink(os.getcwd(), workdir)
-if os.environ.get("DET_INFO_DIR"):
-    write_info(os.environ["DET_INFO_DIR"])
+# Only where the run folder is the run's /run/determined (and hidden from its working folder,
+# which workdir links back to).
+if os.environ.get("DET_INFO_DIR") and write_info(os.environ["DET_INFO_DIR"]):
     prepare_run_folder(os.path.dirname(os.environ["DET_INFO_DIR"].rstrip("/")))
 # Determined's forms: the slots as a JSON list, and this container's resources.
 os.environ["DET_SLOT_IDS"] = json.dumps([s for s in os.environ.get("DET_SLOT_IDS", "").split(",") if s])

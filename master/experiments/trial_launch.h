@@ -43,7 +43,9 @@ struct TrialRunIdentity {
 // definition and the harness from the Core API, unpacks them into the run's working folder,
 // writes Determined's info files (cluster.json, trial.json, rendezvous.json after meeting the
 // allocation's other containers, resources.json) into DET_INFO_DIR, which the agent shows the run
-// at /run/determined/info, and then executes the experiment's entrypoint there. Checkpoint
+// at /run/determined/info; where it does, also the model definition at /run/determined/train/model,
+// train/logs and workdir (the working folder); and then executes the experiment's entrypoint
+// there (a legacy module:TrialClass through Determined's torch_distributed launcher). Checkpoint
 // storage of type shared_fs is given to the library as "directory" storage at the same folder;
 // a bucket (s3) goes to it as configured, and the run gets no DET_CHECKPOINT_DIR.
 // Where a trial runs on an agent whose runtime is docker: environment.image and friends,

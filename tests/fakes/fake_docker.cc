@@ -486,6 +486,9 @@ void FakeDocker::Create(Req req, Res res) {
                    "fake engine: binds to another path need root (a mount namespace): " + text);
     }
   }
+  if (!host.value("Tmpfs", json::object()).empty() && geteuid() != 0) {
+    return Error(res, 400, "fake engine: Tmpfs mounts need root (a mount namespace)");
+  }
   const std::string image = NormalImage(body.value("Image", ""));
   std::lock_guard lock(mu_);
   if (!images_.count(image)) return Error(res, 404, "No such image: " + image);
@@ -528,8 +531,8 @@ std::shared_ptr<FakeDocker::Container> FakeDocker::Find(const std::string& ref) 
 namespace {
 
 // `argv` run in a mount namespace of its own (util-linux's unshare) with each bind whose target
-// differs from its source mounted there, as the engine's container would see them; `argv` as it
-// is when there are none.
+// differs from its source mounted there, and each HostConfig.Tmpfs path, as the engine's
+// container would see them; `argv` as it is when there are none.
 std::vector<std::string> WithMounts(const json& create, std::vector<std::string> argv) {
   std::string script;
   const json binds = create.value("HostConfig", json::object()).value("Binds", json::array());
@@ -540,6 +543,14 @@ std::vector<std::string> WithMounts(const json& create, std::vector<std::string>
     const std::string target = text.substr(colon + 1, text.find(':', colon + 1) - colon - 1);
     if (source == target) continue;
     script += "mkdir -p '" + target + "' && mount --bind '" + source + "' '" + target + "' && ";
+  }
+  // HostConfig.Tmpfs {path: options}: an empty tmpfs there, after the binds (deeper paths last, as
+  // the engine orders mounts).
+  const json tmpfs = create.value("HostConfig", json::object()).value("Tmpfs", json::object());
+  for (const auto& [path, options] : tmpfs.items()) {
+    const std::string given = options.is_string() ? options.get<std::string>() : "";
+    script += "mkdir -p '" + path + "' && mount -t tmpfs" +
+              (given.empty() ? std::string() : " -o '" + given + "'") + " tmpfs '" + path + "' && ";
   }
   if (script.empty()) return argv;
   std::vector<std::string> wrapped = {

@@ -29,7 +29,8 @@
 //   rest of its group is killed, as a PID namespace's end does. Binds ("src:dst[:opts]") must
 //   mount an existing host folder (400 otherwise: the folder the engine would make for a missing
 //   source would be root's); one at another path is mounted there in a mount namespace of the
-//   process's own (util-linux's unshare; as root only, 400 otherwise). stdout and
+//   process's own (util-linux's unshare; as root only, 400 otherwise), and so is an empty tmpfs
+//   at each HostConfig.Tmpfs path. stdout and
 //   stderr are kept per line with a distinct time each.
 //   create (Content-Type, name, image, name conflicts, Count with DeviceIDs), start (a failure,
 //   such as a missing WorkingDir, is 400 and leaves the container as the engine does: not

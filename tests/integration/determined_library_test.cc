@@ -271,6 +271,16 @@ TEST_F(DeterminedLibraryTest, DryRunChecksATutorialConfigWithTheClusterDefaults)
             "; echo rc=$?");
   EXPECT_NE(bad.find("speling: unknown field"), std::string::npos) << bad;
   EXPECT_NE(bad.find("rc=2"), std::string::npos) << bad;
+  // An entrypoint whose script is not in the folder sent with it: warned before any trial fails.
+  const std::string single = "searcher: {name: single, metric: x}\n";
+  std::ofstream(dir_ / "right.yaml") << "entrypoint: python3 1_metrics.py\n" << single;
+  std::ofstream(dir_ / "typo.yaml") << "entrypoint: python3 1_metric.py\n" << single;
+  const std::string right = Det("experiment create --dry-run " + (dir_ / "right.yaml").string() +
+                                " " + (dir_ / "core_api").string());
+  EXPECT_EQ(right.find("not in the model definition"), std::string::npos) << right;
+  const std::string typo = Det("experiment create --dry-run " + (dir_ / "typo.yaml").string() +
+                               " " + (dir_ / "core_api").string());
+  EXPECT_NE(typo.find("1_metric.py is not in the model definition"), std::string::npos) << typo;
   EXPECT_NE(Det("--json experiment list").find("[]"), std::string::npos);
 }
 

@@ -155,7 +155,7 @@ class InMemoryExperimentRecords final : public master::ExperimentRecords {
     }
     return std::optional<storage::CheckpointRecord>();
   }
-  Result<std::optional<std::string>> LatestCheckpointOf(int64_t trial_id) override {
+  Result<std::optional<storage::CheckpointRecord>> LatestCheckpointOf(int64_t trial_id) override {
     std::lock_guard lock(mu_);
     if (!reachable_) return OutOfReach();
     std::optional<storage::ScoredCheckpoint> latest;
@@ -166,7 +166,9 @@ class InMemoryExperimentRecords final : public master::ExperimentRecords {
         }
       }
     }
-    return latest ? std::optional<std::string>(latest->uuid) : std::nullopt;
+    if (!latest) return std::optional<storage::CheckpointRecord>();
+    return std::optional(storage::CheckpointRecord{latest->uuid, latest->trial_id,
+                                                   latest->steps_completed, "COMPLETED"});
   }
   Status CheckpointsRemoved(const std::vector<std::string>& uuids) override {
     std::lock_guard lock(mu_);

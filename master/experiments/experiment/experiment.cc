@@ -220,7 +220,7 @@ Status Experiment::CheckContinuable() const {
 }
 
 Status Experiment::Continue(ExperimentConfig config, std::unique_ptr<searcher::Searcher> searcher,
-                            std::string resume_from) {
+                            std::string resume_from, int64_t resume_steps) {
   DET_RETURN_IF_ERROR(CheckContinuable());
   config_ = std::move(config);
   searcher_ = std::move(searcher);
@@ -233,8 +233,8 @@ Status Experiment::Continue(ExperimentConfig config, std::unique_ptr<searcher::S
   trial.searcher_stopped = false;
   trial.stopped_for_pause = false;
   trial.state = std::string(kActive);
-  if (resume_from != trial.latest_checkpoint) trial.latest_checkpoint_steps = 0;
   trial.latest_checkpoint = std::move(resume_from);
+  trial.latest_checkpoint_steps = resume_steps;
   StartRun(trial);
   return Status::Ok();
 }

@@ -136,8 +136,9 @@ class Experiment {
   // trial reopened (Searcher::ReopenSingleTrial): the experiment and its trial are ACTIVE again,
   // the trial with no restarts counted and no end, and a new run of it resumes from
   // `resume_from` (its latest checkpoint still stored; "" for none).
+  // `resume_steps`: the steps resume_from was saved at (0 for a warm start's checkpoint).
   Status Continue(ExperimentConfig config, std::unique_ptr<searcher::Searcher> searcher,
-                  std::string resume_from);
+                  std::string resume_from, int64_t resume_steps);
   // Kills one trial: the search is told it was canceled, its run (if any) is stopped and it ends
   // CANCELED. NotFound for a trial of another experiment, FailedPrecondition once it ended.
   Status KillTrial(int64_t trial_id, int64_t now_ns);

@@ -12,12 +12,17 @@ import model
 import torch
 from torch import nn
 
+import determined as det
 from determined import pytorch
 
 
 class MNistTrial(pytorch.PyTorchTrial):
     def __init__(self, context: pytorch.PyTorchTrialContext) -> None:
         self.context = context
+        # Where the master says this run starts (trial.json's steps_completed): the batches of
+        # the checkpoint it restores, from which the Trainer counts its periods. For the tests.
+        info = det.get_cluster_info()
+        print(f"starting at steps_completed={info.trial._steps_completed}", flush=True)
         self.loss_fn = nn.NLLLoss()
         self.model = context.wrap_model(model.build_model(hparams=context.get_hparams()))
         self.optimizer = context.wrap_optimizer(
