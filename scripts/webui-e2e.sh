@@ -40,7 +40,7 @@ export DET_MASTER=tcp://127.0.0.1:8090 DET_KEY_FILE="$RUN/cluster/keys/cli.key" 
 # Long enough to watch, pause and resume: 1200 batches of 50 ms (a minute) with a validation and
 # a checkpoint every 20.
 sed -e "s|host_path: .*|host_path: $RUN/checkpoints|" -e "s|step_seconds: .*|step_seconds: 0.05|" \
-  -e "s|batches: 200|batches: 1200|" "$ROOT/examples/linear_regression/const.yaml" > "$RUN/const.yaml"
+  -e "s|max_time: 200|max_time: 1200|" "$ROOT/examples/linear_regression/const.yaml" > "$RUN/const.yaml"
 # A 16-trial adaptive ASHA search (the hyperparameter views and the compare page), quick.
 sed -e "s|host_path: .*|host_path: $RUN/checkpoints|" -e "s|step_seconds: .*|step_seconds: 0.001|" \
   "$ROOT/examples/linear_regression/adaptive.yaml" > "$RUN/adaptive.yaml"

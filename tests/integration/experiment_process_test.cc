@@ -560,8 +560,10 @@ TEST_F(ExperimentProcessTest, RestApiCreatesReadsKillsAndDeletesExperiments) {
             std::string::npos);
 
   auto agent = StartAgent("agent-h", 1);
-  YAML::Node config = YAML::LoadFile(
-      Config("const.yaml", [](YAML::Node& c) { c["hyperparameters"]["step_seconds"] = 0.05; }));
+  YAML::Node config = YAML::LoadFile(Config("const.yaml", [](YAML::Node& c) {
+    c["hyperparameters"]["step_seconds"] = 0.05;
+    c["searcher"]["max_length"]["batches"] = 200;  // deprecated: a config warning to answer with
+  }));
   // Determined's modelDefinition: each file with its bytes in base64 and its tar type ('0').
   nlohmann::json model = nlohmann::json::array();
   for (const auto& entry : std::filesystem::directory_iterator(Example())) {

@@ -93,7 +93,9 @@ ctx.report_validation_metrics(1, {"validation_loss": 0.0})
 )PY";
     YAML::Node config = YAML::LoadFile(BucketConfig(prefix));
     config["entrypoint"] = "python3 big.py";
-    config["searcher"].remove("max_length");  // the run ends when its code does
+    for (const char* length : {"max_length", "time_metric", "max_time"}) {
+      config["searcher"].remove(length);  // the run ends when its code does
+    }
     config.remove("min_validation_period");
     config["max_restarts"] = 0;
     for (const std::string& variable : variables) {
