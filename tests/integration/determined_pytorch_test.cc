@@ -53,6 +53,24 @@ class DeterminedPyTorchTest : public DeterminedLibraryTest {
         Metrics(trial_id, "validation").value("metrics", nlohmann::json::array());
     return points.empty() ? -1 : points.back()["metrics"].value(metric, -1.0);
   }
+  // The legacy trial (tests/data/legacy_pytorch_trial) beside the tutorial, and its config as
+  // long.yaml: 200 batches (two epochs), reporting (and so looking for a preemption) every 10,
+  // with `more` edits (from, to) of its text.
+  void WriteLongLegacyConfig(const std::vector<std::pair<std::string, std::string>>& more) {
+    const fs::path legacy_dir = fs::path(SourceDir()) / "tests" / "data" / "legacy_pytorch_trial";
+    fs::copy(legacy_dir / "model_def.py", tutorial_ / "model_def.py");
+    std::stringstream legacy;
+    legacy << std::ifstream(legacy_dir / "legacy.yaml").rdbuf();
+    std::string config = legacy.str();
+    std::vector<std::pair<std::string, std::string>> edits = {
+        {"scheduling_unit: 50", "scheduling_unit: 10"}, {"epochs: 1", "batches: 200"}};
+    edits.insert(edits.end(), more.begin(), more.end());
+    for (const auto& [from, to] : edits) {
+      ASSERT_NE(config.find(from), std::string::npos) << from;
+      config.replace(config.find(from), from.size(), to);
+    }
+    std::ofstream(tutorial_ / "long.yaml") << config;
+  }
   // The folders of the experiment's checkpoints in the shared_fs storage.
   std::vector<fs::path> CheckpointFolders(int64_t id) {
     const std::string out = Det("--json experiment list-checkpoints " + std::to_string(id));
@@ -140,20 +158,7 @@ TEST_F(DeterminedPyTorchTest, ALegacyEntrypointRunsItsTrialClassAsDeterminedsHar
 // once, none missing. The legacy config reports (and so looks for a preemption) every 10 batches
 // here, over 200 batches: two epochs.
 TEST_F(DeterminedPyTorchTest, PausedMidEpochTheTrainerResumesWithoutAGapOrARepeat) {
-  fs::copy(fs::path(SourceDir()) / "tests" / "data" / "legacy_pytorch_trial" / "model_def.py",
-           tutorial_ / "model_def.py");
-  std::stringstream legacy;
-  legacy << std::ifstream(fs::path(SourceDir()) / "tests" / "data" / "legacy_pytorch_trial" /
-                          "legacy.yaml")
-                .rdbuf();
-  std::string config = legacy.str();
-  for (const auto& [from, to] :
-       {std::pair<std::string, std::string>{"scheduling_unit: 50", "scheduling_unit: 10"},
-        {"epochs: 1", "batches: 200"}}) {
-    ASSERT_NE(config.find(from), std::string::npos) << from;
-    config.replace(config.find(from), from.size(), to);
-  }
-  std::ofstream(tutorial_ / "long.yaml") << config;
+  WriteLongLegacyConfig({});
   StartAgents(1, 1);
   const int64_t id = SubmitTutorial("long.yaml");
   ASSERT_TRUE(WaitForTrial(id, [&](const nlohmann::json& t) {
@@ -187,6 +192,46 @@ TEST_F(DeterminedPyTorchTest, PausedMidEpochTheTrainerResumesWithoutAGapOrARepea
         1u)
         << "step " << step << " reported once: " << logs;
   }
+}
+
+// The agent lost mid-run (it and its run killed, as when its host goes): after the reconnect
+// window the trial runs again on another agent from its latest checkpoint, counting from that
+// checkpoint's batch, and its training steps come out with no gap.
+class DeterminedPyTorchFaultTest : public DeterminedPyTorchTest {
+ protected:
+  std::string ExtraBusConfig() const override { return "  agent_reconnect_wait: 5s\n"; }
+};
+
+TEST_F(DeterminedPyTorchFaultTest, AnAgentLostMidRunTheTrainerGoesOnFromItsCheckpoint) {
+  WriteLongLegacyConfig(
+      {{"min_checkpoint_period:\n  batches: 100", "min_checkpoint_period:\n  batches: 30"}});
+  StartAgents(1, 1);
+  const int64_t id = SubmitTutorial("long.yaml");
+  const auto checkpoints = [&] {
+    return nlohmann::json::parse(Det("--json experiment list-checkpoints " + std::to_string(id)),
+                                 nullptr, false);
+  };
+  ASSERT_TRUE(WaitForTrial(id, [&](const nlohmann::json&) {
+    const nlohmann::json saved = checkpoints();
+    return saved.is_array() && !saved.empty();
+  })) << Logs(id);
+  agents_.clear();  // the host goes: its agent and its run
+  KillLeftoverWorkloads();
+  const nlohmann::json saved = checkpoints();
+  ASSERT_TRUE(saved.is_array() && !saved.empty()) << saved.dump();
+  int64_t restored = 0;
+  for (const auto& checkpoint : saved) {
+    restored = std::max(restored, checkpoint.value("steps_completed", int64_t{0}));
+  }
+  ASSERT_LT(restored, 200) << "lost too late to resume";
+  agents_.push_back(StartAgent("agent-b", 1));
+  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
+  const nlohmann::json trial = Describe(id)["trials"][0];
+  EXPECT_GE(trial.value("run_id", 0), 2) << trial.dump();
+  EXPECT_EQ(Steps(trial.value("id", int64_t{0}), "training"), Every(10, 200)) << "no gap";
+  const std::string logs = Logs(id);
+  EXPECT_NE(logs.find("starting at steps_completed=" + std::to_string(restored)), std::string::npos)
+      << "the new run counts from checkpoint " << restored << ": " << logs;
 }
 
 }  // namespace
