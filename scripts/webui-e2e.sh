@@ -28,7 +28,7 @@ if [ "$(id -u)" = 0 ] && [ -d "$CONFORMANCE/harness/determined" ] &&
    PYTHONPATH="$CONFORMANCE/harness" /usr/bin/python3 -c 'import determined, requests, zmq' 2>/dev/null; then
   # The agents the autoscaler starts, and so their runs, find the library and Debian's python3.
   export PATH="/usr/bin:$PATH"
-  export PYTHONPATH="$CONFORMANCE/harness:$ROOT/tests/data/ml_framework_stub${PYTHONPATH:+:$PYTHONPATH}"
+  export PYTHONPATH="$CONFORMANCE/harness:$ROOT/tests/data/tensorboard_stand_in:$ROOT/tests/data/ml_framework_stub${PYTHONPATH:+:$PYTHONPATH}"
   export DET_TUTORIAL_DIR="$CONFORMANCE/examples/tutorials/core_api"
 else
   echo "skipping the Determined tutorial step: it needs root, $CONFORMANCE and the Python packages its README lists"

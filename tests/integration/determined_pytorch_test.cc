@@ -25,7 +25,7 @@ std::string MissingTorch() {
 
 class DeterminedPyTorchTest : public DeterminedLibraryTest {
  protected:
-  std::string FrameworkStandIn() const override { return "tensorboard_stand_in"; }
+  std::vector<std::string> FrameworkStandIns() const override { return {"tensorboard_stand_in"}; }
   void SetUp() override {
     if (std::string missing = MissingForDeterminedLibrary(); !missing.empty()) {
       GTEST_SKIP() << "needs " << missing;
@@ -47,20 +47,32 @@ class DeterminedPyTorchTest : public DeterminedLibraryTest {
   int64_t SubmitTutorial(const std::string& config) {
     return Create((tutorial_ / config).string(), tutorial_.string());
   }
+  // Submits `config` of the tutorial's folder to `agents` agents of `slots` slots, waits until it
+  // ends, and expects it COMPLETED; its first trial's id (0 when it did not complete). The
+  // experiment's id goes to `*id`.
+  int64_t CompletedTrial(const std::string& config, int agents, int slots, int64_t* id) {
+    StartAgents(agents, slots);
+    *id = SubmitTutorial(config);
+    const std::string ended = WaitEnded(*id);
+    EXPECT_EQ(ended, "COMPLETED") << Logs(*id);
+    return ended == "COMPLETED" ? Describe(*id)["trials"][0].value("id", int64_t{0}) : 0;
+  }
   // The value of `metric` in the trial's last validation.
   double LastValidationValue(int64_t trial_id, const std::string& metric) {
     const nlohmann::json points =
         Metrics(trial_id, "validation").value("metrics", nlohmann::json::array());
     return points.empty() ? -1 : points.back()["metrics"].value(metric, -1.0);
   }
+  static fs::path LegacyTrialDir() {
+    return fs::path(SourceDir()) / "tests" / "data" / "legacy_pytorch_trial";
+  }
   // The legacy trial (tests/data/legacy_pytorch_trial) beside the tutorial, and its config as
   // long.yaml: 200 batches (two epochs), reporting (and so looking for a preemption) every 10,
   // with `more` edits (from, to) of its text.
   void WriteLongLegacyConfig(const std::vector<std::pair<std::string, std::string>>& more) {
-    const fs::path legacy_dir = fs::path(SourceDir()) / "tests" / "data" / "legacy_pytorch_trial";
-    fs::copy(legacy_dir / "model_def.py", tutorial_ / "model_def.py");
+    fs::copy(LegacyTrialDir() / "model_def.py", tutorial_ / "model_def.py");
     std::stringstream legacy;
-    legacy << std::ifstream(legacy_dir / "legacy.yaml").rdbuf();
+    legacy << std::ifstream(LegacyTrialDir() / "legacy.yaml").rdbuf();
     std::string config = legacy.str();
     std::vector<std::pair<std::string, std::string>> edits = {
         {"scheduling_unit: 50", "scheduling_unit: 10"}, {"epochs: 1", "batches: 200"}};
@@ -88,10 +100,9 @@ class DeterminedPyTorchTest : public DeterminedLibraryTest {
 };
 
 TEST_F(DeterminedPyTorchTest, ConstTrainsValidatesAndCheckpointsTheModelOnRealTorch) {
-  StartAgents(1, 1);
-  const int64_t id = SubmitTutorial("const.yaml");
-  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
-  const int64_t trial_id = Describe(id)["trials"][0].value("id", int64_t{0});
+  int64_t id = 0;
+  const int64_t trial_id = CompletedTrial("const.yaml", 1, 1, &id);
+  ASSERT_GT(trial_id, 0);
   EXPECT_EQ(Steps(trial_id, "training"), std::vector<int64_t>{100});
   EXPECT_EQ(Steps(trial_id, "validation"), std::vector<int64_t>{100});
   EXPECT_GT(LastValidationValue(trial_id, "accuracy"), 0.9) << "the network learned the digits";
@@ -115,10 +126,9 @@ TEST_F(DeterminedPyTorchTest, ConstTrainsValidatesAndCheckpointsTheModelOnRealTo
 // tutorial's script on one agent; the chief reports for all of them, each rank's output is kept
 // with its rank.
 TEST_F(DeterminedPyTorchTest, DistributedRunsEightRanksOnOneAgent) {
-  StartAgents(1, 8);
-  const int64_t id = SubmitTutorial("distributed.yaml");
-  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
-  const int64_t trial_id = Describe(id)["trials"][0].value("id", int64_t{0});
+  int64_t id = 0;
+  const int64_t trial_id = CompletedTrial("distributed.yaml", 1, 8, &id);
+  ASSERT_GT(trial_id, 0);
   // 6,400 images in batches of 64 across 8 ranks: 100 batches, as on one slot.
   EXPECT_EQ(Steps(trial_id, "validation"), std::vector<int64_t>{100});
   EXPECT_GT(LastValidationValue(trial_id, "accuracy"), 0.9);
@@ -136,13 +146,11 @@ TEST_F(DeterminedPyTorchTest, DistributedRunsEightRanksOnOneAgent) {
 // Determined's defaults.
 TEST_F(DeterminedPyTorchTest, ALegacyEntrypointRunsItsTrialClassAsDeterminedsHarnessDid) {
   for (const char* file : {"model_def.py", "legacy.yaml"}) {
-    fs::copy(fs::path(SourceDir()) / "tests" / "data" / "legacy_pytorch_trial" / file,
-             tutorial_ / file);
+    fs::copy(LegacyTrialDir() / file, tutorial_ / file);
   }
-  StartAgents(1, 1);
-  const int64_t id = SubmitTutorial("legacy.yaml");
-  ASSERT_EQ(WaitEnded(id), "COMPLETED") << Logs(id);
-  const int64_t trial_id = Describe(id)["trials"][0].value("id", int64_t{0});
+  int64_t id = 0;
+  const int64_t trial_id = CompletedTrial("legacy.yaml", 1, 1, &id);
+  ASSERT_GT(trial_id, 0);
   EXPECT_EQ(Steps(trial_id, "training"), (std::vector<int64_t>{50, 100}));
   EXPECT_EQ(Steps(trial_id, "validation"), (std::vector<int64_t>{50, 100}));
   EXPECT_GT(LastValidationValue(trial_id, "accuracy"), 0.9);

@@ -50,9 +50,12 @@ inline std::string MissingForDeterminedLibrary() {
 
 class DeterminedLibraryTest : public ExperimentFixture {
  protected:
-  // The folder of tests/data put on the trials' PYTHONPATH after the library: a stand-in for
-  // what of torch the library needs (its TensorBoard writer).
-  virtual std::string FrameworkStandIn() const { return "ml_framework_stub"; }
+  // The folders of tests/data put on the trials' PYTHONPATH after the library: the stand-in for
+  // torch.utils.tensorboard (the writer the library builds), and a torch package of nothing else
+  // (these tests need no real torch).
+  virtual std::vector<std::string> FrameworkStandIns() const {
+    return {"tensorboard_stand_in", "ml_framework_stub"};
+  }
   // The checkpoint storage master.yaml gives every experiment: shared_fs in the test's folder.
   std::string ExtraConfig() const override {
     return "checkpoint_storage:\n  type: shared_fs\n  host_path: " +
@@ -71,18 +74,18 @@ class DeterminedLibraryTest : public ExperimentFixture {
     fs::create_directories(dir_ / "library");
     fs::copy(ConformanceDir() / "harness", dir_ / "library" / "harness",
              fs::copy_options::recursive);
-    fs::copy(fs::path(SourceDir()) / "tests" / "data" / FrameworkStandIn(),
-             dir_ / "library" / FrameworkStandIn(), fs::copy_options::recursive);
+    std::string pythonpath_now = (dir_ / "library" / "harness").string();
+    for (const std::string& stand_in : FrameworkStandIns()) {
+      fs::copy(fs::path(SourceDir()) / "tests" / "data" / stand_in, dir_ / "library" / stand_in,
+               fs::copy_options::recursive);
+      pythonpath_now += ":" + (dir_ / "library" / stand_in).string();
+    }
     // Agents (and so their runs) import the library and find Debian's python3 first.
     saved_path_ = std::getenv("PATH");
     const char* pythonpath = std::getenv("PYTHONPATH");
     saved_pythonpath_ = pythonpath ? pythonpath : "";
     setenv("PATH", ("/usr/bin:" + saved_path_).c_str(), 1);
-    setenv("PYTHONPATH",
-           ((dir_ / "library" / "harness").string() + ":" +
-            (dir_ / "library" / FrameworkStandIn()).string())
-               .c_str(),
-           1);
+    setenv("PYTHONPATH", pythonpath_now.c_str(), 1);
   }
   void TearDown() override {
     if (!saved_path_.empty()) {
