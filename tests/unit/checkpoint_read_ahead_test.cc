@@ -53,7 +53,10 @@ class ShelfFiles : public CheckpointFiles {
       shelf_.most_at_once = std::max(shelf_.most_at_once, ++shelf_.reading);
       shelf_.changed.notify_all();
       if (shelf_.first_read_waits_for_company && path == "a.bin" && offset == 0) {
-        shelf_.changed.wait_for(lock, std::chrono::seconds(10), [&] { return shelf_.reading > 1; });
+        // Until another reader has read beside this one: it may have finished again (and left
+        // `reading`) before this thread woke, so the peak is what counts.
+        shelf_.changed.wait_for(lock, std::chrono::seconds(10),
+                                [&] { return shelf_.most_at_once > 1; });
       }
     }
     struct Done {
